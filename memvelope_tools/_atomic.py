@@ -1,0 +1,74 @@
+"""Atomic file output: write to a temporary file in the target folder, then rename over the target."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from .errors import OutputError
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """Yield a binary file; on success it replaces ``path`` at once, on any failure nothing changes.
+
+    The temporary file lives in the target's folder so the final rename never crosses filesystems.
+    """
+    target = Path(path)
+    if target.exists() and not target.is_file() and not target.is_dir():
+        # A device or pipe (/dev/stdout, /dev/full, a FIFO): it cannot be replaced, only written to.
+        yield from _direct_output(target)
+        return
+    if target.is_dir():
+        raise OutputError("output path is a folder", reason="output", source=str(target))
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise OutputError(f"output folder does not exist: {folder}", reason="output", source=str(target))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise OutputError(f"cannot write output: {exc.strerror}", reason="output",
+                          source=str(target)) from exc
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        if target.exists():
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, target.stat().st_mode & 0o7777)
+        else:
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise OutputError(f"cannot write output: {exc.strerror or exc}", reason="output",
+                              source=str(target)) from exc
+        raise
+
+
+def _direct_output(target: Path) -> Iterator[BinaryIO]:
+    try:
+        with open(target, "wb") as fh:
+            yield fh
+    except OSError as exc:
+        raise OutputError(f"cannot write output: {exc.strerror or exc}", reason="output",
+                          source=str(target)) from exc
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (see :func:`atomic_output`)."""
+    with atomic_output(path) as fh:
+        fh.write(data)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,51 @@
+"""The canonical serialisation profile: the bytes ``JSON.stringify(value, null, 2)`` would produce.
+
+Every byte-level rule of the spec lives in this module and nowhere else:
+two-space indentation, ``": "`` after keys, no trailing newline, raw UTF-8 for non-ASCII, the seven short
+escapes, other C0 controls as lowercase ``\\u00xx``, lone surrogates as lowercase ``\\udxxx``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import IO, Any, Final
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _pair_surrogates(text: str) -> str:
+    # A str may hold a high and a low surrogate side by side; JavaScript sees one code point there.
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def _encode(text: str) -> bytes:
+    # json.dumps(ensure_ascii=False) already escapes exactly as JSON.stringify does, with lowercase hex;
+    # what remains are lone surrogates, which UTF-8 cannot hold: "backslashreplace" writes them as \udxxx.
+    if _SURROGATE.search(text) is None:
+        return text.encode("utf-8")
+    return _pair_surrogates(text).encode("utf-8", "backslashreplace")
+
+
+def dumps_canonical(value: Any) -> bytes:
+    """Serialise exactly as ``JSON.stringify(value, null, 2)`` would; no trailing newline.
+
+    ``value`` is built of dicts (in the key order wanted), lists, strings, ints, bools and None.
+    """
+    return _encode(json.dumps(value, ensure_ascii=False, indent=2, separators=(",", ": ")))
+
+
+def dump_canonical(value: Any, fp: IO[bytes]) -> None:
+    """Write :func:`dumps_canonical` bytes to a binary file."""
+    fp.write(dumps_canonical(value))
+
+
+def canonical_fragment(value: Any, level: int) -> bytes:
+    """Serialise ``value`` as it appears nested ``level`` levels deep in a canonical document.
+
+    Used by the streaming writer, which emits a document piece by piece.
+    """
+    text = json.dumps(value, ensure_ascii=False, indent=2, separators=(",", ": "))
+    if level:
+        text = text.replace("\n", "\n" + "  " * level)
+    return _encode(text)

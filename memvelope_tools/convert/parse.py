@@ -1,0 +1,62 @@
+"""Parse one export part as JavaScript's ``JSON.parse`` would see it (after NOTES A17 decoding).
+
+Differences from Python's defaults that matter here: a leading UTF-8 BOM is stripped and invalid UTF-8
+becomes U+FFFD (as a browser's ``File.text()`` decodes); ``NaN``/``Infinity`` literals are not JSON;
+duplicate keys keep the last value at the first key's position (Python's dict does this already).
+JSON numbers stay Python ints/floats here; consumers convert with ``timestamps.to_double``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..errors import ConversionError
+
+_BOM: Final = b"\xef\xbb\xbf"
+_REPLACEMENT_UTF8: Final = b"\xef\xbf\xbd"
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """Decoded text of a part and how many invalid UTF-8 sequences were replaced (NOTES B3)."""
+
+    text: str
+    replaced: int
+
+
+def decode(data: bytes) -> Decoded:
+    """UTF-8 as the WHATWG decoder does it: strip one BOM, replace invalid sequences with U+FFFD."""
+    if data.startswith(_BOM):
+        data = data[3:]
+    try:
+        return Decoded(data.decode("utf-8"), 0)
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+        return Decoded(text, text.count("\ufffd") - data.count(_REPLACEMENT_UTF8))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def loads_js(text: str, source: str) -> Any:
+    """``JSON.parse(text)``, raising ConversionError naming ``source`` and the position."""
+    try:
+        return _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        raise ConversionError(
+            f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            reason="invalid-json",
+            source=source,
+        ) from None
+    except ValueError as exc:
+        raise ConversionError(f"not valid JSON: {exc}", reason="invalid-json", source=source) from None
+    except RecursionError:
+        raise ConversionError(
+            "JSON nested too deeply to parse", reason="too-deep", source=source
+        ) from None

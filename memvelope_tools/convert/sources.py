@@ -1,0 +1,267 @@
+"""Inputs to an ordered list of export parts: files, folders and zip archives (NOTES A18, B1, B2).
+
+A folder expands to the regular, non-hidden ``*.json`` files directly inside it; when any of them is a
+conversation part (``conversations.json`` or ``conversations-*.json``), only the conversation parts are
+taken. Names sort by UTF-16 code units. A zip is read in memory, never extracted: its members are chosen
+by the same rule applied to member paths at any depth (``__MACOSX/`` and directories ignored), sorted by
+full member path. A member or folder entry that is itself a zip named ``conversations*.zip`` (today's
+Claude layout) counts as a conversation part and is opened in place, one level deep, by the same rule.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import zipfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO, Final
+
+from ..errors import ConversionError
+
+_ZIP_MAGIC: Final = (b"PK\x03\x04", b"PK\x05\x06")
+
+
+@dataclass(frozen=True)
+class ZipLimits:
+    """Limits that stop a zip bomb; raise them with the matching ``memvelope convert`` options."""
+
+    max_member_bytes: int = 8 * 1024**3
+    max_ratio: float = 400.0
+    ratio_floor_bytes: int = 64 * 1024**2  # members smaller than this are never refused for ratio
+
+
+@dataclass
+class Part:
+    """One export part: a JSON file on disk or a member of a (possibly nested) zip."""
+
+    name: str
+    opener: Callable[[], BinaryIO] = field(repr=False)
+    size: int | None = None
+
+    def open(self) -> BinaryIO:
+        """A fresh binary stream of the part's bytes."""
+        return self.opener()
+
+    def read(self) -> bytes:
+        """The part's bytes."""
+        with self.open() as fh:
+            return fh.read()
+
+
+@dataclass
+class Expansion:
+    """The parts an input list expands to, and what was passed over (for ``--verbose`` and doctor)."""
+
+    parts: list[Part]
+    ignored: list[tuple[str, str]]  # (name, why)
+    chose: bool  # True when a folder or zip held files that were not taken
+
+
+def utf16_key(name: str) -> bytes:
+    """Sort key giving JavaScript's default string order (UTF-16 code units)."""
+    return name.encode("utf-16-be", "surrogatepass")
+
+
+def is_conversation_part(name: str) -> bool:
+    """``conversations.json`` or ``conversations-*.json`` (the base name decides)."""
+    base = PurePosixPath(name).name
+    return base == "conversations.json" or (base.startswith("conversations-") and base.endswith(".json"))
+
+
+def _is_conversation_zip(name: str) -> bool:
+    base = PurePosixPath(name).name
+    return base.startswith("conversations") and base.endswith(".zip")
+
+
+def _choose(names: Iterable[str], ignored: list[tuple[str, str]]) -> tuple[list[str], bool]:
+    """Apply the B1 rule; also say whether anything was passed over."""
+    candidates: list[str] = []
+    before = len(ignored)
+    for name in names:
+        base = PurePosixPath(name).name
+        if base.startswith("."):
+            ignored.append((name, "hidden file"))
+        elif base.endswith(".json") or _is_conversation_zip(name):
+            candidates.append(name)
+        else:
+            ignored.append((name, "not a .json file"))
+    parts = [n for n in candidates if is_conversation_part(n) or _is_conversation_zip(n)]
+    if parts:
+        ignored.extend((n, "not a conversation part") for n in candidates if n not in parts)
+    else:
+        parts = candidates
+    return sorted(parts, key=utf16_key), len(ignored) > before
+
+
+def _looks_like_zip(path: Path) -> bool:
+    if path.suffix.lower() == ".zip":
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) in _ZIP_MAGIC
+    except OSError:
+        return False
+
+
+class _LimitedReader(io.RawIOBase):
+    """Reads a zip member, refusing to inflate past the configured limits."""
+
+    def __init__(self, raw: BinaryIO, name: str, info: zipfile.ZipInfo, limits: ZipLimits) -> None:
+        self._raw, self._name, self._info, self._limits = raw, name, info, limits
+        self._count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self._raw.read(len(buffer))
+        self._count += len(data)
+        _check_limits(self._name, self._count, self._info.compress_size, self._limits)
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def _check_limits(name: str, size: int, compressed: int, limits: ZipLimits) -> None:
+    if size > limits.max_member_bytes:
+        raise ConversionError(
+            f"zip member inflates past {limits.max_member_bytes} bytes; if the export is genuine, raise "
+            "the limit with --zip-max-bytes",
+            reason="zip-limit",
+            source=name,
+        )
+    if size > limits.ratio_floor_bytes and size > limits.max_ratio * max(compressed, 1):
+        raise ConversionError(
+            f"zip member's compression ratio exceeds {limits.max_ratio:g}:1 (a zip bomb?); if the export "
+            "is genuine, raise the limit with --zip-max-ratio",
+            reason="zip-limit",
+            source=name,
+        )
+
+
+def _open_zip(data_or_path: Path | bytes, label: str) -> zipfile.ZipFile:
+    try:
+        target = io.BytesIO(data_or_path) if isinstance(data_or_path, bytes) else data_or_path
+        return zipfile.ZipFile(target)
+    except zipfile.BadZipFile as exc:
+        raise ConversionError(f"not a readable zip archive: {exc}", reason="bad-zip", source=label) from exc
+    except OSError as exc:
+        raise ConversionError(f"cannot read file: {exc.strerror or exc}", reason="unreadable",
+                              source=label) from exc
+
+
+def _member_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, limits: ZipLimits) -> Part:
+    _check_limits(label, info.file_size, info.compress_size, limits)
+
+    def opener() -> BinaryIO:
+        try:
+            raw = archive.open(info)
+        except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
+            raise ConversionError(f"cannot read zip member: {exc}", reason="bad-zip", source=label) from exc
+        return io.BufferedReader(_LimitedReader(raw, label, info, limits))  # type: ignore[arg-type]
+
+    return Part(label, opener, info.file_size)
+
+
+def _expand_zip(archive: zipfile.ZipFile, label: str, limits: ZipLimits, depth: int,
+                ignored: list[tuple[str, str]]) -> tuple[list[Part], bool]:
+    members = {}
+    for info in archive.infolist():
+        name = info.filename
+        if info.is_dir() or name.startswith("__MACOSX/") or "/__MACOSX/" in name:
+            continue
+        members[name] = info
+    names, chose = _choose(members, ignored)
+    parts: list[Part] = []
+    for name in names:
+        info = members[name]
+        inner = f"{label}!{name}"
+        if _is_conversation_zip(name):
+            if depth > 0:
+                ignored.append((inner, "zip nested more than one level deep"))
+                continue
+            blob = _member_part(archive, info, inner, limits).read()
+            nested = _open_zip(blob, inner)
+            sub, _ = _expand_zip(nested, inner, limits, depth + 1, ignored)
+            parts.extend(sub)
+        else:
+            parts.append(_member_part(archive, info, inner, limits))
+    if not names:
+        raise ConversionError("zip archive holds no .json file", reason="no-parts", source=label)
+    return parts, chose
+
+
+def _file_part(path: Path, label: str) -> Part:
+    def opener() -> BinaryIO:
+        try:
+            return open(path, "rb")
+        except OSError as exc:
+            raise ConversionError(f"cannot read file: {exc.strerror or exc}", reason="unreadable",
+                                  source=label) from exc
+
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = None
+    return Part(label, opener, size)
+
+
+def _expand_path(arg: str | os.PathLike[str], limits: ZipLimits,
+                 ignored: list[tuple[str, str]]) -> tuple[list[Part], bool]:
+    label = os.fspath(arg)
+    path = Path(label)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError as exc:
+        raise ConversionError("no such file or folder", reason="not-found", source=label) from exc
+    except OSError as exc:
+        raise ConversionError(f"cannot read: {exc.strerror or exc}", reason="unreadable",
+                              source=label) from exc
+    if stat.S_ISDIR(mode):
+        return _expand_folder(path, label, limits, ignored)
+    if not os.access(path, os.R_OK):
+        raise ConversionError("file is not readable (permission denied)", reason="unreadable", source=label)
+    if _looks_like_zip(path):
+        return _expand_zip(_open_zip(path, label), label, limits, 0, ignored)
+    return [_file_part(path, label)], False
+
+
+def _expand_folder(path: Path, label: str, limits: ZipLimits,
+                   ignored: list[tuple[str, str]]) -> tuple[list[Part], bool]:
+    try:
+        entries = [e for e in os.scandir(path) if e.is_file()]
+    except OSError as exc:
+        raise ConversionError(f"cannot list folder: {exc.strerror or exc}", reason="unreadable",
+                              source=label) from exc
+    names, chose = _choose([e.name for e in entries], ignored)
+    if not names:
+        raise ConversionError("folder holds no .json file", reason="no-parts", source=label)
+    parts: list[Part] = []
+    for name in names:
+        child = path / name
+        if _is_conversation_zip(name):
+            parts.extend(_expand_zip(_open_zip(child, str(child)), str(child), limits, 0, ignored)[0])
+        else:
+            parts.append(_file_part(child, str(child)))
+    return parts, chose
+
+
+def expand(inputs: Sequence[str | os.PathLike[str]], limits: ZipLimits | None = None) -> Expansion:
+    """Expand input paths, in argv order, into the ordered parts of one export."""
+    if not inputs:
+        raise ConversionError("no input given", reason="not-found")
+    limits = limits or ZipLimits()
+    parts: list[Part] = []
+    ignored: list[tuple[str, str]] = []
+    chose = False
+    for arg in inputs:
+        found, did_choose = _expand_path(arg, limits, ignored)
+        parts.extend(found)
+        chose = chose or did_choose
+    return Expansion(parts, ignored, chose)
