@@ -17,7 +17,6 @@ from ..errors import MemvelopeError
 COMMAND_MODULES: tuple[str, ...] = (
     "convert",
     "conformance",
-    "validate",
 )
 
 

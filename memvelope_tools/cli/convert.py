@@ -1,0 +1,66 @@
+"""``memvelope convert``: one export (files, folders, zips) to one canonical envelope."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..convert import Report, ZipLimits, convert, dumps_canonical
+from .._atomic import atomic_write
+
+_DEFAULTS = ZipLimits()
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "convert",
+        help="convert a ChatGPT or Claude export to an envelope-v0 document",
+        description=(
+            "Convert one export to one envelope-v0 document. Each PATH is a conversations*.json part, "
+            "a folder, or an export zip as downloaded (read in memory, never extracted). Several PATHs "
+            "are parts of one export, in the order given. Without -o the canonical bytes go to stdout.\n\n"
+            "Example:\n  memvelope convert ~/Downloads/chatgpt-export.zip -o history.mve.json"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="export zip, folder or part file")
+    p.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout")
+    p.add_argument("-v", "--verbose", action="store_true", help="list the parts read, always")
+    p.add_argument("-q", "--quiet", action="store_true", help="no notes or warnings on stderr")
+    p.add_argument("--zip-max-bytes", type=int, default=_DEFAULTS.max_member_bytes, metavar="N",
+                   help="refuse zip members larger than N bytes (default %(default)s)")
+    p.add_argument("--zip-max-ratio", type=float, default=_DEFAULTS.max_ratio, metavar="R",
+                   help="refuse large zip members compressed more than R:1 (default %(default)s)")
+    p.set_defaults(func=run)
+
+
+def _notes(report: Report, args: argparse.Namespace) -> None:
+    if args.quiet:
+        return
+    err = sys.stderr
+    if args.verbose or report.chose:
+        print(f"memvelope: read {len(report.parts)} part(s): {', '.join(report.parts)}", file=err)
+        for name, why in report.ignored if args.verbose else []:
+            print(f"memvelope: passed over {name} ({why})", file=err)
+    for name, count in report.replaced.items():
+        print(f"memvelope: warning: {name}: {count} invalid UTF-8 sequence(s) replaced with U+FFFD",
+              file=err)
+
+
+def run(args: argparse.Namespace) -> int:
+    report = Report()
+    limits = ZipLimits(max_member_bytes=args.zip_max_bytes, max_ratio=args.zip_max_ratio)
+    envelope = convert(*args.paths, report=report, zip_limits=limits)
+    data = dumps_canonical(envelope)
+    _notes(report, args)
+    if args.output:
+        atomic_write(args.output, data)
+        if args.verbose:
+            meta = envelope["meta"]
+            print(f"memvelope: wrote {args.output}: {meta['source_provider']}, "
+                  f"{meta['conversation_count']} conversations, {meta['message_count']} messages",
+                  file=sys.stderr)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    return 0
