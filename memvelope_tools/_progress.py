@@ -1,0 +1,64 @@
+"""Progress bars for long reads and writes: tqdm, notebook-aware, silent when nobody is watching."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+
+class Bar(Protocol):
+    def update(self, n: int = 1) -> Any: ...
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        return None
+
+
+def _in_notebook() -> bool:
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return bool(sys.stderr is not None and sys.stderr.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def wanted(enabled: bool | None) -> bool:
+    """Whether a bar should show: ``enabled`` if given, else on a terminal or in a notebook."""
+    if enabled is not None:
+        return enabled
+    return _stderr_is_terminal() or _in_notebook()
+
+
+@contextlib.contextmanager
+def progress_bar(total: int | None, *, desc: str, unit: str = "it", enabled: bool | None = None
+                 ) -> Iterator[Bar]:
+    """Yield an object with ``update(n)``: a tqdm bar when wanted (see :func:`wanted`), else a no-op.
+
+    In a notebook the widget bar is used when ipywidgets is installed, the plain text bar otherwise,
+    so a missing ipywidgets never prints a warning.
+    """
+    if not wanted(enabled):
+        yield _NoBar()
+        return
+    bar_cls: Any
+    if _in_notebook():
+        try:
+            import ipywidgets  # noqa: F401
+            from tqdm.notebook import tqdm as bar_cls
+        except ImportError:
+            from tqdm.std import tqdm as bar_cls
+    else:
+        from tqdm.std import tqdm as bar_cls
+    bar = bar_cls(total=total, desc=desc, unit=unit, unit_scale=unit == "B", leave=False,
+                  file=sys.stderr, dynamic_ncols=True)
+    try:
+        yield bar
+    finally:
+        bar.close()

@@ -1,0 +1,408 @@
+"""Envelopes and Facts IR documents as typed pandas DataFrames.
+
+Every function takes one document or a list of them. A document is anything
+:func:`memvelope_tools.read` accepts: a path, bytes, a binary file object or a parsed ``dict``.
+The ``source`` column tells documents apart: the file name for a path (the full path when two
+inputs share a name), ``doc0``, ``doc1``, ... by list position otherwise, or the labels given as
+``sources=``. Rows keep document order, then conversation order, then message order; the index
+is a plain ``RangeIndex``.
+
+Columns and dtypes (declared once, below, and reused for the Parquet schema):
+
+``conversations_frame`` (:data:`CONVERSATION_COLUMNS`), one row per conversation:
+  ``source`` string · ``conv_index`` int64 (position in its envelope, from 0) ·
+  ``conversation_id`` string (null and duplicate ids survive) · ``title`` string ·
+  ``created_at``, ``updated_at`` datetime64[ms, UTC] · ``n_messages``, ``n_user``, ``n_assistant``
+  int64 · ``first_ts``, ``last_ts`` datetime64[ms, UTC] (earliest and latest non-null message
+  ``ts``; message order is not time order) · ``chars`` int64 (sum of the messages' ``chars``).
+
+``messages_frame`` (:data:`MESSAGE_COLUMNS`), one row per message:
+  ``source`` string · ``conv_index`` int64 · ``conversation_id`` string · ``message_id`` string ·
+  ``position`` int64 (from 0 within its conversation: ``m1`` is 0) · ``role`` category
+  (``user``, ``assistant``) · ``ts`` datetime64[ms, UTC] · ``text`` string · ``chars`` int64
+  (code points) · ``words`` int64 (runs of non-whitespace, whitespace as in ``str.split()``).
+
+``facts_frame`` (:data:`FACT_COLUMNS`), one row per fact:
+  ``source`` string · ``fact_index`` int64 · ``subject`` string · ``subject_type`` category
+  (``self``, ``person``, ``company``, ``project``, ``other``) · ``category`` category
+  (``identity``, ``career``, ``projects``, ``preferences``, ``instructions``, ``relationship``) ·
+  ``content``, ``effective_date``, ``in_text_date`` (partial dates stay strings),
+  ``provenance``, ``convo_id`` string.
+
+``archetype_frame`` (:data:`ARCHETYPE_COLUMNS`), one row per Facts IR document, its ``meta`` and
+``archetype``: ``source``, ``format``, ``provider``, ``mode`` string · ``generated_at``
+datetime64[us, UTC] (the spec allows any precision; a value without a UTC offset is not
+conforming and becomes NaT rather than a guess) · ``n_facts`` int64 (``meta.facts``) · ``style``
+string · ``archetype_facts`` int64 · ``self_ratio``, ``belief_ratio`` Float64 ·
+``distinct_entities`` Int64 · ``categories`` object (the dict, or None).
+
+Strings use ``pd.StringDtype("pyarrow")`` (nulls are ``pd.NA``), timestamps ``NaT`` for null.
+``tz="Europe/Berlin"`` converts timestamp columns for display; the instants are unchanged.
+``dedupe=True`` keeps one copy of each conversation whose non-null id occurs more than once
+(across documents or within one): the one with the latest ``updated_at``, null counting as
+oldest, later input winning ties; the messages of dropped copies are dropped too. Text with
+unpaired surrogates (legal in JSON, not in UTF-8) gets U+FFFD in their place, with a warning.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Sequence
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ._progress import progress_bar
+from .errors import FormatError
+from .read import CATEGORIES, IR_TAG, ROLES, SUBJECT_TYPES, Source, check, source_label
+from .read import _load as _load_source
+
+STRING = pd.StringDtype("pyarrow")
+TIMESTAMP = pd.DatetimeTZDtype("ms", "UTC")
+TIMESTAMP_US = pd.DatetimeTZDtype("us", "UTC")
+INT = np.dtype("int64")
+NULLABLE_INT = pd.Int64Dtype()
+FLOAT = pd.Float64Dtype()
+ROLE = pd.CategoricalDtype(list(ROLES))
+SUBJECT_TYPE = pd.CategoricalDtype(list(SUBJECT_TYPES))
+CATEGORY = pd.CategoricalDtype(list(CATEGORIES))
+OBJECT = np.dtype("O")
+
+CONVERSATION_COLUMNS: dict[str, Any] = {
+    "source": STRING, "conv_index": INT, "conversation_id": STRING, "title": STRING,
+    "created_at": TIMESTAMP, "updated_at": TIMESTAMP, "n_messages": INT, "n_user": INT,
+    "n_assistant": INT, "first_ts": TIMESTAMP, "last_ts": TIMESTAMP, "chars": INT,
+}
+MESSAGE_COLUMNS: dict[str, Any] = {
+    "source": STRING, "conv_index": INT, "conversation_id": STRING, "message_id": STRING,
+    "position": INT, "role": ROLE, "ts": TIMESTAMP, "text": STRING, "chars": INT, "words": INT,
+}
+FACT_COLUMNS: dict[str, Any] = {
+    "source": STRING, "fact_index": INT, "subject": STRING, "subject_type": SUBJECT_TYPE,
+    "category": CATEGORY, "content": STRING, "effective_date": STRING, "in_text_date": STRING,
+    "provenance": STRING, "convo_id": STRING,
+}
+ARCHETYPE_COLUMNS: dict[str, Any] = {
+    "source": STRING, "format": STRING, "provider": STRING, "mode": STRING,
+    "generated_at": TIMESTAMP_US, "n_facts": INT, "style": STRING, "archetype_facts": INT,
+    "self_ratio": FLOAT, "distinct_entities": NULLABLE_INT, "belief_ratio": FLOAT, "categories": OBJECT,
+}
+
+# Python's str.split() whitespace: \t-\r, \x1c-\x1f, \x85 and Unicode Z* (RE2 syntax).
+_WORD = r"[^\t-\r\x1c-\x1f\x85\pZ]+"
+_MS = pa.timestamp("ms", tz="UTC")
+
+
+def arrow_type(dtype: Any) -> pa.DataType:
+    """The Arrow type a declared column dtype is stored as (Parquet, DuckDB)."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return pa.dictionary(pa.int8(), pa.string())
+    if isinstance(dtype, pd.StringDtype):
+        return pa.string()
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return pa.timestamp(dtype.unit, tz=str(dtype.tz))
+    if dtype in (INT, NULLABLE_INT):
+        return pa.int64()
+    if dtype == FLOAT:
+        return pa.float64()
+    raise TypeError(f"no Arrow type for {dtype!r}")
+
+
+def arrow_schema(columns: dict[str, Any]) -> pa.Schema:
+    """The explicit Arrow schema of a column declaration such as :data:`MESSAGE_COLUMNS`."""
+    return pa.schema([pa.field(name, arrow_type(dtype)) for name, dtype in columns.items()])
+
+
+def conform(frame: pd.DataFrame, columns: dict[str, Any], *, tz: str | None = None) -> pd.DataFrame:
+    """Give ``frame`` exactly the declared columns and dtypes (optionally shown in ``tz``)."""
+    out = frame.loc[:, list(columns)]
+    for name, dtype in columns.items():
+        if out[name].dtype != dtype:
+            out[name] = out[name].astype(dtype)
+        if tz is not None and isinstance(dtype, pd.DatetimeTZDtype):
+            out[name] = out[name].dt.tz_convert(tz)
+    return out.reset_index(drop=True)
+
+
+def conversations_frame(doc_or_docs: Source | Sequence[Source], *, dedupe: bool = False,
+                        tz: str | None = None, sources: Sequence[str] | None = None,
+                        progress: bool | None = None) -> pd.DataFrame:
+    """One row per conversation of one or several envelopes (see the module docstring)."""
+    convs, _ = envelope_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress,
+                               with_messages=False)
+    return _pandas(convs, CONVERSATION_COLUMNS, tz)
+
+
+def messages_frame(doc_or_docs: Source | Sequence[Source], *, dedupe: bool = False,
+                   tz: str | None = None, sources: Sequence[str] | None = None,
+                   progress: bool | None = None) -> pd.DataFrame:
+    """One row per message of one or several envelopes (see the module docstring)."""
+    _, msgs = envelope_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress)
+    assert msgs is not None
+    return _pandas(msgs, MESSAGE_COLUMNS, tz)
+
+
+def facts_frame(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] | None = None
+                ) -> pd.DataFrame:
+    """One row per fact of one or several Facts IR documents (see the module docstring)."""
+    return _pandas(facts_table(ir_or_irs, sources=sources), FACT_COLUMNS, None)
+
+
+def archetype_frame(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] | None = None,
+                    tz: str | None = None) -> pd.DataFrame:
+    """One row per Facts IR document: its ``meta`` and ``archetype`` (see the module docstring)."""
+    rows: dict[str, list[Any]] = {name: [] for name in ARCHETYPE_COLUMNS}
+    for label, doc, name in _documents(ir_or_irs, sources, "ir", progress=False):
+        meta, arch = doc["meta"], doc["archetype"]
+        for key, value in (("source", label), ("format", meta["format"]), ("provider", meta["provider"]),
+                           ("mode", meta["mode"]), ("n_facts", meta["facts"]), ("style", arch["style"]),
+                           ("archetype_facts", arch["facts"]), ("self_ratio", arch["self_ratio"]),
+                           ("distinct_entities", arch["distinct_entities"]),
+                           ("belief_ratio", arch["belief_ratio"]), ("categories", arch["categories"])):
+            rows[key].append(value)
+        rows["generated_at"].append(_instant(meta["generated_at"], name))
+    frame = pd.DataFrame({name: pd.Series(rows[name], dtype=dtype if name != "generated_at" else None)
+                          for name, dtype in ARCHETYPE_COLUMNS.items()})
+    return conform(frame, ARCHETYPE_COLUMNS, tz=tz)
+
+
+# ---- documents -----------------------------------------------------------------------------------
+
+def _documents(doc_or_docs: Source | Sequence[Source], sources: Sequence[str] | None, layer: str | None,
+               *, progress: bool | None) -> Any:
+    """Yield ``(label, document, name for errors)`` for each input, loaded and checked one at a time."""
+    inputs = list(doc_or_docs) if isinstance(doc_or_docs, list | tuple) else [doc_or_docs]
+    if sources is not None:
+        labels = [str(s) for s in sources]
+        if len(labels) != len(inputs):
+            raise ValueError(f"sources= has {len(labels)} labels for {len(inputs)} documents")
+    else:
+        labels = [source_label(x, i) for i, x in enumerate(inputs)]
+        if len(set(labels)) < len(labels):  # two files with the same name in different folders
+            labels = [os.fspath(x) if isinstance(x, str | os.PathLike) else label
+                      for x, label in zip(inputs, labels, strict=True)]
+    for label, source in zip(labels, inputs, strict=True):
+        doc, name = _load_source(source, progress=progress)
+        found = check(doc, source_name=name)
+        if layer is not None and found != layer:
+            want = "an envelope (envelope-v0)" if layer == "envelope" else f"a Facts IR document ({IR_TAG})"
+            got = "a Facts IR document" if found == "ir" else "an envelope"
+            raise FormatError(f"expected {want}, found {got}", reason="wrong-layer", source=name or label)
+        yield label, doc, name or label
+
+
+def _pandas(table: pa.Table, columns: dict[str, Any], tz: str | None) -> pd.DataFrame:
+    frame = table.to_pandas(types_mapper={pa.string(): STRING}.get)
+    return conform(frame, columns, tz=tz)
+
+
+def _dictionary(values: list[Any], dtype: pd.CategoricalDtype) -> pa.DictionaryArray:
+    codes = pd.Categorical(values, dtype=dtype).codes.astype(np.int8)
+    return pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0),
+                                          pa.array(list(dtype.categories), pa.string()))
+
+
+def _strings(values: list[Any], what: str) -> pa.Array:
+    try:
+        return pa.array(values, pa.string())
+    except UnicodeEncodeError:
+        fixed = [v if v is None or v.isascii() or _utf8_ok(v) else _replace_surrogates(v) for v in values]
+        n = sum(1 for a, b in zip(values, fixed, strict=True) if a is not b)
+        warnings.warn(f"{n} {what} value(s) contain unpaired surrogates; replaced by U+FFFD",
+                      UnicodeWarning, stacklevel=4)
+        return pa.array(fixed, pa.string())
+
+
+def _utf8_ok(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _replace_surrogates(s: str) -> str:
+    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _timestamps(values: list[str | None], name: str, path_of: Any) -> pa.Array:
+    """Parse ``YYYY-MM-DDTHH:mm:ss.sssZ`` strings (null → null) in one vectorized cast."""
+    strings = pa.array(values, pa.string())
+    try:
+        return strings.cast(_MS)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        for i, v in enumerate(values):
+            try:
+                pa.array([v], pa.string()).cast(_MS)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                raise FormatError(f"not a timestamp: {v!r} (expected YYYY-MM-DDTHH:mm:ss.sssZ)",
+                                  reason="bad-timestamp", source=name, path=path_of(i)) from None
+        raise
+
+
+def _instant(value: str, name: str) -> pd.Timestamp:
+    try:
+        ts = pd.Timestamp(value)
+    except (ValueError, TypeError):
+        raise FormatError(f"not a timestamp: {value!r}", reason="bad-timestamp", source=name,
+                          path="$.meta.generated_at") from None
+    if ts.tzinfo is None:
+        return pd.NaT
+    return ts.tz_convert("UTC").as_unit("us")
+
+
+# ---- envelopes -----------------------------------------------------------------------------------
+
+def envelope_tables(doc_or_docs: Source | Sequence[Source], *, dedupe: bool = False,
+                    sources: Sequence[str] | None = None, progress: bool | None = None,
+                    with_messages: bool = True) -> tuple[pa.Table, pa.Table | None]:
+    """Flatten envelopes into Arrow tables of conversations and (optionally) messages."""
+    conv_parts: list[pa.Table] = []
+    msg_parts: list[pa.Table] = []
+    for label, doc, name in _documents(doc_or_docs, sources, "envelope", progress=progress):
+        convs, msgs = _flatten(doc, label, name, with_messages, progress)
+        conv_parts.append(convs)
+        if msgs is not None:
+            msg_parts.append(msgs)
+        del doc
+    conv_table = (pa.concat_tables(conv_parts) if conv_parts
+                  else arrow_schema(CONVERSATION_COLUMNS).empty_table())
+    msg_table = None
+    if with_messages:
+        msg_table = pa.concat_tables(msg_parts) if msg_parts else arrow_schema(MESSAGE_COLUMNS).empty_table()
+    if dedupe and conv_table.num_rows:
+        keep = _dedupe_mask(conv_table)
+        if msg_table is not None:
+            # Map each message to its conversation's row number in the concatenated table.
+            counts = conv_table.column("n_messages").to_numpy()
+            msg_table = msg_table.filter(pa.array(np.repeat(keep, counts)))
+        conv_table = conv_table.filter(pa.array(keep))
+    return conv_table, msg_table
+
+
+def _dedupe_mask(convs: pa.Table) -> np.ndarray:
+    frame = pd.DataFrame({
+        "id": convs.column("conversation_id").to_pandas(types_mapper={pa.string(): STRING}.get),
+        "updated": convs.column("updated_at").cast(pa.int64()).fill_null(np.iinfo(np.int64).min).to_numpy(),
+        "row": np.arange(convs.num_rows),
+    })
+    dated = frame[frame["id"].notna()].sort_values(["updated", "row"], kind="stable")
+    dropped = dated.loc[dated.duplicated("id", keep="last"), "row"].to_numpy()
+    keep = np.ones(convs.num_rows, dtype=bool)
+    keep[dropped] = False
+    return keep
+
+
+def _flatten(doc: dict[str, Any], label: str, name: str, with_messages: bool, progress: bool | None
+             ) -> tuple[pa.Table, pa.Table | None]:
+    convs = doc["conversations"]
+    n_conv = len(convs)
+    get_msgs = itemgetter("messages")
+    counts = np.fromiter(map(len, map(get_msgs, convs)), dtype=np.int64, count=n_conv)
+    total = int(counts.sum())
+    starts = np.zeros(n_conv, dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    g_id, g_role, g_ts, g_text = (itemgetter(k) for k in ("id", "role", "ts", "text"))
+    msg_ids: list[str] = []
+    roles: list[str] = []
+    stamps: list[str | None] = []
+    texts: list[str] = []
+    step = max(1, n_conv // 100)
+    with progress_bar(n_conv, desc=f"flattening {label}", unit="conv",
+                      enabled=progress if total >= 200_000 else False) as bar:
+        for i, conv in enumerate(convs):
+            msgs = conv["messages"]
+            roles += map(g_role, msgs)
+            stamps += map(g_ts, msgs)
+            texts += map(g_text, msgs)
+            if with_messages:
+                msg_ids += map(g_id, msgs)
+            if i % step == step - 1:
+                bar.update(step)
+
+    def msg_path(k: int) -> str:
+        i = int(np.searchsorted(starts, k, side="right") - 1)
+        return f"$.conversations[{i}].messages[{k - starts[i]}].ts"
+
+    def conv_path(field: str) -> Any:
+        return lambda i: f"$.conversations[{i}].{field}"
+
+    conv_index = np.repeat(np.arange(n_conv, dtype=np.int64), counts)
+    is_assistant = np.asarray(roles, dtype=object) == "assistant"
+    del roles
+    ts = _timestamps(stamps, name, msg_path)
+    del stamps
+    if with_messages:
+        text = _strings(texts, "text")
+        del texts
+        chars = pc.utf8_length(text).cast(pa.int64())
+        words = pc.count_substring_regex(text, _WORD).cast(pa.int64())
+        chars_np = chars.to_numpy()
+    else:
+        chars_np = np.fromiter(map(len, texts), dtype=np.int64, count=total)
+        del texts
+    ts_ms = ts.cast(pa.int64())
+    ids = _strings(list(map(itemgetter("id"), convs)), "conversation id")
+    conv_table = pa.Table.from_arrays([
+        pa.array([label], pa.string()).take(np.zeros(n_conv, dtype=np.int64)),
+        pa.array(np.arange(n_conv, dtype=np.int64)),
+        ids,
+        _strings(list(map(itemgetter("title"), convs)), "title"),
+        _timestamps(list(map(itemgetter("created_at"), convs)), name, conv_path("created_at")),
+        _timestamps(list(map(itemgetter("updated_at"), convs)), name, conv_path("updated_at")),
+        pa.array(counts),
+        pa.array(counts - np.bincount(conv_index, weights=is_assistant, minlength=n_conv).astype(np.int64)),
+        pa.array(np.bincount(conv_index, weights=is_assistant, minlength=n_conv).astype(np.int64)),
+        _group_extreme(ts_ms, starts, counts, np.minimum),
+        _group_extreme(ts_ms, starts, counts, np.maximum),
+        pa.array(np.bincount(conv_index, weights=chars_np, minlength=n_conv).astype(np.int64)),
+    ], schema=arrow_schema(CONVERSATION_COLUMNS))
+    if not with_messages:
+        return conv_table, None
+    msg_table = pa.Table.from_arrays([
+        pa.array([label], pa.string()).take(np.zeros(total, dtype=np.int64)),
+        pa.array(conv_index),
+        ids.take(pa.array(conv_index)),
+        pa.array(msg_ids, pa.string()),
+        pa.array(np.arange(total, dtype=np.int64) - np.repeat(starts, counts)),
+        pa.DictionaryArray.from_arrays(pa.array(is_assistant.astype(np.int8)),
+                                       pa.array(list(ROLES), pa.string())),
+        ts, text, chars, words,
+    ], schema=arrow_schema(MESSAGE_COLUMNS))
+    return conv_table, msg_table
+
+
+def _group_extreme(ts_ms: pa.Array, starts: np.ndarray, counts: np.ndarray, ufunc: np.ufunc) -> pa.Array:
+    """Per-conversation min or max of the non-null message timestamps (null when there is none)."""
+    sentinel = np.iinfo(np.int64).max if ufunc is np.minimum else np.iinfo(np.int64).min
+    values = ts_ms.fill_null(sentinel).to_numpy()
+    out = np.full(len(counts), sentinel, dtype=np.int64)
+    nonempty = counts > 0
+    if values.size:
+        out[nonempty] = ufunc.reduceat(values, starts[nonempty])
+    return pa.array(out, mask=out == sentinel).cast(_MS)
+
+
+# ---- Facts IR ------------------------------------------------------------------------------------
+
+def facts_table(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] | None = None) -> pa.Table:
+    """Flatten Facts IR documents into one Arrow table of facts (see :data:`FACT_COLUMNS`)."""
+    parts = [_facts(doc, label) for label, doc, _ in _documents(ir_or_irs, sources, "ir", progress=False)]
+    return pa.concat_tables(parts) if parts else arrow_schema(FACT_COLUMNS).empty_table()
+
+
+def _facts(doc: dict[str, Any], label: str) -> pa.Table:
+    facts = doc["facts"]
+    n = len(facts)
+    arrays = [pa.array([label] * n, pa.string()), pa.array(np.arange(n, dtype=np.int64))]
+    for key in list(FACT_COLUMNS)[2:]:
+        dtype = FACT_COLUMNS[key]
+        values = list(map(itemgetter(key), facts))
+        arrays.append(_dictionary(values, dtype) if isinstance(dtype, pd.CategoricalDtype)
+                      else _strings(values, key))
+    return pa.Table.from_arrays(arrays, schema=arrow_schema(FACT_COLUMNS))

@@ -1,0 +1,264 @@
+"""Read any Memvelope document: an ``envelope-v0`` envelope or a ``memvelope-ir-v0`` Facts IR.
+
+The layer is identified from in-document tags only, in the spec's order: the top-level
+``memvelope`` field, then ``meta.format``; the file name never matters. Unknown fields are
+tolerated at every level. Anything else raises :class:`~memvelope_tools.errors.FormatError`
+with the JSON path of the problem, what was found and what is supported.
+
+Reading choices (the spec leaves them to readers):
+
+* A ``str`` source is a path, never JSON text; pass ``bytes`` for text in memory.
+* UTF-8 only: a leading BOM is skipped, invalid UTF-8 is refused (``reason="not-utf8"``).
+* Parsed with the standard library ``json``, so lone surrogate escapes such as ``"\\ud800"``
+  survive as they are.
+* When a top-level ``memvelope`` key is present it decides the layer, whatever ``meta.format``
+  says; a non-string value there is refused as "not a Memvelope document".
+* Shape checks cover what the loaders rely on: every field of the spec's tables with its JSON
+  type, ``role`` in ``user``/``assistant``, ``subject_type``/``category`` in the spec's lists.
+  Timestamp *strings* are checked when frames parse them, not here.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Sequence
+from operator import itemgetter
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+
+from ._progress import progress_bar
+from .errors import FormatError
+
+ENVELOPE_TAG = "envelope-v0"
+IR_TAG = "memvelope-ir-v0"
+RESERVED_TAGS = ("memory-v0",)
+SUPPORTED_TAGS = (ENVELOPE_TAG, IR_TAG)
+
+ROLES = ("user", "assistant")
+SUBJECT_TYPES = ("self", "person", "company", "project", "other")
+CATEGORIES = ("identity", "career", "projects", "preferences", "instructions", "relationship")
+
+Layer = Literal["envelope", "ir"]
+Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO | dict[str, Any]
+
+_CHUNK = 16 << 20
+_BAR_MIN_BYTES = 64 << 20
+
+# Field checks: (name, allowed JSON types, allowed values or None).
+_STR = (str,)
+_STR_NULL = (str, type(None))
+_CONV_FIELDS = (("id", _STR_NULL), ("title", _STR), ("created_at", _STR_NULL),
+                ("updated_at", _STR_NULL), ("messages", (list,)))
+_MSG_FIELDS = (("id", _STR), ("role", _STR), ("ts", _STR_NULL), ("text", _STR))
+_FACT_FIELDS = (("subject", _STR_NULL), ("subject_type", _STR_NULL), ("category", _STR_NULL),
+                ("content", _STR), ("effective_date", _STR_NULL), ("in_text_date", _STR_NULL),
+                ("provenance", _STR), ("convo_id", _STR_NULL))
+_ENUMS = {"role": ROLES, "subject_type": SUBJECT_TYPES, "category": CATEGORIES}
+_JSON_NAMES = {str: "a string", type(None): "null", list: "an array", dict: "an object",
+               bool: "a boolean", int: "a number", float: "a number"}
+
+
+def read(source: Source, *, progress: bool | None = None) -> dict[str, Any]:
+    """Return the envelope or Facts IR document in ``source``, after checking its tag and shape.
+
+    ``source`` is a path (``str`` or path-like), the document's bytes, a binary file object, or an
+    already-parsed ``dict`` (checked and returned as is). ``progress`` shows a bar while a large
+    file is read (``None``: only on a terminal or in a notebook).
+    """
+    doc, name = _load(source, progress=progress)
+    check(doc, source_name=name)
+    return doc
+
+
+def layer_of(doc: Any, *, source_name: str | None = None) -> Layer:
+    """Return ``"envelope"`` or ``"ir"`` from the document's tags alone (its shape is not checked)."""
+    if not isinstance(doc, dict):
+        raise FormatError(f"not a Memvelope document: the top level is {_json_name(doc)}, expected an "
+                          "object", reason="not-memvelope", source=source_name, path="$")
+    if "memvelope" in doc:
+        return _tag_layer(doc["memvelope"], "$.memvelope", source_name)
+    meta = doc.get("meta")
+    if isinstance(meta, dict) and "format" in meta:
+        return _tag_layer(meta["format"], "$.meta.format", source_name)
+    raise FormatError("not a Memvelope document: no top-level 'memvelope' tag and no 'meta.format' tag "
+                      f"(supported: {_supported()})", reason="not-memvelope", source=source_name, path="$")
+
+
+def check(doc: Any, *, source_name: str | None = None) -> Layer:
+    """Check ``doc``'s tag and the shape the loaders rely on; return its layer or raise FormatError."""
+    layer = layer_of(doc, source_name=source_name)
+    if layer == "envelope":
+        _check_envelope(doc, source_name)
+    else:
+        _check_ir(doc, source_name)
+    return layer
+
+
+def source_label(source: Source, index: int) -> str:
+    """The default ``source`` label of the ``index``-th input: a path's file name, else ``doc<index>``."""
+    if isinstance(source, str | os.PathLike):
+        return Path(source).name
+    return f"doc{index}"
+
+
+# ---- loading -------------------------------------------------------------------------------------
+
+def _load(source: Source, *, progress: bool | None) -> tuple[Any, str | None]:
+    if isinstance(source, dict):
+        return source, None
+    if isinstance(source, str | os.PathLike):
+        name = os.fspath(source)
+        return _parse(_read_file(name, progress), name), name
+    if isinstance(source, bytes | bytearray | memoryview):
+        return _parse(bytes(source), None), None
+    if hasattr(source, "read"):
+        name = getattr(source, "name", None)
+        name = name if isinstance(name, str) else None
+        data = source.read()
+        if isinstance(data, str):
+            raise FormatError("file object is in text mode; open it in binary mode, e.g. open(path, 'rb')",
+                              reason="text-mode", source=name)
+        return _parse(bytes(data), name), name
+    raise FormatError(f"cannot read a {type(source).__name__}: expected a path, bytes, a binary file "
+                      "object or a dict", reason="bad-source")
+
+
+def _read_file(name: str, progress: bool | None) -> bytes:
+    try:
+        with open(name, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size < _BAR_MIN_BYTES:
+                return fh.read()
+            buf = io.BytesIO()
+            with progress_bar(size, desc=f"reading {Path(name).name}", unit="B", enabled=progress) as bar:
+                while chunk := fh.read(_CHUNK):
+                    buf.write(chunk)
+                    bar.update(len(chunk))
+            return buf.getvalue()
+    except FileNotFoundError:
+        raise FormatError("file not found", reason="not-found", source=name) from None
+    except IsADirectoryError:
+        raise FormatError("is a folder, not a file", reason="unreadable", source=name) from None
+    except OSError as exc:
+        raise FormatError(f"cannot read file: {exc.strerror or exc}", reason="unreadable",
+                          source=name) from None
+
+
+def _parse(data: bytes, name: str | None) -> Any:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"not UTF-8: invalid byte sequence at byte offset {exc.start}",
+                          reason="not-utf8", source=name) from None
+    del data  # let the bytes go before the tree is built: peak memory matters for big files
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                          reason="invalid-json", source=name) from None
+    except RecursionError:
+        raise FormatError("invalid JSON: nested too deeply to parse", reason="too-deep",
+                          source=name) from None
+
+
+# ---- tags ----------------------------------------------------------------------------------------
+
+def _supported() -> str:
+    return ", ".join(repr(t) for t in SUPPORTED_TAGS)
+
+
+def _tag_layer(tag: Any, path: str, source_name: str | None) -> Layer:
+    if not isinstance(tag, str):
+        raise FormatError(f"not a Memvelope document: the tag is {_json_name(tag)}, not a string "
+                          f"(supported: {_supported()})", reason="not-memvelope", source=source_name,
+                          path=path)
+    if path == "$.memvelope" and tag == ENVELOPE_TAG:
+        return "envelope"
+    if path == "$.meta.format" and tag == IR_TAG:
+        return "ir"
+    why = " (reserved for a future spec revision; no document carries it yet)" if tag in RESERVED_TAGS else ""
+    raise FormatError(f"unsupported tag {tag!r}{why}; supported: {_supported()}",
+                      reason="unsupported-tag", source=source_name, path=path)
+
+
+# ---- shape checks --------------------------------------------------------------------------------
+
+def _json_name(value: Any) -> str:
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+def _expect_object(value: Any, path: str, source_name: str | None) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise FormatError(f"expected an object, found {_json_name(value)}", reason="bad-shape",
+                          source=source_name, path=path)
+    return value
+
+
+def _check_records(records: list[Any], fields: Sequence[tuple[str, tuple[type, ...]]], path: str,
+                   source_name: str | None) -> None:
+    """Check a list of objects column by column (fast); locate the first problem only on failure."""
+    if not all(type(r) is dict for r in records):
+        bad = next((i for i, r in enumerate(records) if not isinstance(r, dict)), None)
+        if bad is not None:
+            _expect_object(records[bad], f"{path}[{bad}]", source_name)
+    for field, types in fields:
+        try:
+            values = list(map(itemgetter(field), records))
+        except KeyError:
+            i = next(i for i, r in enumerate(records) if field not in r)
+            raise FormatError(f"missing field {field!r}", reason="bad-shape", source=source_name,
+                              path=f"{path}[{i}]") from None
+        if not set(map(type, values)).issubset(types):
+            i, v = next((i, v) for i, v in enumerate(values) if type(v) not in types)
+            want = " or ".join(_JSON_NAMES[t] for t in types)
+            raise FormatError(f"expected {want} for {field!r}, found {_json_name(v)}", reason="bad-shape",
+                              source=source_name, path=f"{path}[{i}].{field}")
+        allowed = _ENUMS.get(field)
+        if allowed is not None and not set(values).issubset((*allowed, None)):
+            i, v = next((i, v) for i, v in enumerate(values) if v is not None and v not in allowed)
+            raise FormatError(f"{field} {v!r} is not one of {', '.join(allowed)}", reason="bad-shape",
+                              source=source_name, path=f"{path}[{i}].{field}")
+
+
+def _check_fields(obj: dict[str, Any], fields: Sequence[tuple[str, tuple[type, ...]]], path: str,
+                  source_name: str | None) -> None:
+    for field, types in fields:
+        if field not in obj:
+            raise FormatError(f"missing field {field!r}", reason="bad-shape", source=source_name, path=path)
+        v = obj[field]
+        if type(v) not in types:
+            want = " or ".join(_JSON_NAMES[t] for t in types)
+            raise FormatError(f"expected {want} for {field!r}, found {_json_name(v)}", reason="bad-shape",
+                              source=source_name, path=f"{path}.{field}")
+
+
+def _check_envelope(doc: dict[str, Any], source_name: str | None) -> None:
+    meta = _expect_object(doc.get("meta"), "$.meta", source_name)
+    _check_fields(meta, (("source_provider", _STR),), "$.meta", source_name)
+    convs = doc.get("conversations")
+    if not isinstance(convs, list):
+        raise FormatError(f"expected an array for 'conversations', found {_json_name(convs)}",
+                          reason="bad-shape", source=source_name, path="$.conversations")
+    _check_records(convs, _CONV_FIELDS, "$.conversations", source_name)
+    for i, conv in enumerate(convs):
+        _check_records(conv["messages"], _MSG_FIELDS, f"$.conversations[{i}].messages", source_name)
+
+
+def _check_ir(doc: dict[str, Any], source_name: str | None) -> None:
+    meta = doc["meta"]
+    _check_fields(meta, (("provider", _STR), ("mode", _STR), ("facts", (int,)), ("generated_at", _STR)),
+                  "$.meta", source_name)
+    arch = _expect_object(doc.get("archetype"), "$.archetype", source_name)
+    _check_fields(arch, (("style", _STR_NULL), ("facts", (int,)), ("self_ratio", (int, float, type(None))),
+                         ("distinct_entities", (int, type(None))), ("categories", (dict, type(None))),
+                         ("belief_ratio", (int, float, type(None)))), "$.archetype", source_name)
+    facts = doc.get("facts")
+    if not isinstance(facts, list):
+        raise FormatError(f"expected an array for 'facts', found {_json_name(facts)}",
+                          reason="bad-shape", source=source_name, path="$.facts")
+    _check_records(facts, _FACT_FIELDS, "$.facts", source_name)
+
