@@ -17,6 +17,8 @@ from ..errors import MemvelopeError
 COMMAND_MODULES: tuple[str, ...] = (
     "convert",
     "conformance",
+    "validate",
+    "distill",
 )
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..convert import Report, ZipLimits, convert, dumps_canonical
 from .._atomic import atomic_write
+from ..convert import Report, ZipLimits, convert, dumps_canonical
 
 _DEFAULTS = ZipLimits()
 

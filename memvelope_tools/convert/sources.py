@@ -11,9 +11,11 @@ Claude layout) counts as a conversation part and is opened in place, one level d
 from __future__ import annotations
 
 import io
+import lzma
 import os
 import stat
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -22,6 +24,8 @@ from typing import BinaryIO, Final
 from ..errors import ConversionError
 
 _ZIP_MAGIC: Final = (b"PK\x03\x04", b"PK\x05\x06")
+# What a damaged deflate, bzip2 (an OSError) or LZMA stream raises while a member is read.
+_DECOMPRESSION_ERRORS: Final[tuple[type[Exception], ...]] = (zlib.error, lzma.LZMAError)
 
 
 @dataclass(frozen=True)
@@ -46,9 +50,16 @@ class Part:
         return self.opener()
 
     def read(self) -> bytes:
-        """The part's bytes."""
-        with self.open() as fh:
-            return fh.read()
+        """The part's bytes; ConversionError when they cannot be read (I/O error, corrupt zip member)."""
+        try:
+            with self.open() as fh:
+                return fh.read()
+        except OSError as exc:
+            raise ConversionError(f"cannot read file: {exc.strerror or exc}", reason="unreadable",
+                                  source=self.name) from None
+        except (zipfile.BadZipFile, EOFError, *_DECOMPRESSION_ERRORS) as exc:
+            raise ConversionError(f"zip member is corrupt: {exc}", reason="bad-zip",
+                                  source=self.name) from None
 
 
 @dataclass
