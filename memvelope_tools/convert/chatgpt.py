@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from .prose import join_blocks, map_role, trimmed_string
+from .prose import join_blocks, map_role, role_drop_reason, trimmed_string
 from .timestamps import is_number, render_timestamp, to_double
 
 Message = tuple[str, str, object]  # role, text, raw timestamp
@@ -18,6 +18,8 @@ _ARRAY_INDEX: Final = re.compile(r"0|[1-9][0-9]{0,9}", re.ASCII)
 _MAX_ARRAY_INDEX: Final = 2**32 - 2
 _PROSE_TYPES: Final = frozenset({"text", "multimodal_text"})
 _MISSING: Final = object()
+_JSON_KINDS: Final = {type(None): "null", bool: "boolean", int: "number", float: "number", list: "array",
+                      dict: "object"}
 
 
 def looks_like(element: object) -> bool:
@@ -84,6 +86,41 @@ def node_message(node: object) -> Message | None:
     if stamp is None:  # absent or null only (NOTES A27)
         stamp = node.get("create_time")
     return role, text, stamp
+
+
+def drop_reason(node: object) -> str | None:
+    """Why :func:`node_message` drops ``node`` (None when it keeps it); for ``memvelope doctor`` only.
+
+    ``"no message"`` marks a structural node (a null root); the others name the rule that dropped it.
+    """
+    if type(node) is not dict:
+        return "malformed element"
+    message = node.get("message")
+    if message is None:
+        return "no message"
+    if type(message) is not dict:
+        return "malformed element"
+    metadata = message.get("metadata")
+    if type(metadata) is dict and metadata.get("is_visually_hidden_from_conversation") is True:
+        return "hidden"
+    author = message.get("author")
+    token = author.get("role") if type(author) is dict else None
+    if map_role(token) is None:
+        return role_drop_reason(token)
+    content = message.get("content")
+    if type(content) is not dict:
+        return "malformed element"
+    kind = content.get("content_type", _MISSING)
+    prose = kind is _MISSING or (type(kind) is str and (kind == "" or kind in _PROSE_TYPES))
+    if not prose and kind != "user_editable_context":
+        return f"content type {kind if type(kind) is str else _JSON_KINDS.get(type(kind), 'other')}"
+    if _content_text(content):
+        return None
+    parts = content.get("parts")
+    if kind != "user_editable_context" and (type(parts) is not list or not any(
+            type(p) is str or (type(p) is dict and type(p.get("text")) is str) for p in parts)):
+        return "no text parts"
+    return "empty after trimming"
 
 
 def active_path(mapping: dict[str, Any], current: object) -> list[Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .prose import join_blocks, js_trim, map_role, trimmed_string
+from .prose import join_blocks, js_trim, map_role, role_drop_reason, trimmed_string
 from .timestamps import render_timestamp
 
 PLACEHOLDER: Final = "not supported on your current device"
@@ -37,6 +37,34 @@ def message_text(message: dict[str, Any]) -> str:
         if type(flat) is str and PLACEHOLDER not in flat:
             text = js_trim(flat)
     return text
+
+
+def drop_reason(message: object) -> str | None:
+    """Why :func:`normalise` drops a ``chat_messages`` entry (None when kept); for ``memvelope doctor`` only.
+
+    A message without text is named by its blocks: tool_use/tool_result first, then thinking, then the
+    first other block type; else by its flat text (placeholder text, or empty after trimming).
+    """
+    if type(message) is not dict:
+        return "malformed element"
+    sender = message.get("sender")
+    if map_role(sender) is None:
+        return role_drop_reason(sender)
+    if message_text(message):
+        return None
+    content = message.get("content")
+    kinds = [b.get("type") for b in content if type(b) is dict] if type(content) is list else []
+    if "tool_use" in kinds or "tool_result" in kinds:
+        return "tool_use/tool_result"
+    if "thinking" in kinds or "redacted_thinking" in kinds:
+        return "thinking"
+    others = [k for k in kinds if k != "text"]
+    if others:
+        return f"block type {others[0]}" if type(others[0]) is str else "block type missing"
+    flat = message.get("text")
+    if type(flat) is str and PLACEHOLDER in flat:
+        return "placeholder text"
+    return "empty after trimming"
 
 
 def normalise(element: object) -> dict[str, Any] | None:

@@ -45,6 +45,14 @@ def map_role(token: object) -> str | None:
     return role
 
 
+def role_drop_reason(token: object) -> str:
+    """Why :func:`map_role` drops ``token``, for ``memvelope doctor``: role system, tool, other or missing."""
+    if type(token) is not str:
+        return "role missing"
+    lowered = token.lower()
+    return f"role {lowered}" if lowered in ("system", "tool") else "role other"
+
+
 def trimmed_string(value: object) -> str:
     """The trimmed value when it is a string, else the empty string."""
     return value.strip(JS_WHITESPACE) if type(value) is str else ""
