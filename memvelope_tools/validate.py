@@ -99,10 +99,11 @@ def validate(doc: Any) -> list[Violation]:
     tag = detect_format(doc)
     found = {_violation(err) for err in _validator(tag).iter_errors(doc)}
     found.update(_envelope_counts(doc) if tag == ENVELOPE_TAG else _ir_counts(doc))
-    return sorted(found, key=_sort_key)
+    return sorted(found, key=sort_key)
 
 
-def _sort_key(v: Violation) -> tuple[Any, ...]:
+def sort_key(v: Violation) -> tuple[Any, ...]:
+    """Order violations by JSON path (array indices numerically), then rule, then message."""
     parts = re.findall(r"\[(\d+)\]|\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^'\\]|\\.)*)'\]", v.path)
     key = tuple((0, int(i), "") if i else (1, 0, a or b) for i, a, b in parts)
     return (key, v.rule, v.message)
@@ -139,13 +140,14 @@ def _violation(err: SchemaError) -> Violation:
         missing = next((k for k in value if err.message == f"{k!r} is a required property"), None)
         missing = missing if missing is not None else next(k for k in value if k not in inst)
         return Violation(json_path([*path, missing]), f"missing-{_kebab(missing)}-key",
-                         f"required key {missing!r} is missing (the presence rule: write null, never "
-                         "omit the key)")
+                         f"required key {missing!r} is missing (presence rule: a key is never omitted; "
+                         "an unknown value is written as null where the spec allows it)")
     if keyword == "type":
         rule = f"{_kebab(field)}-item-wrong-type" if path and isinstance(path[-1], int) else \
             f"{_kebab(field)}-wrong-type"
         expected = " or ".join(value) if isinstance(value, list) else value
-        return Violation(json_path(path), rule, f"{_short(inst)} is {_kind(inst)}, expected {expected}")
+        found = "is null" if inst is None else f"{_short(inst)} is {_kind(inst)}"
+        return Violation(json_path(path), rule, f"{found}, expected {expected}")
     if keyword == "const":
         return Violation(json_path(path), _CONST_RULES.get(field, f"{_kebab(field)}-not-{_kebab(value)}"),
                          f"{_short(inst)} is not {value!r}")
@@ -283,7 +285,7 @@ def check_ir_against_envelope(ir: Mapping[str, Any], envelope: Mapping[str, Any]
     for i, fact in enumerate(facts):
         if isinstance(fact, dict):
             out.update(_fact_checks(i, fact, provider, by_id, index_for))
-    return sorted(out, key=_sort_key)
+    return sorted(out, key=sort_key)
 
 
 def _fact_checks(i: int, fact: Mapping[str, Any], provider: Any, by_id: Mapping[str, Any],

@@ -1,0 +1,113 @@
+"""``memvelope distill``: an envelope to a Facts IR document (structured rules or an LLM)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .._progress import progress_bar
+from ..errors import FormatError
+from ..ir import DistillReport, distill_llm, distill_structured, write_ir
+from ..ir.llm import DEFAULT_CHUNK_CHARS
+from ..validate import ENVELOPE_TAG, detect_format, load_json_file, validate
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "distill",
+        help="distil an envelope into a Facts IR (memvelope-ir-v0) document",
+        description=(
+            "Read an envelope-v0 document and write the facts it states as a memvelope-ir-v0 document. "
+            "--mode structured uses deterministic rules and no model; --mode llm asks a model through "
+            "any OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, llama.cpp, vLLM), taken "
+            "from --base-url/--model or MEMVELOPE_LLM_BASE_URL, MEMVELOPE_LLM_MODEL and "
+            "MEMVELOPE_LLM_API_KEY. Model replies are cached, so a re-run is cheap and an interrupted "
+            "run resumes.\n\n"
+            "Examples:\n  memvelope distill history.mve.json -o facts.mv.json --mode structured\n"
+            "  memvelope distill history.mve.json -o facts.mv.json --mode llm \\\n"
+            "      --base-url http://localhost:11434/v1 --model llama3.1:8b"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("envelope", metavar="ENVELOPE", help="an envelope-v0 document (.mve.json)")
+    p.add_argument("-o", "--output", metavar="FACTS",
+                   help="where to write the Facts IR (default: ENVELOPE with .mv.json)")
+    p.add_argument("--mode", choices=("structured", "llm"), default="structured",
+                   help="how to find facts (default: %(default)s)")
+    p.add_argument("--base-url", metavar="URL", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
+    p.add_argument("--model", metavar="NAME", help="model name the endpoint knows")
+    p.add_argument("--chunk-chars", type=int, default=DEFAULT_CHUNK_CHARS, metavar="N",
+                   help="characters of conversation per request (default %(default)s)")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="where model replies are cached (default: $XDG_CACHE_HOME/memvelope/llm)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary on stderr")
+    p.set_defaults(func=run)
+
+
+def default_output(envelope: str) -> str:
+    """``history.mve.json`` -> ``history.mv.json``; any other name gets ``.mv.json`` appended to its stem."""
+    path = Path(envelope)
+    name = path.name
+    for suffix in (".mve.json", ".json"):
+        if name.endswith(suffix):
+            return str(path.with_name(name[: -len(suffix)] + ".mv.json"))
+    return str(path.with_name(name + ".mv.json"))
+
+
+def _cache_dir(arg: str | None) -> Path:
+    if arg:
+        return Path(arg)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "memvelope" / "llm"
+
+
+def _read_envelope(path: str) -> dict[str, Any]:
+    doc = load_json_file(path)
+    if detect_format(doc) != ENVELOPE_TAG:
+        raise FormatError("not an envelope: distill reads envelope-v0 documents", reason="not-envelope",
+                          source=path)
+    violations = validate(doc)
+    if violations:
+        raise FormatError(f"not a valid envelope: {violations[0]}"
+                          + (f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""),
+                          reason="invalid-envelope", source=path)
+    return doc  # type: ignore[no-any-return]
+
+
+def run(args: argparse.Namespace) -> int:
+    output = args.output or default_output(args.envelope)
+    envelope = _read_envelope(args.envelope)
+    report = DistillReport()
+    if args.mode == "structured":
+        doc = distill_structured(envelope, report=report)
+    else:
+        show = False if args.quiet else None
+        with progress_bar(None, desc="distilling", unit="chunk", enabled=show) as bar:
+            state = {"done": 0}
+
+            def progress(done: int, total: int) -> None:
+                if hasattr(bar, "total") and bar.total != total:
+                    bar.total = total
+                    bar.refresh()
+                bar.update(done - state["done"])
+                state["done"] = done
+
+            doc = distill_llm(envelope, base_url=args.base_url, model=args.model,
+                              chunk_chars=args.chunk_chars, cache_dir=_cache_dir(args.cache_dir),
+                              progress=progress, report=report)
+    write_ir(doc, output)
+    if not args.quiet:
+        err = sys.stderr
+        if not output.endswith(".mv.json"):
+            print("memvelope: note: Facts IR files are conventionally named *.mv.json", file=err)
+        line = (f"memvelope: wrote {output}: {report.facts} facts from {report.conversations} "
+                f"conversations ({doc['meta']['mode']}; {report.duplicates} duplicates merged")
+        if args.mode == "llm":
+            line += (f"; {report.chunks} chunks, {report.cache_hits} cached, {report.requests} requests, "
+                     f"{report.invalid_facts} invalid facts dropped, {report.dates_nulled} unsourced dates "
+                     "nulled")
+        print(line + ")", file=err)
+    return 0
