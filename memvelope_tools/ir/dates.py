@@ -31,7 +31,8 @@ bare year                   ``2019``, ``2019-2020`` (1900-2099  ``2019``
 ==========================  ==================================  ====================
 
 Years in the full forms are four digits (1000-9999); days must exist in that month (``2019-02-29``
-is no date). Two-digit years, weekday names, relative dates ("last March") and months without a year
+is no date, and an impossible date such as ``31 April 2020`` states nothing, not even its month or
+year). Two-digit years, weekday names, relative dates ("last March") and months without a year
 ("March 14") are not mentions. Overlapping matches are resolved left to right, longest first, so
 ``14 March 2019`` is one mention, not also ``March 2019``.
 
@@ -144,9 +145,8 @@ def find_mentions(text: str) -> list[Mention]:
     found: list[Mention] = []
     for kind, pattern in _PATTERNS:
         for m in pattern.finditer(text):
-            readings = _readings(kind, m)
-            if readings:
-                found.append(Mention(m.start(), m.end(), m.group(0), readings))
+            # An impossible date keeps its span (no readings) so that no part of it counts either.
+            found.append(Mention(m.start(), m.end(), m.group(0), _readings(kind, m)))
     found.sort(key=lambda x: (x.start, -(x.end - x.start)))
     chosen: list[Mention] = []
     last_end = -1
@@ -154,7 +154,7 @@ def find_mentions(text: str) -> list[Mention]:
         if mention.start >= last_end:
             chosen.append(mention)
             last_end = mention.end
-    return chosen
+    return [m for m in chosen if m.readings]
 
 
 def _with_prefixes(value: str) -> Iterable[str]:
