@@ -95,7 +95,7 @@ _KEYWORDS: Final = (
     ("preferences", re.compile(r"\b(?:like|love|enjoy|prefer|favou?rite|hate|hobby|hobbies|interests?)\b",
                                re.IGNORECASE)),
     ("identity", re.compile(r"\b(?:name|live|living|based|born|age|years old|pronouns|nationality|"
-                            r"speak|languages?)\b", re.IGNORECASE)),
+                            r"speak|languages?|fluent|native)\b", re.IGNORECASE)),
 )
 
 _LEAD = re.compile(r"^(?:(?:also|and|but|so|well|oh|ok|okay|btw|by the way|fyi|actually|honestly|hi|hey|"
@@ -106,7 +106,8 @@ _RELATIVE_NAME = re.compile(rf"^my\s+(?P<rel>{_RELATIVES})(?:'s name is|\s+is ca
                             r"\s+called|,)?\s+(?P<name>(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)",
                             re.IGNORECASE)
 _NOT_NAMES = {"I", "I'm", "Is", "And", "But", "The", "He", "She", "They", "It", "We", "Has", "Was"}
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+# A sentence ends at . ! or ? followed by a capital, a digit, or chat's lowercase "i".
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?(?:[A-Z0-9]|i\b))")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _PROFILE_MARK = "The user provided the following information about themselves"
 _INSTRUCTIONS_MARK = "how they would like you to respond"
