@@ -1,0 +1,447 @@
+"""Charts of a chat history and its Facts IR, drawn with matplotlib into the Axes you give.
+
+Every function is axes-level, in the seaborn manner: ``fn(data, *, ax=None, tz="UTC", **kwargs)``
+draws into ``ax`` (the current Axes when ``None``) and returns it. Nothing here calls
+``plt.show()`` or ``savefig`` or changes ``rcParams``, so charts compose into any figure.
+
+``data`` is a frame from :mod:`memvelope_tools.frames` or anything those accept (a path, a parsed
+document, a list of them): :func:`activity_timeline` and :func:`activity_heatmap` want messages,
+:func:`conversation_lengths` conversations (or messages), :func:`fact_categories` and
+:func:`facts_over_time` facts, :func:`archetype_chart` Facts IR documents. ``tz`` changes only what
+is shown: weeks, months, weekdays and hours are those of the wall clock in ``tz``; data stays UTC.
+Messages without a timestamp cannot be placed in time and are left out of the time charts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import matplotlib.dates as mdates
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import MaxNLocator, PercentFormatter
+
+from . import frames
+from .errors import FormatError
+from .read import CATEGORIES, ROLES, SUBJECT_TYPES
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = [
+    "CATEGORY_COLORS",
+    "ROLE_COLORS",
+    "activity_heatmap",
+    "activity_timeline",
+    "archetype_chart",
+    "conversation_lengths",
+    "fact_categories",
+    "facts_over_time",
+]
+
+#: One colour per role, per fact category and per subject type, the same in every chart.
+ROLE_COLORS: dict[str, str] = {"user": "#4C72B0", "assistant": "#DD8452"}
+CATEGORY_COLORS: dict[str, str] = {
+    "identity": "#4C72B0", "career": "#DD8452", "projects": "#55A868", "preferences": "#C44E52",
+    "instructions": "#8172B3", "relationship": "#937860", "uncategorised": "#B0B0B0",
+}
+SUBJECT_COLORS: dict[str, str] = {
+    "self": "#4C72B0", "person": "#DD8452", "company": "#55A868", "project": "#C44E52",
+    "other": "#8172B3", "unknown": "#B0B0B0",
+}
+_LINE_COLOR = "#2F2F2F"
+_UNCATEGORISED = "uncategorised"
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_FREQS = {"W": "week", "week": "week", "weekly": "week", "M": "month", "MS": "month", "month": "month",
+          "monthly": "month", "Y": "year", "YS": "year", "year": "year", "yearly": "year"}
+
+
+# ---- inputs --------------------------------------------------------------------------------------
+
+def _frame(data: Any, columns: Sequence[str], what: str, build: Any) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        missing = [c for c in columns if c not in data.columns]
+        if missing:
+            raise FormatError(f"expected {what} (missing column(s) {', '.join(missing)}), got columns "
+                              f"{', '.join(map(str, data.columns)) or 'none'}", reason="wrong-frame")
+        return data
+    return build(data)
+
+
+def _messages(data: Any) -> pd.DataFrame:
+    return _frame(data, ("ts", "role"), "a messages frame", frames.messages_frame)
+
+
+def _facts(data: Any) -> pd.DataFrame:
+    return _frame(data, ("category",), "a facts frame", frames.facts_frame)
+
+
+def _local(ts: pd.Series, tz: str) -> pd.Series:
+    """Wall-clock times in ``tz`` (tz-naive), null timestamps dropped."""
+    ts = ts.dropna()
+    if ts.dt.tz is None:
+        ts = ts.dt.tz_localize("UTC")
+    return ts.dt.tz_convert(tz).dt.tz_localize(None)
+
+
+def _freq(freq: str, allowed: Sequence[str]) -> str:
+    unit = _FREQS.get(freq)
+    if unit not in allowed:
+        raise ValueError(f"freq must be one of {', '.join(allowed)}, got {freq!r}")
+    return unit
+
+
+def _period_start(local: pd.Series, unit: str) -> pd.Series:
+    code = {"week": "W-SUN", "month": "M", "year": "Y"}[unit]
+    return local.dt.to_period(code).dt.start_time
+
+
+def _get_ax(ax: Axes | None) -> Axes:
+    return plt.gca() if ax is None else ax
+
+
+def _no_data(ax: Axes, title: str) -> Axes:
+    ax.set_title(title)
+    ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="0.4")
+    return ax
+
+
+def _tidy(ax: Axes, grid_axis: str = "y") -> None:
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.grid(axis=grid_axis, color="0.88", linewidth=0.8)
+    ax.set_axisbelow(True)
+
+
+def _date_axis(ax: Axes) -> None:
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=9)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+
+
+# ---- messages ------------------------------------------------------------------------------------
+
+def activity_timeline(messages: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "month",
+                      **kwargs: Any) -> Axes:
+    """Messages per week or month (``freq="week"``/``"month"``), stacked by role, with a line for the
+    number of conversations active in each period on a twin axis.
+
+    One stacked bar per period from the first to the last (empty periods get empty bars). The twin
+    Axes is ``ax.right_ax`` and carries the legend, so it stays on top. ``kwargs`` go to ``ax.bar``.
+    """
+    unit = _freq(freq, ("week", "month"))
+    frame = _messages(messages)
+    ax = _get_ax(ax)
+    title = f"Messages per {unit}"
+    dated = frame.loc[frame["ts"].notna()]
+    if dated.empty:
+        return _no_data(ax, title)
+    start = _period_start(_local(dated["ts"], tz), unit)
+    periods = pd.date_range(start.min(), start.max(), freq="W-MON" if unit == "week" else "MS")
+    role = dated["role"].astype(str)
+    counts = (pd.crosstab(start, role).reindex(index=periods, columns=list(ROLES), fill_value=0))
+    conv_key = dated["source"].astype(str) + "\x00" + dated["conv_index"].astype(str) \
+        if "source" in dated and "conv_index" in dated else dated["conversation_id"].astype(str)
+    active = conv_key.groupby(start.to_numpy()).nunique().reindex(periods, fill_value=0)
+
+    x = mdates.date2num(periods.to_pydatetime())
+    width = 5.5 if unit == "week" else 24.0
+    bottom = np.zeros(len(periods))
+    handles = []
+    for name in ROLES:
+        heights = counts[name].to_numpy(dtype=float)
+        bars = ax.bar(x, heights, width=width, bottom=bottom, align="edge", color=ROLE_COLORS[name],
+                      label=f"{name} messages", **kwargs)
+        handles.append(bars)
+        bottom += heights
+    twin = ax.twinx()
+    (line,) = twin.plot(x + width / 2, active.to_numpy(), color=_LINE_COLOR, marker="o", markersize=3.5,
+                        linewidth=1.4, label="conversations")
+    ax.right_ax = twin  # type: ignore[attr-defined]  # as pandas does for secondary_y
+    twin.set_ylim(bottom=0, top=max(1, int(active.max())) * 1.3)  # headroom for the legend
+    twin.yaxis.set_major_locator(MaxNLocator(integer=True))
+    twin.set_ylabel("conversations")
+    twin.spines["top"].set_visible(False)
+    twin.legend(handles=[*handles, line], loc="upper left", frameon=False, ncols=3, fontsize="small")
+    ax.set_ylim(top=max(1.0, float(bottom.max())) * 1.3)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlim(x[0] - width, x[-1] + 2 * width)
+    _date_axis(ax)
+    ax.set_title(title if tz == "UTC" else f"{title} ({tz})")
+    ax.set_xlabel(unit)
+    ax.set_ylabel("messages")
+    _tidy(ax)
+    ax.spines["right"].set_visible(True)
+    return ax
+
+
+def activity_heatmap(messages: Any, *, ax: Axes | None = None, tz: str = "UTC", cmap: str = "YlGnBu",
+                     cbar: bool = True, **kwargs: Any) -> Axes:
+    """Messages by weekday (rows, Monday first) and hour of day (columns) on the wall clock of ``tz``.
+
+    The counts are the image's array, ``ax.images[0].get_array()``, shape (7, 24). ``kwargs`` go to
+    ``ax.imshow``.
+    """
+    frame = _messages(messages)
+    ax = _get_ax(ax)
+    title = f"Messages by weekday and hour ({tz})"
+    local = _local(frame["ts"], tz)
+    grid = np.zeros((7, 24), dtype=np.int64)
+    np.add.at(grid, (local.dt.day_of_week.to_numpy(), local.dt.hour.to_numpy()), 1)
+    image = ax.imshow(grid, aspect="auto", cmap=cmap, interpolation="nearest",
+                      vmin=0, vmax=max(1, int(grid.max())), **kwargs)
+    ax.set_yticks(range(7), _WEEKDAYS)
+    ax.set_xticks(range(0, 24, 3), [f"{h:02d}:00" for h in range(0, 24, 3)])
+    ax.set_xticks(np.arange(-0.5, 24, 1), minor=True)
+    ax.set_yticks(np.arange(-0.5, 7, 1), minor=True)
+    ax.grid(which="minor", color="white", linewidth=1)
+    ax.tick_params(which="minor", length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.set_xlabel("hour of day")
+    ax.set_title(title)
+    if local.empty:
+        ax.text(0.5, 0.5, "no dated messages", ha="center", va="center", transform=ax.transAxes)
+    if cbar:
+        ax.figure.colorbar(image, ax=ax, label="messages", fraction=0.05, pad=0.02)
+    return ax
+
+
+def conversation_lengths(data: Any, *, ax: Axes | None = None, tz: str = "UTC", bins: int = 20,
+                         log: bool | None = None, **kwargs: Any) -> Axes:
+    """Histogram of messages per conversation, with the median marked.
+
+    ``data`` is a conversations frame (``n_messages``), a messages frame, or documents. ``log=None``
+    uses a log x axis (with log-spaced bins) when the data are skewed: the longest conversation is
+    at least ten times the median. ``tz`` is accepted for a uniform signature and has no effect.
+    ``kwargs`` go to ``ax.hist``.
+    """
+    del tz
+    if isinstance(data, pd.DataFrame) and "n_messages" not in data.columns and "position" in data.columns:
+        keys = [c for c in ("source", "conv_index") if c in data.columns] or ["conversation_id"]
+        lengths = data.groupby(keys, observed=True, dropna=False).size().to_numpy()
+    else:
+        convs = _frame(data, ("n_messages",), "a conversations frame", frames.conversations_frame)
+        lengths = convs["n_messages"].to_numpy(dtype=np.int64)
+    ax = _get_ax(ax)
+    title = "Messages per conversation"
+    if lengths.size == 0:
+        return _no_data(ax, title)
+    median = float(np.median(lengths))
+    top = int(lengths.max())
+    if log is None:
+        log = top >= 10 * max(median, 1.0)
+    if log:
+        edges = np.unique(np.geomspace(max(1, int(lengths.min())), top + 1, bins + 1))
+    else:
+        edges = np.histogram_bin_edges(lengths, bins=min(bins, max(1, top - int(lengths.min()) + 1)))
+    kwargs.setdefault("color", ROLE_COLORS["user"])
+    kwargs.setdefault("edgecolor", "white")
+    ax.hist(lengths, bins=edges, **kwargs)
+    if log:
+        ax.set_xscale("log")
+    ax.axvline(median, color=_LINE_COLOR, linestyle="--", linewidth=1.2,
+               label=f"median {median:g} messages")
+    ax.legend(frameon=False)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(f"{title} ({lengths.size} conversations)")
+    ax.set_xlabel("messages in the conversation" + (" (log scale)" if log else ""))
+    ax.set_ylabel("conversations")
+    _tidy(ax)
+    return ax
+
+
+# ---- facts ---------------------------------------------------------------------------------------
+
+def _category_labels(facts: pd.DataFrame) -> pd.Series:
+    return facts["category"].astype("object").where(facts["category"].notna(), _UNCATEGORISED).astype(str)
+
+
+def fact_categories(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", hue: str | None = None,
+                    **kwargs: Any) -> Axes:
+    """Facts per category as horizontal bars, most frequent on top, every spec category listed.
+
+    ``hue="subject_type"`` splits each bar by who the facts are about; ``hue="source"`` by document.
+    Facts without a category are the ``uncategorised`` bar. ``tz`` has no effect. ``kwargs`` go to
+    ``ax.barh``.
+    """
+    del tz
+    frame = _facts(facts)
+    ax = _get_ax(ax)
+    cats = _category_labels(frame)
+    order = list(CATEGORIES) + ([_UNCATEGORISED] if (cats == _UNCATEGORISED).any() else [])
+    totals = cats.value_counts().reindex(order, fill_value=0)
+    # Most frequent on top: barh draws the first row at the bottom, so sort ascending.
+    ranked = sorted(order, key=lambda c: (totals[c], -order.index(c)))
+    if hue is None:
+        table = pd.DataFrame({"facts": totals.reindex(ranked)})
+        colors = {"facts": None}
+    elif hue in ("subject_type", "source"):
+        if hue == "subject_type":
+            keys = frame["subject_type"].astype("object").where(frame["subject_type"].notna(), "unknown")
+            levels = [s for s in (*SUBJECT_TYPES, "unknown") if (keys == s).any()]
+            colors = SUBJECT_COLORS
+        else:
+            keys = frame["source"].astype(str)
+            levels = list(dict.fromkeys(keys))
+            palette = plt.get_cmap("tab10").colors
+            colors = {s: palette[i % len(palette)] for i, s in enumerate(levels)}
+        table = pd.crosstab(cats, keys.astype(str)).reindex(index=ranked, columns=levels, fill_value=0)
+    else:
+        raise ValueError(f"hue must be None, 'subject_type' or 'source', got {hue!r}")
+    left = np.zeros(len(ranked))
+    for column in table.columns:
+        widths = table[column].to_numpy(dtype=float)
+        bar_colors = ([CATEGORY_COLORS[c] for c in ranked] if colors[column] is None
+                      else colors[column])
+        ax.barh(ranked, widths, left=left, color=bar_colors, label=None if hue is None else str(column),
+                **kwargs)
+        left += widths
+    for y, total in enumerate(left):
+        ax.annotate(f"{int(total)}", (total, y), xytext=(4, 0), textcoords="offset points",
+                    va="center", fontsize="small", color="0.25")
+    ax.set_xlim(0, max(1.0, float(left.max())) * 1.12)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if hue is not None:
+        ax.legend(title=hue.replace("_", " "), frameon=False, loc="lower right")
+    ax.set_title(f"Facts per category ({len(frame)} facts)")
+    ax.set_xlabel("facts")
+    ax.set_ylabel("category")
+    _tidy(ax, grid_axis="x")
+    return ax
+
+
+def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "year",
+                    **kwargs: Any) -> Axes:
+    """Facts per year or month of their ``effective_date``, stacked by category.
+
+    ``effective_date`` is ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``. With ``freq="month"`` a fact dated
+    only to a year has no month and is left out; facts without a date are always left out. What was
+    left out is said under the title. ``tz`` has no effect (these are calendar dates, not instants).
+    ``kwargs`` go to ``ax.bar``.
+    """
+    del tz
+    unit = _freq(freq, ("year", "month"))
+    frame = _facts(facts)
+    ax = _get_ax(ax)
+    title = f"Facts per {unit} of their effective date"
+    dates = frame["effective_date"].astype("object")
+    width_needed = 4 if unit == "year" else 7
+    usable = dates.notna() & (dates.astype(str).str.len() >= width_needed)
+    undated = int(dates.isna().sum())
+    coarse = int((dates.notna() & ~usable).sum())
+    notes = []
+    if coarse:
+        notes.append(f"{coarse} dated only to a year")
+    if undated:
+        notes.append(f"{undated} without a date")
+    keys = dates[usable].astype(str).str.slice(0, width_needed)
+    cats = _category_labels(frame)[usable]
+    if keys.empty:
+        return _no_data(ax, title)
+    order = [c for c in (*CATEGORIES, _UNCATEGORISED) if (cats == c).any()]
+    table = pd.crosstab(keys, cats).reindex(columns=order, fill_value=0).sort_index()
+    if unit == "year":
+        x = table.index.astype(int).to_numpy(dtype=float)
+        width = 0.8
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    else:
+        starts = pd.to_datetime(table.index, format="%Y-%m")
+        x = mdates.date2num(starts.to_pydatetime())
+        width = 24.0
+        _date_axis(ax)
+    bottom = np.zeros(len(table))
+    for cat in order:
+        heights = table[cat].to_numpy(dtype=float)
+        ax.bar(x, heights, width=width, bottom=bottom, color=CATEGORY_COLORS[cat], label=cat,
+               align="center", **kwargs)
+        bottom += heights
+    ax.set_ylim(top=max(1.0, float(bottom.max())) * 1.15)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(title="category", frameon=False, fontsize="small", title_fontsize="small",
+              loc="upper left")
+    ax.set_title(title + ("\n(not shown: " + ", ".join(notes) + ")" if notes else ""))
+    ax.set_xlabel(unit)
+    ax.set_ylabel("facts")
+    _tidy(ax)
+    return ax
+
+
+# ---- archetype -----------------------------------------------------------------------------------
+
+def _archetypes(data: Any) -> list[tuple[str, dict[str, Any], int]]:
+    """``(label, archetype block, number of facts)`` for each document given."""
+    def one(doc: Any, label: str) -> tuple[str, dict[str, Any], int]:
+        if isinstance(doc, Mapping) and "self_ratio" in doc and "meta" not in doc:
+            return label, dict(doc), int(doc.get("facts") or 0)
+        if not isinstance(doc, Mapping):
+            from .read import read, source_label
+            label = source_label(doc, 0) if label.startswith("doc") else label
+            doc = read(doc)
+        if "archetype" not in doc or "facts" not in doc:
+            raise FormatError("expected a Facts IR document (memvelope-ir-v0), found an envelope",
+                              reason="wrong-layer")
+        return label, dict(doc["archetype"]), int(doc["archetype"].get("facts") or len(doc["facts"]))
+
+    if isinstance(data, Mapping) and ("archetype" in data or "self_ratio" in data or "meta" in data):
+        return [one(data, "facts")]
+    if isinstance(data, Mapping):
+        return [one(doc, str(name)) for name, doc in data.items()]
+    if isinstance(data, list | tuple):
+        return [one(doc, f"doc{i}") for i, doc in enumerate(data)]
+    return [one(data, "doc0")]
+
+
+def archetype_chart(ir: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwargs: Any) -> Axes:
+    """The archetype at a glance: ``self_ratio``, ``belief_ratio`` and the category mix (each as a
+    share of all facts, 0-100 %), with ``style``, the number of facts and ``distinct_entities`` in
+    the title (one document) or the legend (several, side by side).
+
+    ``ir`` is one Facts IR document (or its ``archetype`` block), a list of them, or a dict
+    ``{label: document}``. A figure the producer left ``null`` is drawn as ``n/a``. ``tz`` has no
+    effect. ``kwargs`` go to ``ax.barh``.
+    """
+    del tz
+    docs = _archetypes(ir)
+    ax = _get_ax(ax)
+    rows = ["self ratio", "belief ratio", *CATEGORIES]
+    n = len(docs)
+    height = 0.8 / n
+    palette = plt.get_cmap("tab10").colors
+    y_base = np.arange(len(rows))[::-1].astype(float)  # first row on top
+    for i, (label, arch, n_facts) in enumerate(docs):
+        cats = arch.get("categories")
+        values: list[float | None] = [arch.get("self_ratio"), arch.get("belief_ratio")]
+        for cat in CATEGORIES:
+            values.append(None if cats is None or not n_facts else cats.get(cat, 0) / n_facts)
+        y = y_base + (n - 1) / 2 * height - i * height
+        color = ROLE_COLORS["user"] if n == 1 else palette[i % len(palette)]
+        widths = [0.0 if v is None else float(v) for v in values]
+        legend = (f"{label}: {arch.get('style') or 'no style'} ({n_facts} facts, "
+                  f"{_entities(arch)} distinct entities)")
+        ax.barh(y, widths, height=height * 0.92, color=color, label=legend, **kwargs)
+        for yy, v in zip(y, values, strict=True):
+            ax.annotate("n/a" if v is None else f"{v:.0%}", (0.0 if v is None else v, yy), xytext=(3, 0),
+                        textcoords="offset points", va="center", fontsize="x-small" if n > 2 else "small",
+                        color="0.25")
+    ax.set_yticks(y_base, rows)
+    ax.axhline(y_base[1] - 0.5, color="0.7", linewidth=0.8)
+    ax.set_xlim(0, 1.1)
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_xlabel("share of facts")
+    if n == 1:
+        label, arch, n_facts = docs[0]
+        ax.set_title(f"{arch.get('style') or 'style: n/a'}\n{n_facts} facts · {_entities(arch)} "
+                     "distinct entities", fontsize="medium")
+    else:
+        ax.set_title("Archetypes side by side", fontsize="medium")
+        ax.legend(frameon=False, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.14))
+    _tidy(ax, grid_axis="x")
+    return ax
+
+
+def _entities(arch: Mapping[str, Any]) -> str:
+    value = arch.get("distinct_entities")
+    return "n/a" if value is None else str(int(value))
