@@ -1,0 +1,264 @@
+"""The LLM distiller against a stub OpenAI-compatible server on 127.0.0.1 (no network)."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memvelope_tools.cli import main
+from memvelope_tools.errors import MemvelopeError
+from memvelope_tools.ir import DistillReport, distill_llm
+from memvelope_tools.ir.llm import chunk_conversation, parse_reply
+from memvelope_tools.validate import check_ir_against_envelope, validate
+
+ENVELOPE = {
+    "memvelope": "envelope-v0",
+    "meta": {"source_provider": "claude", "conversation_count": 2, "message_count": 3},
+    "conversations": [
+        {"id": "c1", "title": "Moving", "created_at": "2024-11-03T21:15:00.000Z", "updated_at": None,
+         "messages": [
+             {"id": "m1", "role": "user", "ts": "2024-11-03T21:15:00.000Z",
+              "text": "I moved to Lisbon in March 2019 and I work at Acme."},
+             {"id": "m2", "role": "assistant", "ts": None, "text": "Lisbon is lovely."}]},
+        {"id": "c2", "title": "Tea", "created_at": "2025-01-05T10:00:00.000Z", "updated_at": None,
+         "messages": [{"id": "m1", "role": "user", "ts": None, "text": "I prefer green tea."}]},
+    ],
+}
+
+GOOD = {"subject": "self", "subject_type": "self", "category": "identity", "content": "Lives in Lisbon",
+        "in_text_date": "2019-03", "effective_date": "2019-03"}
+
+
+class Stub:
+    """A chat-completions stub: replies are produced by ``answer(chunk_text, n)`` per request."""
+
+    def __init__(self, answer: Callable[[str, int], tuple[int, str]]) -> None:
+        self.answer = answer
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.gets = 0
+
+    def handler(self) -> type[http.server.BaseHTTPRequestHandler]:
+        stub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                return
+
+            def do_GET(self) -> None:  # /v1/models
+                stub.gets += 1
+                self._send(200, json.dumps({"data": [{"id": "stub"}]}))
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                assert self.path == "/v1/chat/completions"
+                stub.requests.append(body)
+                stub.headers.append(dict(self.headers))
+                status, content = stub.answer(body["messages"][1]["content"], len(stub.requests))
+                reply = {"choices": [{"message": {"role": "assistant", "content": content}}]}
+                self._send(status, json.dumps(reply) if status == 200 else "oops")
+
+            def _send(self, status: int, text: str) -> None:
+                data = text.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Stub], str]]:
+    servers: list[http.server.ThreadingHTTPServer] = []
+
+    def start(stub: Stub) -> str:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), stub.handler())
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def _facts(*facts: object) -> str:
+    return json.dumps({"facts": list(facts)})
+
+
+def by_chunk(chunk: str, n: int) -> tuple[int, str]:
+    if "Lisbon" in chunk:
+        bad = dict(GOOD, category="hobby")  # invalid: dropped
+        long = dict(GOOD, content="x" * 401)  # invalid: dropped
+        made_up = dict(GOOD, content="Works at Acme", category="career", in_text_date="2015",
+                       effective_date="2015-06")  # dates not in the source: nulled
+        return 200, "```json\n" + _facts(GOOD, bad, long, made_up, "not a fact") + "\n```"
+    return 200, "Here you go: " + _facts({"subject": "User", "subject_type": "Self", "category": "Preferences",
+                                           "content": "Prefers green tea", "in_text_date": "", "effective_date": None},
+                                          dict(GOOD))
+
+
+def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], tmp_path: Path) -> None:
+    stub = Stub(by_chunk)
+    report = DistillReport()
+    seen: list[tuple[int, int]] = []
+    doc = distill_llm(ENVELOPE, base_url=serve(stub), model="stub-1", api_key="sekret",
+                      cache_dir=tmp_path / "cache", clock=lambda: 0, report=report,
+                      progress=lambda d, t: seen.append((d, t)))
+    assert doc["facts"] == [
+        {"subject": "self", "subject_type": "self", "category": "identity", "content": "Lives in Lisbon",
+         "effective_date": "2019-03", "in_text_date": "2019-03", "provenance": "imported:claude-export:2024-11",
+         "convo_id": "c1"},
+        {"subject": "self", "subject_type": "self", "category": "career", "content": "Works at Acme",
+         "effective_date": "2024-11-03", "in_text_date": None, "provenance": "imported:claude-export:2024-11",
+         "convo_id": "c1"},
+        {"subject": "self", "subject_type": "self", "category": "preferences", "content": "Prefers green tea",
+         "effective_date": "2025-01-05", "in_text_date": None, "provenance": "imported:claude-export:2025-01",
+         "convo_id": "c2"},
+        # GOOD again in c2: its dates are not in c2's text, so they fall back; a distinct fact (other
+        # effective date) but the same key as c1's -> merged into c1's earlier-dated one.
+    ]
+    assert doc["meta"]["mode"] == "llm (stub-1)"
+    assert validate(doc) == [] and check_ir_against_envelope(doc, ENVELOPE) == []
+    assert (report.chunks, report.requests, report.cache_hits) == (2, 2, 0)
+    assert report.invalid_facts == 3 and report.dates_nulled == 4 and report.duplicates == 1
+    assert report.invalid_reasons == {"category:enum": 1, "content:maxLength": 1, "not-an-object": 1}
+    assert seen == [(0, 2), (1, 2), (2, 2)]
+    assert stub.headers[0]["Authorization"] == "Bearer sekret"
+    assert stub.requests[0]["model"] == "stub-1" and stub.requests[0]["temperature"] == 0.0
+    assert "JSON only" in stub.requests[0]["messages"][0]["content"]
+
+    # a re-run is answered from the cache: not one request, not even the reachability probe
+    stub2 = Stub(lambda c, n: pytest.fail("the cache should have answered"))
+    again = distill_llm(ENVELOPE, base_url=serve(stub2), model="stub-1", cache_dir=tmp_path / "cache",
+                        clock=lambda: 0)
+    assert again == doc and stub2.requests == [] and stub2.gets == 0
+
+
+def test_retries_with_backoff_then_succeeds(serve: Callable[[Stub], str]) -> None:
+    stub = Stub(lambda c, n: (500, "") if n <= 2 else (200, _facts(GOOD)))
+    sleeps: list[float] = []
+    report = DistillReport()
+    env = dict(ENVELOPE, conversations=ENVELOPE["conversations"][:1])
+    doc = distill_llm(env, base_url=serve(stub), model="m", report=report, sleep=sleeps.append)
+    assert [f["content"] for f in doc["facts"]] == ["Lives in Lisbon"]
+    assert sleeps == [1.0, 2.0] and report.retries == 2 and len(stub.requests) == 3
+
+
+def test_gives_up_after_max_retries(serve: Callable[[Stub], str]) -> None:
+    stub = Stub(lambda c, n: (503, ""))
+    from memvelope_tools.ir.llm import LLMConfig
+
+    cfg = LLMConfig.resolve(serve(stub), "m", max_retries=2)
+    with pytest.raises(MemvelopeError) as info:
+        distill_llm(ENVELOPE, config=cfg, sleep=lambda s: None)
+    assert info.value.reason == "llm-failed" and "HTTP 503" in str(info.value)
+    assert len(stub.requests) == 3
+
+
+def test_client_error_is_not_retried(serve: Callable[[Stub], str]) -> None:
+    stub = Stub(lambda c, n: (401, ""))
+    with pytest.raises(MemvelopeError) as info:
+        distill_llm(ENVELOPE, base_url=serve(stub), model="m", sleep=lambda s: pytest.fail("no retry"))
+    assert info.value.reason == "llm-http" and "401" in str(info.value) and len(stub.requests) == 1
+
+
+def test_unparseable_reply_counted_and_not_cached(serve: Callable[[Stub], str], tmp_path: Path) -> None:
+    stub = Stub(lambda c, n: (200, "I cannot do that."))
+    report = DistillReport()
+    doc = distill_llm(ENVELOPE, base_url=serve(stub), model="m", cache_dir=tmp_path, report=report)
+    assert doc["facts"] == [] and report.unparseable_replies == 2
+    assert not any(tmp_path.rglob("*.json"))
+
+
+def test_interrupted_run_resumes(serve: Callable[[Stub], str], tmp_path: Path) -> None:
+    stub = Stub(lambda c, n: (200, _facts(GOOD)) if n == 1 else (400, ""))
+    with pytest.raises(MemvelopeError):
+        distill_llm(ENVELOPE, base_url=serve(stub), model="m", cache_dir=tmp_path)
+    stub2 = Stub(lambda c, n: (200, _facts()))
+    distill_llm(ENVELOPE, base_url=serve(stub2), model="m", cache_dir=tmp_path)
+    assert len(stub2.requests) == 1 and "Tea" in stub2.requests[0]["messages"][1]["content"]
+
+
+def test_no_endpoint_is_a_clear_error_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("MEMVELOPE_LLM_BASE_URL", "MEMVELOPE_LLM_MODEL", "MEMVELOPE_LLM_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(MemvelopeError) as info:
+        distill_llm(ENVELOPE)
+    assert info.value.reason == "llm-not-configured" and "MEMVELOPE_LLM_BASE_URL" in str(info.value)
+
+
+def test_unreachable_endpoint(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(MemvelopeError) as info:
+        distill_llm(ENVELOPE, base_url=f"http://127.0.0.1:{port}", model="m", cache_dir=tmp_path)
+    assert info.value.reason == "llm-unreachable"
+    assert not any(tmp_path.iterdir())
+
+
+def test_environment_configures_endpoint(serve: Callable[[Stub], str], monkeypatch: pytest.MonkeyPatch) -> None:
+    stub = Stub(lambda c, n: (200, _facts()))
+    monkeypatch.setenv("MEMVELOPE_LLM_BASE_URL", serve(stub).removesuffix("/v1"))  # /v1 is added
+    monkeypatch.setenv("MEMVELOPE_LLM_MODEL", "env-model")
+    monkeypatch.setenv("MEMVELOPE_LLM_API_KEY", "k")
+    distill_llm(ENVELOPE)
+    assert stub.requests[0]["model"] == "env-model" and stub.headers[0]["Authorization"] == "Bearer k"
+
+
+def test_chunking_respects_size_and_message_boundaries() -> None:
+    conv = {"title": "t", "messages": [{"role": "user", "text": "a" * 150} for _ in range(5)]
+            + [{"role": "assistant", "text": "word " * 200}]}
+    chunks = chunk_conversation(0, conv, 400)
+    assert all(len(c.text) - len("Conversation title: t\n---\n") <= 400 for c in chunks)
+    assert sum(p.count("a") for c in chunks for p in c.prose if p.startswith("a")) == 750
+    assert "".join(p for c in chunks for p in c.prose if p.startswith("word")).replace(" ", "") == "word" * 200
+
+
+@pytest.mark.parametrize(("reply", "facts"), [
+    ('{"facts": [1]}', [1]),
+    ("[1, 2]", [1, 2]),
+    ('```json\n{"facts": []}\n```', []),
+    ('Sure! {"facts": [{"a": 1}]} Hope that helps.', [{"a": 1}]),
+    ("no json", None),
+    ('{"other": 1}', None),
+])
+def test_parse_reply(reply: str, facts: list | None) -> None:
+    assert parse_reply(reply) == facts
+
+
+def test_cli_distill_llm(serve: Callable[[Stub], str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stub = Stub(by_chunk)
+    env_path = tmp_path / "h.mve.json"
+    env_path.write_text(json.dumps(ENVELOPE), encoding="utf-8")
+    out = tmp_path / "f.mv.json"
+    args = ["distill", str(env_path), "-o", str(out), "--mode", "llm", "--base-url", serve(stub),
+            "--model", "stub-1", "--cache-dir", str(tmp_path / "c"), "--chunk-chars", "500"]
+    assert main(args) == 0
+    assert len(json.loads(out.read_text())["facts"]) == 3
+    assert "2 chunks, 0 cached, 2 requests, 3 invalid facts dropped" in capsys.readouterr().err
+    assert main(args) == 0
+    assert "2 chunks, 2 cached, 0 requests" in capsys.readouterr().err
+
+
+def test_cli_distill_llm_without_endpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMVELOPE_LLM_BASE_URL", raising=False)
+    env_path = tmp_path / "h.mve.json"
+    env_path.write_text(json.dumps(ENVELOPE), encoding="utf-8")
+    assert main(["distill", str(env_path), "--mode", "llm", "--model", "x"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("memvelope: error: no LLM endpoint configured") and err.count("\n") == 1
+    assert not (tmp_path / "h.mv.json").exists()
