@@ -17,6 +17,7 @@ from ..errors import MemvelopeError
 COMMAND_MODULES: tuple[str, ...] = (
     "convert",
     "conformance",
+    "doctor",
     "validate",
     "distill",
 )

@@ -1,0 +1,104 @@
+"""``memvelope doctor``: what an export holds, what conversion keeps and drops, and why.
+
+The envelope is never touched: doctor reads the same parts in the same order as
+:func:`memvelope_tools.convert.convert` (``sources.expand``), decodes and parses them with the core's
+functions, detects the provider the same way, and asks the core's rules which elements survive. Its
+``messages_kept`` is therefore the envelope's ``meta.message_count``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Final
+
+from ..convert import ZipLimits, build_envelope, detect_provider, expand
+from ..convert import chatgpt as chatgpt_core
+from ..convert import claude as claude_core
+from ..convert.parse import decode, loads_js
+from ..errors import ConversionError
+from . import chatgpt, claude
+from .report import Analysis, ConversationFacts, DoctorReport, Example, PartInfo
+
+__all__ = ["DoctorReport", "Example", "doctor"]
+
+Analyser = Callable[[object, ConversationFacts, Analysis], None]
+ANALYSERS: Final[dict[str, Analyser]] = {"chatgpt": chatgpt.analyse, "claude": claude.analyse}
+
+
+def _top_level(value: object) -> str:
+    return {list: "array", dict: "object", str: "string", bool: "boolean", int: "number",
+            float: "number", type(None): "null"}.get(type(value), "other")
+
+
+def _non_array_note(value: object) -> str:
+    if claude_core.looks_like(value):
+        what = "looks like one Claude conversation"
+    elif chatgpt_core.looks_like(value):
+        what = "looks like one ChatGPT conversation"
+    else:
+        what = "not a conversation list"
+    return f"top level is {_top_level(value)}, not an array ({what}); contributes nothing (NOTES A16)"
+
+
+def doctor(*paths: str | os.PathLike[str], show_text: bool = False,
+           zip_limits: ZipLimits | None = None) -> DoctorReport:
+    """Examine one export (the same paths ``convert`` takes) and report what conversion keeps and drops.
+
+    Raises :class:`ConversionError` when the export cannot be read at all (missing file, bad zip,
+    invalid JSON); when it reads but would not convert (no provider, no conversation survives), the
+    report says so in ``error`` and ``converts`` is False. Message text appears in examples only with
+    ``show_text=True``.
+    """
+    expansion = expand(paths, zip_limits)
+    parts: list[PartInfo] = []
+    merged: list[object] = []
+    owners: list[tuple[int, str]] = []  # (first merged index, part name)
+    non_arrays = 0
+    for order, part in enumerate(expansion.parts, 1):
+        decoded = decode(part.read())
+        value = loads_js(decoded.text, part.name)
+        info = PartInfo(order, part.name, part.size, _top_level(value), 0, decoded.replaced)
+        if type(value) is list:
+            owners.append((len(merged), part.name))
+            merged.extend(value)
+            info.elements = len(value)
+        else:
+            non_arrays += 1
+            info.note = _non_array_note(value)
+        parts.append(info)
+    acc = Analysis(show_text)
+    error: tuple[str, str] | None = None
+    provider: str | None = None
+    try:
+        provider = detect_provider(merged, non_arrays=non_arrays)
+    except ConversionError as exc:
+        error = (exc.reason, exc.msg)
+    if provider is not None:
+        analyse = ANALYSERS[provider]
+        owner = 0
+        for index, element in enumerate(merged):
+            while owner + 1 < len(owners) and owners[owner + 1][0] <= index:
+                owner += 1
+            facts = ConversationFacts(index, owners[owner][1] if owners else None)
+            analyse(element, facts, acc)
+            acc.conversations.append(facts)
+        if not any(c.kept for c in acc.conversations):
+            try:  # the core's own verdict and wording for an export where nothing survives
+                build_envelope(provider, [])
+            except ConversionError as exc:
+                error = (exc.reason, exc.msg)
+    return DoctorReport(
+        inputs=[os.fspath(p) for p in paths],
+        parts=parts,
+        ignored=list(expansion.ignored),
+        provider=provider,
+        error=error,
+        elements=len(merged),
+        conversations=acc.conversations,
+        examples=acc.examples,
+        timestamps=acc.timestamps,
+        types=acc.types,
+        unknown_types=acc.unknown,
+        show_text=show_text,
+    )

@@ -1,0 +1,164 @@
+"""Doctor's view of one ChatGPT conversation: every mapping node, kept or dropped, and why.
+
+Whether a node is kept is decided by the conversion core (``node_message``, ``active_path``, the
+fallback rule of ``path_messages``); ``drop_reason`` only names the rule for nodes the core dropped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any, Final
+
+from ..convert import chatgpt as core
+from ..convert.prose import map_role, trimmed_string
+from .report import CONVERSATION_EMPTY, MALFORMED, Analysis, ConversationFacts
+
+# content_type values ChatGPT exports are known to carry; any other is listed as unknown.
+KNOWN_CONTENT_TYPES: Final = frozenset({
+    "text", "multimodal_text", "code", "execution_output", "tether_browsing_display", "tether_quote",
+    "user_editable_context", "model_editable_context", "system_error", "thoughts", "reasoning_recap",
+    "sonic_webpage", "computer_output",
+})
+# content_type values of object parts inside multimodal_text.
+KNOWN_PART_TYPES: Final = frozenset({
+    "image_asset_pointer", "audio_transcription", "audio_asset_pointer",
+    "real_time_user_audio_video_asset_pointer",
+})
+ABANDONED: Final = "abandoned branch"
+
+
+def _raw_text(message: dict[str, Any]) -> str | None:
+    content = message.get("content")
+    if type(content) is not dict:
+        return None
+    pieces: list[str] = []
+    parts = content.get("parts")
+    if type(parts) is list:
+        pieces += [p if type(p) is str else p.get("text", "") for p in parts if type(p) in (str, dict)]
+    for key in ("text", "result", "user_profile", "user_instructions"):
+        if type(content.get(key)) is str:
+            pieces.append(content[key])
+    joined = " ".join(p for p in pieces if type(p) is str and p.strip())
+    return joined or None
+
+
+def _fallback_trigger(mapping: dict[str, Any], current: object) -> str:
+    if current is None:
+        return "current_node absent"
+    if type(current) is not str or current not in mapping:
+        return "current_node does not resolve"
+    return "no renderable message on the active path"
+
+
+def _count_types(node: object, facts: ConversationFacts, acc: Analysis, key: str) -> None:
+    message = node.get("message") if type(node) is dict else None
+    if type(message) is not dict or type(message.get("content")) is not dict:
+        return
+    content = message["content"]
+    if "content_type" in content:
+        acc.seen_type("content_type", content["content_type"], KNOWN_CONTENT_TYPES, facts, key)
+    parts = content.get("parts")
+    for part in parts if type(parts) is list else ():
+        if type(part) is dict and "content_type" in part:
+            acc.seen_type("part content_type", part["content_type"], KNOWN_PART_TYPES, facts, key)
+
+
+def _branches(mapping: dict[str, Any], facts: ConversationFacts, acc: Analysis) -> None:
+    children: defaultdict[str, list[Any]] = defaultdict(list)
+    for key, node in mapping.items():
+        parent = node.get("parent") if type(node) is dict else None
+        if type(parent) is str and parent in mapping and parent != key:
+            children[parent].append(node)
+    for parent, kids in children.items():
+        roles: Counter[str | None] = Counter()
+        for kid in kids:
+            message = kid.get("message")
+            if type(message) is dict:
+                author = message.get("author")
+                roles[map_role(author.get("role")) if type(author) is dict else None] += 1
+        if sum(roles.values()) < 2:
+            continue
+        kinds = []
+        if roles["assistant"] >= 2:
+            facts.regenerated += 1
+            kinds.append("regenerated reply")
+        if roles["user"] >= 2:
+            facts.edited += 1
+            kinds.append("edited prompt")
+        if not kinds:
+            facts.other_branches += 1
+            kinds.append("other branch")
+        for kind in kinds:
+            acc.example(f"branch: {kind}", facts.example(parent, f"{sum(roles.values())} message children"))
+
+
+def analyse(element: object, facts: ConversationFacts, acc: Analysis) -> None:
+    """Fill ``facts`` (and ``acc``) for one element of a ChatGPT export."""
+    if type(element) is not dict:
+        facts.omitted = MALFORMED
+        acc.example(f"conversation: {MALFORMED}", facts.example(detail="element is not an object"))
+        return
+    facts.id = core.conversation_id(element)
+    facts.title = trimmed_string(element.get("title"))
+    mapping = element.get("mapping")
+    if type(mapping) is not dict:  # NOTES A19
+        facts.omitted = MALFORMED
+        acc.example(f"conversation: {MALFORMED}", facts.example(detail="no mapping object"))
+        return
+    current = element.get("current_node")
+    path = core.active_path(mapping, current)
+    on_path = {id(node) for node in path}
+    use_path = any(core.node_message(node) is not None for node in path)
+    if not use_path:
+        facts.fallback = _fallback_trigger(mapping, current)
+        acc.example(f"fallback: {facts.fallback}", facts.example())
+    kept_stamps: list[tuple[str, str | None]] = []
+    for key, node in mapping.items():
+        facts.nodes += 1
+        _count_types(node, facts, acc, key)
+        found = core.node_message(node)
+        if found is not None and (not use_path or id(node) in on_path):
+            facts.messages += 1
+            facts.messages_kept += 1
+            rendered = acc.timestamp("message ts", found[2], facts, key)
+            if id(node) in on_path:
+                kept_stamps.append((key, rendered))
+            continue
+        reason = ABANDONED if found is not None else core.drop_reason(node)
+        if reason == "no message":
+            facts.structural += 1
+            continue
+        facts.messages += 1
+        facts.dropped[reason or MALFORMED] += 1
+        message = node.get("message") if type(node) is dict else None
+        text = _raw_text(message) if type(message) is dict else None
+        acc.example(f"message: {reason}", facts.example(key, text=text))
+    if use_path:
+        facts.off_path = sum(1 for node in mapping.values() if id(node) not in on_path)
+        _inversions(_path_order(path, mapping, kept_stamps), facts, acc)
+    _branches(mapping, facts, acc)
+    if not facts.messages_kept:
+        facts.omitted = CONVERSATION_EMPTY
+        acc.example(f"conversation: {CONVERSATION_EMPTY}", facts.example())
+        return
+    acc.timestamp("conversation create_time", element.get("create_time"), facts, None)
+    acc.timestamp("conversation update_time", element.get("update_time"), facts, None)
+
+
+def _path_order(path: list[Any], mapping: dict[str, Any],
+                stamps: list[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
+    """The kept messages' (key, ts) in active-path order (mapping order may differ)."""
+    by_key = dict(stamps)
+    key_of = {id(node): key for key, node in mapping.items()}
+    return [(key_of[id(n)], by_key[key_of[id(n)]]) for n in path if key_of.get(id(n)) in by_key]
+
+
+def _inversions(ordered: list[tuple[str, str | None]], facts: ConversationFacts, acc: Analysis) -> None:
+    previous: str | None = None
+    for key, stamp in ordered:
+        if stamp is None:
+            continue
+        if previous is not None and stamp < previous:
+            facts.inversions += 1
+            acc.example("timestamp: child before parent", facts.example(key, f"{stamp} < {previous}"))
+        previous = stamp
