@@ -167,3 +167,31 @@ def test_cli_distill_refuses_a_non_envelope(tmp_path: Path, capsys: pytest.Captu
     err = capsys.readouterr().err
     assert err.startswith("memvelope: error: not an envelope") and err.count("\n") == 1
     assert not (tmp_path / "y.mv.json").exists()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My sister Ana's wedding is in Porto.", [("relationship", "Ana", "person")]),
+    ("My grandmother's recipe uses cups.", []),
+    ("I run 4 times a week.", []),
+    ("I run a small bakery in Porto.", [("career", "self", "self")]),
+    ("I started at Kestrel Data on Monday.", [("career", "self", "self")]),
+])
+def test_rule_edges(text: str, expected: list) -> None:
+    env = {"memvelope": "envelope-v0",
+           "meta": {"source_provider": "claude", "conversation_count": 1, "message_count": 1},
+           "conversations": [{"id": "c", "title": "", "created_at": "2024-01-02T00:00:00.000Z",
+                              "updated_at": None, "messages": [msg(1, "user", text)]}]}
+    facts = distill_structured(env)["facts"]
+    assert [(f["category"], f["subject"], f["subject_type"]) for f in facts] == expected
+
+
+def test_profile_container_label_dropped() -> None:
+    text = ("The user provided the following information about themselves. User profile:\n"
+            "```Preferred name: Inês\nOther Information: I work mostly in Python.```")
+    env = {"memvelope": "envelope-v0",
+           "meta": {"source_provider": "chatgpt", "conversation_count": 1, "message_count": 1},
+           "conversations": [{"id": "c", "title": "", "created_at": "2024-01-02T00:00:00.000Z",
+                              "updated_at": None, "messages": [msg(1, "user", text)]}]}
+    facts = distill_structured(env)["facts"]
+    assert [(f["category"], f["content"]) for f in facts] == [("identity", "Preferred name: Inês"),
+                                                              ("career", "I work mostly in Python.")]

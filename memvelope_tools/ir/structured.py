@@ -53,14 +53,15 @@ RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
                          r"responses))\b"),
         ("instructions", r"^i(?:\s+(?:want|need)|'d like|\s+would like)\s+you\s+to\s+(?:always|never)\b"),
         ("identity", r"^(?:my name is|my name's|i(?:'m| am) called|people call me|call me)\s+\S"),
-        ("relationship", rf"^my\s+(?:{_RELATIVES})\b"),
+        ("relationship", rf"^my\s+(?:{_RELATIVES})\b(?!['’]s\b)"),
         ("relationship", rf"^i\s+have\s+(?:a|an|one|two|three|four|five|\d+)\s+(?:\w+\s+)?(?:{_RELATIVES}|"
                          r"kids|children|sons|daughters|brothers|sisters|dogs|cats)\b"),
         ("relationship", r"^i(?:'m| am)\s+(?:married|engaged|divorced|widowed|a (?:mom|mother|dad|father|"
                          r"parent|single parent))\b"),
         ("career", r"^i\s+(?:work|worked|have worked|'ve worked)\s+(?:as|at|for|in|on)\b"),
-        ("career", r"^i\s+(?:run|own|founded|co-founded|cofounded|started|sold|lead|manage|teach|"
-                   r"studied|graduated|retired)\b"),
+        ("career", r"^i\s+(?:run|own|founded|co-founded|cofounded|started|sold)\s+(?:a|an|my|our|the)\s"),
+        ("career", r"^i\s+(?:started|joined|left|quit)\s+(?:at\s+|working\s+(?:at|for)\s+)?(?-i:[A-Z])"),
+        ("career", r"^i\s+(?:lead|manage|teach|studied|graduated|retired)\b"),
         ("career", rf"^i(?:'m| am)\s+(?:currently\s+|now\s+)?(?:a|an|the)\s+(?:[\w-]+\s+){{0,3}}"
                    rf"(?:{_JOBS})s?\b"),
         ("career", r"^my\s+(?:job|role|title|employer|day job|profession|career)\b"),
@@ -112,6 +113,9 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _PROFILE_MARK = "The user provided the following information about themselves"
 _INSTRUCTIONS_MARK = "how they would like you to respond"
 _FENCE = re.compile(r"```(.*?)```", re.DOTALL)
+# Form labels that only hold other text ("Other Information: I work ..."); real labels such as
+# "Preferred name:" or "Role:" are kept, they say what the value is.
+_CONTAINER_LABEL = re.compile(r"^(?:other information|anything else|more about me)\s*:\s*", re.IGNORECASE)
 
 
 def sentences(text: str) -> Iterator[str]:
@@ -150,7 +154,8 @@ def _subject(sentence: str, category: str | None) -> tuple[str, str]:
     if category == "relationship":
         m = _RELATIVE_NAME.search(_LEAD.sub("", sentence))
         if m and m.group("name").split()[0] not in _NOT_NAMES:
-            return m.group("name"), "other" if m.group("rel").lower() in _PETS else "person"
+            name = re.sub(r"['’]s$", "", m.group("name"))
+            return name, "other" if m.group("rel").lower() in _PETS else "person"
     return "self", "self"
 
 
@@ -163,6 +168,7 @@ def _custom_instructions(text: str) -> list[tuple[str, str | None]] | None:
         is_profile = _PROFILE_MARK in section
         for block in _FENCE.findall(section):
             for sentence in sentences(block):
+                sentence = _CONTAINER_LABEL.sub("", sentence)
                 if len(sentence.split()) < 2 or len(sentence) > CONTENT_MAX:
                     continue
                 out.append((sentence, categorise(sentence) if is_profile else "instructions"))
