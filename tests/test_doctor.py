@@ -1,0 +1,299 @@
+"""`memvelope_tools.doctor`: hand-counted figures, agreement with the converter, drop reasons."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import memvelope_tools as mv
+from memvelope_tools.conformance import case_inputs
+from memvelope_tools.convert import chatgpt, claude
+from memvelope_tools.convert.prose import map_role
+from memvelope_tools.convert.timestamps import render_timestamp
+from memvelope_tools.doctor import doctor
+from memvelope_tools.doctor.timestamps import unaccepted_form
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCTOR_CASES = sorted(p for p in (ROOT / "fixtures" / "doctor").iterdir() if p.is_dir())
+ENVELOPE_CASES = sorted(p for p in (ROOT / "fixtures" / "envelope").iterdir()
+                        if (p / "expected.mve.json").exists())
+ERROR_CASES = sorted(p for p in (ROOT / "fixtures" / "envelope").iterdir() if (p / "expected.error").exists())
+REAL = ROOT.parent / "shared" / "real-exports"
+REAL_FILES = sorted(REAL.rglob("*.json")) if REAL.is_dir() else []
+SAMPLES = sorted((ROOT / "memvelope_tools" / "samples").glob("*.zip"))
+
+assert DOCTOR_CASES, "no doctor fixtures found"
+assert ENVELOPE_CASES, "no envelope fixtures found"
+
+
+def _matches(expected: Any, got: Any, where: str = "$") -> list[str]:
+    """Differences between an expected.json and the report: count tables must match exactly."""
+    if isinstance(expected, dict) and isinstance(got, dict):
+        if all(isinstance(v, int) for v in expected.values()) and expected:
+            return [] if expected == got else [f"{where}: expected {expected}, got {got}"]
+        out = []
+        for key, value in expected.items():
+            if key not in got:
+                out.append(f"{where}.{key}: missing")
+            else:
+                out += _matches(value, got[key], f"{where}.{key}")
+        return out
+    return [] if expected == got else [f"{where}: expected {expected!r}, got {got!r}"]
+
+
+@pytest.mark.parametrize("case", DOCTOR_CASES, ids=lambda p: p.name)
+def test_hand_counted_figures(case: Path) -> None:
+    expected = json.loads((case / "expected.json").read_text(encoding="utf-8"))
+    report = doctor(*case_inputs(case)).to_json()
+    assert _matches(expected, report) == []
+
+
+def test_matches_helper_catches_an_extra_reason() -> None:
+    assert _matches({"d": {"a": 1}}, {"d": {"a": 1, "b": 2}})
+    assert not _matches({"d": {"x": {"a": 1}}}, {"d": {"x": {"a": 1}, "y": 3}})
+
+
+def _assert_agrees(*paths: Path) -> None:
+    try:
+        env = mv.convert(*paths)
+    except mv.ConversionError as exc:
+        try:
+            report = doctor(*paths)
+        except mv.ConversionError as again:
+            assert again.reason == exc.reason
+            return
+        assert report.error is not None and report.error[0] == exc.reason
+        assert report.messages_kept == 0 and report.conversations_kept == 0
+        return
+    report = doctor(*paths)
+    assert report.error is None and report.provider == env["meta"]["source_provider"]
+    assert report.messages_kept == env["meta"]["message_count"]
+    assert report.conversations_kept == env["meta"]["conversation_count"]
+    kept = [c for c in report.conversations if c.kept]
+    assert [c.id for c in kept] == [c["id"] for c in env["conversations"]]
+    assert [c.messages_kept for c in kept] == [len(c["messages"]) for c in env["conversations"]]
+    assert report.messages_total == report.messages_kept + sum(report.messages_dropped.values())
+
+
+@pytest.mark.parametrize("case", ENVELOPE_CASES + ERROR_CASES + DOCTOR_CASES, ids=lambda p: p.name)
+def test_agrees_with_converter_on_fixtures(case: Path) -> None:
+    _assert_agrees(*case_inputs(case))
+
+
+@pytest.mark.skipif(not REAL_FILES, reason=f"real-exports folder not present at {REAL}")
+@pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: str(p.relative_to(REAL)))
+def test_agrees_with_converter_on_real_exports(path: Path) -> None:
+    _assert_agrees(path)
+
+
+@pytest.mark.skipif(not SAMPLES, reason="bundled samples (memvelope_tools/samples/*.zip) not built yet")
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_agrees_with_converter_on_bundled_samples(path: Path) -> None:
+    _assert_agrees(path)
+    assert doctor(path).converts
+
+
+# ---------------------------------------------------------------- drop reasons mirror the core's rules
+
+
+def _elements(path: Path) -> list[Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (ValueError, UnicodeDecodeError):
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+ALL_JSON = sorted((ROOT / "fixtures").rglob("input*.json")) + REAL_FILES
+
+
+def _claude_kept(message: object) -> bool:
+    return type(message) is dict and map_role(message.get("sender")) is not None and bool(
+        claude.message_text(message))
+
+
+def test_drop_reason_is_none_exactly_when_the_core_keeps() -> None:
+    nodes = messages = 0
+    for path in ALL_JSON:
+        for element in _elements(path):
+            if type(element) is not dict:
+                continue
+            if type(element.get("mapping")) is dict:
+                for node in element["mapping"].values():
+                    nodes += 1
+                    assert (chatgpt.drop_reason(node) is None) == (chatgpt.node_message(node) is not None), node
+            if type(element.get("chat_messages")) is list:
+                for message in element["chat_messages"]:
+                    messages += 1
+                    assert (claude.drop_reason(message) is None) == _claude_kept(message), message
+    assert nodes > 100 and messages > 30
+
+
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.sampled_from(["", " ", "text", "x", "user", "tool"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["text", "type"]), inner,
+                                                                max_size=2),
+    max_leaves=6,
+)
+_NODE = st.fixed_dictionaries({}, optional={
+    "message": st.none() | st.fixed_dictionaries({}, optional={
+        "author": st.fixed_dictionaries({}, optional={"role": st.sampled_from(
+            ["user", "assistant", "USER", "system", "tool", "critic", " user"]) | _JSONISH}),
+        "metadata": st.fixed_dictionaries({}, optional={
+            "is_visually_hidden_from_conversation": st.booleans() | st.none()}),
+        "content": st.fixed_dictionaries({}, optional={
+            "content_type": st.sampled_from(["text", "multimodal_text", "", "code", "user_editable_context"])
+            | _JSONISH,
+            "parts": _JSONISH | st.lists(st.sampled_from(["", "  ", "hi", {"text": " yo "}, {"x": 1}])),
+            "user_profile": _JSONISH, "user_instructions": _JSONISH,
+        }) | _JSONISH,
+    }) | _JSONISH,
+})
+_CLAUDE_MESSAGE = st.fixed_dictionaries({}, optional={
+    "sender": st.sampled_from(["human", "assistant", "system", "Human"]) | _JSONISH,
+    "text": st.sampled_from(["", " ", "hello", claude.PLACEHOLDER, "x " + claude.PLACEHOLDER]) | _JSONISH,
+    "content": st.lists(st.fixed_dictionaries({}, optional={
+        "type": st.sampled_from(["text", "thinking", "tool_use", "tool_result", "image"]) | _JSONISH,
+        "text": st.sampled_from(["", "  ", "hey"]) | _JSONISH,
+    }) | _JSONISH, max_size=3) | _JSONISH,
+})
+
+
+@given(_NODE | _JSONISH)
+def test_chatgpt_drop_reason_agrees_on_random_nodes(node: Any) -> None:
+    assert (chatgpt.drop_reason(node) is None) == (chatgpt.node_message(node) is not None)
+
+
+@given(_CLAUDE_MESSAGE | _JSONISH)
+def test_claude_drop_reason_agrees_on_random_messages(message: Any) -> None:
+    assert (claude.drop_reason(message) is None) == _claude_kept(message)
+
+
+def _gpt(content: object, role: object = "assistant", **message: object) -> dict[str, Any]:
+    return {"message": {"author": {"role": role}, "content": content, **message}}
+
+
+@pytest.mark.parametrize(("node", "reason"), [
+    ({"message": None}, "no message"),
+    ("string node", "malformed element"),
+    ({"message": [1]}, "malformed element"),
+    (_gpt({"content_type": "text", "parts": ["x"]}, metadata={"is_visually_hidden_from_conversation": True}),
+     "hidden"),
+    (_gpt({"content_type": "text", "parts": ["x"]}, role="system"), "role system"),
+    (_gpt({"content_type": "text", "parts": ["x"]}, role="Tool"), "role tool"),
+    (_gpt({"content_type": "text", "parts": ["x"]}, role=" user"), "role other"),  # A24: no trimming
+    (_gpt({"content_type": "text", "parts": ["x"]}, role=None), "role missing"),
+    (_gpt({"content_type": None, "parts": ["x"]}), "content type null"),  # A10
+    (_gpt({"content_type": "execution_output", "text": "x"}), "content type execution_output"),
+    (_gpt({"content_type": "text", "parts": [" \u3000 "]}), "empty after trimming"),
+    (_gpt({"content_type": "multimodal_text", "parts": [{"content_type": "image_asset_pointer"}]}),
+     "no text parts"),
+    (_gpt({"content_type": "user_editable_context", "user_profile": "  "}), "empty after trimming"),
+    (_gpt("not an object"), "malformed element"),
+    (_gpt({"content_type": "text", "parts": ["kept"]}), None),
+])
+def test_chatgpt_drop_reason_names(node: object, reason: str | None) -> None:
+    assert chatgpt.drop_reason(node) == reason
+
+
+@pytest.mark.parametrize(("message", "reason"), [
+    ("x", "malformed element"),
+    ({"sender": "system", "text": "x"}, "role system"),
+    ({"text": "x"}, "role missing"),
+    ({"sender": "human", "text": claude.PLACEHOLDER}, "placeholder text"),
+    ({"sender": "assistant", "text": "", "content": [{"type": "thinking", "thinking": "t"}]}, "thinking"),
+    ({"sender": "assistant", "content": [{"type": "thinking"}, {"type": "tool_use"}]}, "tool_use/tool_result"),
+    ({"sender": "assistant", "content": [{"type": "image"}]}, "block type image"),
+    ({"sender": "assistant", "text": " \n", "content": [{"type": "text", "text": " "}]}, "empty after trimming"),
+    ({"sender": "human", "text": "ok"}, None),
+    ({"sender": "human", "content": [{"type": "text", "text": claude.PLACEHOLDER}]}, None),  # A26
+])
+def test_claude_drop_reason_names(message: object, reason: str | None) -> None:
+    assert claude.drop_reason(message) == reason
+
+
+# ---------------------------------------------------------------- timestamp forms
+
+
+@pytest.mark.parametrize(("value", "form"), [
+    ("2023-10-07T07:03:01.693863+", "string: naive with trailing +"),
+    ("2024-01-01T00:00:00z", "string: lowercase z"),
+    ("2024-01-01t00:00:00Z", "string: lowercase t separator"),
+    ("2024-01-01T00:00:00+05", "string: offset without minutes"),
+    ("2024-01-01T00:00:00+5:30", "string: malformed offset"),
+    ("2024-01-01 00:00:00 UTC", "string: zone name instead of offset"),
+    ("2024-02-30", "string: impossible date or time, or outside years 0001-9999"),
+    ("2024-01-01T24:00:00Z", "string: impossible date or time, or outside years 0001-9999"),
+    ("1.7e9", "string: number-like but not a bare number (sign, exponent or dot)"),
+    (" 2024-01-01", "string: surrounding whitespace"),
+    ("yesterday", "string: unrecognised form"),
+    ("", "string: empty"),
+    (1e400, "number: not finite"),
+    (10**300, "number: outside years 0001-9999"),
+    (True, "boolean"),
+    ({"t": 1}, "object"),
+])
+def test_unaccepted_forms(value: object, form: str) -> None:
+    assert render_timestamp(value) is None
+    assert unaccepted_form(value) == form
+
+
+# ---------------------------------------------------------------- presentation
+
+
+def test_examples_carry_id_and_title_and_text_only_on_request() -> None:
+    case = ROOT / "fixtures" / "doctor" / "chatgpt-mixed" / "input.json"
+    hidden = doctor(case).to_json()
+    (example,) = hidden["examples"]["message: abandoned branch"]
+    assert example == {"conversation_id": "c-a", "title": "Alpha", "at": "a1"}
+    assert "First answer" not in json.dumps(hidden) and "First answer" not in doctor(case).summary()
+    shown = doctor(case, show_text=True).to_json()
+    assert shown["examples"]["message: abandoned branch"][0]["text"] == "First answer"
+
+
+def test_summary_names_the_figures() -> None:
+    text = doctor(ROOT / "fixtures" / "doctor" / "claude-mixed" / "input.json").summary()
+    assert "claude export, 1 part(s); converts" in text
+    assert "Conversations: 4 in the export, 2 kept, 2 dropped" in text
+    assert "Messages: 14 in the export, 6 kept, 8 dropped" in text
+    assert "block type hologram: 1" in text  # the never-seen-before list
+    assert "string: naive with trailing +: 1" in text
+
+
+def test_frames() -> None:
+    report = doctor(ROOT / "fixtures" / "doctor" / "chatgpt-mixed" / "input.json")
+    frames = report.frames()
+    convs = frames["conversations"]
+    assert list(convs["id"].dropna()) == ["c-a", "c-b", "c-d", "c-e"]
+    assert convs["id"].isna().tolist() == [False, False, True, False, False]  # the element 42
+    assert int(convs["messages_kept"].sum()) == report.messages_kept == 8
+    assert list(convs["kept"]) == [True, False, False, False, True]
+    drops = frames["drops"]
+    assert int(drops[drops.level == "message"]["count"].sum()) == 13
+    assert int(drops[drops.level == "conversation"]["count"].sum()) == 3
+    types = frames["types"]
+    assert types[types.unknown]["type"].tolist() == ["hologram"]
+    assert set(frames) == {"conversations", "drops", "parts", "ignored", "types", "timestamps", "examples"}
+
+
+def test_unreadable_input_raises_like_convert(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.json"
+    bad.write_text("[{")
+    with pytest.raises(mv.ConversionError) as info:
+        doctor(bad)
+    assert info.value.reason == "invalid-json"
+    with pytest.raises(mv.ConversionError) as info:
+        doctor(tmp_path / "nope.json")
+    assert info.value.reason == "not-found"
+
+
+def test_non_array_part_is_explained(tmp_path: Path) -> None:
+    report = doctor(ROOT / "fixtures" / "doctor" / "single-object" / "input.json")
+    (part,) = report.parts
+    assert part.top_level == "object" and "one ChatGPT conversation" in (part.note or "")
+    assert "NOTES A16" in report.summary()
