@@ -6,6 +6,9 @@ taken. Names sort by UTF-16 code units. A zip is read in memory, never extracted
 by the same rule applied to member paths at any depth (``__MACOSX/`` and directories ignored), sorted by
 full member path. A member or folder entry that is itself a zip named ``conversations*.zip`` (today's
 Claude layout) counts as a conversation part and is opened in place, one level deep, by the same rule.
+Across several arguments the rule applies once more: when some folder or zip argument holds conversation
+parts, a folder or zip argument holding none (``projects-000.zip``) contributes nothing; a file argument
+is always a part.
 """
 
 from __future__ import annotations
@@ -87,21 +90,22 @@ def _is_conversation_zip(name: str) -> bool:
     return base.startswith("conversations") and base.endswith(".zip")
 
 
-def _choose(names: Iterable[str], ignored: list[tuple[str, str]]) -> tuple[list[str], bool]:
-    """Apply the B1 rule; also say whether anything was passed over."""
+def _choose(names: Iterable[str], ignored: list[tuple[str, str]],
+            qualify: Callable[[str], str] = str) -> tuple[list[str], bool]:
+    """Apply the B1 rule; also say whether anything was passed over (named by ``qualify(name)``)."""
     candidates: list[str] = []
     before = len(ignored)
     for name in names:
         base = PurePosixPath(name).name
         if base.startswith("."):
-            ignored.append((name, "hidden file"))
+            ignored.append((qualify(name), "hidden file"))
         elif base.endswith(".json") or _is_conversation_zip(name):
             candidates.append(name)
         else:
-            ignored.append((name, "not a .json file"))
+            ignored.append((qualify(name), "not a .json file"))
     parts = [n for n in candidates if is_conversation_part(n) or _is_conversation_zip(n)]
     if parts:
-        ignored.extend((n, "not a conversation part") for n in candidates if n not in parts)
+        ignored.extend((qualify(n), "not a conversation part") for n in candidates if n not in parts)
     else:
         parts = candidates
     return sorted(parts, key=utf16_key), len(ignored) > before
@@ -188,7 +192,7 @@ def _expand_zip(archive: zipfile.ZipFile, label: str, limits: ZipLimits, depth: 
         if info.is_dir() or name.startswith("__MACOSX/") or "/__MACOSX/" in name:
             continue
         members[name] = info
-    names, chose = _choose(members, ignored)
+    names, chose = _choose(members, ignored, lambda name: f"{label}!{name}")
     parts: list[Part] = []
     for name in names:
         info = members[name]
@@ -250,7 +254,7 @@ def _expand_folder(path: Path, label: str, limits: ZipLimits,
     except OSError as exc:
         raise ConversionError(f"cannot list folder: {exc.strerror or exc}", reason="unreadable",
                               source=label) from exc
-    names, chose = _choose([e.name for e in entries], ignored)
+    names, chose = _choose([e.name for e in entries], ignored, lambda name: str(path / name))
     if not names:
         raise ConversionError("folder holds no .json file", reason="no-parts", source=label)
     parts: list[Part] = []
@@ -268,11 +272,28 @@ def expand(inputs: Sequence[str | os.PathLike[str]], limits: ZipLimits | None = 
     if not inputs:
         raise ConversionError("no input given", reason="not-found")
     limits = limits or ZipLimits()
-    parts: list[Part] = []
     ignored: list[tuple[str, str]] = []
     chose = False
+    expanded: list[tuple[str, list[Part]]] = []
     for arg in inputs:
         found, did_choose = _expand_path(arg, limits, ignored)
-        parts.extend(found)
+        expanded.append((os.fspath(arg), found))
         chose = chose or did_choose
+    # B1 across arguments: when some folder or zip argument holds conversation parts, a folder or zip
+    # argument holding none (projects-000.zip of a multi-zip Claude download) contributes nothing.
+    # A file argument is always a part.
+    def is_container(label: str, found: list[Part]) -> bool:
+        return any(p.name != label for p in found)
+
+    def has_conversations(found: list[Part]) -> bool:
+        return any(is_conversation_part(p.name.rsplit("!", 1)[-1]) for p in found)
+
+    skip_bare = any(is_container(a, f) and has_conversations(f) for a, f in expanded)
+    parts: list[Part] = []
+    for label, found in expanded:
+        if skip_bare and is_container(label, found) and not has_conversations(found):
+            ignored.append((label, "holds no conversation part, while other inputs do"))
+            chose = True
+            continue
+        parts.extend(found)
     return Expansion(parts, ignored, chose)
