@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Write the example notebooks in this folder from the cells below, without outputs.
+
+Usage:
+    python notebooks/build_notebooks.py
+
+The notebooks are generated so that they can be reviewed as code. They use only the public API
+(``import memvelope_tools as mv``) and the bundled samples, and ``make test`` runs each one top to
+bottom (tests/test_notebooks.py). Edit the cells here, then rerun this script.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+
+# Facts IR documents ship next to the sample exports, inside the package.
+BUNDLED_FACTS = '''from importlib.resources import files
+
+samples = files("memvelope_tools.samples")
+facts_docs = {name: mv.read(samples / f"facts-{name}.mv.json") for name in ("chatgpt", "claude")}
+facts = mv.facts_frame(list(facts_docs.values()), sources=list(facts_docs))'''
+
+NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
+    "01-convert-and-explore.ipynb": [
+        ("md", """# Convert and explore
+
+This notebook converts the two bundled sample exports (one ChatGPT, one Claude: an invented persona's
+conversations over two years) into Memvelope envelopes, looks at them as pandas frames, writes a Parquet
+dataset and queries it with DuckDB. Swap `mv.sample_path(...)` for the path of your own export zip to do
+the same with your history; nothing leaves your machine."""),
+        ("code", """import tempfile
+from pathlib import Path
+
+import duckdb
+import memvelope_tools as mv"""),
+        ("md", """## Convert
+
+`mv.convert` reads the export zip in memory and returns the envelope as plain dicts: `meta` says which
+provider it came from and how many conversations and messages it holds."""),
+        ("code", """envelopes = {name: mv.convert(mv.sample_path(name)) for name in ("chatgpt", "claude")}
+{name: env["meta"] for name, env in envelopes.items()}"""),
+        ("code", """first = envelopes["claude"]["conversations"][0]
+first["title"], first["created_at"], first["messages"][0]"""),
+        ("md", """## Frames
+
+One row per conversation and one per message. Timestamps are `datetime64[ms, UTC]`, `role` is a
+categorical, text is a string dtype; the `source` column tells the two exports apart."""),
+        ("code", """convs = mv.conversations_frame(list(envelopes.values()), sources=list(envelopes))
+msgs = mv.messages_frame(list(envelopes.values()), sources=list(envelopes))
+convs.head()"""),
+        ("code", "msgs.dtypes"),
+        ("code", """msgs.groupby(["source", "role"], observed=True).agg(messages=("text", "size"),
+                                                  words=("words", "sum"))"""),
+        ("md", "The longest conversations, and when they started:"),
+        ("code", """convs.nlargest(5, "n_messages")[["source", "title", "n_messages", "chars", "first_ts"]]"""),
+        ("md", """## Parquet and DuckDB
+
+`mv.to_parquet` writes `conversations.parquet` and `messages.parquet` with explicit Arrow schemas; any
+Parquet reader can use the folder as it is. Here DuckDB counts messages per month and role, straight
+from the files."""),
+        ("code", """folder = Path(tempfile.mkdtemp()) / "history"
+written = mv.to_parquet(list(envelopes.values()), folder, sources=list(envelopes))
+sorted(path.name for path in written.values())"""),
+        ("code", """messages_file = (folder / "messages.parquet").as_posix()
+duckdb.sql(f\"\"\"
+    SELECT source, date_trunc('month', ts) AS month, role, count(*) AS messages
+    FROM read_parquet('{messages_file}')
+    GROUP BY ALL ORDER BY source, month, role
+\"\"\").df().head(10)"""),
+        ("md", "Reading the folder back gives the same frames, dtypes included:"),
+        ("code", """back = mv.read_parquet(folder)
+assert back["messages"].equals(msgs) and back["conversations"].equals(convs)
+back["messages"].dtypes.equals(msgs.dtypes)"""),
+    ],
+    "02-activity-timeline.ipynb": [
+        ("md", """# Activity over time
+
+When did the conversations happen, who wrote more, and at what time of day? The charts below are
+drawn from the two bundled sample exports with `mv.plot`; each function draws into the Axes you give
+it and returns it."""),
+        ("code", """import matplotlib.pyplot as plt
+import memvelope_tools as mv
+
+envelopes = [mv.convert(mv.sample_path(name)) for name in ("chatgpt", "claude")]
+msgs = mv.messages_frame(envelopes, sources=["chatgpt", "claude"])
+convs = mv.conversations_frame(envelopes, sources=["chatgpt", "claude"])
+len(convs), len(msgs)"""),
+        ("md", """## Messages per month
+
+Bars are messages per month, user and assistant stacked; the line (right axis) counts the conversations
+active in each month. Gaps are months without any conversation."""),
+        ("code", """fig, ax = plt.subplots(figsize=(9, 4), layout="constrained")
+mv.plot.activity_timeline(msgs, ax=ax, freq="month");"""),
+        ("md", """The same by week, for the ChatGPT export only. Weeks start on Monday in the time zone you pass;
+the data themselves stay UTC."""),
+        ("code", """fig, ax = plt.subplots(figsize=(9, 4), layout="constrained")
+mv.plot.activity_timeline(msgs[msgs["source"] == "chatgpt"], ax=ax, freq="week", tz="Europe/Lisbon");"""),
+        ("md", """## Weekday by hour
+
+Each cell counts messages sent in that hour of that weekday, on the wall clock of `tz`. Shifting the time
+zone moves the cells, not the data: compare UTC with New York."""),
+        ("code", """fig, (left, right) = plt.subplots(1, 2, figsize=(13, 3.8), layout="constrained")
+mv.plot.activity_heatmap(msgs, ax=left, tz="UTC")
+mv.plot.activity_heatmap(msgs, ax=right, tz="America/New_York");"""),
+        ("md", """## How long are conversations?
+
+Most conversations are short; a few run long. The x axis turns logarithmic when the longest conversation
+is ten times the median or more."""),
+        ("code", """fig, ax = plt.subplots(figsize=(8, 3.8), layout="constrained")
+mv.plot.conversation_lengths(convs, ax=ax);"""),
+    ],
+    "03-fact-categories.ipynb": [
+        ("md", """# What the facts are about
+
+A Facts IR document (`memvelope-ir-v0`) is a distilled list of durable facts: who each one is about
+(`subject`, `subject_type`), a category, and the date it is dated to. The package ships one per sample
+export, made by the zero-LLM structured distiller."""),
+        ("code", "import matplotlib.pyplot as plt\nimport memvelope_tools as mv\n\n" + BUNDLED_FACTS
+         + "\nfacts.head()"),
+        ("code", """facts.groupby(["source", "category"], observed=False).size().unstack("source")"""),
+        ("md", """## Facts per category
+
+One bar per category in the spec's list (empty ones included), the most frequent on top; facts without a
+category are counted as `uncategorised`. Split by `subject_type` to see how much is about the user
+themself and how much about other people, companies and projects."""),
+        ("code", """fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4), layout="constrained")
+mv.plot.fact_categories(facts, ax=left)
+mv.plot.fact_categories(facts, ax=right, hue="subject_type");"""),
+        ("md", """Or compare the two exports directly:"""),
+        ("code", """fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+mv.plot.fact_categories(facts, ax=ax, hue="source");"""),
+        ("md", """## Facts over time
+
+`effective_date` is a year, a month or a day: a date the text states, else the source conversation's
+date. Per year every dated fact counts; per month, facts dated only to a year are left out, and the title
+says how many."""),
+        ("code", """fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4), layout="constrained")
+mv.plot.facts_over_time(facts, ax=left, freq="year")
+mv.plot.facts_over_time(facts, ax=right, freq="month");"""),
+    ],
+    "04-archetype.ipynb": [
+        ("md", """# The archetype at a glance
+
+Every Facts IR document carries an `archetype`: a few figures computed from its facts alone. `self_ratio`
+is the share of facts about the user, `belief_ratio` the share that are preferences or identity,
+`distinct_entities` the number of other people, companies and projects, and `style` a one-line reading
+of those figures."""),
+        ("code", "import matplotlib.pyplot as plt\nimport memvelope_tools as mv\n\n" + BUNDLED_FACTS
+         + "\n{name: doc[\"archetype\"] for name, doc in facts_docs.items()}"),
+        ("md", """## One document
+
+The style is the title; bars are shares of all facts (self ratio, belief ratio, then each category)."""),
+        ("code", """fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
+mv.plot.archetype_chart(facts_docs["chatgpt"], ax=ax);"""),
+        ("md", """## Side by side
+
+Pass several documents (a list, or a dict of labels to documents) to compare them: here the two bundled
+exports."""),
+        ("code", """fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
+mv.plot.archetype_chart(facts_docs, ax=ax);"""),
+        ("md", """## Distil your own
+
+The archetype is recomputed from whatever facts you have. Here the structured distiller (no model, no
+network) reads the Claude sample envelope again, and `compute_archetype` summarises a subset: only the
+facts about the user."""),
+        ("code", """envelope = mv.convert(mv.sample_path("claude"))
+fresh = mv.distill_structured(envelope)
+about_me = [f for f in fresh["facts"] if f["subject"] == "self"]
+fresh["meta"]["facts"], mv.compute_archetype(about_me)"""),
+        ("code", """fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
+mv.plot.archetype_chart({"distilled now": fresh, "only about the user": mv.compute_archetype(about_me)}, ax=ax);"""),
+    ],
+}
+
+
+def build(name: str, cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
+    """A notebook of ``cells`` (``("md" | "code", source)``), no outputs, python3 kernel."""
+    nb = new_notebook(metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"},
+    })
+    for i, (kind, source) in enumerate(cells):
+        cell = new_markdown_cell(source) if kind == "md" else new_code_cell(source)
+        cell["id"] = f"{name.split('-')[0]}-{i:02d}"  # stable ids: rebuilding changes nothing
+        nb.cells.append(cell)
+    nbformat.validate(nb)
+    return nb
+
+
+def main() -> None:
+    for name, cells in NOTEBOOKS.items():
+        path = HERE / name
+        text = nbformat.writes(build(name, cells)) + "\n"
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.name}")
+
+
+if __name__ == "__main__":
+    main()
