@@ -46,6 +46,7 @@ unpaired surrogates (legal in JSON, not in UTF-8) gets U+FFFD in their place, wi
 
 from __future__ import annotations
 
+import itertools
 import os
 import warnings
 from collections.abc import Sequence
@@ -59,7 +60,7 @@ import pyarrow.compute as pc
 
 from ._progress import progress_bar
 from .errors import FormatError
-from .read import CATEGORIES, IR_TAG, ROLES, SUBJECT_TYPES, Source, check, source_label
+from .read import CATEGORIES, IR_TAG, ROLES, SUBJECT_TYPES, Source, check, check_messages, source_label
 from .read import _load as _load_source
 
 STRING = pd.StringDtype("pyarrow")
@@ -93,9 +94,16 @@ ARCHETYPE_COLUMNS: dict[str, Any] = {
     "self_ratio": FLOAT, "distinct_entities": NULLABLE_INT, "belief_ratio": FLOAT, "categories": OBJECT,
 }
 
-# Python's str.split() whitespace: \t-\r, \x1c-\x1f, \x85 and Unicode Z* (RE2 syntax).
-_WORD = r"[^\t-\r\x1c-\x1f\x85\pZ]+"
+# Whitespace as Python's str.isspace() (what str.split() splits on), as UTF-8 bytes.
+_ASCII_SPACE = np.zeros(256, dtype=bool)
+_ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+# Non-ASCII ones (a test checks this list against str.isspace): U+0085, U+00A0 (C2 xx), U+1680
+# (E1 9A 80), U+2000-U+200A, U+2028, U+2029, U+202F (E2 80 xx), U+205F (E2 81 9F), U+3000 (E3 80 80).
+_WORD_CHUNK = 16 << 20
 _MS = pa.timestamp("ms", tz="UTC")
+_BATCH = 1 << 16
+_ROLE_SET = frozenset(ROLES)
+_STR_OR_NONE = frozenset((str, type(None)))
 
 
 def arrow_type(dtype: Any) -> pa.DataType:
@@ -157,7 +165,7 @@ def archetype_frame(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[s
                     tz: str | None = None) -> pd.DataFrame:
     """One row per Facts IR document: its ``meta`` and ``archetype`` (see the module docstring)."""
     rows: dict[str, list[Any]] = {name: [] for name in ARCHETYPE_COLUMNS}
-    for label, doc, name in _documents(ir_or_irs, sources, "ir", progress=False):
+    for label, doc, name, _ in _documents(ir_or_irs, sources, "ir", progress=False):
         meta, arch = doc["meta"], doc["archetype"]
         for key, value in (("source", label), ("format", meta["format"]), ("provider", meta["provider"]),
                            ("mode", meta["mode"]), ("n_facts", meta["facts"]), ("style", arch["style"]),
@@ -175,7 +183,10 @@ def archetype_frame(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[s
 
 def _documents(doc_or_docs: Source | Sequence[Source], sources: Sequence[str] | None, layer: str | None,
                *, progress: bool | None) -> Any:
-    """Yield ``(label, document, name for errors)`` for each input, loaded and checked one at a time."""
+    """Yield ``(label, document, name for errors, owned)`` per input, loaded and checked one at a time.
+
+    ``owned`` is true when the document was parsed here, so nobody else holds it.
+    """
     inputs = list(doc_or_docs) if isinstance(doc_or_docs, list | tuple) else [doc_or_docs]
     if sources is not None:
         labels = [str(s) for s in sources]
@@ -188,12 +199,13 @@ def _documents(doc_or_docs: Source | Sequence[Source], sources: Sequence[str] | 
                       for x, label in zip(inputs, labels, strict=True)]
     for label, source in zip(labels, inputs, strict=True):
         doc, name = _load_source(source, progress=progress)
-        found = check(doc, source_name=name)
+        # Messages are checked batch by batch while they are flattened (see _flatten).
+        found = check(doc, source_name=name, messages=False)
         if layer is not None and found != layer:
             want = "an envelope (envelope-v0)" if layer == "envelope" else f"a Facts IR document ({IR_TAG})"
             got = "a Facts IR document" if found == "ir" else "an envelope"
             raise FormatError(f"expected {want}, found {got}", reason="wrong-layer", source=name or label)
-        yield label, doc, name or label
+        yield label, doc, name or label, not isinstance(source, dict)
 
 
 def _pandas(table: pa.Table, columns: dict[str, Any], tz: str | None) -> pd.DataFrame:
@@ -264,8 +276,8 @@ def envelope_tables(doc_or_docs: Source | Sequence[Source], *, dedupe: bool = Fa
     """Flatten envelopes into Arrow tables of conversations and (optionally) messages."""
     conv_parts: list[pa.Table] = []
     msg_parts: list[pa.Table] = []
-    for label, doc, name in _documents(doc_or_docs, sources, "envelope", progress=progress):
-        convs, msgs = _flatten(doc, label, name, with_messages, progress)
+    for label, doc, name, owned in _documents(doc_or_docs, sources, "envelope", progress=progress):
+        convs, msgs = _flatten(doc, label, name, with_messages, progress, owned=owned)
         conv_parts.append(convs)
         if msgs is not None:
             msg_parts.append(msgs)
@@ -298,69 +310,56 @@ def _dedupe_mask(convs: pa.Table) -> np.ndarray:
     return keep
 
 
-def _flatten(doc: dict[str, Any], label: str, name: str, with_messages: bool, progress: bool | None
-             ) -> tuple[pa.Table, pa.Table | None]:
+def _flatten(doc: dict[str, Any], label: str, name: str, with_messages: bool, progress: bool | None,
+             *, owned: bool = False) -> tuple[pa.Table, pa.Table | None]:
+    """One envelope as Arrow tables, built column by column in batches of about _BATCH messages.
+
+    When the document is ``owned`` each batch of conversations is released once converted, so
+    the Python objects and the Arrow columns are never both fully in memory.
+    """
     convs = doc["conversations"]
     n_conv = len(convs)
-    get_msgs = itemgetter("messages")
-    counts = np.fromiter(map(len, map(get_msgs, convs)), dtype=np.int64, count=n_conv)
+    conv_cols = {k: list(map(itemgetter(k), convs)) for k in ("id", "title", "created_at", "updated_at")}
+    counts = np.fromiter(map(len, map(itemgetter("messages"), convs)), dtype=np.int64, count=n_conv)
     total = int(counts.sum())
     starts = np.zeros(n_conv, dtype=np.int64)
     np.cumsum(counts[:-1], out=starts[1:])
-    g_id, g_role, g_ts, g_text = (itemgetter(k) for k in ("id", "role", "ts", "text"))
-    msg_ids: list[str] = []
-    roles: list[str] = []
-    stamps: list[str | None] = []
-    texts: list[str] = []
-    step = max(1, n_conv // 100)
+    cols: dict[str, list[Any]] = {k: [] for k in ("assistant", "ts", "text", "chars", "words", "id")}
+    bounds = [0, *np.flatnonzero(np.diff(starts // _BATCH)) + 1, n_conv] if n_conv else [0]
     with progress_bar(n_conv, desc=f"flattening {label}", unit="conv",
                       enabled=progress if total >= 200_000 else False) as bar:
-        for i, conv in enumerate(convs):
-            msgs = conv["messages"]
-            roles += map(g_role, msgs)
-            stamps += map(g_ts, msgs)
-            texts += map(g_text, msgs)
-            if with_messages:
-                msg_ids += map(g_id, msgs)
-            if i % step == step - 1:
-                bar.update(step)
-
-    def msg_path(k: int) -> str:
-        i = int(np.searchsorted(starts, k, side="right") - 1)
-        return f"$.conversations[{i}].messages[{k - starts[i]}].ts"
+        for lo, hi in itertools.pairwise(dict.fromkeys(bounds)):
+            _batch(convs, lo, hi, name, with_messages, cols)
+            if owned:
+                convs[lo:hi] = [None] * (hi - lo)
+            bar.update(hi - lo)
+    if owned:
+        doc["conversations"] = None
+    del convs
 
     def conv_path(field: str) -> Any:
         return lambda i: f"$.conversations[{i}].{field}"
 
     conv_index = np.repeat(np.arange(n_conv, dtype=np.int64), counts)
-    is_assistant = np.asarray(roles, dtype=object) == "assistant"
-    del roles
-    ts = _timestamps(stamps, name, msg_path)
-    del stamps
-    if with_messages:
-        text = _strings(texts, "text")
-        del texts
-        chars = pc.utf8_length(text).cast(pa.int64())
-        words = pc.count_substring_regex(text, _WORD).cast(pa.int64())
-        chars_np = chars.to_numpy()
-    else:
-        chars_np = np.fromiter(map(len, texts), dtype=np.int64, count=total)
-        del texts
+    is_assistant = np.concatenate([np.zeros(0, dtype=bool), *cols["assistant"]])
+    ts = pa.chunked_array(cols["ts"], type=_MS)
+    chars = pa.chunked_array(cols["chars"], type=pa.int64())
     ts_ms = ts.cast(pa.int64())
-    ids = _strings(list(map(itemgetter("id"), convs)), "conversation id")
+    n_assistant = np.bincount(conv_index, weights=is_assistant, minlength=n_conv).astype(np.int64)
+    ids = _strings(conv_cols["id"], "conversation id")
     conv_table = pa.Table.from_arrays([
         pa.array([label], pa.string()).take(np.zeros(n_conv, dtype=np.int64)),
         pa.array(np.arange(n_conv, dtype=np.int64)),
         ids,
-        _strings(list(map(itemgetter("title"), convs)), "title"),
-        _timestamps(list(map(itemgetter("created_at"), convs)), name, conv_path("created_at")),
-        _timestamps(list(map(itemgetter("updated_at"), convs)), name, conv_path("updated_at")),
+        _strings(conv_cols["title"], "title"),
+        _timestamps(conv_cols["created_at"], name, conv_path("created_at")),
+        _timestamps(conv_cols["updated_at"], name, conv_path("updated_at")),
         pa.array(counts),
-        pa.array(counts - np.bincount(conv_index, weights=is_assistant, minlength=n_conv).astype(np.int64)),
-        pa.array(np.bincount(conv_index, weights=is_assistant, minlength=n_conv).astype(np.int64)),
+        pa.array(counts - n_assistant),
+        pa.array(n_assistant),
         _group_extreme(ts_ms, starts, counts, np.minimum),
         _group_extreme(ts_ms, starts, counts, np.maximum),
-        pa.array(np.bincount(conv_index, weights=chars_np, minlength=n_conv).astype(np.int64)),
+        pa.array(np.bincount(conv_index, weights=chars.to_numpy(), minlength=n_conv).astype(np.int64)),
     ], schema=arrow_schema(CONVERSATION_COLUMNS))
     if not with_messages:
         return conv_table, None
@@ -368,13 +367,108 @@ def _flatten(doc: dict[str, Any], label: str, name: str, with_messages: bool, pr
         pa.array([label], pa.string()).take(np.zeros(total, dtype=np.int64)),
         pa.array(conv_index),
         ids.take(pa.array(conv_index)),
-        pa.array(msg_ids, pa.string()),
+        pa.chunked_array(cols["id"], type=pa.string()),
         pa.array(np.arange(total, dtype=np.int64) - np.repeat(starts, counts)),
         pa.DictionaryArray.from_arrays(pa.array(is_assistant.astype(np.int8)),
                                        pa.array(list(ROLES), pa.string())),
-        ts, text, chars, words,
+        ts,
+        pa.chunked_array(cols["text"], type=pa.string()),
+        chars,
+        pa.chunked_array(cols["words"], type=pa.int64()),
     ], schema=arrow_schema(MESSAGE_COLUMNS))
     return conv_table, msg_table
+
+
+def _batch(convs: list[Any], lo: int, hi: int, name: str, with_messages: bool,
+           cols: dict[str, list[Any]]) -> None:
+    """Convert the messages of ``convs[lo:hi]`` into Arrow/numpy pieces appended to ``cols``."""
+    flat = list(itertools.chain.from_iterable(map(itemgetter("messages"), convs[lo:hi])))
+    try:
+        if not set(map(type, flat)) <= {dict}:
+            raise TypeError
+        roles = list(map(itemgetter("role"), flat))
+        stamps = list(map(itemgetter("ts"), flat))
+        texts = list(map(itemgetter("text"), flat))
+        msg_ids = list(map(itemgetter("id"), flat)) if with_messages else []
+        if (not set(roles) <= _ROLE_SET or not set(map(type, stamps)) <= _STR_OR_NONE
+                or not set(map(type, texts)) <= {str} or not set(map(type, msg_ids)) <= {str}):
+            raise TypeError
+    except (KeyError, TypeError):
+        check_messages(convs[lo:hi], lo, name)  # raises FormatError with the JSON path
+        raise
+    del flat
+    ends = np.cumsum([len(c["messages"]) for c in convs[lo:hi]])
+
+    def ts_path(k: int) -> str:
+        i = int(np.searchsorted(ends, k, side="right"))
+        return f"$.conversations[{lo + i}].messages[{k - (ends[i - 1] if i else 0)}].ts"
+
+    cols["assistant"].append(np.asarray(roles, dtype=object) == "assistant")
+    cols["ts"].append(_timestamps(stamps, name, ts_path))
+    if with_messages:
+        text = _strings(texts, "text")
+        cols["text"].append(text)
+        cols["chars"].append(pc.utf8_length(text).cast(pa.int64()))
+        cols["words"].append(pa.array(word_counts(text)))
+        cols["id"].append(pa.array(msg_ids, pa.string()))
+    else:
+        cols["chars"].append(pa.array(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))))
+
+
+def word_counts(text: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """``len(s.split())`` for every string of a non-null Arrow string array, vectorized over its bytes."""
+    chunks = text.chunks if isinstance(text, pa.ChunkedArray) else [text]
+    return np.concatenate([np.zeros(0, dtype=np.int64), *map(_word_counts_chunk, chunks)])
+
+
+def _word_counts_chunk(arr: pa.Array) -> np.ndarray:
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset:arr.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if n else np.zeros(0, dtype=np.uint8)
+    out = np.zeros(n, dtype=np.int64)
+    # Slices of about _WORD_CHUNK bytes keep the temporary arrays small.
+    bounds = np.unique(np.concatenate([
+        np.searchsorted(offsets, np.arange(offsets[0], offsets[-1], _WORD_CHUNK), side="left"), [n]]))
+    for lo, hi in itertools.pairwise(bounds):
+        local = offsets[lo:hi + 1] - offsets[lo]
+        chunk = data[offsets[lo]:offsets[hi]]
+        if not len(chunk):
+            continue
+        space = chunk <= 32  # every ASCII whitespace byte, and a few control bytes that are not
+        controls = np.flatnonzero(chunk < 28)
+        space[controls[~_ASCII_SPACE[chunk[controls]]]] = False
+        _mark_unicode_space(chunk, space)
+        # start[j]: a word starts at byte j (non-space after a space, or the first byte overall).
+        start = np.empty(len(chunk), dtype=bool)
+        start[0] = not space[0]
+        np.greater(space[:-1], space[1:], out=start[1:])
+        counts = np.diff(np.searchsorted(np.flatnonzero(start), local))
+        # A string's first byte starts a word iff it is not a space, whatever came before it.
+        nonempty = local[:-1] < local[1:]
+        heads = local[:-1][nonempty]
+        counts[nonempty] += (~space[heads]).astype(np.int64) - start[heads]
+        out[lo:hi] = counts
+    return out
+
+
+def _mark_unicode_space(chunk: np.ndarray, space: np.ndarray) -> None:
+    """Set ``space`` on every byte of the non-ASCII whitespace characters listed above."""
+    lead = np.flatnonzero(((chunk & 0xFC) == 0xE0) | (chunk == 0xC2))  # E0-E3 or C2: cheap, then exact
+    if not lead.size:
+        return
+    padded = np.concatenate([chunk[lead[0]:], np.zeros(2, dtype=np.uint8)])
+    rel = lead - lead[0]
+    b0, b1, b2 = padded[rel], padded[rel + 1], padded[rel + 2]
+    two = (b0 == 0xC2) & ((b1 == 0x85) | (b1 == 0xA0))
+    three = (((b0 == 0xE1) & (b1 == 0x9A) & (b2 == 0x80))
+             | ((b0 == 0xE2) & (b1 == 0x80) & (((b2 >= 0x80) & (b2 <= 0x8A)) | (b2 == 0xA8) | (b2 == 0xA9)
+                                                | (b2 == 0xAF)))
+             | ((b0 == 0xE2) & (b1 == 0x81) & (b2 == 0x9F))
+             | ((b0 == 0xE3) & (b1 == 0x80) & (b2 == 0x80)))
+    hits = lead[two | three]
+    space[hits] = True
+    space[hits + 1] = True
+    space[lead[three] + 2] = True
 
 
 def _group_extreme(ts_ms: pa.Array, starts: np.ndarray, counts: np.ndarray, ufunc: np.ufunc) -> pa.Array:
@@ -392,7 +486,7 @@ def _group_extreme(ts_ms: pa.Array, starts: np.ndarray, counts: np.ndarray, ufun
 
 def facts_table(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] | None = None) -> pa.Table:
     """Flatten Facts IR documents into one Arrow table of facts (see :data:`FACT_COLUMNS`)."""
-    parts = [_facts(doc, label) for label, doc, _ in _documents(ir_or_irs, sources, "ir", progress=False)]
+    parts = [_facts(doc, label) for label, doc, _, _ in _documents(ir_or_irs, sources, "ir", progress=False)]
     return pa.concat_tables(parts) if parts else arrow_schema(FACT_COLUMNS).empty_table()
 
 

@@ -9,8 +9,8 @@ Reading choices (the spec leaves them to readers):
 
 * A ``str`` source is a path, never JSON text; pass ``bytes`` for text in memory.
 * UTF-8 only: a leading BOM is skipped, invalid UTF-8 is refused (``reason="not-utf8"``).
-* Parsed with the standard library ``json``, so lone surrogate escapes such as ``"\\ud800"``
-  survive as they are.
+* Values are those of the standard library ``json``: lone surrogate escapes such as
+  ``"\\ud800"`` survive as they are (orjson, when installed, only speeds up the other inputs).
 * When a top-level ``memvelope`` key is present it decides the layer, whatever ``meta.format``
   says; a non-string value there is refused as "not a Memvelope document".
 * Shape checks cover what the loaders rely on: every field of the spec's tables with its JSON
@@ -20,10 +20,12 @@ Reading choices (the spec leaves them to readers):
 
 from __future__ import annotations
 
-import io
 import json
 import os
-from collections.abc import Sequence
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from itertools import accumulate, chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -44,6 +46,13 @@ Layer = Literal["envelope", "ir"]
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO | dict[str, Any]
 
 _CHUNK = 16 << 20
+# orjson turns integers beyond 64 bits into floats; any run of 19+ digits takes the json path.
+_LONG_NUMBER = re.compile(rb"[0-9]{19}")
+
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is the optional "fast" extra
+    _orjson = None  # type: ignore[assignment]
 _BAR_MIN_BYTES = 64 << 20
 
 # Field checks: (name, allowed JSON types, allowed values or None).
@@ -86,11 +95,15 @@ def layer_of(doc: Any, *, source_name: str | None = None) -> Layer:
                       f"(supported: {_supported()})", reason="not-memvelope", source=source_name, path="$")
 
 
-def check(doc: Any, *, source_name: str | None = None) -> Layer:
-    """Check ``doc``'s tag and the shape the loaders rely on; return its layer or raise FormatError."""
+def check(doc: Any, *, source_name: str | None = None, messages: bool = True) -> Layer:
+    """Check ``doc``'s tag and the shape the loaders rely on; return its layer or raise FormatError.
+
+    ``messages=False`` skips the envelope's messages (for callers that check them as they go,
+    see :func:`check_messages`).
+    """
     layer = layer_of(doc, source_name=source_name)
     if layer == "envelope":
-        _check_envelope(doc, source_name)
+        _check_envelope(doc, source_name, messages=messages)
     else:
         _check_ir(doc, source_name)
     return layer
@@ -112,7 +125,7 @@ def _load(source: Source, *, progress: bool | None) -> tuple[Any, str | None]:
         name = os.fspath(source)
         return _parse(_read_file(name, progress), name), name
     if isinstance(source, bytes | bytearray | memoryview):
-        return _parse(bytes(source), None), None
+        return _parse(bytearray(source), None), None
     if hasattr(source, "read"):
         name = getattr(source, "name", None)
         name = name if isinstance(name, str) else None
@@ -120,23 +133,28 @@ def _load(source: Source, *, progress: bool | None) -> tuple[Any, str | None]:
         if isinstance(data, str):
             raise FormatError("file object is in text mode; open it in binary mode, e.g. open(path, 'rb')",
                               reason="text-mode", source=name)
-        return _parse(bytes(data), name), name
+        return _parse(bytearray(data), name), name
     raise FormatError(f"cannot read a {type(source).__name__}: expected a path, bytes, a binary file "
                       "object or a dict", reason="bad-source")
 
 
-def _read_file(name: str, progress: bool | None) -> bytes:
+def _read_file(name: str, progress: bool | None) -> bytearray:
     try:
         with open(name, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
-            if size < _BAR_MIN_BYTES:
-                return fh.read()
-            buf = io.BytesIO()
-            with progress_bar(size, desc=f"reading {Path(name).name}", unit="B", enabled=progress) as bar:
-                while chunk := fh.read(_CHUNK):
-                    buf.write(chunk)
-                    bar.update(len(chunk))
-            return buf.getvalue()
+            buf = bytearray(size)  # one buffer, filled in place: no second copy of a big file
+            view = memoryview(buf)
+            done = 0
+            with progress_bar(size, desc=f"reading {Path(name).name}", unit="B",
+                              enabled=progress if size >= _BAR_MIN_BYTES else False) as bar:
+                while done < size and (n := fh.readinto(view[done:done + _CHUNK])):
+                    done += n
+                    bar.update(n)
+            view.release()
+            del buf[done:]
+            if done == size:
+                buf += fh.read()  # the file grew while being read
+            return buf
     except FileNotFoundError:
         raise FormatError("file not found", reason="not-found", source=name) from None
     except IsADirectoryError:
@@ -146,17 +164,33 @@ def _read_file(name: str, progress: bool | None) -> bytes:
                           source=name) from None
 
 
-def _parse(data: bytes, name: str | None) -> Any:
+def _parse(data: bytes | bytearray, name: str | None) -> Any:
+    """Parse UTF-8 JSON text (a leading BOM skipped) with the standard library's semantics.
+
+    With orjson installed it parses first, straight from the bytes, which needs far less memory
+    than a whole-file ``str`` (4 bytes per character as soon as the file holds one emoji). It
+    returns the same values as ``json.loads`` except for lone surrogate escapes, NaN/Infinity and
+    huge numbers, all of which it rejects or changes: those inputs (and every error) take the
+    standard library path, whose result or error is the one reported.
+    """
+    start = 3 if data[:3] == b"\xef\xbb\xbf" else 0
+    if _orjson is not None and not _LONG_NUMBER.search(data):
+        view = memoryview(data)[start:]
+        try:
+            return _orjson.loads(view)
+        except _orjson.JSONDecodeError:
+            pass
+        finally:
+            view.release()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FormatError(f"not UTF-8: invalid byte sequence at byte offset {exc.start}",
                           reason="not-utf8", source=name) from None
-    del data  # let the bytes go before the tree is built: peak memory matters for big files
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    if isinstance(data, bytearray):
+        data.clear()  # the caller's buffer is not needed any more: free it before the tree is built
     try:
-        return json.loads(text)
+        return json.loads(text[1:] if text.startswith("\ufeff") else text)
     except json.JSONDecodeError as exc:
         raise FormatError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
                           reason="invalid-json", source=name) from None
@@ -198,30 +232,33 @@ def _expect_object(value: Any, path: str, source_name: str | None) -> dict[str, 
     return value
 
 
-def _check_records(records: list[Any], fields: Sequence[tuple[str, tuple[type, ...]]], path: str,
-                   source_name: str | None) -> None:
-    """Check a list of objects column by column (fast); locate the first problem only on failure."""
-    if not all(type(r) is dict for r in records):
+def _check_records(records: list[Any], fields: Sequence[tuple[str, tuple[type, ...]]],
+                   where: Callable[[int], str], source_name: str | None) -> None:
+    """Check a list of objects column by column (fast); locate the first problem only on failure.
+
+    ``where(i)`` is the JSON path of ``records[i]``.
+    """
+    if not set(map(type, records)) <= {dict}:
         bad = next((i for i, r in enumerate(records) if not isinstance(r, dict)), None)
         if bad is not None:
-            _expect_object(records[bad], f"{path}[{bad}]", source_name)
+            _expect_object(records[bad], where(bad), source_name)
     for field, types in fields:
         try:
             values = list(map(itemgetter(field), records))
         except KeyError:
             i = next(i for i, r in enumerate(records) if field not in r)
             raise FormatError(f"missing field {field!r}", reason="bad-shape", source=source_name,
-                              path=f"{path}[{i}]") from None
+                              path=where(i)) from None
         if not set(map(type, values)).issubset(types):
             i, v = next((i, v) for i, v in enumerate(values) if type(v) not in types)
             want = " or ".join(_JSON_NAMES[t] for t in types)
             raise FormatError(f"expected {want} for {field!r}, found {_json_name(v)}", reason="bad-shape",
-                              source=source_name, path=f"{path}[{i}].{field}")
+                              source=source_name, path=f"{where(i)}.{field}")
         allowed = _ENUMS.get(field)
         if allowed is not None and not set(values).issubset((*allowed, None)):
             i, v = next((i, v) for i, v in enumerate(values) if v is not None and v not in allowed)
             raise FormatError(f"{field} {v!r} is not one of {', '.join(allowed)}", reason="bad-shape",
-                              source=source_name, path=f"{path}[{i}].{field}")
+                              source=source_name, path=f"{where(i)}.{field}")
 
 
 def _check_fields(obj: dict[str, Any], fields: Sequence[tuple[str, tuple[type, ...]]], path: str,
@@ -236,16 +273,29 @@ def _check_fields(obj: dict[str, Any], fields: Sequence[tuple[str, tuple[type, .
                               source=source_name, path=f"{path}.{field}")
 
 
-def _check_envelope(doc: dict[str, Any], source_name: str | None) -> None:
+def _check_envelope(doc: dict[str, Any], source_name: str | None, *, messages: bool = True) -> None:
     meta = _expect_object(doc.get("meta"), "$.meta", source_name)
     _check_fields(meta, (("source_provider", _STR),), "$.meta", source_name)
     convs = doc.get("conversations")
     if not isinstance(convs, list):
         raise FormatError(f"expected an array for 'conversations', found {_json_name(convs)}",
                           reason="bad-shape", source=source_name, path="$.conversations")
-    _check_records(convs, _CONV_FIELDS, "$.conversations", source_name)
-    for i, conv in enumerate(convs):
-        _check_records(conv["messages"], _MSG_FIELDS, f"$.conversations[{i}].messages", source_name)
+    _check_records(convs, _CONV_FIELDS, lambda i: f"$.conversations[{i}]", source_name)
+    if messages:
+        check_messages(convs, 0, source_name)
+
+
+def check_messages(convs: list[dict[str, Any]], first: int, source_name: str | None) -> None:
+    """Check the messages of ``convs``, which start at ``$.conversations[first]``."""
+    # All messages at once: per-conversation checks cost more than the checks themselves.
+    lists = list(map(itemgetter("messages"), convs))
+    ends = list(accumulate(map(len, lists)))
+
+    def where(k: int) -> str:
+        i = bisect_right(ends, k)
+        return f"$.conversations[{first + i}].messages[{k - (ends[i - 1] if i else 0)}]"
+
+    _check_records(list(chain.from_iterable(lists)), _MSG_FIELDS, where, source_name)
 
 
 def _check_ir(doc: dict[str, Any], source_name: str | None) -> None:
@@ -260,5 +310,5 @@ def _check_ir(doc: dict[str, Any], source_name: str | None) -> None:
     if not isinstance(facts, list):
         raise FormatError(f"expected an array for 'facts', found {_json_name(facts)}",
                           reason="bad-shape", source=source_name, path="$.facts")
-    _check_records(facts, _FACT_FIELDS, "$.facts", source_name)
+    _check_records(facts, _FACT_FIELDS, lambda i: f"$.facts[{i}]", source_name)
 
