@@ -10,6 +10,7 @@ Heavy optional parts (pandas frames, Parquet, plots) load only when first used.
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 from typing import Any
 
 from .convert import ConversionError, convert, dump_canonical, dumps_canonical, write_envelope
@@ -54,10 +55,25 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
+        _unshadow()
         return value
     if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
+        module = importlib.import_module(f"{__name__}.{name}")
+        _unshadow()
+        return module
     raise AttributeError(f"module 'memvelope_tools' has no attribute {name!r}")
+
+
+def _unshadow() -> None:
+    """Put functions back where importing their same-named submodule bound the module instead.
+
+    Importing ``memvelope_tools.read`` (as ``frames`` does) sets the package attribute ``read`` to the
+    module, hiding the lazily exported function ``read``; the same goes for ``validate`` and ``doctor``.
+    """
+    for lazy, module in _LAZY.items():
+        current = globals().get(lazy)
+        if isinstance(current, ModuleType) and current.__name__ == module == f"{__name__}.{lazy}":
+            globals()[lazy] = getattr(current, lazy)
 
 
 def __dir__() -> list[str]:

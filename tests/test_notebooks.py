@@ -105,3 +105,12 @@ def test_notebooks_match_their_build_script(tmp_path: Path):
     subprocess.run([sys.executable, "-c", code], check=True)
     for path in NOTEBOOKS:
         assert (tmp_path / path.name).read_text(encoding="utf-8") == path.read_text(encoding="utf-8"), path.name
+
+
+def test_public_functions_survive_their_submodule_being_imported():
+    """``mv.read`` stays the function after ``frames`` (which imports ``memvelope_tools.read``) loads."""
+    code = ("import memvelope_tools as mv; mv.plot; mv.messages_frame; mv.validate; "
+            "print(callable(mv.read), callable(mv.validate))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.stdout.split() == ["True", "True"]
