@@ -194,6 +194,9 @@ def _parse(data: bytes | bytearray, name: str | None) -> Any:
     except json.JSONDecodeError as exc:
         raise FormatError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
                           reason="invalid-json", source=name) from None
+    except ValueError:  # CPython refuses int() of an integer literal of more than 4300 digits
+        raise FormatError("invalid JSON for this reader: an integer with more than 4300 digits",
+                          reason="invalid-json", source=name) from None
     except RecursionError:
         raise FormatError("invalid JSON: nested too deeply to parse", reason="too-deep",
                           source=name) from None

@@ -41,22 +41,40 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _parse_long_int(digits: str) -> int | float:
+    # CPython refuses int() of more than 4300 digits; JSON.parse holds such a number as a double.
+    return int(digits) if len(digits) < 4300 else float(digits)
+
+
 _DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
+_LONG_INT_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_long_int)
 
 
 def loads_js(text: str, source: str) -> Any:
     """``JSON.parse(text)``, raising ConversionError naming ``source`` and the position."""
     try:
-        return _DECODER.decode(text)
+        try:
+            return _DECODER.decode(text)
+        except ValueError as exc:  # only on this rare path do integers go through a Python hook
+            if type(exc) is not ValueError or "integer string conversion" not in str(exc):
+                raise
+            return _LONG_INT_DECODER.decode(text)
     except json.JSONDecodeError as exc:
-        raise ConversionError(
-            f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-            reason="invalid-json",
-            source=source,
-        ) from None
+        raise ConversionError(_invalid_json_message(text, exc), reason="invalid-json",
+                              source=source) from None
     except ValueError as exc:
         raise ConversionError(f"not valid JSON: {exc}", reason="invalid-json", source=source) from None
     except RecursionError:
         raise ConversionError(
             "JSON nested too deeply to parse", reason="too-deep", source=source
         ) from None
+
+
+def _invalid_json_message(text: str, exc: json.JSONDecodeError) -> str:
+    """The parser's complaint, with a hint for the two usual causes that are not a broken file."""
+    if not text.strip(" \t\n\r"):
+        return "not valid JSON: the file is empty" + (" (only whitespace)" if text else "")
+    message = f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+    if "\x00" in text[:4096]:  # ASCII saved as UTF-16 (or UTF-32) has a NUL beside every character
+        message += "; the file looks like UTF-16 text, save it as UTF-8 and convert again"
+    return message
