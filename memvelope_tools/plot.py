@@ -235,8 +235,11 @@ def conversation_lengths(data: Any, *, ax: Axes | None = None, tz: str = "UTC", 
         log = top >= 10 * max(median, 1.0)
     if log:
         edges = np.unique(np.geomspace(max(1, int(lengths.min())), top + 1, bins + 1))
+    elif top - int(lengths.min()) + 1 <= bins:  # few distinct lengths: one bar per length
+        edges = np.arange(int(lengths.min()) - 0.5, top + 1.0)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     else:
-        edges = np.histogram_bin_edges(lengths, bins=min(bins, max(1, top - int(lengths.min()) + 1)))
+        edges = np.histogram_bin_edges(lengths, bins=bins)
     kwargs.setdefault("color", ROLE_COLORS["user"])
     kwargs.setdefault("edgecolor", "white")
     ax.hist(lengths, bins=edges, **kwargs)

@@ -41,7 +41,7 @@ padding-bottom:4px}
 table{border-collapse:collapse;width:100%;background:#fff;font-size:14px}
 th,td{border-bottom:1px solid #e6e9ed;padding:6px 8px;text-align:left;vertical-align:top}
 th{background:#eef1f4;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums}
-td.snip{color:#57606a;max-width:380px;overflow-wrap:anywhere}
+td.d{white-space:nowrap}td.snip{color:#57606a;max-width:380px;overflow-wrap:anywhere}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:16px}
 figure{margin:0;background:#fff;border:1px solid #e6e9ed;border-radius:6px;padding:8px}
 figure img{width:100%;height:auto;display:block}figcaption{color:#57606a;font-size:13px;padding:4px}
@@ -186,7 +186,7 @@ def _documents_table(envs: list, irs: list, convs: pd.DataFrame | None, msgs: pd
         span = f"{_day(m['ts'].min(), tz)} – {_day(m['ts'].max(), tz)}" if m["ts"].notna().any() else ""
         rows.append([("", label), ("", "envelope"), ("", doc["meta"]["source_provider"]), ("n", f"{n_conv:,}"),
                      ("n", f"{len(m):,}"), ("n", f"{int(roles.get('user', 0)):,}"),
-                     ("n", f"{int(roles.get('assistant', 0)):,}"), ("", span), ("n", "")])
+                     ("n", f"{int(roles.get('assistant', 0)):,}"), ("d", span), ("n", "")])
     for label, doc in irs:
         rows.append([("", label), ("", "facts IR"), ("", doc["meta"]["provider"]), ("n", ""), ("n", ""),
                      ("n", ""), ("n", ""), ("", ""), ("n", f"{len(doc['facts']):,}")])
@@ -201,9 +201,9 @@ def _top_table(convs: pd.DataFrame, msgs: pd.DataFrame, top: int, tz: str) -> st
                                                      strict=True)}
     rows = []
     for rank, row in enumerate(ranked.itertuples(index=False), start=1):
-        rows.append([("n", rank), ("", row.title if row.title else "(untitled)"), ("", row.source),
-                     ("n", f"{row.n_messages:,}"), ("n", f"{row.chars:,}"), ("", _day(row.first_ts, tz)),
-                     ("", _day(row.last_ts, tz)),
+        rows.append([("n", rank), ("", row.title if row.title else "(untitled)"), ("d", row.source),
+                     ("n", f"{row.n_messages:,}"), ("n", f"{row.chars:,}"), ("d", _day(row.first_ts, tz)),
+                     ("d", _day(row.last_ts, tz)),
                      ("snip", _snippet(first_text.get((row.source, int(row.conv_index)))))])
     return _table(["#", "title", "document", "messages", "characters", "first", "last",
                    "opening message"], rows)
