@@ -297,3 +297,32 @@ def test_non_array_part_is_explained(tmp_path: Path) -> None:
     (part,) = report.parts
     assert part.top_level == "object" and "one ChatGPT conversation" in (part.note or "")
     assert "NOTES A16" in report.summary()
+
+
+SINGLE_OBJECTS = [ROOT / "fixtures" / "doctor" / "single-object" / "input.json"] + [
+    p for p in REAL_FILES if isinstance(json.loads(p.read_text(encoding="utf-8")), dict)
+    and (chatgpt.looks_like(json.loads(p.read_text(encoding="utf-8")))
+         or claude.looks_like(json.loads(p.read_text(encoding="utf-8"))))]
+
+
+@pytest.mark.parametrize("path", SINGLE_OBJECTS, ids=lambda p: p.parent.name + "/" + p.name)
+def test_if_wrapped_agrees_with_converting_the_wrapped_object(path: Path, tmp_path: Path) -> None:
+    report = doctor(path)
+    assert not report.converts and report.messages_kept == 0 and report.if_wrapped is not None
+    wrapped = tmp_path / "wrapped.json"
+    wrapped.write_bytes(b"[" + path.read_bytes() + b"]")
+    try:
+        env = mv.convert(wrapped)
+    except mv.ConversionError as exc:  # e.g. the fuzzed samples: nothing prose survives
+        assert report.if_wrapped.error is not None and report.if_wrapped.error[0] == exc.reason
+        return
+    assert report.if_wrapped.converts
+    assert report.if_wrapped.messages_kept == env["meta"]["message_count"]
+    assert report.if_wrapped.conversations_kept == env["meta"]["conversation_count"]
+
+
+def test_no_if_wrapped_when_an_array_part_has_elements(write_parts) -> None:
+    single = json.loads((ROOT / "fixtures" / "doctor" / "single-object" / "input.json").read_text())
+    paths = write_parts([single], single)
+    report = doctor(*paths)
+    assert report.converts and report.if_wrapped is None and report.messages_kept == 1

@@ -55,6 +55,7 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False,
     merged: list[object] = []
     owners: list[tuple[int, str]] = []  # (first merged index, part name)
     non_arrays = 0
+    singles: list[tuple[str, object]] = []  # non-array parts that look like one conversation
     for order, part in enumerate(expansion.parts, 1):
         decoded = decode(part.read())
         value = loads_js(decoded.text, part.name)
@@ -66,7 +67,24 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False,
         else:
             non_arrays += 1
             info.note = _non_array_note(value)
+            if claude_core.looks_like(value) or chatgpt_core.looks_like(value):
+                singles.append((part.name, value))
         parts.append(info)
+    provider, error, acc = _examine(merged, owners, non_arrays, show_text)
+    if_wrapped = None
+    if not merged and singles:  # say what the single-conversation parts hold, had they been in [ ]
+        w_provider, w_error, w_acc = _examine([v for _, v in singles],
+                                              [(i, name) for i, (name, _) in enumerate(singles)], 0, show_text)
+        if_wrapped = _report([os.fspath(p) for p in paths], [], [], w_provider, w_error, len(singles), w_acc)
+    report = _report([os.fspath(p) for p in paths], parts, list(expansion.ignored), provider, error,
+                     len(merged), acc)
+    report.if_wrapped = if_wrapped
+    return report
+
+
+def _examine(merged: list[object], owners: list[tuple[int, str]], non_arrays: int,
+             show_text: bool) -> tuple[str | None, tuple[str, str] | None, Analysis]:
+    """Detect the provider as the converter does and analyse every element of the merged array."""
     acc = Analysis(show_text)
     error: tuple[str, str] | None = None
     provider: str | None = None
@@ -88,17 +106,22 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False,
                 build_envelope(provider, [])
             except ConversionError as exc:
                 error = (exc.reason, exc.msg)
+    return provider, error, acc
+
+
+def _report(inputs: list[str], parts: list[PartInfo], ignored: list[tuple[str, str]], provider: str | None,
+            error: tuple[str, str] | None, elements: int, acc: Analysis) -> DoctorReport:
     return DoctorReport(
-        inputs=[os.fspath(p) for p in paths],
+        inputs=inputs,
         parts=parts,
-        ignored=list(expansion.ignored),
+        ignored=ignored,
         provider=provider,
         error=error,
-        elements=len(merged),
+        elements=elements,
         conversations=acc.conversations,
         examples=acc.examples,
         timestamps=acc.timestamps,
         types=acc.types,
         unknown_types=acc.unknown,
-        show_text=show_text,
+        show_text=acc.show_text,
     )

@@ -196,6 +196,8 @@ class DoctorReport:
     types: dict[str, Counter[str]]
     unknown_types: dict[str, Counter[str]]
     show_text: bool = False
+    # When no part is an array but some hold one conversation each: what they would give inside [ ].
+    if_wrapped: DoctorReport | None = None
 
     @property
     def converts(self) -> bool:
@@ -277,6 +279,7 @@ class DoctorReport:
             "types": {k: _ranked(v) for k, v in sorted(self.types.items())},
             "unknown_types": {k: _ranked(v) for k, v in sorted(self.unknown_types.items())},
             "examples": {k: [e.to_json() for e in v] for k, v in sorted(self.examples.items())},
+            "if_wrapped": None if self.if_wrapped is None else self.if_wrapped.to_json(),
         }
 
     def summary(self) -> str:

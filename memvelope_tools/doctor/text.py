@@ -34,6 +34,20 @@ def _counts(lines: list[str], counts: dict[str, int], report: DoctorReport, pref
 
 def render(report: DoctorReport) -> str:
     """The summary ``memvelope doctor`` prints by default."""
+    lines = _head(report)
+    if report.provider is None:
+        if report.if_wrapped is not None:
+            lines.append("")
+            lines.append("Had each single-conversation part been wrapped in [ ], doctor would report:")
+            wrapped = report.if_wrapped
+            if wrapped.error:
+                lines.append(f"  | does NOT convert ({wrapped.error[0]}): {wrapped.error[1]}")
+            lines += ["  | " + line for line in _body(wrapped)]
+        return "\n".join(lines) + "\n"
+    return "\n".join(lines + _body(report)) + "\n"
+
+
+def _head(report: DoctorReport) -> list[str]:
     lines: list[str] = []
     provider = report.provider or "unknown provider"
     verdict = "converts" if report.converts else f"does NOT convert ({report.error[0]})"  # type: ignore[index]
@@ -52,9 +66,11 @@ def render(report: DoctorReport) -> str:
     if report.ignored:
         lines.append("Passed over:")
         lines += [f"  {name} ({why})" for name, why in report.ignored]
-    if report.provider is None:
-        return "\n".join(lines) + "\n"
-    lines.append("")
+    return lines
+
+
+def _body(report: DoctorReport) -> list[str]:
+    lines: list[str] = [""]
     lines.append(f"Conversations: {report.elements} in the export, {report.conversations_kept} kept, "
                  f"{report.elements - report.conversations_kept} dropped")
     _counts(lines, report.conversations_dropped, report, "conversation")
@@ -96,4 +112,4 @@ def render(report: DoctorReport) -> str:
     if not report.show_text:
         lines.append("")
         lines.append("(message text is not shown; pass --show-text to include excerpts)")
-    return "\n".join(lines) + "\n"
+    return lines
