@@ -21,10 +21,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-from PIL import Image  # noqa: E402  (a dependency of matplotlib)
+import matplotlib.pyplot as plt
+from PIL import Image
 
-import memvelope_tools as mv  # noqa: E402
+import memvelope_tools as mv
 
 HERE = Path(__file__).resolve().parent
 DPI = 100
