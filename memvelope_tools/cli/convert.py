@@ -6,9 +6,11 @@ import argparse
 import sys
 
 from .._atomic import atomic_write
-from ..convert import Report, ZipLimits, convert, dumps_canonical
+from ..convert import Report, ZipLimits, convert, convert_stream, expand
+from ..convert.fast import dumps_envelope
 
 _DEFAULTS = ZipLimits()
+STREAM_ABOVE = 1024**3  # inputs larger than this (in bytes, inflated) are converted streaming
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -27,6 +29,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout")
     p.add_argument("-v", "--verbose", action="store_true", help="list the parts read, always")
     p.add_argument("-q", "--quiet", action="store_true", help="no notes or warnings on stderr")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--stream", action="store_true",
+                      help="parse incrementally, holding one conversation at a time (same bytes; the "
+                           "default above 1 GiB of input)")
+    mode.add_argument("--no-stream", action="store_true", help="never switch to streaming by itself")
     p.add_argument("--zip-max-bytes", type=int, default=_DEFAULTS.max_member_bytes, metavar="N",
                    help="refuse zip members larger than N bytes (default %(default)s)")
     p.add_argument("--zip-max-ratio", type=float, default=_DEFAULTS.max_ratio, metavar="R",
@@ -47,11 +54,32 @@ def _notes(report: Report, args: argparse.Namespace) -> None:
               file=err)
 
 
+def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:
+    if args.stream or args.no_stream:
+        return bool(args.stream)
+    size = sum(p.size or 0 for p in expand(args.paths, limits).parts)
+    if size <= STREAM_ABOVE:
+        return False
+    if not args.quiet:
+        print(f"memvelope: the export is {size / 1024**3:.1f} GiB: converting streaming, one conversation "
+              "at a time (--no-stream to convert in memory)", file=sys.stderr)
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     report = Report()
     limits = ZipLimits(max_member_bytes=args.zip_max_bytes, max_ratio=args.zip_max_ratio)
-    envelope = convert(*args.paths, report=report, zip_limits=limits)
-    data = dumps_canonical(envelope)
+    progress = False if args.quiet else None
+    if _streaming(args, limits):
+        meta = convert_stream(args.paths, args.output, report=report, zip_limits=limits, progress=progress)
+        _notes(report, args)
+        if args.verbose and args.output:
+            print(f"memvelope: wrote {args.output}: {meta['source_provider']}, "
+                  f"{meta['conversation_count']} conversations, {meta['message_count']} messages",
+                  file=sys.stderr)
+        return 0
+    envelope = convert(*args.paths, report=report, zip_limits=limits, progress=progress)
+    data = dumps_envelope(envelope, trusted=True)
     _notes(report, args)
     if args.output:
         atomic_write(args.output, data)

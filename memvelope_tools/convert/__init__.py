@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .._atomic import atomic_output
+from .._progress import progress_bar
 from ..errors import ConversionError
 from . import chatgpt, claude
+from . import fast as _fast
 from .canonical import dump_canonical, dumps_canonical
-from .parse import decode, loads_js
 from .sources import Expansion, Part, ZipLimits, expand
 
 Envelope = dict[str, Any]
@@ -31,6 +32,7 @@ __all__ = [
     "ZipLimits",
     "convert",
     "convert_parts",
+    "convert_stream",
     "convert_values",
     "detect_provider",
     "dump_canonical",
@@ -116,36 +118,70 @@ def _describe(parts: Sequence[Part]) -> str | None:
     return f"{parts[0].name} and {len(parts) - 1} more part(s)"
 
 
-def _parsed(parts: Sequence[Part], report: Report) -> Iterator[object]:
-    for part in parts:
-        decoded = decode(part.read())
-        if decoded.replaced:
-            report.replaced[part.name] = decoded.replaced
-        yield loads_js(decoded.text, part.name)
+def convert_parts(parts: Sequence[Part], report: Report | None = None, *, fast: bool | None = None,
+                  stream: bool = False, progress: bool | None = None) -> Envelope:
+    """Convert an ordered list of parts (see :func:`memvelope_tools.convert.sources.expand`).
 
+    Options as for :func:`convert`.
+    """
+    from . import pipeline
+    from . import stream as streaming
 
-def convert_parts(parts: Sequence[Part], report: Report | None = None) -> Envelope:
-    """Convert an ordered list of parts (see :func:`memvelope_tools.convert.sources.expand`)."""
     report = report if report is not None else Report()
     report.parts = [p.name for p in parts]
-    return convert_values(_parsed(parts, report), _describe(parts))
+    conversations: list[dict[str, Any]] = []
+    total = sum(p.size or 0 for p in parts) or None
+    with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, pipeline.gc_paused():
+        assembler = pipeline.Assembler(pipeline.counting(conversations.append, bar), _describe(parts))
+        if stream:
+            streaming.assemble_streaming(parts, report, assembler, bar)
+        else:
+            use_fast = _fast.available() if fast is None else fast and _fast.available()
+            pipeline.assemble(pipeline.parse_parts(parts, report, use_fast, bar), assembler)
+    return build_envelope(assembler.provider or "", conversations, _describe(parts))
 
 
 def convert(*paths: str | os.PathLike[str], report: Report | None = None,
-            zip_limits: ZipLimits | None = None) -> Envelope:
+            zip_limits: ZipLimits | None = None, fast: bool | None = None, stream: bool = False,
+            progress: bool | None = None) -> Envelope:
     """Convert one export, given as part files, folders and/or zips in order, to an envelope.
 
     Raises :class:`ConversionError` (with ``.reason``) when the export cannot be converted.
     Pass a :class:`Report` to learn which parts were read and which files were passed over.
+    ``fast`` parses with orjson (default: when installed); ``stream`` parses incrementally with ijson,
+    so the export's parse tree is never held whole (see :func:`convert_stream` to bound memory by the
+    largest conversation). Every option gives the same envelope. ``progress`` shows a bar on stderr
+    (default: on a terminal).
     """
     expansion: Expansion = expand(paths, zip_limits)
     if report is not None:
         report.ignored = expansion.ignored
         report.chose = expansion.chose
-    return convert_parts(expansion.parts, report)
+    return convert_parts(expansion.parts, report, fast=fast, stream=stream, progress=progress)
+
+
+def convert_stream(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+                   out: str | os.PathLike[str] | None, *, report: Report | None = None,
+                   zip_limits: ZipLimits | None = None, progress: bool | None = None,
+                   stdout: Any = None) -> dict[str, Any]:
+    """Convert one export straight to a canonical envelope file, holding one conversation at a time.
+
+    Peak memory is bounded by the largest conversation, not the export. The bytes written are those of
+    ``write_envelope(convert(paths), out)``; ``out`` is written atomically. With ``out=None`` the bytes
+    go to the binary stream ``stdout``. Returns the envelope's ``meta``.
+    """
+    from . import stream as streaming
+
+    inputs = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    expansion: Expansion = expand(inputs, zip_limits)
+    report = report if report is not None else Report()
+    report.ignored = expansion.ignored
+    report.chose = expansion.chose
+    return streaming.write_streaming(expansion.parts, out, report, progress=progress, stdout=stdout)
 
 
 def write_envelope(envelope: Envelope, path: str | os.PathLike[str]) -> None:
     """Write the envelope's canonical bytes to ``path`` atomically (temporary file, then rename)."""
+    data = _fast.dumps_envelope(envelope)
     with atomic_output(path) as fh:
-        dump_canonical(envelope, fh)
+        fh.write(data)

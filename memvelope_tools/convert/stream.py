@@ -1,0 +1,277 @@
+"""The streaming path: parts parsed incrementally with ijson (its C backend, yajl2_c), one conversation
+at a time, so peak memory is bounded by the largest conversation rather than the export.
+
+The bytes are those of the in-memory path. Where ijson's reading differs from ``JSON.parse`` as
+:mod:`parse` gives it, the reader below works around it before ijson sees the bytes:
+
+* a leading BOM is dropped; invalid UTF-8 (which yajl refuses) sends the part back to its start with
+  the WHATWG replacement decoding of :func:`parse.decode` switched on;
+* lone surrogate escapes (which yajl turns into ``?`` or refuses) are swapped for placeholders, as on
+  the fast path (:mod:`fast`), and swapped back in each conversation;
+* duplicate keys keep the last value at the first key's position, as a dict does.
+
+Elements already handed on are skipped when a part is read again. Two rare kinds of part are parsed
+whole instead (their memory is not bounded): one holding a number yajl cannot hold (an integer beyond
+64 bits, or beyond the double range), and one whose text already holds the placeholder characters.
+(ijson's decimal mode is not used for numbers: it crashes the interpreter on integers of more than 4300
+digits.)
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, Final
+
+from .._atomic import atomic_output
+from .._progress import Bar, progress_bar
+from ..errors import ConversionError, OutputError
+from . import _describe, fast
+from .parse import decode, loads_js
+from .pipeline import Assembler, counting, gc_paused
+
+if TYPE_CHECKING:
+    from . import Report
+    from .sources import Part
+
+_CHUNK: Final = 1 << 20
+_BOM: Final = b"\xef\xbb\xbf"
+_REPLACEMENT: Final = b"\xef\xbf\xbd"
+_WHITESPACE: Final = b" \t\n\r"
+_SAFE_WINDOW: Final = 16  # backslash-free bytes before a cut: no escape (pair) straddles it
+
+
+class _Collision(Exception):
+    """The part's text holds placeholder characters itself: swapping surrogates would not be reversible."""
+
+
+class _Reader:
+    """A part's bytes as ijson should read them: BOM dropped, optionally UTF-8 repaired, lone surrogate
+    escapes swapped for placeholders. ``advance`` is told about raw bytes read (for a progress bar)."""
+
+    def __init__(self, raw: BinaryIO, *, repair: bool, advance: Any) -> None:
+        self._raw = raw
+        self._advance = advance
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace") if repair else None
+        self._raw_tail = b""
+        self._carry = b""
+        self._buf = b""
+        self._pos = 0
+        self._eof = False
+        self._first = True
+        self.placeholders: set[str] = set()  # placeholder characters swapped in so far
+        self._genuine = False  # the text holds placeholder characters of its own
+        self.replaced = 0
+
+    def read(self, size: int = -1) -> bytes:
+        while self._pos >= len(self._buf) and not self._eof:
+            self._fill()
+        if size < 0:
+            size = len(self._buf) - self._pos
+        out = self._buf[self._pos:self._pos + size]
+        self._pos += len(out)
+        return out
+
+    def peek(self) -> bytes:
+        """The first byte that is not JSON whitespace, without consuming it (b"" for an empty part)."""
+        while True:
+            rest = self._buf[self._pos:].lstrip(_WHITESPACE)
+            if rest:
+                return rest[:1]
+            self._pos = len(self._buf)
+            if self._eof:
+                return b""
+            self._fill()
+
+    def _fill(self) -> None:
+        data = self._raw.read(_CHUNK)
+        self._advance(len(data))
+        if not data:
+            self._eof = True
+        if self._first:
+            data = self._carry + data
+            self._carry = b""
+            if len(data) < len(_BOM) and not self._eof:
+                self._carry = data
+                return
+            self._first = False
+            if data.startswith(_BOM):
+                data = data[len(_BOM):]
+        if self._decoder is not None:
+            text = self._decoder.decode(data, final=self._eof)
+            counted = self._raw_tail + data
+            self.replaced += text.count("\ufffd") - counted.count(_REPLACEMENT) + self._raw_tail.count(_REPLACEMENT)
+            self._raw_tail = counted[-2:]
+            data = text.encode("utf-8")
+        pending = self._carry + data
+        cut = len(pending) if self._eof else _safe_cut(pending)
+        region, self._carry = pending[:cut], pending[cut:]
+        self._genuine = self._genuine or fast.holds_placeholders(region)
+        region = fast.swap_lone_escapes(region, self.placeholders)
+        if self._genuine and self.placeholders:
+            raise _Collision
+        self._buf = self._buf[self._pos:] + region
+        self._pos = 0
+
+
+def _safe_cut(data: bytes) -> int:
+    """The largest cut with no backslash in the bytes before it and no UTF-8 sequence split by it."""
+    cut = len(data)
+    while cut >= _SAFE_WINDOW:
+        slash = data.rfind(b"\\", cut - _SAFE_WINDOW, cut)
+        if slash < 0:
+            break
+        cut = slash
+    if cut < _SAFE_WINDOW:
+        return 0
+    while cut < len(data) and 0x80 <= data[cut] < 0xC0:  # at most three continuation bytes
+        cut -= 1
+    return cut
+
+
+def _invalid(part: Part, exc: Exception) -> ConversionError:
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return ConversionError(f"not valid JSON: {detail}", reason="invalid-json", source=part.name)
+
+
+def _part_elements(part: Part, report: Report, assembler: Assembler, bar: Bar) -> None:
+    """Hand the part's elements to ``assembler`` one at a time (or note that it is not an array)."""
+    import ijson
+
+    done = 0  # elements handed on, skipped when the part is read again
+    counted = 0  # raw bytes reported to the progress bar
+    seen = 0  # raw bytes read in the current pass
+
+    def advance(n: int) -> None:
+        nonlocal counted, seen
+        seen += n
+        if seen > counted:
+            bar.update(seen - counted)
+            counted = seen
+
+    repair = False
+    while True:
+        seen = 0
+        with part.open() as raw:
+            reader = _Reader(raw, repair=repair, advance=advance)
+            try:
+                if reader.peek() != b"[":
+                    for _ in ijson.basic_parse(reader, use_float=True):
+                        pass
+                    assembler.non_array()
+                    return
+                for index, element in enumerate(ijson.items(reader, "item", use_float=True)):
+                    if index < done:
+                        continue
+                    assembler.element(element, reader.placeholders)
+                    done += 1
+            except ijson.JSONError as exc:
+                message = str(exc)
+                if not repair and "UTF8" in message:
+                    repair = True
+                    continue
+                if "overflow" not in message:
+                    raise _invalid(part, exc) from None
+                _whole_part(part, report, assembler, done)  # a number beyond what yajl holds
+                return
+            except _Collision:
+                _whole_part(part, report, assembler, done)
+                return
+            if reader.replaced:
+                report.replaced[part.name] = reader.replaced
+            return
+
+
+def _whole_part(part: Part, report: Report, assembler: Assembler, done: int) -> None:
+    """The last resort: the part parsed whole, as the in-memory path parses it."""
+    data = part.read()
+    if fast.available():
+        parsed = fast.parse_part(data, part.name)
+    else:
+        decoded = decode(data)
+        parsed = fast.Parsed(loads_js(decoded.text, part.name), decoded.replaced)
+    del data
+    if parsed.replaced:
+        report.replaced[part.name] = parsed.replaced
+    if type(parsed.value) is not list:
+        assembler.non_array()
+        return
+    for element in parsed.value[done:]:
+        assembler.element(element, parsed.placeholders)
+
+
+def assemble_streaming(parts: Sequence[Part], report: Report, assembler: Assembler, bar: Bar) -> str:
+    """Feed every part's elements to ``assembler``, streaming; return the provider."""
+    for part in parts:
+        _part_elements(part, report, assembler, bar)
+    return assembler.finish()
+
+
+def _copy(src: IO[bytes], dst: IO[bytes]) -> None:
+    src.seek(0)
+    shutil.copyfileobj(src, dst, 4 * _CHUNK)
+
+
+@contextlib.contextmanager
+def _temporary(folder: Path | None, out: str | os.PathLike[str] | None) -> Iterator[IO[bytes]]:
+    """An anonymous temporary file beside the output (so the final copy stays on one filesystem)."""
+    try:
+        with tempfile.TemporaryFile(prefix=".memvelope-", dir=folder) as fh:
+            yield fh
+    except OutputError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"cannot write output: {exc.strerror or exc}", reason="output",
+                          source=os.fspath(out) if out is not None else None) from exc
+
+
+def write_streaming(parts: Sequence[Part], out: str | os.PathLike[str] | None, report: Report, *,
+                    progress: bool | None = None, stdout: IO[bytes] | None = None) -> dict[str, Any]:
+    """Convert ``parts`` to canonical envelope bytes in ``out`` (or ``stdout``), one conversation at a
+    time; return ``meta``. Conversations go to a temporary file first, since ``meta`` comes first."""
+    report.parts = [p.name for p in parts]
+    folder = Path(out).resolve().parent if out is not None else None
+    if folder is not None and not folder.is_dir():
+        raise OutputError(f"output folder does not exist: {folder}", reason="output", source=os.fspath(out))
+    total = sum(p.size or 0 for p in parts) or None
+    with _temporary(folder, out) as body:
+        first = True
+
+        def emit(conversation: dict[str, Any]) -> None:
+            nonlocal first
+            if not first:
+                body.write(b",\n    ")
+            else:
+                body.write(b"    ")
+                first = False
+            body.write(fast.fragment(conversation))
+
+        with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():
+            assembler = Assembler(counting(emit, bar), _describe(parts))
+            provider = assemble_streaming(parts, report, assembler, bar)
+        meta = {"source_provider": provider, "conversation_count": assembler.conversations,
+                "message_count": assembler.messages}
+        head, tail = fast.envelope_frame(meta)
+        if out is None:
+            target = stdout if stdout is not None else _stdout()
+            target.write(head)
+            _copy(body, target)
+            target.write(tail)
+            target.flush()
+        else:
+            with atomic_output(out) as fh:
+                fh.write(head)
+                _copy(body, fh)
+                fh.write(tail)
+    return meta
+
+
+def _stdout() -> IO[bytes]:
+    import sys
+
+    return sys.stdout.buffer
