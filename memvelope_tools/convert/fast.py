@@ -37,12 +37,14 @@ except ImportError:  # pragma: no cover - exercised when the fast extra is absen
 _BOM: Final = b"\xef\xbb\xbf"
 _PLACEHOLDER_BASE: Final = 0x10F800  # + (surrogate - 0xD800): U+10F800..U+10FFFF
 # A lone surrogate escape: a high one not followed by a low escape, or a low one not preceded by a high.
+# Also matched (group "pair"): the high half of an escaped pair for a placeholder character (U+10F800+).
 _LONE_ESCAPE: Final = re.compile(
     rb"\\u(?:[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
-    rb"|[dD][c-fC-F][0-9a-fA-F]{2}(?<![\\]u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}))"
+    rb"|[dD][c-fC-F][0-9a-fA-F]{2}(?<![\\]u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?P<pair>[dD][bB][fF][eEfF]))"
 )
-# The placeholders, raw (UTF-8 F4 8F A0 80 .. F4 8F BF BF) or escaped (\udbfe / \udbff high halves).
-_PLACEHOLDER_IN_SOURCE: Final = re.compile(rb"\xf4\x8f[\xa0-\xbf]|\\u[dD][bB][fF][eEfF]")
+# The placeholders as raw UTF-8 (F4 8F A0 80 .. F4 8F BF BF).
+_PLACEHOLDER_IN_SOURCE: Final = re.compile(rb"\xf4\x8f[\xa0-\xbf]")
 _PLACEHOLDER_BYTES: Final = re.compile(rb"(?:\xf4\x8f[\xa0-\xbf][\x80-\xbf])+")
 _PLACEHOLDER_CHAR: Final = re.compile("[\U0010f800-\U0010ffff]")
 _SURROGATE_CHAR: Final = re.compile("[\ud800-\udfff]")
@@ -65,29 +67,39 @@ class Parsed:
     placeholders: frozenset[str] = frozenset()
 
 
-def swap_lone_escapes(data: bytes, used: set[str]) -> bytes:
-    """``data`` with each lone surrogate escape replaced by its placeholder character (raw UTF-8);
-    the placeholders used are added to ``used``. The bytes before ``data`` must not end in a backslash.
-    """
+class Swap:
+    """What :func:`swap_lone_escapes` did: the placeholder characters it put in, and whether the text
+    holds escaped placeholder characters of its own (then the swap is not reversible)."""
 
-    def swap(match: re.Match[bytes]) -> bytes:
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        self.collides = False
+
+
+def swap_lone_escapes(data: bytes, swap: Swap) -> bytes:
+    """``data`` with each lone surrogate escape replaced by its placeholder character (raw UTF-8),
+    noting what was done in ``swap``. The byte before ``data`` must not be a backslash."""
+
+    def replace(match: re.Match[bytes]) -> bytes:
         start = match.start()
         run = 0
         while start - run > 0 and data[start - run - 1] == 0x5C:  # backslashes before this one
             run += 1
         if run % 2:  # the backslash is itself escaped: "\\ud83d" is literal text, not an escape
             return match.group()
+        if match.group("pair") is not None:
+            swap.collides = True
+            return match.group()
         char = chr(_PLACEHOLDER_BASE + int(match.group()[2:], 16) - 0xD800)
-        used.add(char)
+        swap.used.add(char)
         return char.encode("utf-8")
 
-    return _LONE_ESCAPE.sub(swap, data)
+    return _LONE_ESCAPE.sub(replace, data)
 
 
 def holds_placeholders(data: bytes) -> bool:
-    """True when the JSON text holds placeholder characters itself (raw or escaped; false alarms are
-    possible, misses are not)."""
-    return _PLACEHOLDER_IN_SOURCE.search(data) is not None
+    """True when the text holds placeholder characters as raw UTF-8."""
+    return b"\xf4\x8f" in data and _PLACEHOLDER_IN_SOURCE.search(data) is not None
 
 
 def _escape_dense(data: bytes) -> bool:
@@ -107,11 +119,11 @@ def parse_part(data: bytes, source: str) -> Parsed:
     # costs as much as parsing, so orjson is tried first; elsewhere the look is cheap, and a refusal
     # by orjson is not (it builds and drops the tree up to the refusal).
     if not _escape_dense(data):
-        used: set[str] = set()
-        swapped = swap_lone_escapes(data, used)
-        if used and not holds_placeholders(data):
+        swap = Swap()
+        swapped = swap_lone_escapes(data, swap)
+        if swap.used and not swap.collides and not holds_placeholders(data):
             try:
-                return Parsed(orjson.loads(swapped), 0, frozenset(used))
+                return Parsed(orjson.loads(swapped), 0, frozenset(swap.used))
             except orjson.JSONDecodeError:
                 pass
         del swapped
@@ -132,11 +144,11 @@ def _parse_refused(data: bytes, source: str, message: str) -> Parsed:
                 return Parsed(orjson.loads(data), replaced)
             except orjson.JSONDecodeError:
                 pass
-    used: set[str] = set()
-    swapped = swap_lone_escapes(data, used)
-    if used and not holds_placeholders(data):
+    swap = Swap()
+    swapped = swap_lone_escapes(data, swap)
+    if swap.used and not swap.collides and not holds_placeholders(data):
         try:
-            return Parsed(orjson.loads(swapped), replaced, frozenset(used))
+            return Parsed(orjson.loads(swapped), replaced, frozenset(swap.used))
         except orjson.JSONDecodeError:
             pass
     del swapped

@@ -64,8 +64,9 @@ class _Reader:
         self._pos = 0
         self._eof = False
         self._first = True
-        self.placeholders: set[str] = set()  # placeholder characters swapped in so far
-        self._genuine = False  # the text holds placeholder characters of its own
+        self._swap = fast.Swap()
+        self.placeholders = self._swap.used  # placeholder characters swapped in so far
+        self._genuine = False  # the text holds raw placeholder characters of its own
         self.replaced = 0
 
     def read(self, size: int = -1) -> bytes:
@@ -112,8 +113,8 @@ class _Reader:
         cut = len(pending) if self._eof else _safe_cut(pending)
         region, self._carry = pending[:cut], pending[cut:]
         self._genuine = self._genuine or fast.holds_placeholders(region)
-        region = fast.swap_lone_escapes(region, self.placeholders)
-        if self._genuine and self.placeholders:
+        region = fast.swap_lone_escapes(region, self._swap)
+        if (self._genuine or self._swap.collides) and self._swap.used:
             raise _Collision
         self._buf = self._buf[self._pos:] + region
         self._pos = 0

@@ -1,0 +1,215 @@
+"""Conversion speed and memory on generated exports, against the floor and the Node.js reference core.
+
+For each provider it generates (or reuses) a seeded export, then measures, each in a fresh process:
+ours (``memvelope convert``, in memory, orjson), ours streaming (``--stream``), the stdlib reference
+path, the floor (``orjson.loads`` of the parts, the stdlib parser where orjson refuses one, plus writing
+as many bytes as the envelope has), the orjson-only floor (as if orjson took lone surrogates), and
+Node's ``JSON.parse`` of the parts + ``JSON.stringify(envelope, null, 2)``. It checks that the plain,
+fast and streaming outputs (and Node's stringify) are byte-identical, and prints wall time, peak RSS
+(whole process, ``ru_maxrss``), MB/s and the ratios.
+
+Examples:
+  python benchmarks/convert.py                            # 200 MB ChatGPT and Claude exports
+  python benchmarks/convert.py --size 2GB --only stream   # streaming memory on a 2 GB export
+  python benchmarks/convert.py --rss-sizes 50MB,200MB,500MB --only stream
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from gen_export import parse_size  # noqa: E402
+
+MEASURES = ("fast", "stream", "plain", "floor", "orjson-floor", "node")
+
+
+# ---- one measurement, run in its own process ---------------------------------------------------------
+
+def _measure(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict[str, float]:
+    start = time.perf_counter()
+    if what in ("fast", "stream"):
+        from memvelope_tools.cli import main
+
+        flag = "--stream" if what == "stream" else "--no-stream"
+        status = main(["convert", *parts, "-o", out, flag, "-q"])
+        assert status == 0
+    elif what == "plain":
+        from memvelope_tools.convert import convert, dumps_canonical
+
+        data = dumps_canonical(convert(*parts, fast=False, progress=False))
+        Path(out).write_bytes(data)
+    elif what in ("floor", "orjson-floor"):
+        import orjson
+
+        from memvelope_tools.convert.fast import swap_lone_escapes
+
+        elapsed = 0.0
+        for part in parts:
+            t0 = time.perf_counter()
+            data = Path(part).read_bytes()
+            if what == "orjson-floor":  # untimed: as if orjson took lone surrogates
+                elapsed += time.perf_counter() - t0
+                data = swap_lone_escapes(data, set())
+                t0 = time.perf_counter()
+            try:
+                value = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                value = json.loads(data)
+            del data, value
+            elapsed += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        with open(out, "wb") as fh:
+            block = b"x" * (1 << 20)
+            left = envelope_bytes
+            while left > 0:
+                fh.write(block[: min(left, len(block))])
+                left -= len(block)
+        elapsed += time.perf_counter() - t0
+        return {"wall": elapsed, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    else:
+        raise ValueError(what)
+    wall = time.perf_counter() - start
+    return {"wall": wall, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _child(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict[str, float]:
+    if what == "node":
+        node = shutil.which("node")
+        if node is None:
+            return {}
+        result = subprocess.run([node, str(Path(__file__).parent / "node_floor.mjs"), out, *parts],
+                                capture_output=True, text=True, check=True)
+        figures = json.loads(result.stdout)
+        return {"wall": figures["total_ms"] / 1000, "rss_mb": figures["max_rss_kb"] / 1024,
+                "parse": figures["parse_ms"] / 1000, "stringify": figures["stringify_ms"] / 1000,
+                "identical": figures["identical"]}
+    cmd = [sys.executable, __file__, "--measure", what, "--out", out, "--envelope-bytes", str(envelope_bytes),
+           *parts]
+    result = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if result.returncode:
+        raise SystemExit(f"{what} failed:\n{result.stderr}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+# ---- the report ---------------------------------------------------------------------------------------
+
+def _digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _export(workdir: Path, provider: str, size: int, shards: int, seed: int) -> list[str]:
+    from memvelope_tools._gen import generate
+
+    folder = workdir / f"{provider}-{size}-{shards}-{seed}"
+    done = folder / ".complete"
+    if not done.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+        t0 = time.perf_counter()
+        generate(folder, provider, size, seed=seed, shards=shards)
+        done.write_text("ok")
+        print(f"  generated {folder} in {time.perf_counter() - t0:.1f} s", flush=True)
+    return [str(p) for p in sorted(folder.glob("conversations*.json"))]
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    node = shutil.which("node")
+    node_version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip() if node else "-"
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3
+    return (f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python {platform.python_version()}, "
+            f"Node {node_version}, {platform.system()} {platform.release()}")
+
+
+def run_provider(provider: str, args: argparse.Namespace, workdir: Path, size: int) -> dict[str, dict]:
+    print(f"\n== {provider}, {size / 1e6:.0f} MB, {args.shards} part(s)", flush=True)
+    parts = _export(workdir, provider, size, args.shards, args.seed)
+    input_bytes = sum(Path(p).stat().st_size for p in parts)
+    outputs = {what: workdir / f"out-{provider}-{what}.mve.json" for what in ("fast", "stream", "plain")}
+    wanted = args.only.split(",") if args.only else list(MEASURES)
+    results: dict[str, dict] = {}
+    for what in ("fast", "stream", "plain"):
+        if what in wanted:
+            results[what] = _child(what, parts, str(outputs[what]), 0)
+    reference = next((outputs[w] for w in ("fast", "stream", "plain") if w in results), None)
+    envelope_bytes = reference.stat().st_size if reference else 0
+    for what in ("floor", "orjson-floor"):
+        if what in wanted and reference:
+            results[what] = _child(what, parts, str(workdir / "out-floor.bin"), envelope_bytes)
+    if "node" in wanted and reference:
+        results["node"] = _child("node", parts, str(reference), envelope_bytes)
+    print(f"  input {input_bytes / 1e6:.1f} MB, envelope {envelope_bytes / 1e6:.1f} MB")
+    print(f"  {'':14}{'wall s':>9}{'MB/s':>9}{'peak RSS MB':>13}{'RSS/input':>11}")
+    for what, r in results.items():
+        if r:
+            print(f"  {what:14}{r['wall']:9.2f}{input_bytes / 1e6 / r['wall']:9.1f}{r['rss_mb']:13.0f}"
+                  f"{r['rss_mb'] * 2**20 / input_bytes:11.2f}")
+    if results.get("node"):
+        n = results["node"]
+        print(f"  node: JSON.parse {n['parse']:.2f} s + JSON.stringify {n['stringify']:.2f} s; "
+              f"stringify bytes identical to ours: {n['identical']}")
+    for ours in ("fast", "stream"):
+        for base in ("floor", "orjson-floor", "node"):
+            if results.get(ours) and results.get(base):
+                print(f"  ratio {ours}/{base}: {results[ours]['wall'] / results[base]['wall']:.2f}")
+    digests = {what: _digest(path) for what, path in outputs.items() if what in results}
+    same = len(set(digests.values())) <= 1
+    print(f"  bytes identical ({', '.join(digests)}): {same}")
+    if not same:
+        raise SystemExit("outputs differ: " + json.dumps(digests))
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("parts", nargs="*", help=argparse.SUPPRESS)
+    parser.add_argument("--measure", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--envelope-bytes", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--provider", default="chatgpt,claude", help="chatgpt, claude or both (default)")
+    parser.add_argument("--size", default="200MB", help="export size (default 200MB)")
+    parser.add_argument("--rss-sizes", help="comma-separated sizes: repeat the run at each (RSS vs size)")
+    parser.add_argument("--shards", type=int, default=1, help="parts per export (default 1)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--only", help=f"comma-separated subset of {','.join(MEASURES)}")
+    parser.add_argument("--workdir", default=os.environ.get("MEMVELOPE_BENCH_DIR", "/tmp/memvelope-bench"))
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(_measure(args.measure, args.parts, args.out, args.envelope_bytes)))
+        return 0
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    print(f"machine: {_machine()}")
+    sizes = [parse_size(s) for s in (args.rss_sizes or args.size).split(",")]
+    for size in sizes:
+        for provider in args.provider.split(","):
+            run_provider(provider.strip(), args, workdir, size)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
