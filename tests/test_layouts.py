@@ -7,6 +7,7 @@ from the order rule (README "Export layouts", NOTES B1/B2).
 from __future__ import annotations
 
 import importlib.util
+import json
 import zipfile
 from pathlib import Path
 
@@ -135,3 +136,19 @@ def test_a_lone_zip_without_conversation_parts_still_takes_its_json(tmp_path: Pa
     with pytest.raises(mv.ConversionError) as info:
         mv.convert(projects)
     assert info.value.reason == "no-provider"
+
+
+def test_folder_without_conversation_parts_beside_one_with_them_contributes_nothing(tmp_path: Path) -> None:
+    conv = {"uuid": "k", "chat_messages": [{"sender": "human", "text": "hi"}]}
+    with_parts, without = tmp_path / "a", tmp_path / "b"
+    with_parts.mkdir()
+    without.mkdir()
+    (with_parts / "conversations.json").write_text(f"[{json.dumps(conv)}]")
+    (without / "projects.json").write_text('[{"uuid": "p"}]')
+    loose = tmp_path / "projects.json"  # a file argument is always read
+    loose.write_text('[{"uuid": "p"}]')
+    expansion = expand([without, with_parts, loose])
+    assert [p.name for p in expansion.parts] == [str(with_parts / "conversations.json"), str(loose)]
+    assert (str(without), "holds no conversation part, while other inputs do") in expansion.ignored
+    # alone, the same folder still gives its .json files (NOTES A18)
+    assert [p.name for p in expand([without]).parts] == [str(without / "projects.json")]
