@@ -46,8 +46,11 @@ Layer = Literal["envelope", "ir"]
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO | dict[str, Any]
 
 _CHUNK = 16 << 20
-# orjson turns integers beyond 64 bits into floats; any run of 19+ digits takes the json path.
-_LONG_NUMBER = re.compile(rb"[0-9]{19}")
+# orjson turns integers beyond 64 bits into floats: anything that may be such a number (19+ digits
+# after a ':', '[' or ',') takes the json path. Inside strings this only costs speed, never values.
+_DIGITS = bytes(1 if 0x30 <= i <= 0x39 else 0 for i in range(256))
+_RUN = b"\x01" * 19
+_BEFORE_NUMBER = re.compile(rb"[:\[,][ \t\r\n]*-?$")
 
 try:
     import orjson as _orjson
@@ -164,6 +167,23 @@ def _read_file(name: str, progress: bool | None) -> bytearray:
                           source=name) from None
 
 
+def _may_hold_long_number(data: bytes | bytearray) -> bool:
+    """Whether ``data`` may hold a JSON number of 19 digits or more (fast: digit runs first)."""
+    step, budget = _CHUNK, 1000  # past 1000 digit runs, do not look closer: just take the json path
+    for lo in range(0, len(data), step):
+        piece = bytes(data[lo:lo + step + 18]).translate(_DIGITS)
+        at = piece.find(_RUN)
+        while at != -1:
+            start = lo + at
+            while start > 0 and 0x30 <= data[start - 1] <= 0x39:
+                start -= 1
+            budget -= 1
+            if budget < 0 or _BEFORE_NUMBER.search(bytes(data[max(0, start - 64):start])):
+                return True
+            at = piece.find(_RUN, at + 19)
+    return False
+
+
 def _parse(data: bytes | bytearray, name: str | None) -> Any:
     """Parse UTF-8 JSON text (a leading BOM skipped) with the standard library's semantics.
 
@@ -174,7 +194,7 @@ def _parse(data: bytes | bytearray, name: str | None) -> Any:
     standard library path, whose result or error is the one reported.
     """
     start = 3 if data[:3] == b"\xef\xbb\xbf" else 0
-    if _orjson is not None and not _LONG_NUMBER.search(data):
+    if _orjson is not None and not _may_hold_long_number(data):
         view = memoryview(data)[start:]
         try:
             return _orjson.loads(view)

@@ -1,0 +1,157 @@
+"""Benchmark: messages_frame against pd.json_normalize, and peak memory against the file size.
+
+Builds a synthetic, seeded envelope of at least 1,000,000 messages in memory, writes it to a temp
+file (ensure_ascii=False, indent=2, like a converter's output) and prints, in one run:
+
+* rows/s of ``messages_frame`` starting from the parsed dict, and starting from the file path;
+* rows/s of ``pd.json_normalize(env["conversations"], record_path="messages", meta=[...])``;
+* the ratio (target: at least 5x);
+* peak memory of ``messages_frame(path)`` in a fresh process (peak RSS minus the RSS after imports)
+  against the file size (target: at most 3x).
+
+Usage: ``python benchmarks/frames.py [--messages 1000000] [--seed 7] [--emoji-share 0.01]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+_VOCABULARY = """the a of to and in is it that for you with on this be are as can or not your have we at
+roadmap plan data model export python function value table result error test meeting budget draft
+review idea question answer because however which would could should café naïve façade résumé — ’
+“quoted” déjà"""
+WORDS = _VOCABULARY.split()
+
+
+def build_envelope(n_messages: int, seed: int, emoji_share: float) -> dict:
+    """A synthetic envelope: conversations of 1–60 messages, user ~200 and assistant ~900 chars."""
+    rng = random.Random(seed)
+    pool = []
+    for _ in range(2000):
+        words = rng.choices(WORDS, k=700)
+        if rng.random() < emoji_share * 20:  # a share of paragraphs contains an emoji somewhere
+            words[rng.randrange(len(words))] = "🙂"
+        pool.append(" ".join(words))
+    conversations = []
+    t = np.datetime64("2023-01-01T00:00:00.000", "ms").astype(np.int64)
+    made = 0
+    while made < n_messages:
+        n = min(rng.randint(1, 60), n_messages - made)
+        steps = np.cumsum(np.array([rng.randint(1000, 600_000) for _ in range(n)], dtype=np.int64)) + t
+        stamps = [s + "Z" for s in np.datetime_as_string(steps.astype("datetime64[ms]"), unit="ms")]
+        messages = []
+        for j in range(n):
+            role = "user" if j % 2 == 0 else "assistant"
+            size = int(rng.lognormvariate(5.0, 0.6)) if role == "user" else int(rng.lognormvariate(6.6, 0.5))
+            para = pool[rng.randrange(len(pool))]
+            start = rng.randrange(max(1, len(para) - size))
+            text = para[start:start + max(1, size)].strip() or "ok"
+            messages.append({"id": f"m{j + 1}", "role": role,
+                             "ts": None if rng.random() < 0.01 else stamps[j], "text": text})
+        cid = None if rng.random() < 0.01 else f"{rng.getrandbits(128):032x}"
+        conversations.append({"id": cid, "title": " ".join(rng.choices(WORDS, k=4)),
+                              "created_at": stamps[0], "updated_at": stamps[-1], "messages": messages})
+        t = int(steps[-1]) + rng.randint(0, 86_400_000)
+        made += n
+    return {"memvelope": "envelope-v0",
+            "meta": {"source_provider": "chatgpt", "conversation_count": len(conversations),
+                     "message_count": made},
+            "conversations": conversations}
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def child(path: str) -> None:
+    """Run in a fresh process: time messages_frame(path) and report its peak memory as JSON."""
+    import pandas  # noqa: F401 - imports are part of the baseline, not of the load
+    import pyarrow  # noqa: F401
+
+    from memvelope_tools.frames import messages_frame
+
+    gc.collect()
+    base = _rss_bytes()
+    start = time.perf_counter()
+    frame = messages_frame(path, progress=False)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"rows": len(frame), "seconds": seconds, "peak_extra": peak - base,
+                      "frame_bytes": int(frame.memory_usage(deep=False).sum())}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--emoji-share", type=float, default=0.01,
+                        help="share of pool paragraphs' weight given an emoji (default 0.01)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child)
+        return
+
+    import pandas as pd
+
+    from memvelope_tools.frames import messages_frame
+
+    t0 = time.perf_counter()
+    env = build_envelope(args.messages, args.seed, args.emoji_share)
+    n = env["meta"]["message_count"]
+    print(f"built envelope: {len(env['conversations']):,} conversations, {n:,} messages "
+          f"in {time.perf_counter() - t0:.1f} s")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.mve.json"
+        path.write_bytes(json.dumps(env, ensure_ascii=False, indent=2).encode("utf-8"))
+        size = path.stat().st_size
+        print(f"file size: {size / 1e6:,.1f} MB")
+
+        gc.collect()
+        t0 = time.perf_counter()
+        frame = messages_frame(env, progress=False)
+        ours = time.perf_counter() - t0
+        assert len(frame) == n
+        del frame
+
+        gc.collect()
+        t0 = time.perf_counter()
+        flat = pd.json_normalize(env["conversations"], record_path="messages",
+                                 meta=["id", "title", "created_at", "updated_at"], meta_prefix="conversation_")
+        theirs = time.perf_counter() - t0
+        assert len(flat) == n
+        del flat, env
+        gc.collect()
+
+        out = subprocess.run([sys.executable, __file__, "--child", str(path)], check=True,
+                             capture_output=True, text=True)
+        measured = json.loads(out.stdout)
+
+    print(f"messages_frame(dict):   {n / ours:>12,.0f} rows/s  ({ours:.2f} s)")
+    print(f"messages_frame(path):   {n / measured['seconds']:>12,.0f} rows/s  ({measured['seconds']:.2f} s, "
+          "read + parse + frame, fresh process)")
+    print(f"pd.json_normalize:      {n / theirs:>12,.0f} rows/s  ({theirs:.2f} s)")
+    print(f"ratio (dict):           {theirs / ours:>12.1f}x  (target >= 5x)")
+    print(f"peak memory, from path: {measured['peak_extra'] / 1e6:>12,.0f} MB = "
+          f"{measured['peak_extra'] / size:.2f}x the file size (target <= 3x); "
+          f"final frame {measured['frame_bytes'] / 1e6:,.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
