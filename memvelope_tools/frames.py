@@ -2,9 +2,9 @@
 
 Every function takes one document or a list of them. A document is anything
 :func:`memvelope_tools.read` accepts: a path, bytes, a binary file object or a parsed ``dict``.
-The ``source`` column tells documents apart: the file name for a path (the full path when two
-inputs share a name), ``doc0``, ``doc1``, ... by list position otherwise, or the labels given as
-``sources=``. Rows keep document order, then conversation order, then message order; the index
+The ``source`` column tells documents apart: the file name for a path (the path as given when
+another input has the same file name), ``doc0``, ``doc1``, ... by list position otherwise, or the
+labels given as ``sources=``. Rows keep document order, then conversation order, then message order; the index
 is a plain ``RangeIndex``.
 
 Columns and dtypes (declared once, below, and reused for the Parquet schema):
@@ -49,6 +49,7 @@ from __future__ import annotations
 import itertools
 import os
 import warnings
+from collections import Counter
 from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
@@ -193,9 +194,9 @@ def _documents(doc_or_docs: Source | Sequence[Source], sources: Sequence[str] | 
             raise ValueError(f"sources= has {len(labels)} labels for {len(inputs)} documents")
     else:
         labels = [source_label(x, i) for i, x in enumerate(inputs)]
-        if len(set(labels)) < len(labels):  # two files with the same name in different folders
-            labels = [os.fspath(x) if isinstance(x, str | os.PathLike) else label
-                      for x, label in zip(inputs, labels, strict=True)]
+        seen = Counter(labels)  # two files with the same name in different folders: use their paths
+        labels = [os.fspath(x) if seen[label] > 1 and isinstance(x, str | os.PathLike) else label
+                  for x, label in zip(inputs, labels, strict=True)]
     for label, source in zip(labels, inputs, strict=True):
         doc, name = _load_source(source, progress=progress)
         # Messages are checked batch by batch while they are flattened (see _flatten).

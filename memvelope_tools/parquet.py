@@ -59,9 +59,9 @@ def to_parquet(doc_or_docs: Source | Sequence[Source], folder: str | os.PathLike
     parts: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
     described: dict[str, list[dict[str, Any]]] = {"envelope": [], "ir": []}
     ir_docs: list[dict[str, Any]] = []
-    for label, doc, name in _documents(doc_or_docs, sources, None, progress=progress):
+    for label, doc, name, owned in _documents(doc_or_docs, sources, None, progress=progress):
         if "memvelope" in doc:
-            convs, msgs = _flatten(doc, label, name, True, progress)
+            convs, msgs = _flatten(doc, label, name, True, progress, owned=owned)
             parts["conversations"].append(convs)
             parts["messages"].append(msgs)
             described["envelope"].append({"source": label, "format": ENVELOPE_TAG,

@@ -31,7 +31,7 @@ from memvelope_tools.frames import (
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 HAND = Path(__file__).resolve().parent / "data" / "hand.mve.json"
-ENVELOPES = sorted((FIXTURES / "envelope").glob("*/expected.mve.json")) + [FIXTURES / "sample.mve.json"]
+ENVELOPES = [*sorted((FIXTURES / "envelope").glob("*/expected.mve.json")), FIXTURES / "sample.mve.json"]
 IR_VALID = sorted((FIXTURES / "ir" / "valid").glob("*.mv.json"))
 assert len(ENVELOPES) > 10 and IR_VALID, "fixtures not found"
 

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 DATA = Path(__file__).resolve().parent / "data"
 read_module = importlib.import_module("memvelope_tools.read")  # the package attribute is the function
-ENVELOPES = sorted((FIXTURES / "envelope").glob("*/expected.mve.json")) + [FIXTURES / "sample.mve.json"]
+ENVELOPES = [*sorted((FIXTURES / "envelope").glob("*/expected.mve.json")), FIXTURES / "sample.mve.json"]
 IR_VALID = sorted((FIXTURES / "ir" / "valid").glob("*.mv.json"))
 assert len(ENVELOPES) > 10, "envelope fixtures not found"
 assert IR_VALID, "Facts IR fixtures not found"
