@@ -21,6 +21,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "validate",
     "distill",
     "report",
+    "info",
+    "parquet",
 )
 
 
