@@ -86,14 +86,15 @@ def _uuid(rng: random.Random) -> str:
 class _Surrogates:
     """Decides when the next generated text gets a lone surrogate, by bytes written so far."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, every: int) -> None:
         self.rng = rng
-        self.next_at = LONE_SURROGATE_EVERY // 2
+        self.every = every
+        self.next_at = every // 2
 
     def maybe(self, written: int, text: str) -> str:
         if written < self.next_at:
             return text
-        self.next_at += LONE_SURROGATE_EVERY
+        self.next_at += self.every
         lone = self.rng.choice(("\ud83d", "\udca9", "\ud800", "\udfff"))
         cut = self.rng.randint(0, len(text))
         return text[:cut] + lone + text[cut:]
@@ -268,10 +269,10 @@ def _turns(rng: random.Random) -> int:
     return min(400, max(1, int(rng.paretovariate(1.3))))
 
 
-def _conversations(provider: str, seed: int) -> Iterator[tuple[dict[str, Any], _Surrogates]]:
+def _conversations(provider: str, seed: int, every: int) -> Iterator[tuple[dict[str, Any], _Surrogates]]:
     rng = random.Random(seed)
     texts = _Texts(rng)
-    sur = _Surrogates(rng)
+    sur = _Surrogates(rng, every)
     make = _chatgpt_conversation if provider == "chatgpt" else _claude_conversation
     written = 0
     while True:
@@ -280,12 +281,12 @@ def _conversations(provider: str, seed: int) -> Iterator[tuple[dict[str, Any], _
 
 
 def generate(folder: str | os.PathLike[str], provider: str, size: int, *, seed: int = 0,
-             shards: int = 1) -> list[Path]:
+             shards: int = 1, lone_surrogate_every: int = LONE_SURROGATE_EVERY) -> list[Path]:
     """Write an export of about ``size`` bytes into ``folder``; return the part files in order.
 
     One part is ``conversations.json``; several are ``conversations-000.json``, ... of about equal size
     (today's sharded layout). ChatGPT parts escape non-ASCII (``\\uXXXX``) as OpenAI's files do; Claude
-    parts hold raw UTF-8.
+    parts hold raw UTF-8. A lone surrogate appears about every ``lone_surrogate_every`` bytes.
     """
     if provider not in ("chatgpt", "claude"):
         raise ValueError(f"provider must be 'chatgpt' or 'claude', not {provider!r}")
@@ -296,7 +297,7 @@ def generate(folder: str | os.PathLike[str], provider: str, size: int, *, seed: 
     ascii_only = provider == "chatgpt"
     names = ["conversations.json"] if shards == 1 else [f"conversations-{i:03d}.json" for i in range(shards)]
     per_shard = size / shards
-    stream = _conversations(provider, seed)
+    stream = _conversations(provider, seed, lone_surrogate_every)
     conv, _ = next(stream)
     total = 0
     paths = []

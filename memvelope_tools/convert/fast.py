@@ -102,6 +102,9 @@ def holds_placeholders(data: bytes) -> bool:
     return b"\xf4\x8f" in data and _PLACEHOLDER_IN_SOURCE.search(data) is not None
 
 
+_LIKELY_LONE_SURROGATE: Final = 4 * 1024 * 1024
+
+
 def _escape_dense(data: bytes) -> bool:
     """True when ``\\u`` escapes are frequent (non-ASCII written as escapes, as in ChatGPT exports)."""
     sample = data[: 1 << 20]
@@ -115,10 +118,10 @@ def parse_part(data: bytes, source: str) -> Parsed:
     """
     if data.startswith(_BOM):
         data = data[3:]
-    # Which comes first is only a matter of speed: where escapes are dense, looking for lone surrogates
-    # costs as much as parsing, so orjson is tried first; elsewhere the look is cheap, and a refusal
-    # by orjson is not (it builds and drops the tree up to the refusal).
-    if not _escape_dense(data):
+    # Which comes first is only a matter of speed. A refusal by orjson is costly (it builds and drops
+    # the tree up to the refusal), and large parts usually hold a lone surrogate; but where escapes are
+    # dense, looking for lone surrogates costs half a parse, so small parts try orjson first.
+    if len(data) > _LIKELY_LONE_SURROGATE or not _escape_dense(data):
         swap = Swap()
         swapped = swap_lone_escapes(data, swap)
         if swap.used and not swap.collides and not holds_placeholders(data):

@@ -122,7 +122,7 @@ class _Reader:
 
 def _safe_cut(data: bytes) -> int:
     """The largest cut with no backslash in the bytes before it and no UTF-8 sequence split by it."""
-    cut = len(data)
+    cut = len(data) - 3  # keep a byte after the cut, to see whether the cut splits a UTF-8 sequence
     while cut >= _SAFE_WINDOW:
         slash = data.rfind(b"\\", cut - _SAFE_WINDOW, cut)
         if slash < 0:
