@@ -30,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any, BinaryIO, Final
 
 from .._atomic import atomic_output
 from .._progress import Bar, progress_bar
-from ..errors import ConversionError, OutputError
+from ..errors import ConversionError, MemvelopeError, OutputError
 from . import _describe, fast
 from .parse import decode, loads_js
 from .pipeline import Assembler, counting, gc_paused
@@ -140,9 +140,22 @@ def _invalid(part: Part, exc: Exception) -> ConversionError:
     return ConversionError(f"not valid JSON: {detail}", reason="invalid-json", source=part.name)
 
 
+def available() -> bool:
+    """True when ijson is installed, so the streaming path can be used."""
+    try:
+        import ijson  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _part_elements(part: Part, report: Report, assembler: Assembler, bar: Bar) -> None:
     """Hand the part's elements to ``assembler`` one at a time (or note that it is not an array)."""
-    import ijson
+    try:
+        import ijson
+    except ImportError:
+        raise MemvelopeError("streaming conversion needs ijson: pip install 'memvelope_tools[fast]'",
+                             reason="missing-dependency") from None
 
     done = 0  # elements handed on, skipped when the part is read again
     counted = 0  # raw bytes reported to the progress bar
