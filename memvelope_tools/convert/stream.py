@@ -184,9 +184,10 @@ def _part_elements(part: Part, report: Report, assembler: Assembler, bar: Bar) -
                         continue
                     assembler.element(element, reader.placeholders)
                     done += 1
-            except ijson.JSONError as exc:
+            except (ijson.JSONError, UnicodeDecodeError) as exc:
+                # yajl passes some invalid UTF-8 (encoded surrogates, ED A0 80) on to Python's decoder.
                 message = str(exc)
-                if not repair and "UTF8" in message:
+                if not repair and ("UTF8" in message or isinstance(exc, UnicodeDecodeError)):
                     repair = True
                     continue
                 if "overflow" not in message:
