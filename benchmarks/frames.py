@@ -19,7 +19,6 @@ import gc
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -79,6 +78,13 @@ def _rss_bytes() -> int:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _peak_rss_bytes() -> int:
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent through fork and exec.
+    with open("/proc/self/status") as fh:
+        line = next(line for line in fh if line.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+
 def child(path: str) -> None:
     """Run in a fresh process: time messages_frame(path) and report its peak memory as JSON."""
     import pandas  # noqa: F401 - imports are part of the baseline, not of the load
@@ -91,7 +97,7 @@ def child(path: str) -> None:
     start = time.perf_counter()
     frame = messages_frame(path, progress=False)
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = _peak_rss_bytes()
     print(json.dumps({"rows": len(frame), "seconds": seconds, "peak_extra": peak - base,
                       "frame_bytes": int(frame.memory_usage(deep=False).sum())}))
 

@@ -60,8 +60,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._progress import progress_bar
+from ._stream import Fallback, stream_envelope
 from .errors import FormatError
-from .read import CATEGORIES, IR_TAG, ROLES, SUBJECT_TYPES, Source, check, check_messages, source_label
+from .read import (
+    CATEGORIES,
+    IR_TAG,
+    ROLES,
+    SUBJECT_TYPES,
+    Source,
+    _parse,
+    _read_file,
+    check,
+    check_conversations,
+    check_messages,
+    source_label,
+)
 from .read import _load as _load_source
 
 STRING = pd.StringDtype("pyarrow")
@@ -181,11 +194,21 @@ def archetype_frame(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[s
 
 # ---- documents -----------------------------------------------------------------------------------
 
+class _Flat:
+    """An envelope file already flattened while it was parsed (see _flatten_file)."""
+
+    def __init__(self, tables: tuple[pa.Table, pa.Table | None], provider: str) -> None:
+        self.tables = tables
+        self.provider = provider
+
+
 def _documents(doc_or_docs: Source | Sequence[Source], sources: Sequence[str] | None, layer: str | None,
-               *, progress: bool | None) -> Any:
+               *, progress: bool | None, stream: bool | None = None) -> Any:
     """Yield ``(label, document, name for errors, owned)`` per input, loaded and checked one at a time.
 
-    ``owned`` is true when the document was parsed here, so nobody else holds it.
+    ``owned`` is true when the document was parsed here, so nobody else holds it. With ``stream``
+    set (True: with messages, False: without), an envelope file comes as a :class:`_Flat` instead:
+    flattened while parsed, so its whole tree never exists at once.
     """
     inputs = list(doc_or_docs) if isinstance(doc_or_docs, list | tuple) else [doc_or_docs]
     if sources is not None:
@@ -198,7 +221,20 @@ def _documents(doc_or_docs: Source | Sequence[Source], sources: Sequence[str] | 
         labels = [os.fspath(x) if seen[label] > 1 and isinstance(x, str | os.PathLike) else label
                   for x, label in zip(inputs, labels, strict=True)]
     for label, source in zip(labels, inputs, strict=True):
-        doc, name = _load_source(source, progress=progress)
+        if stream is not None and isinstance(source, str | os.PathLike):
+            name = os.fspath(source)
+            data = _read_file(name, progress)
+            try:
+                flat = _Flat(*_flatten_file(data, label, name, stream, progress))
+            except Fallback:
+                flat = None
+            if flat is not None:
+                yield label, flat, name, True
+                continue
+            doc = _parse(data, name)
+            del data
+        else:
+            doc, name = _load_source(source, progress=progress)
         # Messages are checked batch by batch while they are flattened (see _flatten).
         found = check(doc, source_name=name, messages=False)
         if layer is not None and found != layer:
@@ -276,8 +312,12 @@ def envelope_tables(doc_or_docs: Source | Sequence[Source], *, dedupe: bool = Fa
     """Flatten envelopes into Arrow tables of conversations and (optionally) messages."""
     conv_parts: list[pa.Table] = []
     msg_parts: list[pa.Table] = []
-    for label, doc, name, owned in _documents(doc_or_docs, sources, "envelope", progress=progress):
-        convs, msgs = _flatten(doc, label, name, with_messages, progress, owned=owned)
+    for label, doc, name, owned in _documents(doc_or_docs, sources, "envelope", progress=progress,
+                                              stream=with_messages):
+        if isinstance(doc, _Flat):
+            convs, msgs = doc.tables
+        else:
+            convs, msgs = _flatten(doc, label, name, with_messages, progress, owned=owned)
         conv_parts.append(convs)
         if msgs is not None:
             msg_parts.append(msgs)
@@ -312,77 +352,117 @@ def _dedupe_mask(convs: pa.Table) -> np.ndarray:
 
 def _flatten(doc: dict[str, Any], label: str, name: str, with_messages: bool, progress: bool | None,
              *, owned: bool = False) -> tuple[pa.Table, pa.Table | None]:
-    """One envelope as Arrow tables, built column by column in batches of about _BATCH messages.
-
-    When the document is ``owned`` each batch of conversations is released once converted, so
-    the Python objects and the Arrow columns are never both fully in memory.
-    """
+    """One parsed envelope as Arrow tables (see _Builder); an ``owned`` one is emptied on the way."""
+    builder = _Builder(label, name, with_messages)
     convs = doc["conversations"]
-    n_conv = len(convs)
-    conv_cols = {k: list(map(itemgetter(k), convs)) for k in ("id", "title", "created_at", "updated_at")}
-    counts = np.fromiter(map(len, map(itemgetter("messages"), convs)), dtype=np.int64, count=n_conv)
-    total = int(counts.sum())
-    starts = np.zeros(n_conv, dtype=np.int64)
-    np.cumsum(counts[:-1], out=starts[1:])
-    cols: dict[str, list[Any]] = {k: [] for k in ("assistant", "ts", "text", "chars", "words", "id")}
-    bounds = [0, *np.flatnonzero(np.diff(starts // _BATCH)) + 1, n_conv] if n_conv else [0]
-    with progress_bar(n_conv, desc=f"flattening {label}", unit="conv",
-                      enabled=progress if total >= 200_000 else False) as bar:
-        for lo, hi in itertools.pairwise(dict.fromkeys(bounds)):
-            _batch(convs, lo, hi, name, with_messages, cols)
-            if owned:
-                convs[lo:hi] = [None] * (hi - lo)
-            bar.update(hi - lo)
+    with progress_bar(len(convs), desc=f"flattening {label}", unit="conv",
+                      enabled=progress if len(convs) >= 10_000 else False) as bar:
+        builder.add(convs, release=owned, bar=bar)
     if owned:
         doc["conversations"] = None
-    del convs
-
-    def conv_path(field: str) -> Any:
-        return lambda i: f"$.conversations[{i}].{field}"
-
-    conv_index = np.repeat(np.arange(n_conv, dtype=np.int64), counts)
-    is_assistant = np.concatenate([np.zeros(0, dtype=bool), *cols["assistant"]])
-    ts = pa.chunked_array(cols["ts"], type=_MS)
-    chars = pa.chunked_array(cols["chars"], type=pa.int64())
-    ts_ms = ts.cast(pa.int64())
-    n_assistant = np.bincount(conv_index, weights=is_assistant, minlength=n_conv).astype(np.int64)
-    ids = _strings(conv_cols["id"], "conversation id")
-    conv_table = pa.Table.from_arrays([
-        pa.array([label], pa.string()).take(np.zeros(n_conv, dtype=np.int64)),
-        pa.array(np.arange(n_conv, dtype=np.int64)),
-        ids,
-        _strings(conv_cols["title"], "title"),
-        _timestamps(conv_cols["created_at"], name, conv_path("created_at")),
-        _timestamps(conv_cols["updated_at"], name, conv_path("updated_at")),
-        pa.array(counts),
-        pa.array(counts - n_assistant),
-        pa.array(n_assistant),
-        _group_extreme(ts_ms, starts, counts, np.minimum),
-        _group_extreme(ts_ms, starts, counts, np.maximum),
-        pa.array(np.bincount(conv_index, weights=chars.to_numpy(), minlength=n_conv).astype(np.int64)),
-    ], schema=arrow_schema(CONVERSATION_COLUMNS))
-    if not with_messages:
-        return conv_table, None
-    msg_table = pa.Table.from_arrays([
-        pa.array([label], pa.string()).take(np.zeros(total, dtype=np.int64)),
-        pa.array(conv_index),
-        ids.take(pa.array(conv_index)),
-        pa.chunked_array(cols["id"], type=pa.string()),
-        pa.array(np.arange(total, dtype=np.int64) - np.repeat(starts, counts)),
-        pa.DictionaryArray.from_arrays(pa.array(is_assistant.astype(np.int8)),
-                                       pa.array(list(ROLES), pa.string())),
-        ts,
-        pa.chunked_array(cols["text"], type=pa.string()),
-        chars,
-        pa.chunked_array(cols["words"], type=pa.int64()),
-    ], schema=arrow_schema(MESSAGE_COLUMNS))
-    return conv_table, msg_table
+    return builder.tables()
 
 
-def _batch(convs: list[Any], lo: int, hi: int, name: str, with_messages: bool,
-           cols: dict[str, list[Any]]) -> None:
-    """Convert the messages of ``convs[lo:hi]`` into Arrow/numpy pieces appended to ``cols``."""
-    flat = list(itertools.chain.from_iterable(map(itemgetter("messages"), convs[lo:hi])))
+def _flatten_file(data: bytearray, label: str, name: str, with_messages: bool, progress: bool | None
+                  ) -> tuple[tuple[pa.Table, pa.Table | None], str]:
+    """An envelope file's bytes as Arrow tables (and its provider), parsed a batch at a time.
+
+    Raises Fallback when the file must be read whole instead (see memvelope_tools._stream).
+    """
+    builder = _Builder(label, name, with_messages)
+    members: dict[str, Any] = {}
+    with progress_bar(len(data), desc=f"reading {label}", unit="B",
+                      enabled=progress if len(data) >= 64 << 20 else False) as bar:
+        for kind, value in stream_envelope(data, batch_messages=_BATCH, on_bytes=bar.update):
+            if kind == "conversations":
+                builder.add(value, release=True, bar=None)
+            else:
+                members = value
+    check({**members, "conversations": []}, source_name=name)  # tags and meta
+    return builder.tables(), members["meta"]["source_provider"]
+
+
+class _Builder:
+    """Columns of one envelope, built batch by batch (about _BATCH messages each) in one pass."""
+
+    def __init__(self, label: str, name: str, with_messages: bool) -> None:
+        self.label, self.name, self.with_messages = label, name, with_messages
+        self.conv_cols: dict[str, list[Any]] = {k: [] for k in ("id", "title", "created_at", "updated_at")}
+        self.counts: list[np.ndarray] = []
+        self.cols: dict[str, list[Any]] = {k: [] for k in ("assistant", "ts", "text", "chars", "words", "id")}
+        self.n_conv = 0
+
+    def add(self, convs: list[Any], *, release: bool, bar: Any) -> None:
+        """Add conversations (checked here); with ``release`` each batch is dropped from ``convs``."""
+        first = self.n_conv
+        check_conversations(convs, first, self.name)
+        for key, values in self.conv_cols.items():
+            values += map(itemgetter(key), convs)
+        counts = np.fromiter(map(len, map(itemgetter("messages"), convs)), dtype=np.int64, count=len(convs))
+        self.counts.append(counts)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        bounds = [0, *(np.flatnonzero(np.diff(starts // _BATCH)) + 1).tolist(), len(convs)]
+        for lo, hi in itertools.pairwise(dict.fromkeys(bounds)):
+            _batch(convs[lo:hi], first + lo, self.name, self.with_messages, self.cols)
+            if release:
+                convs[lo:hi] = [None] * (hi - lo)
+            if bar is not None:
+                bar.update(hi - lo)
+        self.n_conv += len(convs)
+
+    def tables(self) -> tuple[pa.Table, pa.Table | None]:
+        label, n_conv, cols = self.label, self.n_conv, self.cols
+        counts = np.concatenate([np.zeros(0, dtype=np.int64), *self.counts])
+        total = int(counts.sum())
+        starts = np.zeros(n_conv, dtype=np.int64)
+        np.cumsum(counts[:-1], out=starts[1:])
+        name = self.name
+
+        def conv_path(field: str) -> Any:
+            return lambda i: f"$.conversations[{i}].{field}"
+
+        conv_index = np.repeat(np.arange(n_conv, dtype=np.int64), counts)
+        is_assistant = np.concatenate([np.zeros(0, dtype=bool), *cols["assistant"]])
+        ts = pa.chunked_array(cols["ts"], type=_MS)
+        chars = pa.chunked_array(cols["chars"], type=pa.int64())
+        ts_ms = ts.cast(pa.int64())
+        n_assistant = np.bincount(conv_index, weights=is_assistant, minlength=n_conv).astype(np.int64)
+        ids = _strings(self.conv_cols["id"], "conversation id")
+        conv_table = pa.Table.from_arrays([
+            pa.array([label], pa.string()).take(np.zeros(n_conv, dtype=np.int64)),
+            pa.array(np.arange(n_conv, dtype=np.int64)),
+            ids,
+            _strings(self.conv_cols["title"], "title"),
+            _timestamps(self.conv_cols["created_at"], name, conv_path("created_at")),
+            _timestamps(self.conv_cols["updated_at"], name, conv_path("updated_at")),
+            pa.array(counts),
+            pa.array(counts - n_assistant),
+            pa.array(n_assistant),
+            _group_extreme(ts_ms, starts, counts, np.minimum),
+            _group_extreme(ts_ms, starts, counts, np.maximum),
+            pa.array(np.bincount(conv_index, weights=chars.to_numpy(), minlength=n_conv).astype(np.int64)),
+        ], schema=arrow_schema(CONVERSATION_COLUMNS))
+        if not self.with_messages:
+            return conv_table, None
+        msg_table = pa.Table.from_arrays([
+            pa.array([label], pa.string()).take(np.zeros(total, dtype=np.int64)),
+            pa.array(conv_index),
+            ids.take(pa.array(conv_index)),
+            pa.chunked_array(cols["id"], type=pa.string()),
+            pa.array(np.arange(total, dtype=np.int64) - np.repeat(starts, counts)),
+            pa.DictionaryArray.from_arrays(pa.array(is_assistant.astype(np.int8)),
+                                           pa.array(list(ROLES), pa.string())),
+            ts,
+            pa.chunked_array(cols["text"], type=pa.string()),
+            chars,
+            pa.chunked_array(cols["words"], type=pa.int64()),
+        ], schema=arrow_schema(MESSAGE_COLUMNS))
+        return conv_table, msg_table
+
+
+def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: dict[str, list[Any]]) -> None:
+    """Convert the messages of ``convs`` (``$.conversations[first]`` on) into pieces appended to ``cols``."""
+    flat = list(itertools.chain.from_iterable(map(itemgetter("messages"), convs)))
     # Every check here is a by-product of the conversion (a KeyError, an Arrow type error, a role
     # that is neither of the two); only then does check_messages look for the exact JSON path.
     try:
@@ -401,14 +481,14 @@ def _batch(convs: list[Any], lo: int, hi: int, name: str, with_messages: bool,
         if not set(map(type, stamps)) <= _STR_OR_NONE:
             raise TypeError
     except (KeyError, TypeError, IndexError, pa.ArrowTypeError, pa.ArrowInvalid):
-        check_messages(convs[lo:hi], lo, name)  # raises FormatError with the JSON path
+        check_messages(convs, first, name)  # raises FormatError with the JSON path
         raise
     del flat, roles
-    ends = np.cumsum([len(c["messages"]) for c in convs[lo:hi]])
+    ends = np.cumsum([len(c["messages"]) for c in convs])
 
     def ts_path(k: int) -> str:
         i = int(np.searchsorted(ends, k, side="right"))
-        return f"$.conversations[{lo + i}].messages[{k - (ends[i - 1] if i else 0)}].ts"
+        return f"$.conversations[{first + i}].messages[{k - (ends[i - 1] if i else 0)}].ts"
 
     cols["assistant"].append(is_assistant)
     cols["ts"].append(_timestamps(stamps, name, ts_path))

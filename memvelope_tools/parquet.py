@@ -32,6 +32,7 @@ from .frames import (
     MESSAGE_COLUMNS,
     _documents,
     _facts,
+    _Flat,
     _flatten,
     _pandas,
     archetype_frame,
@@ -59,13 +60,15 @@ def to_parquet(doc_or_docs: Source | Sequence[Source], folder: str | os.PathLike
     parts: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
     described: dict[str, list[dict[str, Any]]] = {"envelope": [], "ir": []}
     ir_docs: list[dict[str, Any]] = []
-    for label, doc, name, owned in _documents(doc_or_docs, sources, None, progress=progress):
-        if "memvelope" in doc:
-            convs, msgs = _flatten(doc, label, name, True, progress, owned=owned)
+    for label, doc, name, owned in _documents(doc_or_docs, sources, None, progress=progress, stream=True):
+        if isinstance(doc, _Flat) or "memvelope" in doc:
+            convs, msgs = doc.tables if isinstance(doc, _Flat) else _flatten(doc, label, name, True, progress,
+                                                                             owned=owned)
             parts["conversations"].append(convs)
             parts["messages"].append(msgs)
             described["envelope"].append({"source": label, "format": ENVELOPE_TAG,
-                                          "provider": doc["meta"]["source_provider"]})
+                                          "provider": doc.provider if isinstance(doc, _Flat)
+                                          else doc["meta"]["source_provider"]})
         else:
             parts["facts"].append(_facts(doc, label))
             described["ir"].append({"source": label, "format": IR_TAG, "provider": doc["meta"]["provider"]})

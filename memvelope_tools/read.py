@@ -308,6 +308,11 @@ def _check_envelope(doc: dict[str, Any], source_name: str | None, *, messages: b
         check_messages(convs, 0, source_name)
 
 
+def check_conversations(convs: list[Any], first: int, source_name: str | None) -> None:
+    """Check the fields of ``convs`` (not their messages), which start at ``$.conversations[first]``."""
+    _check_records(convs, _CONV_FIELDS, lambda i: f"$.conversations[{first + i}]", source_name)
+
+
 def check_messages(convs: list[dict[str, Any]], first: int, source_name: str | None) -> None:
     """Check the messages of ``convs``, which start at ``$.conversations[first]``."""
     # All messages at once: per-conversation checks cost more than the checks themselves.

@@ -284,3 +284,54 @@ def test_a_dict_input_is_not_modified_and_path_input_equals_dict_input() -> None
     assert env == before
     pd.testing.assert_frame_equal(messages_frame(HAND), from_dict)
     assert np.array_equal(conversations_frame(HAND)["chars"].to_numpy(), [33, 4, 5])
+
+
+@pytest.mark.filterwarnings("ignore::UnicodeWarning")
+@pytest.mark.parametrize("chunk", [1, 7, 4 << 20])
+def test_files_are_flattened_while_parsed_with_the_same_result(tmp_path: Path, chunk: int,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    monkeypatch.setattr(importlib.import_module("memvelope_tools._stream"), "_CHUNK", chunk)
+    for path in [*ENVELOPES, HAND]:
+        doc = json.loads(path.read_bytes())
+        pd.testing.assert_frame_equal(messages_frame(path, sources=["x"]), messages_frame(doc, sources=["x"]))
+        pd.testing.assert_frame_equal(conversations_frame(path, sources=["x"]),
+                                      conversations_frame(doc, sources=["x"]))
+
+
+@pytest.mark.parametrize("text", [
+    # conversations before the tag, a repeated key, a trailing comma: the file is read whole instead
+    lambda d: json.dumps({"conversations": d["conversations"], "memvelope": "envelope-v0", "meta": d["meta"]}),
+    lambda d: json.dumps(d)[:-1] + ', "meta": ' + json.dumps(d["meta"]) + "}",
+    lambda d: "\ufeff" + json.dumps(d, indent=1),
+])
+def test_unusual_files_give_the_same_frames(tmp_path: Path, text: Any) -> None:
+    path = tmp_path / "e.json"
+    path.write_text(text(_hand()), encoding="utf-8")
+    pd.testing.assert_frame_equal(messages_frame(path), messages_frame(_hand(), sources=["e.json"]))
+
+
+def test_errors_from_files_read_while_flattening(tmp_path: Path) -> None:
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(_hand())[:-40], encoding="utf-8")
+    with pytest.raises(FormatError) as info:
+        messages_frame(path)
+    assert info.value.reason == "invalid-json" and str(path) in str(info.value)
+    doc = _hand()
+    doc["meta"]["source_provider"] = 7  # meta comes first, but is checked once the file is read
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(FormatError) as info:
+        messages_frame(path)
+    assert info.value.path == "$.meta.source_provider"
+    doc = _hand()
+    doc["conversations"][2]["messages"][0]["ts"] = 5
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(FormatError) as info:
+        conversations_frame(path)
+    assert info.value.path == "$.conversations[2].messages[0].ts"
+    doc = _hand()
+    doc["memvelope"] = "envelope-v1"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(FormatError) as info:
+        messages_frame(path)
+    assert info.value.reason == "unsupported-tag"
