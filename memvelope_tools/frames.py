@@ -178,6 +178,7 @@ def archetype_frame(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[s
                     tz: str | None = None) -> pd.DataFrame:
     """One row per Facts IR document: its ``meta`` and ``archetype`` (see the module docstring)."""
     rows: dict[str, list[Any]] = {name: [] for name in ARCHETYPE_COLUMNS}
+    names: list[str] = []
     for label, doc, name, _ in _documents(ir_or_irs, sources, "ir", progress=False):
         meta, arch = doc["meta"], doc["archetype"]
         for key, value in (("source", label), ("format", meta["format"]), ("provider", meta["provider"]),
@@ -187,9 +188,22 @@ def archetype_frame(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[s
                            ("belief_ratio", arch["belief_ratio"]), ("categories", arch["categories"])):
             rows[key].append(value)
         rows["generated_at"].append(_instant(meta["generated_at"], name))
+        names.append(name)
+    for col, dtype in ARCHETYPE_COLUMNS.items():
+        if dtype == STRING:  # unpaired surrogates become U+FFFD, with a warning, as in the other frames
+            rows[col] = _strings(rows[col], col).to_pylist()
+        elif dtype in (INT, NULLABLE_INT):
+            for i, v in enumerate(rows[col]):
+                if v is not None and not -(2**63) <= v < 2**63:
+                    raise FormatError(f"{v} does not fit a 64-bit integer", reason="bad-shape", source=names[i],
+                                      path=_ARCHETYPE_PATHS[col])
     frame = pd.DataFrame({name: pd.Series(rows[name], dtype=dtype, index=range(len(rows[name])))
                           for name, dtype in ARCHETYPE_COLUMNS.items()})
     return conform(frame, ARCHETYPE_COLUMNS, tz=tz)
+
+
+_ARCHETYPE_PATHS = {"n_facts": "$.meta.facts", "archetype_facts": "$.archetype.facts",
+                    "distinct_entities": "$.archetype.distinct_entities"}
 
 
 # ---- documents -----------------------------------------------------------------------------------
@@ -280,7 +294,12 @@ def _replace_surrogates(s: str) -> str:
 
 def _timestamps(values: list[str | None], name: str, path_of: Any) -> pa.Array:
     """Parse ``YYYY-MM-DDTHH:mm:ss.sssZ`` strings (null → null) in one vectorized cast."""
-    strings = pa.array(values, pa.string())
+    try:
+        strings = pa.array(values, pa.string())
+    except UnicodeEncodeError:  # a lone surrogate, which no timestamp holds
+        i = next(i for i, v in enumerate(values) if isinstance(v, str) and not _utf8_ok(v))
+        raise FormatError(f"not a timestamp: {values[i]!r} (expected YYYY-MM-DDTHH:mm:ss.sssZ)",
+                          reason="bad-timestamp", source=name, path=path_of(i)) from None
     try:
         return strings.cast(_MS)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -469,7 +488,7 @@ def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: d
         roles = np.asarray(list(map(itemgetter("role"), flat)), dtype=object)
         stamps = list(map(itemgetter("ts"), flat))
         texts = list(map(itemgetter("text"), flat))
-        msg_ids = pa.array(list(map(itemgetter("id"), flat)), pa.string()) if with_messages else None
+        msg_ids = _strings(list(map(itemgetter("id"), flat)), "message id") if with_messages else None
         is_assistant = roles == "assistant"
         if not (is_assistant | (roles == "user")).all():
             raise TypeError
