@@ -81,7 +81,7 @@ class _Text:
         while True:
             try:
                 obj, end = _DECODER.raw_decode(self.text, self.i)
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):  # JSONDecodeError, or an int() past 4300 digits
                 obj, end = None, -1
             # A value that fails, or ends right at the window's edge (a number may go on), needs more.
             if end != -1 and (end < len(self.text) or self.at_eof):

@@ -390,7 +390,7 @@ def _flatten_file(data: bytearray, label: str, name: str, with_messages: bool, p
     """
     builder = _Builder(label, name, with_messages)
     members: dict[str, Any] = {}
-    with progress_bar(len(data), desc=f"reading {label}", unit="B",
+    with progress_bar(len(data), desc=f"parsing {label}", unit="B",
                       enabled=progress if len(data) >= 64 << 20 else False) as bar:
         for kind, value in stream_envelope(data, batch_messages=_BATCH, on_bytes=bar.update):
             if kind == "conversations":

@@ -335,3 +335,12 @@ def test_errors_from_files_read_while_flattening(tmp_path: Path) -> None:
     with pytest.raises(FormatError) as info:
         messages_frame(path)
     assert info.value.reason == "unsupported-tag"
+
+
+def test_a_huge_integer_in_an_unknown_field_of_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "e.json"
+    doc = _hand()
+    path.write_text(json.dumps(doc)[:-1] + ', "x-big": ' + "7" * 5000 + "}", encoding="utf-8")
+    with pytest.raises(FormatError) as info:  # the whole-file read says why, as read() does
+        messages_frame(path)
+    assert info.value.reason == "invalid-json" and "4300 digits" in str(info.value)
