@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -451,3 +452,146 @@ def test_ctrl_c_while_the_output_is_being_written(capsys, tmp_path: Path, good_i
     assert len(err.splitlines()) == 1 and err.startswith("memvelope: interrupted"), err
     assert out.read_bytes() == PREVIOUS
     assert tree(tmp_path) == before
+
+
+# ---- safety: no network, no processes, no code from the export ------------------------------------
+
+# Audit events that mean a network connection or a new process. An audit hook cannot be removed, so it
+# is installed once and acts only while armed.
+_FORBIDDEN_PREFIXES = ("socket.", "urllib.", "http.client.", "ftplib.", "smtplib.", "subprocess.", "os.system",
+                       "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "webbrowser.")
+_audit = {"armed": False, "seen": []}
+
+
+def _audit_hook(event: str, args: tuple[object, ...]) -> None:
+    if _audit["armed"] and event.startswith(_FORBIDDEN_PREFIXES):
+        _audit["seen"].append(event)  # type: ignore[attr-defined]
+        raise RuntimeError(f"forbidden during conversion or reading: {event}")
+
+
+sys.addaudithook(_audit_hook)
+
+
+@pytest.fixture
+def no_network() -> Iterator[list[str]]:
+    """Fail any socket use, HTTP request or process start while the test body runs."""
+    seen: list[str] = []
+    _audit.update(armed=True, seen=seen)
+    try:
+        yield seen
+    finally:
+        _audit["armed"] = False
+    assert seen == [], f"forbidden calls: {seen}"
+
+
+def test_the_guard_catches_a_socket(no_network: list[str]) -> None:
+    import socket
+
+    with pytest.raises(RuntimeError, match="socket"):
+        socket.socket()
+    assert no_network == ["socket.__new__"]
+    no_network.clear()
+
+
+HOSTILE_TEXT = ["__import__('os').system('touch PWNED')", "$(touch PWNED)", "`touch PWNED`",
+                "{{7*7}} ${7*7} <%= 7*7 %>", "<script>alert(1)</script>", "cos\nsystem\n(S'touch PWNED'\ntR."]
+
+
+def test_conversion_and_reading_use_no_network_and_run_nothing(no_network: list[str], tmp_path: Path,
+                                                               capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    import memvelope_tools as mv
+    from memvelope_tools.convert import convert, convert_stream
+    from memvelope_tools.read import read
+    from memvelope_tools.validate import validate
+
+    frames = pytest.importorskip("memvelope_tools.frames")
+    monkeypatch.chdir(tmp_path)
+    hostile = tmp_path / "conversations.json"
+    hostile.write_text(json.dumps([{"uuid": "h", "name": t, "chat_messages": [{"sender": "human", "text": t}]}
+                                   for t in HOSTILE_TEXT]))
+    inputs = [[mv.sample_path("claude")], [mv.sample_path("chatgpt")], [hostile]]
+    outputs = []
+    for paths in inputs:
+        reference = dumps_canonical(convert(*paths, fast=False))
+        assert dumps_canonical(convert(*paths, fast=True)) == reference
+        assert dumps_canonical(convert(*paths, stream=True)) == reference
+        convert_stream(paths, tmp_path / "streamed.mve.json", progress=False)
+        assert (tmp_path / "streamed.mve.json").read_bytes() == reference
+        out = tmp_path / f"out{len(outputs)}.mve.json"
+        assert main(["convert", *map(str, paths), "-o", str(out)]) == 0
+        assert out.read_bytes() == reference
+        outputs.append(out)
+    capsys.readouterr()
+    for out in outputs:
+        doc = read(out)
+        assert validate(doc) == []
+        assert len(frames.messages_frame(out)) == doc["meta"]["message_count"]
+        assert len(frames.conversations_frame(out)) == doc["meta"]["conversation_count"]
+    irs = sorted((PACKAGE / "samples").glob("facts-*.mv.json"))
+    assert irs, "bundled Facts IR samples not found"
+    for ir in irs:
+        read(ir)
+        assert len(frames.facts_frame(ir)) == read(ir)["meta"]["facts"]
+        assert len(frames.archetype_frame(ir)) == 1
+    texts = [m["text"] for c in read(outputs[2])["conversations"] for m in c["messages"]]
+    assert texts == HOSTILE_TEXT  # carried as data, verbatim
+    assert not list(tmp_path.rglob("PWNED")) and not Path("PWNED").exists()
+
+
+PACKAGE = ROOT / "memvelope_tools"
+# Modules allowed to talk to the network, and why: the llm distiller calls the endpoint the user names.
+NETWORK_MODULES = {"ir/llm.py": "the llm distiller calls the OpenAI-compatible endpoint the user names"}
+NETWORK_IMPORTS = ("socket", "ssl", "urllib.request", "http.client", "requests", "httpx", "aiohttp",
+                   "ftplib", "smtplib", "xmlrpc", "websocket", "dask.distributed")
+
+
+def _sources() -> list[Path]:
+    found = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+    assert len(found) > 20, "package sources not found"
+    return found
+
+
+def test_no_eval_exec_pickle_or_shell_in_the_package() -> None:
+    """Text search, as a reviewer would grep (comments included); no exception is allowed today."""
+    allowed: dict[tuple[str, str], str] = {}  # (module, pattern) -> why; empty on purpose
+    patterns = {
+        "eval(": re.compile(r"(?<![\w.])eval\("),  # not literal_eval( or retrieval(
+        "exec(": re.compile(r"(?<![\w.])exec\("),
+        **{p: re.compile(re.escape(p)) for p in ("pickle", "shell=True", "os.system", "os.popen", "marshal.",
+                                                  "shelve", "yaml.load(", "__import__(")},
+    }
+    hits = [f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}"
+            for path in _sources()
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            for name, pattern in patterns.items()
+            if pattern.search(line) and (str(path.relative_to(PACKAGE)), name) not in allowed]
+    assert hits == []
+
+
+def test_only_the_llm_distiller_imports_network_modules() -> None:
+    import ast
+
+    offenders = []
+    for path in _sources():
+        rel = str(path.relative_to(PACKAGE))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                if name.startswith(NETWORK_IMPORTS) and rel not in NETWORK_MODULES:
+                    offenders.append(f"{rel} imports {name}")
+    assert offenders == []
+
+
+def test_conversion_core_imports_no_heavy_or_network_module() -> None:
+    import ast
+
+    banned = ("pandas", "matplotlib", "pyarrow", "numpy", "subprocess", "multiprocessing", "concurrent",
+              *NETWORK_IMPORTS, "urllib", "http")
+    offenders = []
+    for path in sorted((PACKAGE / "convert").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            offenders += [f"{path.name} imports {n}" for n in names if n.split(".")[0] in banned or n in banned]
+    assert offenders == []
