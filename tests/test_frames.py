@@ -260,8 +260,8 @@ def test_word_counts_equal_str_split(texts: list[str], cut: int) -> None:
 
 def test_large_text_crosses_word_count_slices(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
-    frames_module = importlib.import_module("memvelope_tools.frames")
-    monkeypatch.setattr(frames_module, "_WORD_CHUNK", 7)
+    words_module = importlib.import_module("memvelope_tools._words")
+    monkeypatch.setattr(words_module, "_WORD_CHUNK", 7)
     texts = ["one two", " three\u3000four ", "", "five", "six seven eight nine"]
     assert word_counts(pa.array(texts)).tolist() == [2, 2, 0, 1, 4]
 
