@@ -101,3 +101,15 @@ def test_help_has_an_example(command: str) -> None:
     sub = next(a for a in parser._actions if a.dest == "command")
     text = sub.choices[command].format_help()  # type: ignore[union-attr]
     assert "Example" in text and f"memvelope {command} " in text
+
+
+def test_progress_bars_are_silent_off_a_terminal_and_shown_when_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    from memvelope_tools._progress import progress_bar, wanted
+
+    assert wanted(None) is False  # pytest's captured stderr is not a terminal
+    with progress_bar(10, desc="quiet", enabled=None) as bar:
+        bar.update(10)
+    assert capsys.readouterr().err == ""
+    with progress_bar(10, desc="shown", enabled=True) as bar:
+        bar.update(10)
+    assert "shown" in capsys.readouterr().err
