@@ -10,7 +10,7 @@ from ..convert import Report, ZipLimits, convert, convert_stream, expand
 from ..convert.fast import dumps_envelope
 
 _DEFAULTS = ZipLimits()
-STREAM_ABOVE = 1024**3  # inputs larger than this (in bytes, inflated) are converted streaming
+STREAM_ABOVE = 1024**3  # inputs larger than this (bytes, inflated) are converted streaming
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -61,8 +61,8 @@ def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:
     if size <= STREAM_ABOVE:
         return False
     if not args.quiet:
-        print(f"memvelope: the export is {size / 1024**3:.1f} GiB: converting streaming, one conversation "
-              "at a time (--no-stream to convert in memory)", file=sys.stderr)
+        print(f"memvelope: the export is {size / 1e6:,.0f} MB: converting streaming, one conversation at a "
+              "time (--no-stream to convert in memory)", file=sys.stderr)
     return True
 
 

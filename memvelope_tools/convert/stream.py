@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from .sources import Part
 
 _CHUNK: Final = 1 << 20
+# yajl lexes a token that spans reads again from its start at each read, which is quadratic in the token's
+# size: while an element is unfinished, each read is twice the last, up to this.
+_MAX_CHUNK: Final = 64 << 20
 _BOM: Final = b"\xef\xbb\xbf"
 _REPLACEMENT: Final = b"\xef\xbf\xbd"
 _WHITESPACE: Final = b" \t\n\r"
@@ -64,10 +67,15 @@ class _Reader:
         self._pos = 0
         self._eof = False
         self._first = True
+        self._size = _CHUNK
         self._swap = fast.Swap()
         self.placeholders = self._swap.used  # placeholder characters swapped in so far
         self._genuine = False  # the text holds raw placeholder characters of its own
         self.replaced = 0
+
+    def element_done(self) -> None:
+        """An element was completed: reads go back to their normal size."""
+        self._size = _CHUNK
 
     def read(self, size: int = -1) -> bytes:
         while self._pos >= len(self._buf) and not self._eof:
@@ -90,7 +98,8 @@ class _Reader:
             self._fill()
 
     def _fill(self) -> None:
-        data = self._raw.read(_CHUNK)
+        data = self._raw.read(self._size)
+        self._size = min(2 * self._size, _MAX_CHUNK)
         self._advance(len(data))
         if not data:
             self._eof = True
@@ -179,7 +188,9 @@ def _part_elements(part: Part, report: Report, assembler: Assembler, bar: Bar) -
                         pass
                     assembler.non_array()
                     return
-                for index, element in enumerate(ijson.items(reader, "item", use_float=True)):
+                for index, element in enumerate(ijson.items(reader, "item", use_float=True,
+                                                            buf_size=_MAX_CHUNK)):
+                    reader.element_done()
                     if index < done:
                         continue
                     assembler.element(element, reader.placeholders)
