@@ -55,7 +55,7 @@ def _measure(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict
     elif what in ("floor", "orjson-floor"):
         import orjson
 
-        from memvelope_tools.convert.fast import swap_lone_escapes
+        from memvelope_tools.convert.fast import Swap, swap_lone_escapes
 
         elapsed = 0.0
         for part in parts:
@@ -63,7 +63,7 @@ def _measure(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict
             data = Path(part).read_bytes()
             if what == "orjson-floor":  # untimed: as if orjson took lone surrogates
                 elapsed += time.perf_counter() - t0
-                data = swap_lone_escapes(data, set())
+                data = swap_lone_escapes(data, Swap())
                 t0 = time.perf_counter()
             try:
                 value = orjson.loads(data)

@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "report",
     "info",
     "parquet",
+    "convert_many",
 )
 
 
