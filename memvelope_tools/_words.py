@@ -40,17 +40,36 @@ def _word_counts_chunk(arr: pa.Array) -> np.ndarray:
         controls = rare[chunk[rare] < 28]
         space[controls[~_ASCII_SPACE[chunk[controls]]]] = False
         _mark_unicode_space(chunk, space, rare[chunk[rare] >= 0xC0])
-        # start[j]: a word starts at byte j (non-space after a space, or the first byte overall).
-        start = np.empty(len(chunk), dtype=bool)
-        start[0] = not space[0]
-        np.greater(space[:-1], space[1:], out=start[1:])
-        counts = np.diff(np.searchsorted(np.flatnonzero(start), local))
-        # A string's first byte starts a word iff it is not a space, whatever came before it.
-        nonempty = local[:-1] < local[1:]
-        heads = local[:-1][nonempty]
-        counts[nonempty] += (~space[heads]).astype(np.int64) - start[heads]
-        out[lo:hi] = counts
+        out[lo:hi] = _count_starts(space, local)
     return out
+
+
+def _count_starts(space: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """Words per string: non-space bytes after a space or at the string's start, counted as bits.
+
+    ``local`` holds the strings' byte offsets into ``space``. Bit j of ``starts`` is set when byte
+    j-1 is a space and byte j is not, 64 bytes per word, so counting needs no byte-sized array.
+    """
+    packed = np.packbits(space, bitorder="little")
+    x = np.zeros((len(packed) + 15) // 8, dtype=np.uint64)  # one spare word past the end
+    x.view(np.uint8)[:len(packed)] = packed
+    carry = np.empty_like(x)
+    carry[0] = 1  # the byte before the first counts as a space
+    np.right_shift(x[:-1], np.uint64(63), out=carry[1:])
+    starts = ((x << np.uint64(1)) | carry) & ~x
+    cum = np.zeros(len(x) + 1, dtype=np.int64)
+    np.cumsum(np.bitwise_count(starts), out=cum[1:])
+
+    def before(p: np.ndarray) -> np.ndarray:  # word starts at bytes < p
+        word, bit = p >> 6, (p & 63).astype(np.uint64)
+        return cum[word] + np.bitwise_count(starts[word] & ((np.uint64(1) << bit) - np.uint64(1)))
+
+    counts = before(local[1:]) - before(local[:-1])
+    # A string's first byte starts a word iff it is not a space, whatever came before it.
+    heads = local[:-1][local[:-1] < local[1:]]
+    head_start = (starts[heads >> 6] >> (heads & 63).astype(np.uint64)) & np.uint64(1)
+    counts[local[:-1] < local[1:]] += (~space[heads]).astype(np.int64) - head_start.astype(np.int64)
+    return counts
 
 
 def _mark_unicode_space(chunk: np.ndarray, space: np.ndarray, lead: np.ndarray) -> None:
