@@ -48,20 +48,21 @@ from __future__ import annotations
 
 import itertools
 import os
-import warnings
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ._progress import progress_bar
 from ._stream import Fallback, stream_envelope
-from ._words import word_counts
+from ._text import strings as _strings
+from ._text import text_columns, utf8, utf8_ok
+from ._words import word_counts  # noqa: F401 - part of this module's tested surface
 from .errors import FormatError
 from .read import (
     CATEGORIES,
@@ -111,6 +112,7 @@ ARCHETYPE_COLUMNS: dict[str, Any] = {
 
 _MS = pa.timestamp("ms", tz="UTC")
 _BATCH = 1 << 16
+_WORKER_PIECE = 1 << 13
 _STR_OR_NONE = frozenset((str, type(None)))
 
 
@@ -264,35 +266,12 @@ def _dictionary(values: list[Any], dtype: pd.CategoricalDtype) -> pa.DictionaryA
                                           pa.array(list(dtype.categories), pa.string()))
 
 
-def _strings(values: list[Any], what: str) -> pa.Array:
-    try:
-        return pa.array(values, pa.string())
-    except UnicodeEncodeError:
-        fixed = [v if v is None or v.isascii() or _utf8_ok(v) else _replace_surrogates(v) for v in values]
-        n = sum(1 for a, b in zip(values, fixed, strict=True) if a is not b)
-        warnings.warn(f"{n} {what} value(s) contain unpaired surrogates; replaced by U+FFFD",
-                      UnicodeWarning, stacklevel=4)
-        return pa.array(fixed, pa.string())
-
-
-def _utf8_ok(s: str) -> bool:
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _replace_surrogates(s: str) -> str:
-    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-
-
 def _timestamps(values: list[str | None], name: str, path_of: Any) -> pa.Array:
     """Parse ``YYYY-MM-DDTHH:mm:ss.sssZ`` strings (null → null) in one vectorized cast."""
     try:
         strings = pa.array(values, pa.string())
     except UnicodeEncodeError:  # a lone surrogate, which no timestamp holds
-        i = next(i for i, v in enumerate(values) if isinstance(v, str) and not _utf8_ok(v))
+        i = next(i for i, v in enumerate(values) if isinstance(v, str) and not utf8_ok(v))
         raise FormatError(f"not a timestamp: {values[i]!r} (expected YYYY-MM-DDTHH:mm:ss.sssZ)",
                           reason="bad-timestamp", source=name, path=path_of(i)) from None
     try:
@@ -371,7 +350,11 @@ def _flatten(doc: dict[str, Any], label: str, name: str, with_messages: bool, pr
     convs = doc["conversations"]
     with progress_bar(len(convs), desc=f"flattening {label}", unit="conv",
                       enabled=progress if len(convs) >= 10_000 else False) as bar:
-        builder.add(convs, release=owned, bar=bar)
+        try:
+            builder.add(convs, release=owned, bar=bar)
+        except BaseException:
+            builder.close()
+            raise
     if owned:
         doc["conversations"] = None
     return builder.tables()
@@ -387,12 +370,16 @@ def _flatten_file(data: bytearray, label: str, name: str, with_messages: bool, p
     members: dict[str, Any] = {}
     with progress_bar(len(data), desc=f"parsing {label}", unit="B",
                       enabled=progress if len(data) >= 64 << 20 else False) as bar:
-        for kind, value in stream_envelope(data, batch_messages=_BATCH, on_bytes=bar.update):
-            if kind == "conversations":
-                builder.add(value, release=True, bar=None)
-            else:
-                members = value
-    check({**members, "conversations": []}, source_name=name)  # tags and meta
+        try:
+            for kind, value in stream_envelope(data, batch_messages=_BATCH, on_bytes=bar.update):
+                if kind == "conversations":
+                    builder.add(value, release=True, bar=None)
+                else:
+                    members = value
+            check({**members, "conversations": []}, source_name=name)  # tags and meta
+        except BaseException:
+            builder.close()
+            raise
     return builder.tables(), members["meta"]["source_provider"]
 
 
@@ -403,8 +390,9 @@ class _Builder:
         self.label, self.name, self.with_messages = label, name, with_messages
         self.conv_cols: dict[str, list[Any]] = {k: [] for k in ("id", "title", "created_at", "updated_at")}
         self.counts: list[np.ndarray] = []
-        self.cols: dict[str, list[Any]] = {k: [] for k in ("assistant", "ts", "text", "chars", "words", "id")}
+        self.cols: dict[str, list[Any]] = {k: [] for k in ("assistant", "ts", "text", "chars", "id")}
         self.n_conv = 0
+        self.worker = ThreadPoolExecutor(1, thread_name_prefix="memvelope-words")
 
     def add(self, convs: list[Any], *, release: bool, bar: Any) -> None:
         """Add conversations (checked here); with ``release`` each batch is dropped from ``convs``."""
@@ -417,15 +405,28 @@ class _Builder:
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
         bounds = [0, *(np.flatnonzero(np.diff(starts // _BATCH)) + 1).tolist(), len(convs)]
         for lo, hi in itertools.pairwise(dict.fromkeys(bounds)):
-            _batch(convs[lo:hi], first + lo, self.name, self.with_messages, self.cols)
+            _batch(convs[lo:hi], first + lo, self.name, self.with_messages, self.cols, self.worker)
             if release:
                 convs[lo:hi] = [None] * (hi - lo)
             if bar is not None:
                 bar.update(hi - lo)
         self.n_conv += len(convs)
 
+    def close(self) -> None:
+        """Stop the worker thread (what it has not started is dropped)."""
+        self.worker.shutdown(wait=False, cancel_futures=True)
+
     def tables(self) -> tuple[pa.Table, pa.Table | None]:
         label, n_conv, cols = self.label, self.n_conv, self.cols
+        words = []
+        if self.with_messages:
+            futures, cols["text"] = cols["text"], []
+            for future in futures:
+                text, chars, counted = future.result()
+                cols["text"] += text
+                cols["chars"] += chars
+                words.append(counted)
+        self.close()
         counts = np.concatenate([np.zeros(0, dtype=np.int64), *self.counts])
         total = int(counts.sum())
         starts = np.zeros(n_conv, dtype=np.int64)
@@ -469,13 +470,19 @@ class _Builder:
             ts,
             pa.chunked_array(cols["text"], type=pa.string()),
             chars,
-            pa.chunked_array(cols["words"], type=pa.int64()),
+            pa.chunked_array(words, type=pa.int64()),
         ], schema=arrow_schema(MESSAGE_COLUMNS))
         return conv_table, msg_table
 
 
-def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: dict[str, list[Any]]) -> None:
-    """Convert the messages of ``convs`` (``$.conversations[first]`` on) into pieces appended to ``cols``."""
+def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: dict[str, list[Any]],
+           worker: ThreadPoolExecutor) -> None:
+    """Convert the messages of ``convs`` (``$.conversations[first]`` on) into pieces appended to ``cols``.
+
+    The texts are joined into Arrow columns, and their characters and words counted, by ``worker``
+    (``cols["text"]`` gets futures) while this thread goes on with the next batch: the join, NumPy
+    and Arrow release the GIL that the rest needs.
+    """
     flat = list(itertools.chain.from_iterable(map(itemgetter("messages"), convs)))
     # Every check here is a by-product of the conversion (a KeyError, an Arrow type error, a role
     # that is neither of the two); only then does check_messages look for the exact JSON path.
@@ -487,10 +494,10 @@ def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: d
         is_assistant = roles == "assistant"
         if not (is_assistant | (roles == "user")).all():
             raise TypeError
-        text = _strings(texts, "text") if with_messages else None
+        text = utf8(texts, "text") if with_messages else None
         if text is None and not set(map(type, texts)) <= {str}:
             raise TypeError
-        if (text is not None and text.null_count) or (msg_ids is not None and msg_ids.null_count):
+        if msg_ids is not None and msg_ids.null_count:
             raise TypeError
         if not set(map(type, stamps)) <= _STR_OR_NONE:
             raise TypeError
@@ -507,9 +514,8 @@ def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: d
     cols["assistant"].append(is_assistant)
     cols["ts"].append(_timestamps(stamps, name, ts_path))
     if text is not None:
-        cols["text"].append(text)
-        cols["chars"].append(pc.utf8_length(text).cast(pa.int64()))
-        cols["words"].append(pa.array(word_counts(text)))
+        for lo in range(0, len(text), _WORKER_PIECE):  # small pieces: little work left after the last batch
+            cols["text"].append(worker.submit(text_columns, text[lo:lo + _WORKER_PIECE]))
         cols["id"].append(msg_ids)
     else:
         cols["chars"].append(pa.array(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))))
