@@ -50,7 +50,7 @@ def text_columns(encoded: list[bytes] | list[pa.Array]) -> tuple[list[pa.Array],
         text = []
         ends = np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)))
         lo = 0
-        while lo < len(encoded) or not text:  # one join per chunk (the join releases the GIL)
+        while lo < len(encoded) or not text:  # one join per chunk
             base = int(ends[lo - 1]) if lo else 0
             hi = min(len(encoded), max(lo + 1, int(np.searchsorted(ends, base + _MAX_CHUNK_BYTES, "right"))))
             offsets = np.zeros(hi - lo + 1, dtype=np.int64)

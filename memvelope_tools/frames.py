@@ -50,7 +50,6 @@ import itertools
 import os
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from operator import itemgetter
 from typing import Any
 
@@ -112,7 +111,6 @@ ARCHETYPE_COLUMNS: dict[str, Any] = {
 
 _MS = pa.timestamp("ms", tz="UTC")
 _BATCH = 1 << 16
-_WORKER_PIECE = 1 << 13
 _STR_OR_NONE = frozenset((str, type(None)))
 
 
@@ -350,11 +348,7 @@ def _flatten(doc: dict[str, Any], label: str, name: str, with_messages: bool, pr
     convs = doc["conversations"]
     with progress_bar(len(convs), desc=f"flattening {label}", unit="conv",
                       enabled=progress if len(convs) >= 10_000 else False) as bar:
-        try:
-            builder.add(convs, release=owned, bar=bar)
-        except BaseException:
-            builder.close()
-            raise
+        builder.add(convs, release=owned, bar=bar)
     if owned:
         doc["conversations"] = None
     return builder.tables()
@@ -370,16 +364,12 @@ def _flatten_file(data: bytearray, label: str, name: str, with_messages: bool, p
     members: dict[str, Any] = {}
     with progress_bar(len(data), desc=f"parsing {label}", unit="B",
                       enabled=progress if len(data) >= 64 << 20 else False) as bar:
-        try:
-            for kind, value in stream_envelope(data, batch_messages=_BATCH, on_bytes=bar.update):
-                if kind == "conversations":
-                    builder.add(value, release=True, bar=None)
-                else:
-                    members = value
-            check({**members, "conversations": []}, source_name=name)  # tags and meta
-        except BaseException:
-            builder.close()
-            raise
+        for kind, value in stream_envelope(data, batch_messages=_BATCH, on_bytes=bar.update):
+            if kind == "conversations":
+                builder.add(value, release=True, bar=None)
+            else:
+                members = value
+    check({**members, "conversations": []}, source_name=name)  # tags and meta
     return builder.tables(), members["meta"]["source_provider"]
 
 
@@ -390,9 +380,8 @@ class _Builder:
         self.label, self.name, self.with_messages = label, name, with_messages
         self.conv_cols: dict[str, list[Any]] = {k: [] for k in ("id", "title", "created_at", "updated_at")}
         self.counts: list[np.ndarray] = []
-        self.cols: dict[str, list[Any]] = {k: [] for k in ("assistant", "ts", "text", "chars", "id")}
+        self.cols: dict[str, list[Any]] = {k: [] for k in ("assistant", "ts", "text", "chars", "words", "id")}
         self.n_conv = 0
-        self.worker = ThreadPoolExecutor(1, thread_name_prefix="memvelope-words")
 
     def add(self, convs: list[Any], *, release: bool, bar: Any) -> None:
         """Add conversations (checked here); with ``release`` each batch is dropped from ``convs``."""
@@ -405,28 +394,15 @@ class _Builder:
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
         bounds = [0, *(np.flatnonzero(np.diff(starts // _BATCH)) + 1).tolist(), len(convs)]
         for lo, hi in itertools.pairwise(dict.fromkeys(bounds)):
-            _batch(convs[lo:hi], first + lo, self.name, self.with_messages, self.cols, self.worker)
+            _batch(convs[lo:hi], first + lo, self.name, self.with_messages, self.cols)
             if release:
                 convs[lo:hi] = [None] * (hi - lo)
             if bar is not None:
                 bar.update(hi - lo)
         self.n_conv += len(convs)
 
-    def close(self) -> None:
-        """Stop the worker thread (what it has not started is dropped)."""
-        self.worker.shutdown(wait=False, cancel_futures=True)
-
     def tables(self) -> tuple[pa.Table, pa.Table | None]:
         label, n_conv, cols = self.label, self.n_conv, self.cols
-        words = []
-        if self.with_messages:
-            futures, cols["text"] = cols["text"], []
-            for future in futures:
-                text, chars, counted = future.result()
-                cols["text"] += text
-                cols["chars"] += chars
-                words.append(counted)
-        self.close()
         counts = np.concatenate([np.zeros(0, dtype=np.int64), *self.counts])
         total = int(counts.sum())
         starts = np.zeros(n_conv, dtype=np.int64)
@@ -470,19 +446,13 @@ class _Builder:
             ts,
             pa.chunked_array(cols["text"], type=pa.string()),
             chars,
-            pa.chunked_array(words, type=pa.int64()),
+            pa.chunked_array(cols["words"], type=pa.int64()),
         ], schema=arrow_schema(MESSAGE_COLUMNS))
         return conv_table, msg_table
 
 
-def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: dict[str, list[Any]],
-           worker: ThreadPoolExecutor) -> None:
-    """Convert the messages of ``convs`` (``$.conversations[first]`` on) into pieces appended to ``cols``.
-
-    The texts are joined into Arrow columns, and their characters and words counted, by ``worker``
-    (``cols["text"]`` gets futures) while this thread goes on with the next batch: the join, NumPy
-    and Arrow release the GIL that the rest needs.
-    """
+def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: dict[str, list[Any]]) -> None:
+    """Convert the messages of ``convs`` (``$.conversations[first]`` on) into pieces appended to ``cols``."""
     flat = list(itertools.chain.from_iterable(map(itemgetter("messages"), convs)))
     # Every check here is a by-product of the conversion (a KeyError, an Arrow type error, a role
     # that is neither of the two); only then does check_messages look for the exact JSON path.
@@ -514,8 +484,10 @@ def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: d
     cols["assistant"].append(is_assistant)
     cols["ts"].append(_timestamps(stamps, name, ts_path))
     if text is not None:
-        for lo in range(0, len(text), _WORKER_PIECE):  # small pieces: little work left after the last batch
-            cols["text"].append(worker.submit(text_columns, text[lo:lo + _WORKER_PIECE]))
+        chunks, chars, words = text_columns(text)
+        cols["text"] += chunks
+        cols["chars"] += chars
+        cols["words"].append(words)
         cols["id"].append(msg_ids)
     else:
         cols["chars"].append(pa.array(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))))
