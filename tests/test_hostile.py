@@ -7,6 +7,8 @@ real ``python -m memvelope_tools`` process too (deep nesting, a 500 MB string, C
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -155,25 +157,44 @@ def test_integer_literal_past_cpython_limit_converts(capsys, tmp_path: Path) -> 
     assert json.loads(out)["conversations"][0]["messages"][0]["ts"] is None
 
 
-def test_single_500_mb_string_converts(tmp_path: Path) -> None:
-    """One message whose text is a 500 MB string converts, in a separate process to keep memory sane."""
+@pytest.fixture(scope="module")
+def string_500_mb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int]]:
+    """An export whose one message text is a single 500 MiB string."""
     size = 500 * 1024 * 1024
-    head = b'[{"uuid":"x","chat_messages":[{"sender":"human","text":"'
-    tail = b'"}]}]'
+    src = tmp_path_factory.mktemp("huge") / "conversations.json"
     chunk = b"a" * (4 << 20)
     assert size % len(chunk) == 0
-    src = tmp_path / "conversations.json"
     with open(src, "wb") as fh:
-        fh.write(head)
+        fh.write(b'[{"uuid":"x","chat_messages":[{"sender":"human","text":"')
         for _ in range(size // len(chunk)):
             fh.write(chunk)
-        fh.write(tail)
+        fh.write(b'"}]}]')
+    yield src, size
+    src.unlink()
+
+
+def _convert_modes() -> list[list[str]]:
+    """Both conversion paths when the CLI has ``--stream``/``--no-stream``, else its one path."""
+    from memvelope_tools.cli import build_parser
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            build_parser().parse_args(["convert", "x.json", "--no-stream"])
+    except SystemExit:
+        return [[]]
+    return [["--no-stream"], ["--stream"]]
+
+
+@pytest.mark.parametrize("mode", _convert_modes(), ids=lambda m: m[0].lstrip("-") if m else "default")
+def test_single_500_mb_string_converts(tmp_path: Path, string_500_mb: tuple[Path, int], mode: list[str]) -> None:
+    """One message whose text is a 500 MiB string converts, in a separate process to keep memory sane."""
+    src, size = string_500_mb
     out = tmp_path / "out.mve.json"
     started = time.monotonic()
-    proc = module("convert", src, "-o", out)
+    proc = module("convert", src, "-o", out, *mode)
     seconds = time.monotonic() - started
-    src.unlink()
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    assert (proc.returncode, proc.stdout) == (0, b""), proc.stderr
+    assert b"error" not in proc.stderr and b"Traceback" not in proc.stderr
     # The expected bytes are those of the same envelope with a short text, the text widened.
     small = dumps_canonical({"memvelope": "envelope-v0", "meta": {"source_provider": "claude",
                              "conversation_count": 1, "message_count": 1}, "conversations": [
@@ -183,6 +204,7 @@ def test_single_500_mb_string_converts(tmp_path: Path) -> None:
     before += b'"text": "'
     after = b'"' + after
     assert out.stat().st_size == len(before) + size + len(after)
+    chunk = b"a" * (4 << 20)
     with open(out, "rb") as fh:
         assert fh.read(len(before)) == before
         left = size
@@ -191,8 +213,8 @@ def test_single_500_mb_string_converts(tmp_path: Path) -> None:
             assert piece == chunk[: len(piece)]
             left -= len(piece)
         assert fh.read() == after
-    print(f"\n500 MB string: converted in {seconds:.1f} s")
-    assert seconds < 120, f"a 500 MB string took {seconds:.0f} s"
+    print(f"\n500 MiB string {' '.join(mode) or '(default)'}: converted in {seconds:.1f} s")
+    assert seconds < 120, f"a 500 MiB string took {seconds:.0f} s"
 
 
 # ---- paths ---------------------------------------------------------------------------------------
@@ -360,10 +382,11 @@ def test_output_folder_missing(capsys, tmp_path: Path, good_input: Path) -> None
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-def test_output_to_dev_full(capsys, good_input: Path) -> None:
-    assert_one_error_line(*run(capsys, "convert", good_input, "-o", "/dev/full"), "No space left",
+@pytest.mark.parametrize("mode", _convert_modes(), ids=lambda m: m[0].lstrip("-") if m else "default")
+def test_output_to_dev_full(capsys, good_input: Path, mode: list[str]) -> None:
+    assert_one_error_line(*run(capsys, "convert", good_input, "-o", "/dev/full", *mode), "No space left",
                           "/dev/full")
-    assert_process_error(module("convert", good_input, "-o", "/dev/full"), "No space left", "/dev/full")
+    assert_process_error(module("convert", good_input, "-o", "/dev/full", *mode), "No space left", "/dev/full")
 
 
 def test_existing_output_survives_failed_conversion(capsys, tmp_path: Path) -> None:
@@ -371,7 +394,8 @@ def test_existing_output_survives_failed_conversion(capsys, tmp_path: Path) -> N
     fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json"], "no conversation survived")
 
 
-def test_existing_output_survives_failed_write(tmp_path: Path, good_input: Path) -> None:
+@pytest.mark.parametrize("mode", _convert_modes(), ids=lambda m: m[0].lstrip("-") if m else "default")
+def test_existing_output_survives_failed_write(tmp_path: Path, good_input: Path, mode: list[str]) -> None:
     # A file-size limit makes the write itself fail part-way (EFBIG), as a full disk would.
     big = tmp_path / "big.json"
     big.write_text(json.dumps(CLAUDE * 2000))
@@ -382,7 +406,7 @@ def test_existing_output_survives_failed_write(tmp_path: Path, good_input: Path)
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, resource.RLIM_INFINITY))
 
-    proc = module("convert", big, "-o", out, preexec_fn=limit)
+    proc = module("convert", big, "-o", out, *mode, preexec_fn=limit)
     assert_process_error(proc, "cannot write output", "previous.mve.json")
     assert out.read_bytes() == PREVIOUS
     assert tree(tmp_path) == before  # the temporary file was removed
@@ -390,10 +414,10 @@ def test_existing_output_survives_failed_write(tmp_path: Path, good_input: Path)
 
 # ---- Ctrl-C --------------------------------------------------------------------------------------
 
-def _rss_bytes(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
+def _bytes_read(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
     return 0
 
 
@@ -410,21 +434,23 @@ def big_export(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     path.unlink()
 
 
-@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="watches the process in /proc (Linux)")
-def test_ctrl_c_during_a_large_conversion(tmp_path: Path, big_export: Path) -> None:
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="watches the process in /proc (Linux)")
+@pytest.mark.parametrize("mode", _convert_modes(), ids=lambda m: m[0].lstrip("-") if m else "default")
+def test_ctrl_c_during_a_large_conversion(tmp_path: Path, big_export: Path, mode: list[str]) -> None:
     out = tmp_path / "previous.mve.json"
     out.write_bytes(PREVIOUS)
     before = tree(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "memvelope_tools", "convert", str(big_export), "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    # Interrupt once the export has been read into memory: the conversion is then under way.
+    proc = subprocess.Popen([sys.executable, "-m", "memvelope_tools", "convert", str(big_export), "-o", str(out),
+                             *mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # Interrupt once a third of the export has been read: the conversion is then under way (in memory,
+    # the whole file is read at once and converted afterwards; streaming, it is part-way through).
     deadline = time.monotonic() + 60
-    while _rss_bytes(proc.pid) < big_export.stat().st_size and proc.poll() is None:
+    while _bytes_read(proc.pid) < big_export.stat().st_size // 3 and proc.poll() is None:
         assert time.monotonic() < deadline, "the conversion never got going"
         time.sleep(0.01)
     assert proc.poll() is None, "the conversion finished before it could be interrupted"
-    time.sleep(0.2)
+    time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
