@@ -248,7 +248,9 @@ def test_unreadable_file_permission(capsys, tmp_path: Path) -> None:
 @pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux /proc")
 def test_unreadable_file_io_error(capsys, tmp_path: Path) -> None:
     # /proc/self/mem opens but reading offset 0 fails with EIO, even for root: a failing disk, in effect.
-    fails_cleanly(capsys, tmp_path, ["/proc/self/mem"], "cannot read", "Input/output error", "/proc/self/mem")
+    for mode in _convert_modes():
+        fails_cleanly(capsys, tmp_path, ["/proc/self/mem", *mode], "cannot read", "Input/output error",
+                      "/proc/self/mem")
 
 
 def test_path_through_a_file(capsys, tmp_path: Path) -> None:
@@ -290,7 +292,8 @@ def test_corrupt_zip_member(capsys, tmp_path: Path) -> None:
     for i in range(start + 10, start + 60):  # scribble over the deflate stream
         data[i] ^= 0x5A
     path.write_bytes(bytes(data))
-    fails_cleanly(capsys, tmp_path, [path], "zip member is corrupt", "export.zip!conversations.json")
+    for mode in _convert_modes():
+        fails_cleanly(capsys, tmp_path, [path, *mode], "zip member is corrupt", "export.zip!conversations.json")
 
 
 @pytest.fixture(scope="module")
@@ -339,7 +342,8 @@ def test_zip_member_lying_about_its_size(capsys, tmp_path: Path) -> None:
     data[local + 22: local + 26] = (100).to_bytes(4, "little")
     data[central + 24: central + 28] = (100).to_bytes(4, "little")
     path.write_bytes(bytes(data))
-    fails_cleanly(capsys, tmp_path, [path], "corrupt", "export.zip!conversations.json")
+    for mode in _convert_modes():
+        fails_cleanly(capsys, tmp_path, [path, *mode], "corrupt", "export.zip!conversations.json")
 
 
 def test_zip_members_with_traversal_names_are_never_extracted(capsys, tmp_path: Path) -> None:

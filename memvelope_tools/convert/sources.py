@@ -49,20 +49,40 @@ class Part:
     size: int | None = None
 
     def open(self) -> BinaryIO:
-        """A fresh binary stream of the part's bytes."""
-        return self.opener()
+        """A fresh binary stream of the part's bytes; its read errors (an I/O error, a corrupt zip
+        member) are raised as ConversionError naming the part."""
+        return _ReadGuard(self.opener(), self.name)  # type: ignore[return-value]
 
     def read(self) -> bytes:
         """The part's bytes; ConversionError when they cannot be read (I/O error, corrupt zip member)."""
+        with self.open() as fh:
+            return fh.read()
+
+
+class _ReadGuard:
+    """A binary stream whose read errors become one clear ConversionError (never a traceback)."""
+
+    def __init__(self, raw: BinaryIO, name: str) -> None:
+        self._raw, self._name = raw, name
+
+    def read(self, size: int = -1) -> bytes:
         try:
-            with self.open() as fh:
-                return fh.read()
+            return self._raw.read(size)
         except OSError as exc:
             raise ConversionError(f"cannot read file: {exc.strerror or exc}", reason="unreadable",
-                                  source=self.name) from None
+                                  source=self._name) from None
         except (zipfile.BadZipFile, EOFError, *_DECOMPRESSION_ERRORS) as exc:
             raise ConversionError(f"zip member is corrupt: {exc}", reason="bad-zip",
-                                  source=self.name) from None
+                                  source=self._name) from None
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self) -> _ReadGuard:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @dataclass
