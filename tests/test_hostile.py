@@ -90,7 +90,8 @@ def tree(folder: Path) -> set[str]:
 
 def test_empty_file(capsys, tmp_path: Path) -> None:
     (tmp_path / "conversations.json").write_bytes(b"")
-    fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json"], "empty", "conversations.json")
+    for mode in _convert_modes():
+        fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json", *mode], "empty", "conversations.json")
 
 
 def test_blank_file(capsys, tmp_path: Path) -> None:
@@ -118,8 +119,9 @@ def test_not_json_at_all(capsys, tmp_path: Path, data: bytes) -> None:
                          ids=["with-bom", "le-without-bom", "be-without-bom"])
 def test_utf16_text_is_named(capsys, tmp_path: Path, codec: str) -> None:
     (tmp_path / "conversations.json").write_bytes(json.dumps(CLAUDE).encode(codec))
-    fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json"], "UTF-16", "UTF-8",
-                  "conversations.json")
+    for mode in _convert_modes():
+        fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json", *mode], "UTF-16", "UTF-8",
+                      "conversations.json")
 
 
 def test_invalid_utf8_converts_with_one_warning(capsys, tmp_path: Path) -> None:

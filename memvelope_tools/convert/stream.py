@@ -145,8 +145,18 @@ def _safe_cut(data: bytes) -> int:
 
 
 def _invalid(part: Part, exc: Exception) -> ConversionError:
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return ConversionError(f"not valid JSON: {detail}", reason="invalid-json", source=part.name)
+    raw = exc.args[0] if exc.args else ""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(exc)  # yajl gives bytes
+    detail = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    message = f"not valid JSON: {detail}"
+    with part.open() as fh:  # the hints the in-memory path gives (parse._invalid_json_message)
+        head = fh.read(4096)
+    head = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+    if len(head) < 4096 and not head.strip(b" \t\n\r"):
+        message = "not valid JSON: the file is empty" + (" (only whitespace)" if head else "")
+    elif b"\x00" in head:
+        message += "; the file looks like UTF-16 text, save it as UTF-8 and convert again"
+    return ConversionError(message, reason="invalid-json", source=part.name)
 
 
 def available() -> bool:
