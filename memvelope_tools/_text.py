@@ -6,6 +6,7 @@ Text with unpaired surrogates (legal in JSON, not in UTF-8) gets U+FFFD in their
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -65,6 +66,13 @@ def text_columns(encoded: list[bytes] | list[pa.Array]) -> tuple[list[pa.Array],
 
 
 _MAX_CHUNK_BYTES = 2**31 - 1
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def char_counts(values: list[str]) -> np.ndarray:
+    """Code points per text as the ``text`` column holds it (a surrogate pair held as two is one)."""
+    return np.fromiter((len(v) if v.isascii() or _SURROGATE.search(v) is None else len(_replace_surrogates(v))
+                        for v in values), dtype=np.int64, count=len(values))
 
 
 def utf8_ok(s: str) -> bool:

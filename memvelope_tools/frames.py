@@ -59,8 +59,8 @@ import pyarrow as pa
 
 from ._progress import progress_bar
 from ._stream import Fallback, stream_envelope
+from ._text import char_counts, text_columns, utf8, utf8_ok
 from ._text import strings as _strings
-from ._text import text_columns, utf8, utf8_ok
 from ._words import word_counts  # noqa: F401 - part of this module's tested surface
 from .errors import FormatError
 from .read import (
@@ -490,7 +490,7 @@ def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: d
         cols["words"].append(words)
         cols["id"].append(msg_ids)
     else:
-        cols["chars"].append(pa.array(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))))
+        cols["chars"].append(pa.array(char_counts(texts)))
 
 
 def _group_extreme(ts_ms: pa.Array, starts: np.ndarray, counts: np.ndarray, ufunc: np.ufunc) -> pa.Array:
