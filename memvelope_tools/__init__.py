@@ -10,29 +10,30 @@ Heavy optional parts (pandas frames, Parquet, plots) load only when first used.
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
 from typing import Any
 
 from .convert import ConversionError, convert, dump_canonical, dumps_canonical, write_envelope
+from .doctor import doctor
 from .errors import FormatError, MemvelopeError, OutputError, ValidationError
+from .read import read
+from .validate import validate
 
 __version__ = "0.1.0"
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
     "sample_path": "memvelope_tools.samples",
-    "read": "memvelope_tools.read",
+    "layer_of": "memvelope_tools.read",
     "conversations_frame": "memvelope_tools.frames",
     "messages_frame": "memvelope_tools.frames",
     "facts_frame": "memvelope_tools.frames",
     "to_parquet": "memvelope_tools.parquet",
     "read_parquet": "memvelope_tools.parquet",
-    "validate": "memvelope_tools.validate",
     "compute_archetype": "memvelope_tools.ir",
     "write_ir": "memvelope_tools.ir",
     "distill_structured": "memvelope_tools.ir",
     "distill_llm": "memvelope_tools.ir",
-    "doctor": "memvelope_tools.doctor",
+    "archetype_frame": "memvelope_tools.frames",
 }
 _SUBMODULES = ("plot",)
 
@@ -43,8 +44,11 @@ __all__ = [
     "OutputError",
     "ValidationError",
     "convert",
+    "doctor",
     "dump_canonical",
     "dumps_canonical",
+    "read",
+    "validate",
     "write_envelope",
     *_LAZY,
     *_SUBMODULES,
@@ -55,25 +59,11 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
-        _unshadow()
         return value
     if name in _SUBMODULES:
         module = importlib.import_module(f"{__name__}.{name}")
-        _unshadow()
         return module
     raise AttributeError(f"module 'memvelope_tools' has no attribute {name!r}")
-
-
-def _unshadow() -> None:
-    """Put functions back where importing their same-named submodule bound the module instead.
-
-    Importing ``memvelope_tools.read`` (as ``frames`` does) sets the package attribute ``read`` to the
-    module, hiding the lazily exported function ``read``; the same goes for ``validate`` and ``doctor``.
-    """
-    for lazy, module in _LAZY.items():
-        current = globals().get(lazy)
-        if isinstance(current, ModuleType) and current.__name__ == module == f"{__name__}.{lazy}":
-            globals()[lazy] = getattr(current, lazy)
 
 
 def __dir__() -> list[str]:

@@ -15,10 +15,11 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from jsonschema import Draft7Validator
-from jsonschema import ValidationError as SchemaError
+if TYPE_CHECKING:
+    from jsonschema import Draft7Validator
+    from jsonschema import ValidationError as SchemaError
 
 from .errors import FormatError
 from .ir.archetype import compute_archetype
@@ -88,6 +89,8 @@ def detect_format(doc: Any) -> str:
 
 @functools.cache
 def _validator(tag: str) -> Draft7Validator:
+    from jsonschema import Draft7Validator  # imported on first use: it is slow to import
+
     return Draft7Validator(load_schema(SCHEMA_FILES[tag]))
 
 
