@@ -8,7 +8,10 @@ The bytes are those of the in-memory path. Where ijson's reading differs from ``
   the WHATWG replacement decoding of :func:`parse.decode` switched on;
 * lone surrogate escapes (which yajl turns into ``?`` or refuses) are swapped for placeholders, as on
   the fast path (:mod:`fast`), and swapped back in each conversation;
-* duplicate keys keep the last value at the first key's position, as a dict does.
+* duplicate keys keep the last value at the first key's position, as a dict does;
+* nesting deeper than the in-memory path parses (1024 levels, orjson's limit) is refused as ``too-deep``
+  when ijson reaches it (yajl has no limit, and ``ijson.items`` needs memory growing with the square of
+  the depth); see :mod:`_depth`.
 
 Elements already handed on are skipped when a part is read again. Two rare kinds of part are parsed
 whole instead (their memory is not bounded): one holding a number yajl cannot hold (an integer beyond
@@ -37,6 +40,7 @@ from .pipeline import Assembler, counting, gc_paused
 
 if TYPE_CHECKING:
     from . import Report
+    from ._depth import DepthGauge
     from .sources import Part
 
 _CHUNK: Final = 1 << 20
@@ -53,11 +57,18 @@ class _Collision(Exception):
     """The part's text holds placeholder characters itself: swapping surrogates would not be reversible."""
 
 
+class _TooDeep(Exception):
+    """The parser reached nesting deeper than the in-memory path parses."""
+
+
 class _Reader:
     """A part's bytes as ijson should read them: BOM dropped, optionally UTF-8 repaired, lone surrogate
-    escapes swapped for placeholders. ``advance`` is told about raw bytes read (for a progress bar)."""
+    escapes swapped for placeholders. ``advance`` is told about raw bytes read (for a progress bar).
 
-    def __init__(self, raw: BinaryIO, *, repair: bool, advance: Any) -> None:
+    Bytes from the bracket that nests too deeply on are held back: reading past it raises _TooDeep, so
+    ijson first refuses any invalid JSON before that point, as the in-memory parser does."""
+
+    def __init__(self, raw: BinaryIO, *, repair: bool, advance: Any, gauge: DepthGauge) -> None:
         self._raw = raw
         self._advance = advance
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace") if repair else None
@@ -72,6 +83,8 @@ class _Reader:
         self.placeholders = self._swap.used  # placeholder characters swapped in so far
         self._genuine = False  # the text holds raw placeholder characters of its own
         self.replaced = 0
+        self._gauge = gauge
+        self._too_deep = False
 
     def element_done(self) -> None:
         """An element was completed: reads go back to their normal size."""
@@ -98,6 +111,8 @@ class _Reader:
             self._fill()
 
     def _fill(self) -> None:
+        if self._too_deep:
+            raise _TooDeep
         data = self._raw.read(self._size)
         self._size = min(2 * self._size, _MAX_CHUNK)
         self._advance(len(data))
@@ -125,6 +140,9 @@ class _Reader:
         region = fast.swap_lone_escapes(region, self._swap)
         if (self._genuine or self._swap.collides) and self._swap.used:
             raise _Collision
+        keep = self._gauge.feed(region)
+        if keep < len(region):
+            region, self._too_deep = region[:keep], True
         self._buf = self._buf[self._pos:] + region
         self._pos = 0
 
@@ -160,9 +178,10 @@ def _invalid(part: Part, exc: Exception) -> ConversionError:
 
 
 def available() -> bool:
-    """True when ijson is installed, so the streaming path can be used."""
+    """True when ijson and numpy are installed, so the streaming path can be used."""
     try:
         import ijson  # noqa: F401
+        import numpy  # noqa: F401
     except ImportError:
         return False
     return True
@@ -172,8 +191,10 @@ def _part_elements(part: Part, report: Report, assembler: Assembler, bar: Bar) -
     """Hand the part's elements to ``assembler`` one at a time (or note that it is not an array)."""
     try:
         import ijson
+
+        from ._depth import DepthGauge
     except ImportError:
-        raise MemvelopeError("streaming conversion needs ijson: pip install 'memvelope_tools[fast]'",
+        raise MemvelopeError("streaming conversion needs ijson and numpy: pip install 'memvelope_tools[fast]'",
                              reason="missing-dependency") from None
 
     done = 0  # elements handed on, skipped when the part is read again
@@ -191,7 +212,7 @@ def _part_elements(part: Part, report: Report, assembler: Assembler, bar: Bar) -
     while True:
         seen = 0
         with part.open() as raw:
-            reader = _Reader(raw, repair=repair, advance=advance)
+            reader = _Reader(raw, repair=repair, advance=advance, gauge=DepthGauge())
             try:
                 if reader.peek() != b"[":
                     for _ in ijson.basic_parse(reader, use_float=True):
@@ -218,6 +239,9 @@ def _part_elements(part: Part, report: Report, assembler: Assembler, bar: Bar) -
             except _Collision:
                 _whole_part(part, report, assembler, done)
                 return
+            except _TooDeep:
+                raise ConversionError("JSON nested too deeply to parse", reason="too-deep",
+                                      source=part.name) from None
             if reader.replaced:
                 report.replaced[part.name] = reader.replaced
             return
