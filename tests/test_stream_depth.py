@@ -20,7 +20,7 @@ from memvelope_tools.convert import ConversionError, convert, convert_stream, du
 pytest.importorskip("ijson")
 pytest.importorskip("numpy")
 
-from memvelope_tools.convert import _depth
+from memvelope_tools import _depth
 from memvelope_tools.convert import stream as streaming
 
 ROOT = Path(__file__).resolve().parent.parent

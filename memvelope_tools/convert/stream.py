@@ -11,7 +11,7 @@ The bytes are those of the in-memory path. Where ijson's reading differs from ``
 * duplicate keys keep the last value at the first key's position, as a dict does;
 * nesting deeper than the in-memory path parses (1024 levels, orjson's limit) is refused as ``too-deep``
   when ijson reaches it (yajl has no limit, and ``ijson.items`` needs memory growing with the square of
-  the depth); see :mod:`_depth`.
+  the depth); see :mod:`memvelope_tools._depth` (numpy, imported only here, as ijson is).
 
 Elements already handed on are skipped when a part is read again. Two rare kinds of part are parsed
 whole instead (their memory is not bounded): one holding a number yajl cannot hold (an integer beyond
@@ -39,8 +39,8 @@ from .parse import decode, loads_js
 from .pipeline import Assembler, counting, gc_paused
 
 if TYPE_CHECKING:
+    from .._depth import DepthGauge
     from . import Report
-    from ._depth import DepthGauge
     from .sources import Part
 
 _CHUNK: Final = 1 << 20
@@ -179,12 +179,9 @@ def _invalid(part: Part, exc: Exception) -> ConversionError:
 
 def available() -> bool:
     """True when ijson and numpy are installed, so the streaming path can be used."""
-    try:
-        import ijson  # noqa: F401
-        import numpy  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("ijson", "numpy"))
 
 
 def _part_elements(part: Part, report: Report, assembler: Assembler, bar: Bar) -> None:
@@ -192,7 +189,7 @@ def _part_elements(part: Part, report: Report, assembler: Assembler, bar: Bar) -
     try:
         import ijson
 
-        from ._depth import DepthGauge
+        from .._depth import DepthGauge
     except ImportError:
         raise MemvelopeError("streaming conversion needs ijson and numpy: pip install 'memvelope_tools[fast]'",
                              reason="missing-dependency") from None

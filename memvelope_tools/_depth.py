@@ -7,6 +7,10 @@ and refuses 1025. Without orjson the in-memory path uses the stdlib parser, whos
 it a little earlier (about 985-994 levels, depending on the call stack); in that band the streaming path
 converts what the stdlib path refuses. Nothing else differs: the gauge only counts, so the bytes and
 errors of any part within the limit are unchanged.
+
+It lives outside :mod:`memvelope_tools.convert` (whose modules need only the standard library) because
+it needs numpy; only the streaming path imports it, when it runs, as it imports ijson. A pure-Python
+count over every byte would cost several times the parse it guards.
 """
 
 from __future__ import annotations
