@@ -102,18 +102,24 @@ def counting(emit: Callable[[Conversation], None], bar: Bar) -> Callable[[Conver
     return counted
 
 
+def parse_whole(part: Part, report: Report, use_fast: bool) -> fast.Parsed:
+    """One part parsed whole: by orjson where ``use_fast``, else by the reference parser."""
+    data = part.read()
+    if use_fast:
+        parsed = fast.parse_part(data, part.name)
+    else:
+        decoded = decode(data)
+        parsed = fast.Parsed(loads_js(decoded.text, part.name), decoded.replaced)
+    del data
+    if parsed.replaced:
+        report.replaced[part.name] = parsed.replaced
+    return parsed
+
+
 def parse_parts(parts: Sequence[Part], report: Report, use_fast: bool, bar: Bar) -> Iterator[fast.Parsed]:
-    """Each part parsed whole, in order: by orjson where ``use_fast``, else by the reference parser."""
+    """Each part parsed whole, in order (see :func:`parse_whole`)."""
     for part in parts:
-        data = part.read()
-        if use_fast:
-            parsed = fast.parse_part(data, part.name)
-        else:
-            decoded = decode(data)
-            parsed = fast.Parsed(loads_js(decoded.text, part.name), decoded.replaced)
-        del data
-        if parsed.replaced:
-            report.replaced[part.name] = parsed.replaced
+        parsed = parse_whole(part, report, use_fast)
         bar.update(part.size or 0)
         yield parsed
 

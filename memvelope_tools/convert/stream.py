@@ -35,8 +35,7 @@ from .._atomic import atomic_output
 from .._progress import Bar, progress_bar
 from ..errors import ConversionError, MemvelopeError, OutputError
 from . import _describe, fast
-from .parse import decode, loads_js
-from .pipeline import Assembler, counting, gc_paused
+from .pipeline import Assembler, counting, gc_paused, parse_whole
 
 if TYPE_CHECKING:
     from .._depth import DepthGauge
@@ -246,15 +245,7 @@ def _part_elements(part: Part, report: Report, assembler: Assembler, bar: Bar) -
 
 def _whole_part(part: Part, report: Report, assembler: Assembler, done: int) -> None:
     """The last resort: the part parsed whole, as the in-memory path parses it."""
-    data = part.read()
-    if fast.available():
-        parsed = fast.parse_part(data, part.name)
-    else:
-        decoded = decode(data)
-        parsed = fast.Parsed(loads_js(decoded.text, part.name), decoded.replaced)
-    del data
-    if parsed.replaced:
-        report.replaced[part.name] = parsed.replaced
+    parsed = parse_whole(part, report, fast.available())
     if type(parsed.value) is not list:
         assembler.non_array()
         return
