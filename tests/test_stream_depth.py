@@ -150,7 +150,9 @@ import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 from memvelope_tools.cli import main
 status = main(sys.argv[1:])
-print("maxrss_kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+# VmHWM, not ru_maxrss: Linux carries the parent's high-water mark into ru_maxrss across fork and exec.
+hwm = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print("maxrss_kb", hwm, file=sys.stderr)
 sys.exit(status)
 """
 
