@@ -62,6 +62,17 @@ def _direct_output(target: Path) -> Iterator[BinaryIO]:
                           source=str(target)) from exc
 
 
+def output_folder(path: str | os.PathLike[str]) -> Path:
+    """Create the output folder ``path`` (and its parents) if missing; an OutputError if it cannot be."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create output folder: {exc.strerror or exc}", reason="output",
+                          source=str(out)) from None
+    return out
+
+
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (see :func:`atomic_output`)."""
     with atomic_output(path) as fh:

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import MemvelopeError, OutputError
+from ._atomic import output_folder
+from .errors import MemvelopeError
 
 
 @dataclass(frozen=True)
@@ -96,12 +97,7 @@ def convert_many(inputs: Sequence[str | os.PathLike[str]], out_folder: str | os.
     ``parquet``, every envelope written also goes into that Parquet dataset folder, rows tagged with
     a ``source`` column (the input as given). Failures are collected, never raised.
     """
-    out = Path(out_folder)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"cannot create output folder: {exc.strerror or exc}", reason="output",
-                          source=str(out)) from None
+    out = output_folder(out_folder)
     sources = [os.fspath(i) for i in inputs]
     targets = [str(out / name) for name in output_names(sources)]
     if client is not None:

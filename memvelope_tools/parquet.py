@@ -23,9 +23,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ._atomic import atomic_output
+from ._atomic import atomic_output, output_folder
 from ._progress import progress_bar
-from .errors import FormatError, OutputError
+from .errors import FormatError
 from .frames import (
     CONVERSATION_COLUMNS,
     FACT_COLUMNS,
@@ -51,12 +51,7 @@ _ROW_GROUP = 128 * 1024
 def to_parquet(doc_or_docs: Source | Sequence[Source], folder: str | os.PathLike[str], *,
                sources: Sequence[str] | None = None, progress: bool | None = None) -> dict[str, Path]:
     """Write the documents' tables into ``folder`` (created if missing); return the paths written."""
-    out = Path(folder)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"cannot create output folder: {exc.strerror or exc}", reason="output",
-                          source=str(out)) from None
+    out = output_folder(folder)
     parts: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
     described: dict[str, list[dict[str, Any]]] = {"envelope": [], "ir": []}
     ir_docs: list[dict[str, Any]] = []
