@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from ..convert import chatgpt as core
 from ..convert.prose import map_role, trimmed_string
-from .report import CONVERSATION_EMPTY, MALFORMED, Analysis, ConversationFacts
+from .report import MALFORMED, Analysis, ConversationFacts
 
 # content_type values ChatGPT exports are known to carry; any other is listed as unknown.
 KNOWN_CONTENT_TYPES: Final = frozenset({
@@ -137,12 +137,7 @@ def analyse(element: object, facts: ConversationFacts, acc: Analysis) -> None:
         facts.off_path = sum(1 for node in mapping.values() if id(node) not in on_path)
         _inversions(_path_order(path, mapping, kept_stamps), facts, acc)
     _branches(mapping, facts, acc)
-    if not facts.messages_kept:
-        facts.omitted = CONVERSATION_EMPTY
-        acc.example(f"conversation: {CONVERSATION_EMPTY}", facts.example())
-        return
-    acc.timestamp("conversation create_time", element.get("create_time"), facts, None)
-    acc.timestamp("conversation update_time", element.get("update_time"), facts, None)
+    acc.finish_conversation(element, facts, ("create_time", "update_time"))
 
 
 def _path_order(path: list[Any], mapping: dict[str, Any],

@@ -13,7 +13,7 @@ from typing import Any, Final
 from ..convert import claude as core
 from ..convert.prose import map_role, trimmed_string
 from ..convert.timestamps import render_timestamp
-from .report import CONVERSATION_EMPTY, MALFORMED, Analysis, ConversationFacts
+from .report import MALFORMED, Analysis, ConversationFacts
 
 # content block types Claude exports are known to carry; any other is listed as unknown.
 KNOWN_BLOCK_TYPES: Final = frozenset({
@@ -75,12 +75,7 @@ def analyse(element: object, facts: ConversationFacts, acc: Analysis) -> None:
         facts.dropped[reason] += 1
         acc.example(f"message: {reason}", facts.example(key, text=_raw_text(message)))
     _ordering(chat, facts, acc)
-    if not facts.messages_kept:
-        facts.omitted = CONVERSATION_EMPTY
-        acc.example(f"conversation: {CONVERSATION_EMPTY}", facts.example())
-        return
-    acc.timestamp("conversation created_at", element.get("created_at"), facts, None)
-    acc.timestamp("conversation updated_at", element.get("updated_at"), facts, None)
+    acc.finish_conversation(element, facts, ("created_at", "updated_at"))
 
 
 def _ordering(chat: list[Any], facts: ConversationFacts, acc: Analysis) -> None:

@@ -151,6 +151,16 @@ class Analysis:
             self.example(f"timestamp: {form}", where.example(at, f"{field_name}: {_shape(raw)}"))
         return rendered
 
+    def finish_conversation(self, element: dict[str, Any], facts: ConversationFacts,
+                            keys: tuple[str, str]) -> None:
+        """Mark a conversation with no kept message as omitted; else tally its timestamps (source ``keys``)."""
+        if not facts.messages_kept:
+            facts.omitted = CONVERSATION_EMPTY
+            self.example(f"conversation: {CONVERSATION_EMPTY}", facts.example())
+            return
+        for key in keys:
+            self.timestamp(f"conversation {key}", element.get(key), facts, None)
+
     def seen_type(self, family: str, name: object, known: frozenset[str], where: ConversationFacts,
                   at: str | None) -> None:
         """Count one content/block type; remember it as unknown when it is not in ``known``."""
