@@ -46,6 +46,7 @@ unpaired surrogates (legal in JSON, not in UTF-8) gets U+FFFD in their place, wi
 
 from __future__ import annotations
 
+import collections
 import itertools
 import os
 from collections import Counter
@@ -57,10 +58,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from . import _text
 from ._progress import progress_bar
 from ._stream import Fallback, stream_envelope
-from ._text import char_counts, text_columns, utf8, utf8_ok
 from ._text import strings as _strings
+from ._text import text_columns_later, utf8_ok
 from ._words import word_counts  # noqa: F401 - part of this module's tested surface
 from .errors import FormatError
 from .read import (
@@ -244,8 +246,8 @@ def _documents(doc_or_docs: Source | Sequence[Source], sources: Sequence[str] | 
             del data
         else:
             doc, name = _load_source(source, progress=progress)
-        # Messages are checked batch by batch while they are flattened (see _flatten).
-        found = check(doc, source_name=name, messages=False)
+        # Conversations and messages are checked batch by batch while they are flattened (see _Builder).
+        found = check(doc, source_name=name, conversations=False)
         if layer is not None and found != layer:
             want = "an envelope (envelope-v0)" if layer == "envelope" else f"a Facts IR document ({IR_TAG})"
             got = "a Facts IR document" if found == "ir" else "an envelope"
@@ -382,26 +384,50 @@ class _Builder:
         self.counts: list[np.ndarray] = []
         self.cols: dict[str, list[Any]] = {k: [] for k in ("assistant", "ts", "text", "chars", "words", "id")}
         self.n_conv = 0
+        self.pending: collections.deque[tuple[Any, list[Any], int]] = collections.deque()
 
     def add(self, convs: list[Any], *, release: bool, bar: Any) -> None:
         """Add conversations (checked here); with ``release`` each batch is dropped from ``convs``."""
         first = self.n_conv
-        check_conversations(convs, first, self.name)
+        fields = check_conversations(convs, first, self.name)
         for key, values in self.conv_cols.items():
-            values += map(itemgetter(key), convs)
-        counts = np.fromiter(map(len, map(itemgetter("messages"), convs)), dtype=np.int64, count=len(convs))
+            values += fields[key]
+        counts = np.fromiter(map(len, fields["messages"]), dtype=np.int64, count=len(convs))
+        del fields
         self.counts.append(counts)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
         bounds = [0, *(np.flatnonzero(np.diff(starts // _BATCH)) + 1).tolist(), len(convs)]
         for lo, hi in itertools.pairwise(dict.fromkeys(bounds)):
-            _batch(convs[lo:hi], first + lo, self.name, self.with_messages, self.cols)
+            batch = convs[lo:hi]
+            texts = _batch(batch, first + lo, self.name, self.with_messages, self.cols)
+            # The texts of a batch are worked on (by _text, on other threads without the GIL) while
+            # the next batches are read; the batch is kept until then, to say where a text that is
+            # not a string is.
+            self.pending.append((texts, batch, first + lo))
+            while len(self.pending) > _text.threads():
+                self._resolve()
             if release:
                 convs[lo:hi] = [None] * (hi - lo)
             if bar is not None:
                 bar.update(hi - lo)
         self.n_conv += len(convs)
 
+    def _resolve(self) -> None:
+        texts, batch, first = self.pending.popleft()
+        try:
+            chunks, chars, words = texts()
+        except TypeError:
+            check_messages(batch, first, self.name)  # raises FormatError with the JSON path
+            raise
+        cols = self.cols
+        if chunks is not None:
+            cols["text"] += chunks
+            cols["words"].append(words)
+        cols["chars"].append(chars)
+
     def tables(self) -> tuple[pa.Table, pa.Table | None]:
+        while self.pending:
+            self._resolve()
         label, n_conv, cols = self.label, self.n_conv, self.cols
         counts = np.concatenate([np.zeros(0, dtype=np.int64), *self.counts])
         total = int(counts.sum())
@@ -420,7 +446,7 @@ class _Builder:
         n_assistant = np.bincount(conv_index, weights=is_assistant, minlength=n_conv).astype(np.int64)
         ids = _strings(self.conv_cols["id"], "conversation id")
         conv_table = pa.Table.from_arrays([
-            pa.array([label], pa.string()).take(np.zeros(n_conv, dtype=np.int64)),
+            pa.repeat(pa.scalar(label, pa.string()), n_conv),
             pa.array(np.arange(n_conv, dtype=np.int64)),
             ids,
             _strings(self.conv_cols["title"], "title"),
@@ -436,7 +462,7 @@ class _Builder:
         if not self.with_messages:
             return conv_table, None
         msg_table = pa.Table.from_arrays([
-            pa.array([label], pa.string()).take(np.zeros(total, dtype=np.int64)),
+            pa.repeat(pa.scalar(label, pa.string()), total),
             pa.array(conv_index),
             ids.take(pa.array(conv_index)),
             pa.chunked_array(cols["id"], type=pa.string()),
@@ -451,21 +477,21 @@ class _Builder:
         return conv_table, msg_table
 
 
-def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: dict[str, list[Any]]) -> None:
-    """Convert the messages of ``convs`` (``$.conversations[first]`` on) into pieces appended to ``cols``."""
+def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: dict[str, list[Any]]) -> Any:
+    """Convert the messages of ``convs`` (``$.conversations[first]`` on) into pieces appended to ``cols``.
+
+    Returns the texts' columns to come (see :func:`memvelope_tools._text.text_columns_later`).
+    """
     flat = list(itertools.chain.from_iterable(map(itemgetter("messages"), convs)))
     # Every check here is a by-product of the conversion (a KeyError, an Arrow type error, a role
     # that is neither of the two); only then does check_messages look for the exact JSON path.
     try:
         roles = np.asarray(list(map(itemgetter("role"), flat)), dtype=object)
         stamps = list(map(itemgetter("ts"), flat))
-        texts = list(map(itemgetter("text"), flat))
+        texts = tuple(map(itemgetter("text"), flat))
         msg_ids = _strings(list(map(itemgetter("id"), flat)), "message id") if with_messages else None
         is_assistant = roles == "assistant"
         if not (is_assistant | (roles == "user")).all():
-            raise TypeError
-        text = utf8(texts, "text") if with_messages else None
-        if text is None and not set(map(type, texts)) <= {str}:
             raise TypeError
         if msg_ids is not None and msg_ids.null_count:
             raise TypeError
@@ -483,14 +509,9 @@ def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: d
 
     cols["assistant"].append(is_assistant)
     cols["ts"].append(_timestamps(stamps, name, ts_path))
-    if text is not None:
-        chunks, chars, words = text_columns(text)
-        cols["text"] += chunks
-        cols["chars"] += chars
-        cols["words"].append(words)
+    if msg_ids is not None:
         cols["id"].append(msg_ids)
-    else:
-        cols["chars"].append(pa.array(char_counts(texts)))
+    return text_columns_later(texts, "text", with_text=with_messages)
 
 
 def _group_extreme(ts_ms: pa.Array, starts: np.ndarray, counts: np.ndarray, ufunc: np.ufunc) -> pa.Array:

@@ -98,15 +98,17 @@ def layer_of(doc: Any, *, source_name: str | None = None) -> Layer:
                       f"(supported: {_supported()})", reason="not-memvelope", source=source_name, path="$")
 
 
-def check(doc: Any, *, source_name: str | None = None, messages: bool = True) -> Layer:
+def check(doc: Any, *, source_name: str | None = None, messages: bool = True,
+          conversations: bool = True) -> Layer:
     """Check ``doc``'s tag and the shape the loaders rely on; return its layer or raise FormatError.
 
-    ``messages=False`` skips the envelope's messages (for callers that check them as they go,
-    see :func:`check_messages`).
+    ``messages=False`` skips the envelope's messages, ``conversations=False`` its conversations as
+    well, only making sure they are an array (for callers that check them as they go, see
+    :func:`check_conversations` and :func:`check_messages`).
     """
     layer = layer_of(doc, source_name=source_name)
     if layer == "envelope":
-        _check_envelope(doc, source_name, messages=messages)
+        _check_envelope(doc, source_name, messages=messages and conversations, conversations=conversations)
     else:
         _check_ir(doc, source_name)
     return layer
@@ -256,11 +258,12 @@ def _expect_object(value: Any, path: str, source_name: str | None) -> dict[str, 
 
 
 def _check_records(records: list[Any], fields: Sequence[tuple[str, tuple[type, ...]]],
-                   where: Callable[[int], str], source_name: str | None) -> None:
+                   where: Callable[[int], str], source_name: str | None) -> dict[str, list[Any]]:
     """Check a list of objects column by column (fast); locate the first problem only on failure.
 
-    ``where(i)`` is the JSON path of ``records[i]``.
+    ``where(i)`` is the JSON path of ``records[i]``. Returns the columns (field name to values).
     """
+    columns: dict[str, list[Any]] = {}
     if not set(map(type, records)) <= {dict}:
         bad = next((i for i, r in enumerate(records) if not isinstance(r, dict)), None)
         if bad is not None:
@@ -282,6 +285,8 @@ def _check_records(records: list[Any], fields: Sequence[tuple[str, tuple[type, .
             i, v = next((i, v) for i, v in enumerate(values) if v is not None and v not in allowed)
             raise FormatError(f"{field} {v!r} is not one of {', '.join(allowed)}", reason="bad-shape",
                               source=source_name, path=f"{where(i)}.{field}")
+        columns[field] = values
+    return columns
 
 
 def _check_fields(obj: dict[str, Any], fields: Sequence[tuple[str, tuple[type, ...]]], path: str,
@@ -296,21 +301,26 @@ def _check_fields(obj: dict[str, Any], fields: Sequence[tuple[str, tuple[type, .
                               source=source_name, path=f"{path}.{field}")
 
 
-def _check_envelope(doc: dict[str, Any], source_name: str | None, *, messages: bool = True) -> None:
+def _check_envelope(doc: dict[str, Any], source_name: str | None, *, messages: bool = True,
+                    conversations: bool = True) -> None:
     meta = _expect_object(doc.get("meta"), "$.meta", source_name)
     _check_fields(meta, (("source_provider", _STR),), "$.meta", source_name)
     convs = doc.get("conversations")
     if not isinstance(convs, list):
         raise FormatError(f"expected an array for 'conversations', found {_json_name(convs)}",
                           reason="bad-shape", source=source_name, path="$.conversations")
-    _check_records(convs, _CONV_FIELDS, lambda i: f"$.conversations[{i}]", source_name)
+    if conversations:
+        _check_records(convs, _CONV_FIELDS, lambda i: f"$.conversations[{i}]", source_name)
     if messages:
         check_messages(convs, 0, source_name)
 
 
-def check_conversations(convs: list[Any], first: int, source_name: str | None) -> None:
-    """Check the fields of ``convs`` (not their messages), which start at ``$.conversations[first]``."""
-    _check_records(convs, _CONV_FIELDS, lambda i: f"$.conversations[{first + i}]", source_name)
+def check_conversations(convs: list[Any], first: int, source_name: str | None) -> dict[str, list[Any]]:
+    """Check the fields of ``convs`` (not their messages), which start at ``$.conversations[first]``.
+
+    Returns the fields' values, one list per field.
+    """
+    return _check_records(convs, _CONV_FIELDS, lambda i: f"$.conversations[{first + i}]", source_name)
 
 
 def check_messages(convs: list[dict[str, Any]], first: int, source_name: str | None) -> None:

@@ -1,10 +1,21 @@
-"""Texts as Arrow columns (memvelope_tools._text): the frames' text, chars and words against plain Python."""
+"""Texts as Arrow columns (memvelope_tools._text): text, chars and words against plain Python.
+
+Every test runs twice: with the compiled helper (``_textscan``) and with the NumPy path that
+stands in for it when no C compiler was there at install.
+"""
 
 from __future__ import annotations
 
+import os
+import random
+import signal
 import warnings
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -14,11 +25,15 @@ from memvelope_tools import _text
 from memvelope_tools import frames as frames_module
 from memvelope_tools.frames import conversations_frame, messages_frame
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+NATIVE = _text._textscan
+
 # CJK, emoji (astral), NBSP, tabs, newlines, NEL, the ASCII separators str.split() knows, NUL,
 # ideographic and zero-width spaces (only the first is whitespace), accents, lone surrogates.
-TRICKY = ["a", "Z", "é", "中", "文", "😀", "👩\u200d💻", " ", "\t", "\n", "\r\n", "\x0b", "\x0c", "\x1c", "\x1f",
-          "\x00", "\x85", "\xa0", "\u1680", "\u2000", "\u200a", "\u200b", "\u2028", "\u2029", "\u202f",
-          "\u205f", "\u3000", "\ufeff", "’", "—", "\ud800", "\udfff", "\ud83d"]
+TRICKY = ["a", "Z", "é", "ÿ", "中", "文", "😀", "👩\u200d💻", " ", "\t", "\n", "\r\n", "\x0b", "\x0c", "\x1c",
+          "\x1f", "\x00", "\x85", "\xa0", "\u1680", "\u2000", "\u200a", "\u200b", "\u2028", "\u2029", "\u202f",
+          "\u205f", "\u3000", "\ufeff", "’", "—", "\ud800", "\udfff", "\ud83d", "\ude00", "\udbff", "\udc00",
+          "abcdefghij", "0123456789abcdef"]
 
 
 def _fffd(s: str) -> str:
@@ -26,63 +41,252 @@ def _fffd(s: str) -> str:
     return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-def _envelope(texts: list[str]) -> dict[str, Any]:
-    messages = [{"id": f"m{i + 1}", "role": "user" if i % 2 == 0 else "assistant", "ts": None, "text": t}
-                for i, t in enumerate(texts)]
-    half = len(messages) // 2
-    return {"memvelope": "envelope-v0", "meta": {"source_provider": "chatgpt"},
-            "conversations": [{"id": "a", "title": "t", "created_at": None, "updated_at": None,
-                               "messages": messages[:half]},
-                              {"id": "b", "title": "t", "created_at": None, "updated_at": None,
-                               "messages": messages[half:]}]}
+def _has_surrogate(s: str) -> bool:
+    return any("\ud800" <= c <= "\udfff" for c in s)
+
+
+@pytest.fixture(params=["native", "numpy"])
+def impl(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "native" and NATIVE is None:
+        if os.environ.get("MEMVELOPE_REQUIRE_NATIVE"):
+            pytest.fail("memvelope_tools._textscan was not built (pip install printed why)")
+        pytest.skip("memvelope_tools._textscan is not built here (no C compiler at install)")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_text, "_textscan", NATIVE if request.param == "native" else None)
+        yield request.param
+
+
+def _columns(texts: list[str]) -> tuple[list[str], list[int], list[int]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnicodeWarning)
+        chunks, chars, words = _text.text_columns(texts, "text")
+    assert all(c.type == pa.string() for c in chunks)
+    return pa.chunked_array(chunks, type=pa.string()).to_pylist(), chars.tolist(), words.tolist()
+
+
+def _check(texts: list[str]) -> None:
+    expected = [_fffd(t) for t in texts]
+    assert _columns(texts) == (expected, [len(t) for t in expected], [len(t.split()) for t in expected])
+    assert _text.char_counts(texts).tolist() == [len(t) for t in expected]
+
+
+def test_the_compiled_helper_is_built_where_make_test_runs() -> None:
+    if not os.environ.get("MEMVELOPE_REQUIRE_NATIVE"):
+        pytest.skip("only `make test` requires the C helper (MEMVELOPE_REQUIRE_NATIVE=1)")
+    assert NATIVE is not None, "memvelope_tools._textscan was not built (pip install printed why)"
 
 
 texts_strategy = st.lists(st.lists(st.sampled_from(TRICKY), max_size=15).map("".join), max_size=30)
 
 
+@pytest.mark.parametrize("which", ["native", "numpy"])
 @settings(max_examples=150, deadline=None)
-@given(texts_strategy, st.sampled_from([(1 << 16, 2**31 - 1), (3, 5), (1, 1)]))
-def test_text_chars_and_words_equal_python(texts: list[str], sizes: tuple[int, int]) -> None:
-    piece, max_bytes = sizes
+@given(texts=texts_strategy)
+def test_text_chars_and_words_equal_python(which: str, texts: list[str]) -> None:
+    if which == "native" and NATIVE is None:
+        pytest.skip("memvelope_tools._textscan is not built here")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_text, "_textscan", NATIVE if which == "native" else None)
+        _check(texts)
+
+
+def test_every_code_point_as_a_separator(impl: str) -> None:
+    texts = [f"a{chr(c)}b" for c in range(0x110000)]
+    _, chars, words = _quiet(texts)
+    surrogate = np.zeros(0x110000, dtype=bool)
+    surrogate[0xD800:0xE000] = True
+    expected_words = np.array([len(t.split()) for t in texts])
+    assert np.array_equal(words, expected_words)
+    assert np.array_equal(chars, np.full(0x110000, 3))
+    assert set(np.flatnonzero(expected_words == 2)) == {c for c in range(0x110000) if chr(c).isspace()}
+    assert not surrogate[expected_words == 2].any()
+
+
+def _quiet(texts: list[str]) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnicodeWarning)
+        return _text.text_columns(texts, "text")
+
+
+def test_long_texts_of_every_storage_width_on_several_threads(impl: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Lengths around the C scanner's 4096-character blocks and its 8-character ASCII runs; one
+    # storage width per text (ASCII, Latin-1, UCS-2, UCS-4), a word often straddling a block edge.
+    rng = random.Random(5)
+    alphabets = [["a", "bc", " ", "\n", "defgh"], ["é", "a", " ", "\xa0", "\x85", "ÿÿ"],
+                 ["a", "’", " ", "\u3000", "中文", "\u2028", "\ud800", "\ud83d\ude00"],
+                 ["a", "😀", " ", "\u2000", "é", "\udfff", "\ud83d"]]
+    texts = []
+    for n in [0, 1, 7, 8, 9, 15, 16, 17, 4095, 4096, 4097, 8191, 8192, 8193, 20000]:
+        for alphabet in alphabets:
+            text = ""
+            while len(text) < n:
+                text += rng.choice(alphabet)
+            texts.append(text[:n])
+    texts.append("x" * 4096 + "y" * 4096)  # one word across a block edge
+    texts.append(" " * 4096 + "z")
+    monkeypatch.setattr(_text, "_PARALLEL_MIN_TEXTS", 1)
+    monkeypatch.setattr(_text, "threads", lambda: 3)
+    _check(texts)
+
+
+def test_unpaired_surrogates_are_counted_once_per_value_in_the_warning(impl: str) -> None:
+    texts = ["ok", "a\ud800b", "\udfff", "fine 😀", "pair as two \ud83d\ude00"]
+    with pytest.warns(UnicodeWarning, match="3 text value"):
+        chunks, chars, words = _text.text_columns(texts, "text")
+    assert pa.chunked_array(chunks).to_pylist() == ["ok", "a\ufffdb", "\ufffd", "fine 😀", "pair as two 😀"]
+    assert chars.tolist() == [2, 3, 1, 6, 13] and words.tolist() == [1, 1, 1, 2, 4]
+
+
+def test_text_columns_split_at_the_byte_limit_and_refuse_a_longer_text(impl: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = ["ab", "中文", "", "😀x", "c"]  # 2, 6, 0, 5, 1 bytes
+    monkeypatch.setattr(_text, "_MAX_CHUNK_BYTES", 6)
+    chunks, chars, words = _text.text_columns(texts, "text")
+    assert [len(c) for c in chunks] == [1, 2, 2]  # "ab" | "中文", "" | "😀x", "c"
+    assert all(c.type == pa.string() and c.nbytes for c in chunks)
+    assert pa.chunked_array(chunks).to_pylist() == texts
+    assert chars.tolist() == [2, 2, 0, 2, 1] and words.tolist() == [1, 1, 0, 1, 1]
+    monkeypatch.setattr(_text, "_MAX_CHUNK_BYTES", 4)
+    with pytest.raises(pa.ArrowCapacityError):
+        _text.text_columns(texts, "text")
+
+
+def test_no_texts_give_one_empty_chunk(impl: str) -> None:
+    chunks, chars, words = _text.text_columns([], "text")
+    assert [len(c) for c in chunks] == [0] and len(chars) == 0 and len(words) == 0
+    assert len(_text.char_counts([])) == 0
+
+
+@pytest.mark.parametrize("bad", [3, None, b"bytes", ["list"]])
+def test_a_text_that_is_not_a_string_is_a_type_error_for_the_frames_to_report(impl: str, bad: Any) -> None:
+    with pytest.raises(TypeError):
+        _text.text_columns(["a"] * 3000 + [bad] + ["b"], "text")
+    with pytest.raises(TypeError):
+        _text.char_counts(["a", bad])
+
+
+@pytest.mark.filterwarnings("ignore::UnicodeWarning")
+def test_both_paths_give_equal_frames_on_the_fixtures() -> None:
+    if NATIVE is None:
+        pytest.skip("memvelope_tools._textscan is not built here")
+    envelopes = sorted((FIXTURES / "envelope").glob("*/expected.mve.json"))
+    native_msgs, native_convs = messages_frame(envelopes), conversations_frame(envelopes)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_text, "_textscan", None)
+        pd.testing.assert_frame_equal(messages_frame(envelopes), native_msgs)
+        pd.testing.assert_frame_equal(conversations_frame(envelopes), native_convs)
+
+
+def test_frames_in_small_batches_equal_python(impl: str) -> None:
+    texts = ["héllo wörld", "", "😀 x\u3000y", "a\ud800", "\t\n", "中文 文"] * 5
+    messages = [{"id": f"m{i + 1}", "role": "user" if i % 2 == 0 else "assistant", "ts": None, "text": t}
+                for i, t in enumerate(texts)]
+    env = {"memvelope": "envelope-v0", "meta": {"source_provider": "chatgpt"},
+           "conversations": [{"id": str(k), "title": "t", "created_at": None, "updated_at": None,
+                              "messages": messages[k * 6:(k + 1) * 6]} for k in range(5)]}
     expected = [_fffd(t) for t in texts]
     with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
         warnings.simplefilter("ignore", UnicodeWarning)
-        mp.setattr(frames_module, "_BATCH", piece)
-        mp.setattr(_text, "_MAX_CHUNK_BYTES", max(max_bytes, max((len(t.encode()) for t in expected), default=0)))
-        msgs = messages_frame(_envelope(texts))
-        convs = conversations_frame(_envelope(texts))
+        mp.setattr(frames_module, "_BATCH", 7)
+        msgs = messages_frame(env)
+        convs = conversations_frame(env)
     assert msgs["text"].tolist() == expected
     assert msgs["chars"].tolist() == [len(t) for t in expected]
     assert msgs["words"].tolist() == [len(t.split()) for t in expected]
-    assert convs["chars"].sum() == sum(len(t) for t in expected)
+    assert convs["chars"].tolist() == [sum(len(t) for t in expected[k * 6:(k + 1) * 6]) for k in range(5)]
 
 
-def test_unpaired_surrogates_are_counted_once_per_value_in_the_warning() -> None:
-    texts = ["ok", "a\ud800b", "\udfff", "fine 😀"]
-    with pytest.warns(UnicodeWarning, match="2 text value"):
-        msgs = messages_frame(_envelope(texts))
-    assert msgs["text"].tolist() == ["ok", "a\ufffdb", "\ufffd", "fine 😀"]
-    assert msgs["chars"].tolist() == [2, 3, 1, 6] and msgs["words"].tolist() == [1, 1, 1, 2]
-
-
-def test_text_columns_split_at_the_byte_limit_and_refuse_a_longer_text(monkeypatch: pytest.MonkeyPatch) -> None:
-    encoded = [s.encode() for s in ["ab", "中文", "", "😀x", "c"]]  # 2, 6, 0, 5, 1 bytes
-    monkeypatch.setattr(_text, "_MAX_CHUNK_BYTES", 6)
-    chunks, chars, words = _text.text_columns(encoded)
-    assert [len(c) for c in chunks] == [1, 2, 2]  # "ab" | "中文", "" | "😀x", "c"
-    assert all(c.type == pa.string() and c.nbytes for c in chunks)
-    assert pa.chunked_array(chunks).to_pylist() == ["ab", "中文", "", "😀x", "c"]
-    assert pa.chunked_array(chars).to_pylist() == [2, 2, 0, 2, 1] and words.to_pylist() == [1, 1, 0, 1, 1]
-    monkeypatch.setattr(_text, "_MAX_CHUNK_BYTES", 4)
-    with pytest.raises(pa.ArrowCapacityError):
-        _text.text_columns(encoded)
-
-
-def test_no_texts_give_one_empty_chunk() -> None:
-    chunks, chars, words = _text.text_columns([])
-    assert [len(c) for c in chunks] == [0] and [len(c) for c in chars] == [0] and len(words) == 0
-
-
-def test_a_text_that_is_not_a_string_is_a_type_error_for_the_frames_to_report() -> None:
+@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools._textscan is not built here")
+def test_the_helper_refuses_bad_arguments_instead_of_writing_out_of_bounds() -> None:
+    texts = ("ab", "中文", "😀")
+    n = len(texts)
+    sizes, chars, words = (np.zeros(n, dtype=np.int64) for _ in range(3))
+    assert NATIVE.scan(texts, 0, n, sizes, chars, words) == 0
+    assert sizes.tolist() == [2, 6, 4] and chars.tolist() == [2, 2, 1] and words.tolist() == [1, 1, 1]
+    offsets = np.array([0, 2, 8, 12], dtype=np.int64)
+    out = np.zeros(12, dtype=np.uint8)
+    NATIVE.encode(texts, 0, n, offsets, out)
+    assert out.tobytes() == "ab中文😀".encode()
     with pytest.raises(TypeError):
-        _text.utf8(["a", 3], "text")
+        NATIVE.scan(list(texts), 0, n, sizes, chars, words)  # a list could change without the GIL
+    with pytest.raises(IndexError):
+        NATIVE.scan(texts, 0, n + 1, sizes, chars, words)
+    with pytest.raises(IndexError):
+        NATIVE.scan(texts, 2, 1, sizes, chars, words)
+    with pytest.raises(ValueError, match="int64"):
+        NATIVE.scan(texts, 0, n, sizes[:2], chars, words)
+    with pytest.raises(ValueError, match="int64"):
+        NATIVE.scan(texts, 0, n, sizes.astype(np.int32), chars, words)
+    with pytest.raises(ValueError, match="within"):
+        NATIVE.encode(texts, 0, n, np.array([0, 2, 8, 13], dtype=np.int64), out)
+    with pytest.raises(ValueError, match="do not match"):
+        NATIVE.encode(texts, 0, n, np.array([0, 1, 8, 12], dtype=np.int64), out)
+    with pytest.raises(ValueError, match="do not match"):
+        NATIVE.encode(texts, 0, n, np.array([0, 3, 8, 12], dtype=np.int64), out)
+    with pytest.raises(TypeError):
+        NATIVE.encode(texts, 0, n, offsets, b"read-only buffer....")
+
+
+@pytest.fixture
+def pipelined(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every batch's texts go to the worker threads (normally only batches of 2,048 texts or more)."""
+    monkeypatch.setattr(_text, "_PARALLEL_MIN_TEXTS", 1)
+    monkeypatch.setattr(frames_module, "_BATCH", 3)
+
+
+@pytest.mark.filterwarnings("ignore::UnicodeWarning")
+def test_pipelined_batches_give_the_same_frames(pipelined: None) -> None:
+    envelopes = sorted((FIXTURES / "envelope").glob("*/expected.mve.json"))
+    msgs, convs = messages_frame(envelopes), conversations_frame(envelopes)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_text, "_PARALLEL_MIN_TEXTS", 1 << 30)
+        mp.setattr(frames_module, "_BATCH", 1 << 16)
+        pd.testing.assert_frame_equal(msgs, messages_frame(envelopes))
+        pd.testing.assert_frame_equal(convs, conversations_frame(envelopes))
+
+
+def _many(texts: list[Any]) -> dict[str, Any]:
+    messages = [{"id": f"m{i + 1}", "role": "user", "ts": None, "text": t} for i, t in enumerate(texts)]
+    return {"memvelope": "envelope-v0", "meta": {"source_provider": "claude"},
+            "conversations": [{"id": str(k), "title": "t", "created_at": None, "updated_at": None,
+                               "messages": messages[k * 2:(k + 1) * 2]} for k in range((len(texts) + 1) // 2)]}
+
+
+@pytest.mark.parametrize("where", ["dict", "file"])
+def test_a_text_that_is_no_string_in_a_later_batch_is_reported_with_its_path(pipelined: None, where: str,
+                                                                              tmp_path: Path) -> None:
+    texts: list[Any] = [f"text {i}" for i in range(40)]
+    texts[33] = 7  # conversation 16, message 1: batches of 3 messages, so the sixth batch
+    doc: Any = _many(texts)
+    if where == "file":
+        doc = tmp_path / "bad.mve.json"
+        doc.write_text(__import__("json").dumps(_many(texts)), encoding="utf-8")
+    for frame in (messages_frame, conversations_frame):
+        with pytest.raises(frames_module.FormatError) as info:
+            frame(doc)
+        assert info.value.path == "$.conversations[16].messages[1].text"
+
+
+def test_pipelined_surrogates_warn_once_per_batch_with_their_count(pipelined: None) -> None:
+    texts = ["a\ud800", "fine", "\udfff\udfff", "ok", "x", "y\ud83d"]
+    with pytest.warns(UnicodeWarning) as record:
+        msgs = messages_frame(_many(texts))
+    assert sorted(str(w.message)[:13] for w in record) == ["1 text value(", "2 text value("]
+    assert msgs["text"].tolist() == [_fffd(t) for t in texts]
+
+
+def test_a_forked_child_starts_its_own_threads(impl: str) -> None:
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork() on this platform")
+    texts = [f"word {i} and more" for i in range(5000)]
+    _text.text_columns(texts, "text")  # the parent's pool now exists (with the compiled helper)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit status
+        signal.alarm(30)  # a child waiting on threads it does not have is killed, not left hanging
+        try:
+            _, _, words = _text.text_columns(texts, "text")
+            os._exit(0 if words.tolist() == [4] * 5000 else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
