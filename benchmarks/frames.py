@@ -10,7 +10,8 @@ file (ensure_ascii=False, indent=2, like a converter's output) and prints, in on
 * peak memory of ``messages_frame(path)`` in a fresh process (peak RSS minus the RSS after imports)
   against the file size (target: at most 3x).
 
-Usage: ``python benchmarks/frames.py [--messages 1000000] [--seed 7] [--emoji-share 0.01] [--repeat 3]``.
+Usage: ``python benchmarks/frames.py [--messages 1000000] [--seed 7] [--emoji-share 0.01] [--repeat 3]
+[--numpy]`` (``--numpy``: the path used when the C helper ``memvelope_tools._textscan`` was not built).
 """
 
 from __future__ import annotations
@@ -112,8 +113,13 @@ def main() -> None:
     parser.add_argument("--emoji-share", type=float, default=0.01,
                         help="share of pool paragraphs' weight given an emoji (default 0.01)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each contender; the best counts (default 3)")
+    parser.add_argument("--numpy", action="store_true",
+                        help="measure the NumPy path that stands in when the C helper was not built")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.numpy:
+        from memvelope_tools import _text
+        _text._textscan = None
     if args.child:
         child(args.child)
         return
@@ -152,8 +158,8 @@ def main() -> None:
         env = None  # freed before the child process measures memory
         gc.collect()
 
-        out = subprocess.run([sys.executable, __file__, "--child", str(path)], check=True,
-                             capture_output=True, text=True)
+        child_args = [sys.executable, __file__, "--child", str(path), *(["--numpy"] if args.numpy else [])]
+        out = subprocess.run(child_args, check=True, capture_output=True, text=True)
         measured = json.loads(out.stdout)
 
     best, first = min(ours), ours[0]

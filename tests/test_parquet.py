@@ -1,4 +1,4 @@
-"""memvelope_tools.parquet: round trips equal to the frames, explicit schema, metadata, DuckDB."""
+"""memvelope_tools.parquet: round trips equal to the frames, explicit schema, metadata, DuckDB and Polars."""
 
 from __future__ import annotations
 
@@ -105,6 +105,23 @@ def test_duckdb_reads_the_folder_as_it_is(tmp_path: Path) -> None:
     first = duckdb.sql(f"SELECT min(ts) FROM '{tmp_path}/messages.parquet' WHERE source = 'hand.mve.json'"
                        ).fetchall()
     assert pd.Timestamp(first[0][0]) == pd.Timestamp("2024-01-01T09:59:00.123Z")
+
+
+def test_polars_reads_the_folder_with_the_declared_types(tmp_path: Path) -> None:
+    import polars as pl
+
+    docs = [HAND, SAMPLE, FIXTURES / "ir" / "valid" / "offset-and-unknown-fields.mv.json"]
+    to_parquet(docs, tmp_path)
+    msgs = pl.read_parquet(tmp_path / "messages.parquet")
+    expected = messages_frame(docs[:2])
+    assert msgs.schema["ts"] == pl.Datetime("ms", "UTC") and msgs.schema["role"] == pl.Categorical
+    assert msgs.schema["text"] == pl.String and msgs.schema["words"] == pl.Int64
+    assert msgs["text"].to_list() == expected["text"].tolist()
+    assert msgs["words"].to_list() == expected["words"].tolist()
+    assert msgs.filter(pl.col("ts").is_null()).height == int(expected["ts"].isna().sum())
+    facts = pl.read_parquet(tmp_path / "facts.parquet")
+    assert facts.schema["category"] == pl.Categorical
+    assert facts["category"].to_list() == facts_frame(docs[2])["category"].tolist()
 
 
 def test_rewriting_replaces_files_atomically_and_leaves_no_temp_files(tmp_path: Path) -> None:
