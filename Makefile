@@ -32,7 +32,7 @@ test: $(STAMP) lint chromium
 	MEMVELOPE_REQUIRE_NATIVE=1 MPLBACKEND=Agg $(PY) -m pytest -q
 
 fuzz: $(STAMP)
-	MEMVELOPE_FUZZ_EXAMPLES=20000 MPLBACKEND=Agg $(PY) -m pytest -q tests/test_properties.py
+	MEMVELOPE_FUZZ_EXAMPLES=20000 MPLBACKEND=Agg $(PY) -m pytest -q tests/test_properties.py tests/test_text.py
 
 notebooks: $(STAMP)
 	$(PY) -m pip install --quiet jupyterlab

@@ -76,11 +76,13 @@ def test_the_compiled_helper_is_built_where_make_test_runs() -> None:
     assert NATIVE is not None, "memvelope_tools._textscan was not built (pip install printed why)"
 
 
+# 150 examples per path by default; `make fuzz` (MEMVELOPE_FUZZ_EXAMPLES=20000) runs 1,000.
+EXAMPLES = max(150, int(os.environ.get("MEMVELOPE_FUZZ_EXAMPLES", "0")) // 20)
 texts_strategy = st.lists(st.lists(st.sampled_from(TRICKY), max_size=15).map("".join), max_size=30)
 
 
 @pytest.mark.parametrize("which", ["native", "numpy"])
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(texts=texts_strategy)
 def test_text_chars_and_words_equal_python(which: str, texts: list[str]) -> None:
     if which == "native" and NATIVE is None:
