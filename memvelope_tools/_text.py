@@ -230,6 +230,8 @@ def _arrow_chunks(offsets: np.ndarray, data: Any) -> list[pa.Array]:
 
 def _fixed(values: Sequence[Any], what: str) -> list[Any]:
     """``values`` with unpaired surrogates replaced, and a warning saying how many changed."""
+    if not set(map(type, values)) <= {str, type(None)}:
+        raise TypeError(f"a {what} value is not a string")
     fixed = [v if v is None or v.isascii() or utf8_ok(v) else _replace_surrogates(v) for v in values]
     _warn(sum(1 for a, b in zip(values, fixed, strict=True) if a is not b), what)
     return fixed

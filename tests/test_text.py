@@ -163,6 +163,9 @@ def test_no_texts_give_one_empty_chunk(impl: str) -> None:
 def test_a_text_that_is_not_a_string_is_a_type_error_for_the_frames_to_report(impl: str, bad: Any) -> None:
     with pytest.raises(TypeError):
         _text.text_columns(["a"] * 3000 + [bad] + ["b"], "text")
+    with pytest.raises(TypeError), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnicodeWarning)
+        _text.text_columns(["a\ud800", bad], "text")  # after a text that needs U+FFFD
     with pytest.raises(TypeError):
         _text.char_counts(["a", bad])
 
@@ -258,6 +261,7 @@ def _many(texts: list[Any]) -> dict[str, Any]:
 def test_a_text_that_is_no_string_in_a_later_batch_is_reported_with_its_path(pipelined: None, where: str,
                                                                               tmp_path: Path) -> None:
     texts: list[Any] = [f"text {i}" for i in range(40)]
+    texts[32] = "lone \udc00 surrogate"
     texts[33] = 7  # conversation 16, message 1: batches of 3 messages, so the sixth batch
     doc: Any = _many(texts)
     if where == "file":
