@@ -388,6 +388,14 @@ class _Builder:
 
     def add(self, convs: list[Any], *, release: bool, bar: Any) -> None:
         """Add conversations (checked here); with ``release`` each batch is dropped from ``convs``."""
+        try:
+            self._add(convs, release=release, bar=bar)
+        except FormatError:
+            while self.pending:  # a problem in an earlier batch's texts is the one to report
+                self._resolve()
+            raise
+
+    def _add(self, convs: list[Any], *, release: bool, bar: Any) -> None:
         first = self.n_conv
         fields = check_conversations(convs, first, self.name)
         for key, values in self.conv_cols.items():

@@ -273,6 +273,16 @@ def test_a_text_that_is_no_string_in_a_later_batch_is_reported_with_its_path(pip
         assert info.value.path == "$.conversations[16].messages[1].text"
 
 
+def test_the_first_problem_is_reported_even_when_a_later_batch_is_read_first(pipelined: None) -> None:
+    texts: list[Any] = [f"text {i}" for i in range(40)]
+    texts[4] = None  # conversation 2, message 0: its texts are still being worked on ...
+    doc = _many(texts)
+    del doc["conversations"][5]["messages"][1]["role"]  # ... when this batch is read
+    with pytest.raises(frames_module.FormatError) as info:
+        messages_frame(doc)
+    assert info.value.path == "$.conversations[2].messages[0].text"
+
+
 def test_pipelined_surrogates_warn_once_per_batch_with_their_count(pipelined: None) -> None:
     texts = ["a\ud800", "fine", "\udfff\udfff", "ok", "x", "y\ud83d"]
     with pytest.warns(UnicodeWarning) as record:
