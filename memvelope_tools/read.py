@@ -98,17 +98,16 @@ def layer_of(doc: Any, *, source_name: str | None = None) -> Layer:
                       f"(supported: {_supported()})", reason="not-memvelope", source=source_name, path="$")
 
 
-def check(doc: Any, *, source_name: str | None = None, messages: bool = True,
-          conversations: bool = True) -> Layer:
+def check(doc: Any, *, source_name: str | None = None, conversations: bool = True) -> Layer:
     """Check ``doc``'s tag and the shape the loaders rely on; return its layer or raise FormatError.
 
-    ``messages=False`` skips the envelope's messages, ``conversations=False`` its conversations as
-    well, only making sure they are an array (for callers that check them as they go, see
-    :func:`check_conversations` and :func:`check_messages`).
+    ``conversations=False`` skips the envelope's conversations and their messages, only making sure
+    they are an array (for callers that check them as they go, see :func:`check_conversations` and
+    :func:`check_messages`).
     """
     layer = layer_of(doc, source_name=source_name)
     if layer == "envelope":
-        _check_envelope(doc, source_name, messages=messages and conversations, conversations=conversations)
+        _check_envelope(doc, source_name, conversations=conversations)
     else:
         _check_ir(doc, source_name)
     return layer
@@ -301,8 +300,7 @@ def _check_fields(obj: dict[str, Any], fields: Sequence[tuple[str, tuple[type, .
                               source=source_name, path=f"{path}.{field}")
 
 
-def _check_envelope(doc: dict[str, Any], source_name: str | None, *, messages: bool = True,
-                    conversations: bool = True) -> None:
+def _check_envelope(doc: dict[str, Any], source_name: str | None, *, conversations: bool = True) -> None:
     meta = _expect_object(doc.get("meta"), "$.meta", source_name)
     _check_fields(meta, (("source_provider", _STR),), "$.meta", source_name)
     convs = doc.get("conversations")
@@ -311,7 +309,6 @@ def _check_envelope(doc: dict[str, Any], source_name: str | None, *, messages: b
                           reason="bad-shape", source=source_name, path="$.conversations")
     if conversations:
         _check_records(convs, _CONV_FIELDS, lambda i: f"$.conversations[{i}]", source_name)
-    if messages:
         check_messages(convs, 0, source_name)
 
 
