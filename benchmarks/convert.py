@@ -39,6 +39,7 @@ MEASURES = ("fast", "stream", "plain", "floor", "orjson-floor", "node")
 
 # ---- one measurement, run in its own process ---------------------------------------------------------
 
+
 def _measure(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict[str, float]:
     start = time.perf_counter()
     if what in ("fast", "stream"):
@@ -101,14 +102,21 @@ def _child(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict[s
         node = shutil.which("node")
         if node is None:
             return {}
-        result = subprocess.run([node, str(Path(__file__).parent / "node_floor.mjs"), out, *parts],
-                                capture_output=True, text=True, check=True)
+        result = subprocess.run(
+            [node, str(Path(__file__).parent / "node_floor.mjs"), out, *parts],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         figures = json.loads(result.stdout)
-        return {"wall": figures["total_ms"] / 1000, "rss_mb": figures["max_rss_kb"] / 1024,
-                "parse": figures["parse_ms"] / 1000, "stringify": figures["stringify_ms"] / 1000,
-                "identical": figures["identical"]}
-    cmd = [sys.executable, __file__, "--measure", what, "--out", out, "--envelope-bytes", str(envelope_bytes),
-           *parts]
+        return {
+            "wall": figures["total_ms"] / 1000,
+            "rss_mb": figures["max_rss_kb"] / 1024,
+            "parse": figures["parse_ms"] / 1000,
+            "stringify": figures["stringify_ms"] / 1000,
+            "identical": figures["identical"],
+        }
+    cmd = [sys.executable, __file__, "--measure", what, "--out", out, "--envelope-bytes", str(envelope_bytes), *parts]
     result = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     if result.returncode:
         raise SystemExit(f"{what} failed:\n{result.stderr}")
@@ -116,6 +124,7 @@ def _child(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict[s
 
 
 # ---- the report ---------------------------------------------------------------------------------------
+
 
 def _digest(path: Path) -> str:
     h = hashlib.sha256()
@@ -151,8 +160,10 @@ def _machine() -> str:
     node = shutil.which("node")
     node_version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip() if node else "-"
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3
-    return (f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python {platform.python_version()}, "
-            f"Node {node_version}, {platform.system()} {platform.release()}")
+    return (
+        f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python {platform.python_version()}, "
+        f"Node {node_version}, {platform.system()} {platform.release()}"
+    )
 
 
 def run_provider(provider: str, args: argparse.Namespace, workdir: Path, size: int) -> dict[str, dict]:
@@ -176,12 +187,16 @@ def run_provider(provider: str, args: argparse.Namespace, workdir: Path, size: i
     print(f"  {'':14}{'wall s':>9}{'MB/s':>9}{'peak RSS MB':>13}{'RSS/input':>11}")
     for what, r in results.items():
         if r:
-            print(f"  {what:14}{r['wall']:9.2f}{input_bytes / 1e6 / r['wall']:9.1f}{r['rss_mb']:13.0f}"
-                  f"{r['rss_mb'] * 2**20 / input_bytes:11.2f}")
+            print(
+                f"  {what:14}{r['wall']:9.2f}{input_bytes / 1e6 / r['wall']:9.1f}{r['rss_mb']:13.0f}"
+                f"{r['rss_mb'] * 2**20 / input_bytes:11.2f}"
+            )
     if results.get("node"):
         n = results["node"]
-        print(f"  node: JSON.parse {n['parse']:.2f} s + JSON.stringify {n['stringify']:.2f} s; "
-              f"stringify bytes identical to ours: {n['identical']}")
+        print(
+            f"  node: JSON.parse {n['parse']:.2f} s + JSON.stringify {n['stringify']:.2f} s; "
+            f"stringify bytes identical to ours: {n['identical']}"
+        )
     for ours in ("fast", "stream"):
         for base in ("floor", "orjson-floor", "node"):
             if results.get(ours) and results.get(base):

@@ -63,18 +63,27 @@ def build_envelope(n_messages: int, seed: int, emoji_share: float) -> dict:
             size = int(rng.lognormvariate(5.0, 0.6)) if role == "user" else int(rng.lognormvariate(6.6, 0.5))
             para = pool[rng.randrange(len(pool))]
             start = rng.randrange(max(1, len(para) - size))
-            text = para[start:start + max(1, size)].strip() or "ok"
-            messages.append({"id": f"m{j + 1}", "role": role,
-                             "ts": None if rng.random() < 0.01 else stamps[j], "text": text})
+            text = para[start : start + max(1, size)].strip() or "ok"
+            messages.append(
+                {"id": f"m{j + 1}", "role": role, "ts": None if rng.random() < 0.01 else stamps[j], "text": text}
+            )
         cid = None if rng.random() < 0.01 else f"{rng.getrandbits(128):032x}"
-        conversations.append({"id": cid, "title": " ".join(rng.choices(WORDS, k=4)),
-                              "created_at": stamps[0], "updated_at": stamps[-1], "messages": messages})
+        conversations.append(
+            {
+                "id": cid,
+                "title": " ".join(rng.choices(WORDS, k=4)),
+                "created_at": stamps[0],
+                "updated_at": stamps[-1],
+                "messages": messages,
+            }
+        )
         t = int(steps[-1]) + rng.randint(0, 86_400_000)
         made += n
-    return {"memvelope": "envelope-v0",
-            "meta": {"source_provider": "chatgpt", "conversation_count": len(conversations),
-                     "message_count": made},
-            "conversations": conversations}
+    return {
+        "memvelope": "envelope-v0",
+        "meta": {"source_provider": "chatgpt", "conversation_count": len(conversations), "message_count": made},
+        "conversations": conversations,
+    }
 
 
 def _rss_bytes() -> int:
@@ -102,23 +111,34 @@ def child(path: str) -> None:
     frame = messages_frame(path, progress=False)
     seconds = time.perf_counter() - start
     peak = _peak_rss_bytes()
-    print(json.dumps({"rows": len(frame), "seconds": seconds, "peak_extra": peak - base,
-                      "frame_bytes": int(frame.memory_usage(deep=False).sum())}))
+    print(
+        json.dumps(
+            {
+                "rows": len(frame),
+                "seconds": seconds,
+                "peak_extra": peak - base,
+                "frame_bytes": int(frame.memory_usage(deep=False).sum()),
+            }
+        )
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--emoji-share", type=float, default=0.01,
-                        help="share of pool paragraphs' weight given an emoji (default 0.01)")
+    parser.add_argument(
+        "--emoji-share", type=float, default=0.01, help="share of pool paragraphs' weight given an emoji (default 0.01)"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs of each contender; the best counts (default 3)")
-    parser.add_argument("--numpy", action="store_true",
-                        help="measure the NumPy path that stands in when the C helper was not built")
+    parser.add_argument(
+        "--numpy", action="store_true", help="measure the NumPy path that stands in when the C helper was not built"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.numpy:
         from memvelope_tools import _text
+
         _text._textscan = None
     if args.child:
         child(args.child)
@@ -132,8 +152,10 @@ def main() -> None:
     t0 = time.perf_counter()
     env = build_envelope(args.messages, args.seed, args.emoji_share)
     n = env["meta"]["message_count"]
-    print(f"built envelope: {len(env['conversations']):,} conversations, {n:,} messages "
-          f"in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"built envelope: {len(env['conversations']):,} conversations, {n:,} messages "
+        f"in {time.perf_counter() - t0:.1f} s"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.mve.json"
         path.write_bytes(json.dumps(env, ensure_ascii=False, indent=2).encode("utf-8"))
@@ -152,9 +174,14 @@ def main() -> None:
             return seconds
 
         ours = timed(lambda: messages_frame(env, progress=False))
-        theirs = timed(lambda: pd.json_normalize(env["conversations"], record_path="messages",
-                                                 meta=["id", "title", "created_at", "updated_at"],
-                                                 meta_prefix="conversation_"))
+        theirs = timed(
+            lambda: pd.json_normalize(
+                env["conversations"],
+                record_path="messages",
+                meta=["id", "title", "created_at", "updated_at"],
+                meta_prefix="conversation_",
+            )
+        )
         env = None  # freed before the child process measures memory
         gc.collect()
 
@@ -163,19 +190,28 @@ def main() -> None:
         measured = json.loads(out.stdout)
 
     best, first = min(ours), ours[0]
-    print(f"messages_frame(dict):   {n / best:>12,.0f} rows/s  (best of {args.repeat}: {best:.2f} s; "
-          f"first run {first:.2f} s)")
-    print(f"messages_frame(path):   {n / measured['seconds']:>12,.0f} rows/s  ({measured['seconds']:.2f} s, "
-          "read + parse + frame, fresh process)")
-    print(f"pd.json_normalize:      {n / min(theirs):>12,.0f} rows/s  (best of {args.repeat}: {min(theirs):.2f} s; "
-          f"first run {theirs[0]:.2f} s)")
-    print(f"ratio (dict):           {min(theirs) / best:>12.1f}x  (target >= 5x; first runs: "
-          f"{theirs[0] / first:.1f}x)")
-    print(f"text helper:            {'compiled (_textscan)' if _text._textscan else 'NumPy fallback'}, "
-          f"{_text.threads()} thread(s)")
-    print(f"peak memory, from path: {measured['peak_extra'] / 1e6:>12,.0f} MB = "
-          f"{measured['peak_extra'] / size:.2f}x the file size (target <= 3x); "
-          f"final frame {measured['frame_bytes'] / 1e6:,.0f} MB")
+    print(
+        f"messages_frame(dict):   {n / best:>12,.0f} rows/s  (best of {args.repeat}: {best:.2f} s; "
+        f"first run {first:.2f} s)"
+    )
+    print(
+        f"messages_frame(path):   {n / measured['seconds']:>12,.0f} rows/s  ({measured['seconds']:.2f} s, "
+        "read + parse + frame, fresh process)"
+    )
+    print(
+        f"pd.json_normalize:      {n / min(theirs):>12,.0f} rows/s  (best of {args.repeat}: {min(theirs):.2f} s; "
+        f"first run {theirs[0]:.2f} s)"
+    )
+    print(f"ratio (dict):           {min(theirs) / best:>12.1f}x  (target >= 5x; first runs: {theirs[0] / first:.1f}x)")
+    print(
+        f"text helper:            {'compiled (_textscan)' if _text._textscan else 'NumPy fallback'}, "
+        f"{_text.threads()} thread(s)"
+    )
+    print(
+        f"peak memory, from path: {measured['peak_extra'] / 1e6:>12,.0f} MB = "
+        f"{measured['peak_extra'] / size:.2f}x the file size (target <= 3x); "
+        f"final frame {measured['frame_bytes'] / 1e6:,.0f} MB"
+    )
 
 
 if __name__ == "__main__":

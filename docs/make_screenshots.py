@@ -68,11 +68,27 @@ def report_screenshot(sources: list) -> int:
         labels = [f"{n}-export.zip" for n in NAMES] + [f"facts-{n}.mv.json" for n in NAMES]
         mv_report = __import__("memvelope_tools.report", fromlist=["write_report"])
         mv_report.write_report(sources, page, top=8, labels=labels)
-        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                        "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                        "--disable-sync", f"--user-data-dir={Path(tmp) / 'profile'}", "--hide-scrollbars",
-                        f"--screenshot={shot}", "--window-size=1200,1500", page.as_uri()],
-                       check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={Path(tmp) / 'profile'}",
+                "--hide-scrollbars",
+                f"--screenshot={shot}",
+                "--window-size=1200,1500",
+                page.as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         image = Image.open(shot).convert("RGB")
         image = image.resize((900, round(image.height * 900 / image.width)), Image.LANCZOS)
         out = HERE / "report.png"

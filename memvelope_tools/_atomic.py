@@ -31,8 +31,7 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise OutputError(f"cannot write output: {exc.strerror}", reason="output",
-                          source=str(target)) from exc
+        raise OutputError(f"cannot write output: {exc.strerror}", reason="output", source=str(target)) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh
@@ -48,8 +47,9 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, OSError):
-            raise OutputError(f"cannot write output: {exc.strerror or exc}", reason="output",
-                              source=str(target)) from exc
+            raise OutputError(
+                f"cannot write output: {exc.strerror or exc}", reason="output", source=str(target)
+            ) from exc
         raise
 
 
@@ -58,8 +58,7 @@ def _direct_output(target: Path) -> Iterator[BinaryIO]:
         with open(target, "wb") as fh:
             yield fh
     except OSError as exc:
-        raise OutputError(f"cannot write output: {exc.strerror or exc}", reason="output",
-                          source=str(target)) from exc
+        raise OutputError(f"cannot write output: {exc.strerror or exc}", reason="output", source=str(target)) from exc
 
 
 def output_folder(path: str | os.PathLike[str]) -> Path:
@@ -68,8 +67,9 @@ def output_folder(path: str | os.PathLike[str]) -> Path:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputError(f"cannot create output folder: {exc.strerror or exc}", reason="output",
-                          source=str(out)) from None
+        raise OutputError(
+            f"cannot create output folder: {exc.strerror or exc}", reason="output", source=str(out)
+        ) from None
     return out
 
 

@@ -46,7 +46,7 @@ class DepthGauge:
         takes the depth past the limit (the gauge must not be fed again after that)."""
         view = np.frombuffer(data, np.uint8)
         for start in range(0, len(view), _BLOCK):
-            over = self._block(view[start:start + _BLOCK])
+            over = self._block(view[start : start + _BLOCK])
             if over >= 0:
                 return start + over
         return len(data)

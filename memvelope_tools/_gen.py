@@ -105,12 +105,27 @@ class _Surrogates:
 _MODELS: Final = ("gpt-4o", "gpt-4", "o1-preview", "gpt-4o-mini", "o3")
 
 
-def _gpt_message(rng: random.Random, role: str, content: dict[str, Any], t: float, model: str,
-                 parent: str, *, hidden: bool = False, recipient: str = "all") -> dict[str, Any]:
+def _gpt_message(
+    rng: random.Random,
+    role: str,
+    content: dict[str, Any],
+    t: float,
+    model: str,
+    parent: str,
+    *,
+    hidden: bool = False,
+    recipient: str = "all",
+) -> dict[str, Any]:
     metadata: dict[str, Any] = {
-        "citations": [], "content_references": [], "message_type": None, "model_slug": model,
-        "default_model_slug": model, "parent_id": parent, "request_id": f"{rng.getrandbits(64):016x}-IAD",
-        "timestamp_": "absolute", "message_source": None,
+        "citations": [],
+        "content_references": [],
+        "message_type": None,
+        "model_slug": model,
+        "default_model_slug": model,
+        "parent_id": parent,
+        "request_id": f"{rng.getrandbits(64):016x}-IAD",
+        "timestamp_": "absolute",
+        "message_source": None,
         "serialization_metadata": {"custom_symbol_offsets": []},
     }
     if role == "assistant":
@@ -133,8 +148,9 @@ def _gpt_message(rng: random.Random, role: str, content: dict[str, Any], t: floa
     }
 
 
-def _chatgpt_conversation(rng: random.Random, texts: _Texts, sur: _Surrogates, written: int,
-                          turns: int) -> dict[str, Any]:
+def _chatgpt_conversation(
+    rng: random.Random, texts: _Texts, sur: _Surrogates, written: int, turns: int
+) -> dict[str, Any]:
     model = rng.choice(_MODELS)
     t = rng.uniform(1.60e9, 1.78e9)
     created = t
@@ -151,58 +167,99 @@ def _chatgpt_conversation(rng: random.Random, texts: _Texts, sur: _Surrogates, w
         return sur.maybe(written, texts.message(long))
 
     root = add(None, None)
-    head = add(_gpt_message(rng, "system", {"content_type": "text", "parts": [""]}, t, model, root,
-                            hidden=True), root)
+    head = add(_gpt_message(rng, "system", {"content_type": "text", "parts": [""]}, t, model, root, hidden=True), root)
     if rng.random() < 0.2:
-        ctx = {"content_type": "user_editable_context", "user_profile": texts.message(False),
-               "user_instructions": texts.message(False)}
+        ctx = {
+            "content_type": "user_editable_context",
+            "user_profile": texts.message(False),
+            "user_instructions": texts.message(False),
+        }
         head = add(_gpt_message(rng, "user", ctx, t, model, head, hidden=True), head)
     for _ in range(turns):
         t += rng.uniform(5, 600)
         user = {"content_type": "text", "parts": [text(rng.random() < 0.3)]}
         if rng.random() < 0.05:
-            user = {"content_type": "multimodal_text", "parts": [
-                {"content_type": "image_asset_pointer", "asset_pointer": f"file-service://file-{_uuid(rng)}",
-                 "size_bytes": rng.randint(10_000, 900_000), "width": 1024, "height": 768, "fovea": None,
-                 "metadata": {"dalle": None, "sanitized": True}}, text(False)]}
+            user = {
+                "content_type": "multimodal_text",
+                "parts": [
+                    {
+                        "content_type": "image_asset_pointer",
+                        "asset_pointer": f"file-service://file-{_uuid(rng)}",
+                        "size_bytes": rng.randint(10_000, 900_000),
+                        "width": 1024,
+                        "height": 768,
+                        "fovea": None,
+                        "metadata": {"dalle": None, "sanitized": True},
+                    },
+                    text(False),
+                ],
+            }
         if rng.random() < 0.04 and head != root:  # an edited prompt: the old one stays as a dead branch
-            old = add(_gpt_message(rng, "user", {"content_type": "text", "parts": [text(False)]}, t,
-                                   model, head), head)
-            add(_gpt_message(rng, "assistant", {"content_type": "text", "parts": [text(True)]}, t + 9,
-                             model, old), old)
+            old = add(_gpt_message(rng, "user", {"content_type": "text", "parts": [text(False)]}, t, model, head), head)
+            add(_gpt_message(rng, "assistant", {"content_type": "text", "parts": [text(True)]}, t + 9, model, old), old)
         head = add(_gpt_message(rng, "user", user, t, model, head), head)
         roll = rng.random()
         if roll < 0.12:  # a tool call and its output
-            code = {"content_type": "code", "language": "unknown", "response_format_name": None,
-                    "text": rng.choice(texts.code)}
+            code = {
+                "content_type": "code",
+                "language": "unknown",
+                "response_format_name": None,
+                "text": rng.choice(texts.code),
+            }
             head = add(_gpt_message(rng, "assistant", code, t + 3, model, head, recipient="python"), head)
             out = {"content_type": "execution_output", "text": texts.message(False)}
             head = add(_gpt_message(rng, "tool", out, t + 5, model, head), head)
         elif roll < 0.2:  # a reasoning model's thoughts
-            thoughts = {"content_type": "thoughts", "thoughts": [
-                {"summary": texts.title(), "content": texts.message(False)} for _ in range(rng.randint(1, 3))],
-                "source_analysis_msg_id": _uuid(rng)}
+            thoughts = {
+                "content_type": "thoughts",
+                "thoughts": [
+                    {"summary": texts.title(), "content": texts.message(False)} for _ in range(rng.randint(1, 3))
+                ],
+                "source_analysis_msg_id": _uuid(rng),
+            }
             head = add(_gpt_message(rng, "assistant", thoughts, t + 2, model, head), head)
             recap = {"content_type": "reasoning_recap", "content": f"Thought for {rng.randint(2, 90)} seconds"}
             head = add(_gpt_message(rng, "assistant", recap, t + 3, model, head), head)
         if rng.random() < 0.06:  # a regenerated reply: the first answer is abandoned
-            add(_gpt_message(rng, "assistant", {"content_type": "text", "parts": [text(True)]}, t + 8,
-                             model, head), head)
+            add(
+                _gpt_message(rng, "assistant", {"content_type": "text", "parts": [text(True)]}, t + 8, model, head),
+                head,
+            )
         t += rng.uniform(2, 60)
-        head = add(_gpt_message(rng, "assistant", {"content_type": "text", "parts": [text(True)]}, t,
-                                model, head), head)
+        head = add(
+            _gpt_message(rng, "assistant", {"content_type": "text", "parts": [text(True)]}, t, model, head), head
+        )
     conv_id = _uuid(rng)
     return {
-        "title": texts.title(), "create_time": created, "update_time": t, "mapping": mapping,
-        "moderation_results": [], "current_node": head, "plugin_ids": None, "conversation_id": conv_id,
-        "conversation_template_id": None, "gizmo_id": None, "gizmo_type": None, "is_archived": False,
-        "is_starred": None, "safe_urls": [], "blocked_urls": [], "default_model_slug": model,
-        "conversation_origin": None, "voice": None, "async_status": None, "disabled_tool_ids": [],
-        "is_do_not_remember": False, "memory_scope": "global_enabled", "sugar_item_id": None, "id": conv_id,
+        "title": texts.title(),
+        "create_time": created,
+        "update_time": t,
+        "mapping": mapping,
+        "moderation_results": [],
+        "current_node": head,
+        "plugin_ids": None,
+        "conversation_id": conv_id,
+        "conversation_template_id": None,
+        "gizmo_id": None,
+        "gizmo_type": None,
+        "is_archived": False,
+        "is_starred": None,
+        "safe_urls": [],
+        "blocked_urls": [],
+        "default_model_slug": model,
+        "conversation_origin": None,
+        "voice": None,
+        "async_status": None,
+        "disabled_tool_ids": [],
+        "is_do_not_remember": False,
+        "memory_scope": "global_enabled",
+        "sugar_item_id": None,
+        "id": conv_id,
     }
 
 
 # ---- Claude -----------------------------------------------------------------------------------------
+
 
 def _iso(t: float) -> str:
     whole = int(t)
@@ -210,8 +267,9 @@ def _iso(t: float) -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%S") + f".{int((t - whole) * 1e6):06d}Z"
 
 
-def _claude_conversation(rng: random.Random, texts: _Texts, sur: _Surrogates, written: int,
-                         turns: int) -> dict[str, Any]:
+def _claude_conversation(
+    rng: random.Random, texts: _Texts, sur: _Surrogates, written: int, turns: int
+) -> dict[str, Any]:
     t = rng.uniform(1.68e9, 1.78e9)
     created = t
     messages: list[dict[str, Any]] = []
@@ -223,28 +281,72 @@ def _claude_conversation(rng: random.Random, texts: _Texts, sur: _Surrogates, wr
         body = sur.maybe(written, texts.message(long))
         blocks: list[dict[str, Any]] = []
         if sender == "assistant" and rng.random() < 0.25:
-            blocks.append({"start_timestamp": _iso(t), "stop_timestamp": _iso(t + 4), "type": "thinking",
-                           "thinking": texts.message(False), "summaries": [{"summary": texts.title()}],
-                           "cut_off": False})
+            blocks.append(
+                {
+                    "start_timestamp": _iso(t),
+                    "stop_timestamp": _iso(t + 4),
+                    "type": "thinking",
+                    "thinking": texts.message(False),
+                    "summaries": [{"summary": texts.title()}],
+                    "cut_off": False,
+                }
+            )
         if sender == "assistant" and rng.random() < 0.1:
-            blocks.append({"start_timestamp": _iso(t), "stop_timestamp": _iso(t + 1), "type": "tool_use",
-                           "name": "artifacts", "input": {"id": _uuid(rng), "type": "application/vnd.ant.code",
-                                                          "title": texts.title(), "command": "create",
-                                                          "content": rng.choice(texts.code)},
-                           "message": None, "integration_name": None, "display_content": None})
-            blocks.append({"start_timestamp": _iso(t + 1), "stop_timestamp": _iso(t + 1), "type": "tool_result",
-                           "name": "artifacts", "content": [{"type": "text", "text": "OK", "uuid": _uuid(rng)}],
-                           "is_error": False, "message": None, "display_content": None})
-        blocks.append({"start_timestamp": _iso(t), "stop_timestamp": _iso(t + 7), "type": "text",
-                       "text": body, "citations": []})
+            blocks.append(
+                {
+                    "start_timestamp": _iso(t),
+                    "stop_timestamp": _iso(t + 1),
+                    "type": "tool_use",
+                    "name": "artifacts",
+                    "input": {
+                        "id": _uuid(rng),
+                        "type": "application/vnd.ant.code",
+                        "title": texts.title(),
+                        "command": "create",
+                        "content": rng.choice(texts.code),
+                    },
+                    "message": None,
+                    "integration_name": None,
+                    "display_content": None,
+                }
+            )
+            blocks.append(
+                {
+                    "start_timestamp": _iso(t + 1),
+                    "stop_timestamp": _iso(t + 1),
+                    "type": "tool_result",
+                    "name": "artifacts",
+                    "content": [{"type": "text", "text": "OK", "uuid": _uuid(rng)}],
+                    "is_error": False,
+                    "message": None,
+                    "display_content": None,
+                }
+            )
+        blocks.append(
+            {"start_timestamp": _iso(t), "stop_timestamp": _iso(t + 7), "type": "text", "text": body, "citations": []}
+        )
         attachments = []
         if sender == "human" and rng.random() < 0.05:
-            attachments.append({"file_name": f"{texts.title()}.txt", "file_size": rng.randint(100, 90000),
-                                "file_type": "text/plain", "extracted_content": texts.message(True)})
+            attachments.append(
+                {
+                    "file_name": f"{texts.title()}.txt",
+                    "file_size": rng.randint(100, 90000),
+                    "file_type": "text/plain",
+                    "extracted_content": texts.message(True),
+                }
+            )
         uid = _uuid(rng)
-        msg = {"uuid": uid, "text": body, "content": blocks, "sender": sender, "created_at": _iso(t),
-               "updated_at": _iso(t), "attachments": attachments, "files": [],
-               "parent_message_uuid": parent}
+        msg = {
+            "uuid": uid,
+            "text": body,
+            "content": blocks,
+            "sender": sender,
+            "created_at": _iso(t),
+            "updated_at": _iso(t),
+            "attachments": attachments,
+            "files": [],
+            "parent_message_uuid": parent,
+        }
         parent = uid
         return msg
 
@@ -256,13 +358,18 @@ def _claude_conversation(rng: random.Random, texts: _Texts, sur: _Surrogates, wr
             parent = keep
         messages.append(message("assistant", True))
     return {
-        "uuid": _uuid(rng), "name": texts.title(), "summary": "" if rng.random() < 0.7 else texts.title(),
-        "created_at": _iso(created), "updated_at": _iso(t),
-        "account": {"uuid": "0d1f4e37-5d5f-4c5b-9b4d-6d7c3f0c1a11"}, "chat_messages": messages,
+        "uuid": _uuid(rng),
+        "name": texts.title(),
+        "summary": "" if rng.random() < 0.7 else texts.title(),
+        "created_at": _iso(created),
+        "updated_at": _iso(t),
+        "account": {"uuid": "0d1f4e37-5d5f-4c5b-9b4d-6d7c3f0c1a11"},
+        "chat_messages": messages,
     }
 
 
 # ---- writing ----------------------------------------------------------------------------------------
+
 
 def _turns(rng: random.Random) -> int:
     """Heavy-tailed: most conversations are short, a few run to hundreds of turns."""
@@ -280,8 +387,15 @@ def _conversations(provider: str, seed: int, every: int) -> Iterator[tuple[dict[
         written = yield conv, sur  # type: ignore[misc]
 
 
-def generate(folder: str | os.PathLike[str], provider: str, size: int, *, seed: int = 0,
-             shards: int = 1, lone_surrogate_every: int = LONE_SURROGATE_EVERY) -> list[Path]:
+def generate(
+    folder: str | os.PathLike[str],
+    provider: str,
+    size: int,
+    *,
+    seed: int = 0,
+    shards: int = 1,
+    lone_surrogate_every: int = LONE_SURROGATE_EVERY,
+) -> list[Path]:
     """Write an export of about ``size`` bytes into ``folder``; return the part files in order.
 
     One part is ``conversations.json``; several are ``conversations-000.json``, ... of about equal size

@@ -37,8 +37,7 @@ def wanted(enabled: bool | None) -> bool:
 
 
 @contextlib.contextmanager
-def progress_bar(total: int | None, *, desc: str, unit: str = "it", enabled: bool | None = None
-                 ) -> Iterator[Bar]:
+def progress_bar(total: int | None, *, desc: str, unit: str = "it", enabled: bool | None = None) -> Iterator[Bar]:
     """Yield an object with ``update(n)``: a tqdm bar when wanted (see :func:`wanted`), else a no-op.
 
     In a notebook the widget bar is used when ipywidgets is installed, the plain text bar otherwise,
@@ -56,8 +55,9 @@ def progress_bar(total: int | None, *, desc: str, unit: str = "it", enabled: boo
             from tqdm.std import tqdm as bar_cls
     else:
         from tqdm.std import tqdm as bar_cls
-    bar = bar_cls(total=total, desc=desc, unit=unit, unit_scale=unit == "B", leave=False,
-                  file=sys.stderr, dynamic_ncols=True)
+    bar = bar_cls(
+        total=total, desc=desc, unit=unit, unit_scale=unit == "B", leave=False, file=sys.stderr, dynamic_ncols=True
+    )
     try:
         yield bar
     finally:

@@ -42,7 +42,7 @@ class _Text:
         """Append the next ``size`` bytes to the window (dropping what was consumed)."""
         if self.at_eof:
             return False
-        with self.data[self.next:self.next + size] as chunk:
+        with self.data[self.next : self.next + size] as chunk:
             self.next += len(chunk)
             try:
                 new = self.decoder.decode(chunk, final=self.at_eof)
@@ -51,7 +51,7 @@ class _Text:
             n = len(chunk)
         if new is None:
             raise Fallback
-        self.text = self.text[self.i:] + new
+        self.text = self.text[self.i :] + new
         self.i = 0
         self.on_bytes(n)
         return True
@@ -92,8 +92,9 @@ class _Text:
             size *= 2
 
 
-def stream_envelope(data: bytes | bytearray, *, batch_messages: int,
-                    on_bytes: Callable[[int], Any] = lambda n: None) -> Iterator[tuple[str, Any]]:
+def stream_envelope(
+    data: bytes | bytearray, *, batch_messages: int, on_bytes: Callable[[int], Any] = lambda n: None
+) -> Iterator[tuple[str, Any]]:
     """Yield ``("conversations", [conv, ...])`` batches, then ``("members", {other top-level keys})``."""
     t = _Text(data, on_bytes)
     try:

@@ -57,8 +57,9 @@ def text_columns(values: Sequence[Any], what: str) -> Columns:
         encoded = list(map(str.encode, _fixed(values, what)))
     lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
     chunks = _arrow_chunks(_offsets(lengths), b"".join(encoded))
-    chars = np.concatenate([np.zeros(0, dtype=np.int64),
-                            *(pc.utf8_length(c).cast(pa.int64()).to_numpy() for c in chunks)])
+    chars = np.concatenate(
+        [np.zeros(0, dtype=np.int64), *(pc.utf8_length(c).cast(pa.int64()).to_numpy() for c in chunks)]
+    )
     return chunks, chars, word_counts(pa.chunked_array(chunks, type=pa.string()))
 
 
@@ -77,6 +78,7 @@ def text_columns_later(values: Sequence[Any], what: str, *, with_text: bool = Tr
 
             def fail() -> Columns:
                 raise failure
+
             return fail
         return lambda: result
     future = _executor().submit(_native_work, _as_tuple(values), with_text)
@@ -86,6 +88,7 @@ def text_columns_later(values: Sequence[Any], what: str, *, with_text: bool = Tr
         if changed and with_text:
             _warn(changed, what)
         return chunks, chars, words
+
     return resolve
 
 
@@ -98,8 +101,11 @@ def char_counts(values: Sequence[Any]) -> np.ndarray:
         return chars
     if not set(map(type, values)) <= {str}:
         raise TypeError("a text is not a string")
-    return np.fromiter((len(v) if v.isascii() or _SURROGATE.search(v) is None else len(_replace_surrogates(v))
-                        for v in values), dtype=np.int64, count=len(values))
+    return np.fromiter(
+        (len(v) if v.isascii() or _SURROGATE.search(v) is None else len(_replace_surrogates(v)) for v in values),
+        dtype=np.int64,
+        count=len(values),
+    )
 
 
 def utf8_ok(s: str) -> bool:
@@ -113,6 +119,7 @@ def utf8_ok(s: str) -> bool:
 
 # ---- the compiled path ---------------------------------------------------------------------------
 
+
 def _native_columns(values: Sequence[Any], what: str) -> Columns:
     chunks, chars, words, changed = _native_work(_as_tuple(values), True, parallel=True)
     if changed:
@@ -120,8 +127,9 @@ def _native_columns(values: Sequence[Any], what: str) -> Columns:
     return chunks, chars, words
 
 
-def _native_work(texts: tuple[Any, ...], with_text: bool, *, parallel: bool = False
-                 ) -> tuple[list[pa.Array] | None, np.ndarray, np.ndarray | None, int]:
+def _native_work(
+    texts: tuple[Any, ...], with_text: bool, *, parallel: bool = False
+) -> tuple[list[pa.Array] | None, np.ndarray, np.ndarray | None, int]:
     """Chunks, chars, words, and how many texts had surrogates; on several threads if ``parallel``."""
     n = len(texts)
     sizes, chars, words = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
@@ -193,6 +201,7 @@ def _run_here(fn: Any, texts: tuple[Any, ...], spans: list[tuple[int, int]], *bu
 
 # ---- shared --------------------------------------------------------------------------------------
 
+
 def _buffer(size: int) -> np.ndarray:
     """Writable memory for a batch's UTF-8: its own anonymous map, in ordinary pages.
 
@@ -219,11 +228,14 @@ def _arrow_chunks(offsets: np.ndarray, data: Any) -> list[pa.Array]:
     while lo < n or not chunks:
         base = int(offsets[lo])
         hi = min(n, max(lo + 1, int(np.searchsorted(offsets, base + _MAX_CHUNK_BYTES, "right")) - 1))
-        local = offsets[lo:hi + 1] - base
+        local = offsets[lo : hi + 1] - base
         if local[-1] > _MAX_CHUNK_BYTES:
             raise pa.ArrowCapacityError(f"a text of {local[-1]} bytes is more than a string column holds")
-        chunks.append(pa.StringArray.from_buffers(hi - lo, pa.py_buffer(local.astype(np.int32)),
-                                                  pa.py_buffer(view[base:int(offsets[hi])])))
+        chunks.append(
+            pa.StringArray.from_buffers(
+                hi - lo, pa.py_buffer(local.astype(np.int32)), pa.py_buffer(view[base : int(offsets[hi])])
+            )
+        )
         lo = hi
     return chunks
 
@@ -238,8 +250,7 @@ def _fixed(values: Sequence[Any], what: str) -> list[Any]:
 
 
 def _warn(n: int, what: str) -> None:
-    warnings.warn(f"{n} {what} value(s) contain unpaired surrogates; replaced by U+FFFD",
-                  UnicodeWarning, stacklevel=5)
+    warnings.warn(f"{n} {what} value(s) contain unpaired surrogates; replaced by U+FFFD", UnicodeWarning, stacklevel=5)
 
 
 def _replace_surrogates(s: str) -> str:

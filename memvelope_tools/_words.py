@@ -14,6 +14,7 @@ _ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
 # (E1 9A 80), U+2000-U+200A, U+2028, U+2029, U+202F (E2 80 xx), U+205F (E2 81 9F), U+3000 (E3 80 80).
 _WORD_CHUNK = 1 << 20  # cache-sized slices: the byte passes below run several times faster
 
+
 def word_counts(text: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """``len(s.split())`` for every string of a non-null Arrow string array, vectorized over its bytes."""
     chunks = text.chunks if isinstance(text, pa.ChunkedArray) else [text]
@@ -22,15 +23,16 @@ def word_counts(text: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 def _word_counts_chunk(arr: pa.Array) -> np.ndarray:
     n = len(arr)
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset:arr.offset + n + 1].astype(np.int64)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset : arr.offset + n + 1].astype(np.int64)
     data = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if n else np.zeros(0, dtype=np.uint8)
     out = np.zeros(n, dtype=np.int64)
     # Slices of about _WORD_CHUNK bytes keep the temporary arrays small.
-    bounds = np.unique(np.concatenate([
-        np.searchsorted(offsets, np.arange(offsets[0], offsets[-1], _WORD_CHUNK), side="left"), [n]]))
+    bounds = np.unique(
+        np.concatenate([np.searchsorted(offsets, np.arange(offsets[0], offsets[-1], _WORD_CHUNK), side="left"), [n]])
+    )
     for lo, hi in itertools.pairwise(bounds):
-        local = offsets[lo:hi + 1] - offsets[lo]
-        chunk = data[offsets[lo]:offsets[hi]]
+        local = offsets[lo : hi + 1] - offsets[lo]
+        chunk = data[offsets[lo] : offsets[hi]]
         if not len(chunk):
             continue
         space = chunk <= 32  # every ASCII whitespace byte, and a few control bytes that are not
@@ -52,7 +54,7 @@ def _count_starts(space: np.ndarray, local: np.ndarray) -> np.ndarray:
     """
     packed = np.packbits(space, bitorder="little")
     x = np.zeros((len(packed) + 15) // 8, dtype=np.uint64)  # one spare word past the end
-    x.view(np.uint8)[:len(packed)] = packed
+    x.view(np.uint8)[: len(packed)] = packed
     carry = np.empty_like(x)
     carry[0] = 1  # the byte before the first counts as a space
     np.right_shift(x[:-1], np.uint64(63), out=carry[1:])
@@ -81,15 +83,16 @@ def _mark_unicode_space(chunk: np.ndarray, space: np.ndarray, lead: np.ndarray) 
     lead = lead[(values == 0xC2) | ((values >= 0xE1) & (values <= 0xE3))]
     if not lead.size:
         return
-    padded = np.concatenate([chunk[lead[0]:], np.zeros(2, dtype=np.uint8)])
+    padded = np.concatenate([chunk[lead[0] :], np.zeros(2, dtype=np.uint8)])
     rel = lead - lead[0]
     b0, b1, b2 = padded[rel], padded[rel + 1], padded[rel + 2]
     two = (b0 == 0xC2) & ((b1 == 0x85) | (b1 == 0xA0))
-    three = (((b0 == 0xE1) & (b1 == 0x9A) & (b2 == 0x80))
-             | ((b0 == 0xE2) & (b1 == 0x80) & (((b2 >= 0x80) & (b2 <= 0x8A)) | (b2 == 0xA8) | (b2 == 0xA9)
-                                                | (b2 == 0xAF)))
-             | ((b0 == 0xE2) & (b1 == 0x81) & (b2 == 0x9F))
-             | ((b0 == 0xE3) & (b1 == 0x80) & (b2 == 0x80)))
+    three = (
+        ((b0 == 0xE1) & (b1 == 0x9A) & (b2 == 0x80))
+        | ((b0 == 0xE2) & (b1 == 0x80) & (((b2 >= 0x80) & (b2 <= 0x8A)) | (b2 == 0xA8) | (b2 == 0xA9) | (b2 == 0xAF)))
+        | ((b0 == 0xE2) & (b1 == 0x81) & (b2 == 0x9F))
+        | ((b0 == 0xE3) & (b1 == 0x80) & (b2 == 0x80))
+    )
     hits = lead[two | three]
     space[hits] = True
     space[hits + 1] = True

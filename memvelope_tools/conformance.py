@@ -40,8 +40,10 @@ def _first_difference(got: bytes, want: bytes) -> str:
     for i, (a, b) in enumerate(zip(got, want, strict=False)):
         if a != b:
             line = want.count(b"\n", 0, i) + 1
-            return f"bytes differ at offset {i} (expected line {line}): got {got[i:i + 40]!r}, " \
-                   f"expected {want[i:i + 40]!r}"
+            return (
+                f"bytes differ at offset {i} (expected line {line}): got {got[i : i + 40]!r}, "
+                f"expected {want[i : i + 40]!r}"
+            )
     return f"lengths differ: got {len(got)} bytes, expected {len(want)}"
 
 

@@ -22,8 +22,10 @@ def summarise(envelope: dict[str, Any]) -> str:
     stamps = [m["ts"] for c in envelope["conversations"] for m in c["messages"] if m["ts"] is not None]
     first = min(stamps) if stamps else "-"
     last = max(stamps) if stamps else "-"
-    return (f"{meta['source_provider']:8} {meta['conversation_count']:4} conversations "
-            f"{meta['message_count']:6} messages   first {first}   last {last}")
+    return (
+        f"{meta['source_provider']:8} {meta['conversation_count']:4} conversations "
+        f"{meta['message_count']:6} messages   first {first}   last {last}"
+    )
 
 
 def _dropped(found: dict[str, Any]) -> str:

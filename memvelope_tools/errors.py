@@ -8,8 +8,9 @@ class MemvelopeError(Exception):
 
     reason: str = "error"
 
-    def __init__(self, msg: str, *, reason: str | None = None, source: str | None = None,
-                 path: str | None = None) -> None:
+    def __init__(
+        self, msg: str, *, reason: str | None = None, source: str | None = None, path: str | None = None
+    ) -> None:
         if reason is not None:
             self.reason = reason
         self.msg = msg

@@ -92,23 +92,56 @@ CATEGORY = pd.CategoricalDtype(list(CATEGORIES))
 OBJECT = np.dtype("O")
 
 CONVERSATION_COLUMNS: dict[str, Any] = {
-    "source": STRING, "conv_index": INT, "conversation_id": STRING, "title": STRING,
-    "created_at": TIMESTAMP, "updated_at": TIMESTAMP, "n_messages": INT, "n_user": INT,
-    "n_assistant": INT, "first_ts": TIMESTAMP, "last_ts": TIMESTAMP, "chars": INT,
+    "source": STRING,
+    "conv_index": INT,
+    "conversation_id": STRING,
+    "title": STRING,
+    "created_at": TIMESTAMP,
+    "updated_at": TIMESTAMP,
+    "n_messages": INT,
+    "n_user": INT,
+    "n_assistant": INT,
+    "first_ts": TIMESTAMP,
+    "last_ts": TIMESTAMP,
+    "chars": INT,
 }
 MESSAGE_COLUMNS: dict[str, Any] = {
-    "source": STRING, "conv_index": INT, "conversation_id": STRING, "message_id": STRING,
-    "position": INT, "role": ROLE, "ts": TIMESTAMP, "text": STRING, "chars": INT, "words": INT,
+    "source": STRING,
+    "conv_index": INT,
+    "conversation_id": STRING,
+    "message_id": STRING,
+    "position": INT,
+    "role": ROLE,
+    "ts": TIMESTAMP,
+    "text": STRING,
+    "chars": INT,
+    "words": INT,
 }
 FACT_COLUMNS: dict[str, Any] = {
-    "source": STRING, "fact_index": INT, "subject": STRING, "subject_type": SUBJECT_TYPE,
-    "category": CATEGORY, "content": STRING, "effective_date": STRING, "in_text_date": STRING,
-    "provenance": STRING, "convo_id": STRING,
+    "source": STRING,
+    "fact_index": INT,
+    "subject": STRING,
+    "subject_type": SUBJECT_TYPE,
+    "category": CATEGORY,
+    "content": STRING,
+    "effective_date": STRING,
+    "in_text_date": STRING,
+    "provenance": STRING,
+    "convo_id": STRING,
 }
 ARCHETYPE_COLUMNS: dict[str, Any] = {
-    "source": STRING, "format": STRING, "provider": STRING, "mode": STRING,
-    "generated_at": TIMESTAMP_US, "n_facts": INT, "style": STRING, "archetype_facts": INT,
-    "self_ratio": FLOAT, "distinct_entities": NULLABLE_INT, "belief_ratio": FLOAT, "categories": OBJECT,
+    "source": STRING,
+    "format": STRING,
+    "provider": STRING,
+    "mode": STRING,
+    "generated_at": TIMESTAMP_US,
+    "n_facts": INT,
+    "style": STRING,
+    "archetype_facts": INT,
+    "self_ratio": FLOAT,
+    "distinct_entities": NULLABLE_INT,
+    "belief_ratio": FLOAT,
+    "categories": OBJECT,
 }
 
 _MS = pa.timestamp("ms", tz="UTC")
@@ -147,42 +180,59 @@ def conform(frame: pd.DataFrame, columns: dict[str, Any], *, tz: str | None = No
     return out.reset_index(drop=True)
 
 
-def conversations_frame(doc_or_docs: Source | Sequence[Source], *, dedupe: bool = False,
-                        tz: str | None = None, sources: Sequence[str] | None = None,
-                        progress: bool | None = None) -> pd.DataFrame:
+def conversations_frame(
+    doc_or_docs: Source | Sequence[Source],
+    *,
+    dedupe: bool = False,
+    tz: str | None = None,
+    sources: Sequence[str] | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
     """One row per conversation of one or several envelopes (see the module docstring)."""
-    convs, _ = envelope_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress,
-                               with_messages=False)
+    convs, _ = envelope_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress, with_messages=False)
     return _pandas(convs, CONVERSATION_COLUMNS, tz)
 
 
-def messages_frame(doc_or_docs: Source | Sequence[Source], *, dedupe: bool = False,
-                   tz: str | None = None, sources: Sequence[str] | None = None,
-                   progress: bool | None = None) -> pd.DataFrame:
+def messages_frame(
+    doc_or_docs: Source | Sequence[Source],
+    *,
+    dedupe: bool = False,
+    tz: str | None = None,
+    sources: Sequence[str] | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
     """One row per message of one or several envelopes (see the module docstring)."""
     _, msgs = envelope_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress)
     assert msgs is not None
     return _pandas(msgs, MESSAGE_COLUMNS, tz)
 
 
-def facts_frame(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] | None = None
-                ) -> pd.DataFrame:
+def facts_frame(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per fact of one or several Facts IR documents (see the module docstring)."""
     return _pandas(facts_table(ir_or_irs, sources=sources), FACT_COLUMNS, None)
 
 
-def archetype_frame(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] | None = None,
-                    tz: str | None = None) -> pd.DataFrame:
+def archetype_frame(
+    ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] | None = None, tz: str | None = None
+) -> pd.DataFrame:
     """One row per Facts IR document: its ``meta`` and ``archetype`` (see the module docstring)."""
     rows: dict[str, list[Any]] = {name: [] for name in ARCHETYPE_COLUMNS}
     names: list[str] = []
     for label, doc, name, _ in _documents(ir_or_irs, sources, "ir", progress=False):
         meta, arch = doc["meta"], doc["archetype"]
-        for key, value in (("source", label), ("format", meta["format"]), ("provider", meta["provider"]),
-                           ("mode", meta["mode"]), ("n_facts", meta["facts"]), ("style", arch["style"]),
-                           ("archetype_facts", arch["facts"]), ("self_ratio", arch["self_ratio"]),
-                           ("distinct_entities", arch["distinct_entities"]),
-                           ("belief_ratio", arch["belief_ratio"]), ("categories", arch["categories"])):
+        for key, value in (
+            ("source", label),
+            ("format", meta["format"]),
+            ("provider", meta["provider"]),
+            ("mode", meta["mode"]),
+            ("n_facts", meta["facts"]),
+            ("style", arch["style"]),
+            ("archetype_facts", arch["facts"]),
+            ("self_ratio", arch["self_ratio"]),
+            ("distinct_entities", arch["distinct_entities"]),
+            ("belief_ratio", arch["belief_ratio"]),
+            ("categories", arch["categories"]),
+        ):
             rows[key].append(value)
         rows["generated_at"].append(_instant(meta["generated_at"], name))
         names.append(name)
@@ -192,18 +242,30 @@ def archetype_frame(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[s
         elif dtype in (INT, NULLABLE_INT):
             for i, v in enumerate(rows[col]):
                 if v is not None and not -(2**63) <= v < 2**63:
-                    raise FormatError(f"{v} does not fit a 64-bit integer", reason="bad-shape", source=names[i],
-                                      path=_ARCHETYPE_PATHS[col])
-    frame = pd.DataFrame({name: pd.Series(rows[name], dtype=dtype, index=range(len(rows[name])))
-                          for name, dtype in ARCHETYPE_COLUMNS.items()})
+                    raise FormatError(
+                        f"{v} does not fit a 64-bit integer",
+                        reason="bad-shape",
+                        source=names[i],
+                        path=_ARCHETYPE_PATHS[col],
+                    )
+    frame = pd.DataFrame(
+        {
+            name: pd.Series(rows[name], dtype=dtype, index=range(len(rows[name])))
+            for name, dtype in ARCHETYPE_COLUMNS.items()
+        }
+    )
     return conform(frame, ARCHETYPE_COLUMNS, tz=tz)
 
 
-_ARCHETYPE_PATHS = {"n_facts": "$.meta.facts", "archetype_facts": "$.archetype.facts",
-                    "distinct_entities": "$.archetype.distinct_entities"}
+_ARCHETYPE_PATHS = {
+    "n_facts": "$.meta.facts",
+    "archetype_facts": "$.archetype.facts",
+    "distinct_entities": "$.archetype.distinct_entities",
+}
 
 
 # ---- documents -----------------------------------------------------------------------------------
+
 
 class _Flat:
     """An envelope file already flattened while it was parsed (see _flatten_file)."""
@@ -213,8 +275,14 @@ class _Flat:
         self.provider = provider
 
 
-def _documents(doc_or_docs: Source | Sequence[Source], sources: Sequence[str] | None, layer: str | None,
-               *, progress: bool | None, stream: bool | None = None) -> Any:
+def _documents(
+    doc_or_docs: Source | Sequence[Source],
+    sources: Sequence[str] | None,
+    layer: str | None,
+    *,
+    progress: bool | None,
+    stream: bool | None = None,
+) -> Any:
     """Yield ``(label, document, name for errors, owned)`` per input, loaded and checked one at a time.
 
     ``owned`` is true when the document was parsed here, so nobody else holds it. With ``stream``
@@ -229,8 +297,10 @@ def _documents(doc_or_docs: Source | Sequence[Source], sources: Sequence[str] | 
     else:
         labels = [source_label(x, i) for i, x in enumerate(inputs)]
         seen = Counter(labels)  # two files with the same name in different folders: use their paths
-        labels = [os.fspath(x) if seen[label] > 1 and isinstance(x, str | os.PathLike) else label
-                  for x, label in zip(inputs, labels, strict=True)]
+        labels = [
+            os.fspath(x) if seen[label] > 1 and isinstance(x, str | os.PathLike) else label
+            for x, label in zip(inputs, labels, strict=True)
+        ]
     for label, source in zip(labels, inputs, strict=True):
         if stream is not None and isinstance(source, str | os.PathLike):
             name = os.fspath(source)
@@ -262,8 +332,9 @@ def _pandas(table: pa.Table, columns: dict[str, Any], tz: str | None) -> pd.Data
 
 def _dictionary(values: list[Any], dtype: pd.CategoricalDtype) -> pa.DictionaryArray:
     codes = pd.Categorical(values, dtype=dtype).codes.astype(np.int8)
-    return pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0),
-                                          pa.array(list(dtype.categories), pa.string()))
+    return pa.DictionaryArray.from_arrays(
+        pa.array(codes, mask=codes < 0), pa.array(list(dtype.categories), pa.string())
+    )
 
 
 def _timestamps(values: list[str | None], name: str, path_of: Any) -> pa.Array:
@@ -272,8 +343,12 @@ def _timestamps(values: list[str | None], name: str, path_of: Any) -> pa.Array:
         strings = pa.array(values, pa.string())
     except UnicodeEncodeError:  # a lone surrogate, which no timestamp holds
         i = next(i for i, v in enumerate(values) if isinstance(v, str) and not utf8_ok(v))
-        raise FormatError(f"not a timestamp: {values[i]!r} (expected YYYY-MM-DDTHH:mm:ss.sssZ)",
-                          reason="bad-timestamp", source=name, path=path_of(i)) from None
+        raise FormatError(
+            f"not a timestamp: {values[i]!r} (expected YYYY-MM-DDTHH:mm:ss.sssZ)",
+            reason="bad-timestamp",
+            source=name,
+            path=path_of(i),
+        ) from None
     try:
         return strings.cast(_MS)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -281,8 +356,12 @@ def _timestamps(values: list[str | None], name: str, path_of: Any) -> pa.Array:
             try:
                 pa.array([v], pa.string()).cast(_MS)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                raise FormatError(f"not a timestamp: {v!r} (expected YYYY-MM-DDTHH:mm:ss.sssZ)",
-                                  reason="bad-timestamp", source=name, path=path_of(i)) from None
+                raise FormatError(
+                    f"not a timestamp: {v!r} (expected YYYY-MM-DDTHH:mm:ss.sssZ)",
+                    reason="bad-timestamp",
+                    source=name,
+                    path=path_of(i),
+                ) from None
         raise
 
 
@@ -290,8 +369,9 @@ def _instant(value: str, name: str) -> pd.Timestamp:
     try:
         ts = pd.Timestamp(value)
     except (ValueError, TypeError):
-        raise FormatError(f"not a timestamp: {value!r}", reason="bad-timestamp", source=name,
-                          path="$.meta.generated_at") from None
+        raise FormatError(
+            f"not a timestamp: {value!r}", reason="bad-timestamp", source=name, path="$.meta.generated_at"
+        ) from None
     if ts.tzinfo is None:
         return pd.NaT
     return ts.tz_convert("UTC").floor("us").as_unit("us")  # digits beyond microseconds are cut, not rounded
@@ -299,14 +379,21 @@ def _instant(value: str, name: str) -> pd.Timestamp:
 
 # ---- envelopes -----------------------------------------------------------------------------------
 
-def envelope_tables(doc_or_docs: Source | Sequence[Source], *, dedupe: bool = False,
-                    sources: Sequence[str] | None = None, progress: bool | None = None,
-                    with_messages: bool = True) -> tuple[pa.Table, pa.Table | None]:
+
+def envelope_tables(
+    doc_or_docs: Source | Sequence[Source],
+    *,
+    dedupe: bool = False,
+    sources: Sequence[str] | None = None,
+    progress: bool | None = None,
+    with_messages: bool = True,
+) -> tuple[pa.Table, pa.Table | None]:
     """Flatten envelopes into Arrow tables of conversations and (optionally) messages."""
     conv_parts: list[pa.Table] = []
     msg_parts: list[pa.Table] = []
-    for label, doc, name, owned in _documents(doc_or_docs, sources, "envelope", progress=progress,
-                                              stream=with_messages):
+    for label, doc, name, owned in _documents(
+        doc_or_docs, sources, "envelope", progress=progress, stream=with_messages
+    ):
         if isinstance(doc, _Flat):
             convs, msgs = doc.tables
         else:
@@ -315,8 +402,7 @@ def envelope_tables(doc_or_docs: Source | Sequence[Source], *, dedupe: bool = Fa
         if msgs is not None:
             msg_parts.append(msgs)
         del doc
-    conv_table = (pa.concat_tables(conv_parts) if conv_parts
-                  else arrow_schema(CONVERSATION_COLUMNS).empty_table())
+    conv_table = pa.concat_tables(conv_parts) if conv_parts else arrow_schema(CONVERSATION_COLUMNS).empty_table()
     msg_table = None
     if with_messages:
         msg_table = pa.concat_tables(msg_parts) if msg_parts else arrow_schema(MESSAGE_COLUMNS).empty_table()
@@ -331,11 +417,13 @@ def envelope_tables(doc_or_docs: Source | Sequence[Source], *, dedupe: bool = Fa
 
 
 def _dedupe_mask(convs: pa.Table) -> np.ndarray:
-    frame = pd.DataFrame({
-        "id": convs.column("conversation_id").to_pandas(types_mapper={pa.string(): STRING}.get),
-        "updated": convs.column("updated_at").cast(pa.int64()).fill_null(np.iinfo(np.int64).min).to_numpy(),
-        "row": np.arange(convs.num_rows),
-    })
+    frame = pd.DataFrame(
+        {
+            "id": convs.column("conversation_id").to_pandas(types_mapper={pa.string(): STRING}.get),
+            "updated": convs.column("updated_at").cast(pa.int64()).fill_null(np.iinfo(np.int64).min).to_numpy(),
+            "row": np.arange(convs.num_rows),
+        }
+    )
     dated = frame[frame["id"].notna()].sort_values(["updated", "row"], kind="stable")
     dropped = dated.loc[dated.duplicated("id", keep="last"), "row"].to_numpy()
     keep = np.ones(convs.num_rows, dtype=bool)
@@ -343,29 +431,33 @@ def _dedupe_mask(convs: pa.Table) -> np.ndarray:
     return keep
 
 
-def _flatten(doc: dict[str, Any], label: str, name: str, with_messages: bool, progress: bool | None,
-             *, owned: bool = False) -> tuple[pa.Table, pa.Table | None]:
+def _flatten(
+    doc: dict[str, Any], label: str, name: str, with_messages: bool, progress: bool | None, *, owned: bool = False
+) -> tuple[pa.Table, pa.Table | None]:
     """One parsed envelope as Arrow tables (see _Builder); an ``owned`` one is emptied on the way."""
     builder = _Builder(label, name, with_messages)
     convs = doc["conversations"]
-    with progress_bar(len(convs), desc=f"flattening {label}", unit="conv",
-                      enabled=progress if len(convs) >= 10_000 else False) as bar:
+    with progress_bar(
+        len(convs), desc=f"flattening {label}", unit="conv", enabled=progress if len(convs) >= 10_000 else False
+    ) as bar:
         builder.add(convs, release=owned, bar=bar)
     if owned:
         doc["conversations"] = None
     return builder.tables()
 
 
-def _flatten_file(data: bytearray, label: str, name: str, with_messages: bool, progress: bool | None
-                  ) -> tuple[tuple[pa.Table, pa.Table | None], str]:
+def _flatten_file(
+    data: bytearray, label: str, name: str, with_messages: bool, progress: bool | None
+) -> tuple[tuple[pa.Table, pa.Table | None], str]:
     """An envelope file's bytes as Arrow tables (and its provider), parsed a batch at a time.
 
     Raises Fallback when the file must be read whole instead (see memvelope_tools._stream).
     """
     builder = _Builder(label, name, with_messages)
     members: dict[str, Any] = {}
-    with progress_bar(len(data), desc=f"parsing {label}", unit="B",
-                      enabled=progress if len(data) >= 64 << 20 else False) as bar:
+    with progress_bar(
+        len(data), desc=f"parsing {label}", unit="B", enabled=progress if len(data) >= 64 << 20 else False
+    ) as bar:
         for kind, value in stream_envelope(data, batch_messages=_BATCH, on_bytes=bar.update):
             if kind == "conversations":
                 builder.add(value, release=True, bar=None)
@@ -453,35 +545,42 @@ class _Builder:
         ts_ms = ts.cast(pa.int64())
         n_assistant = np.bincount(conv_index, weights=is_assistant, minlength=n_conv).astype(np.int64)
         ids = _strings(self.conv_cols["id"], "conversation id")
-        conv_table = pa.Table.from_arrays([
-            pa.repeat(pa.scalar(label, pa.string()), n_conv),
-            pa.array(np.arange(n_conv, dtype=np.int64)),
-            ids,
-            _strings(self.conv_cols["title"], "title"),
-            _timestamps(self.conv_cols["created_at"], name, conv_path("created_at")),
-            _timestamps(self.conv_cols["updated_at"], name, conv_path("updated_at")),
-            pa.array(counts),
-            pa.array(counts - n_assistant),
-            pa.array(n_assistant),
-            _group_extreme(ts_ms, starts, counts, np.minimum),
-            _group_extreme(ts_ms, starts, counts, np.maximum),
-            pa.array(np.bincount(conv_index, weights=chars.to_numpy(), minlength=n_conv).astype(np.int64)),
-        ], schema=arrow_schema(CONVERSATION_COLUMNS))
+        conv_table = pa.Table.from_arrays(
+            [
+                pa.repeat(pa.scalar(label, pa.string()), n_conv),
+                pa.array(np.arange(n_conv, dtype=np.int64)),
+                ids,
+                _strings(self.conv_cols["title"], "title"),
+                _timestamps(self.conv_cols["created_at"], name, conv_path("created_at")),
+                _timestamps(self.conv_cols["updated_at"], name, conv_path("updated_at")),
+                pa.array(counts),
+                pa.array(counts - n_assistant),
+                pa.array(n_assistant),
+                _group_extreme(ts_ms, starts, counts, np.minimum),
+                _group_extreme(ts_ms, starts, counts, np.maximum),
+                pa.array(np.bincount(conv_index, weights=chars.to_numpy(), minlength=n_conv).astype(np.int64)),
+            ],
+            schema=arrow_schema(CONVERSATION_COLUMNS),
+        )
         if not self.with_messages:
             return conv_table, None
-        msg_table = pa.Table.from_arrays([
-            pa.repeat(pa.scalar(label, pa.string()), total),
-            pa.array(conv_index),
-            ids.take(pa.array(conv_index)),
-            pa.chunked_array(cols["id"], type=pa.string()),
-            pa.array(np.arange(total, dtype=np.int64) - np.repeat(starts, counts)),
-            pa.DictionaryArray.from_arrays(pa.array(is_assistant.astype(np.int8)),
-                                           pa.array(list(ROLES), pa.string())),
-            ts,
-            pa.chunked_array(cols["text"], type=pa.string()),
-            chars,
-            pa.chunked_array(cols["words"], type=pa.int64()),
-        ], schema=arrow_schema(MESSAGE_COLUMNS))
+        msg_table = pa.Table.from_arrays(
+            [
+                pa.repeat(pa.scalar(label, pa.string()), total),
+                pa.array(conv_index),
+                ids.take(pa.array(conv_index)),
+                pa.chunked_array(cols["id"], type=pa.string()),
+                pa.array(np.arange(total, dtype=np.int64) - np.repeat(starts, counts)),
+                pa.DictionaryArray.from_arrays(
+                    pa.array(is_assistant.astype(np.int8)), pa.array(list(ROLES), pa.string())
+                ),
+                ts,
+                pa.chunked_array(cols["text"], type=pa.string()),
+                chars,
+                pa.chunked_array(cols["words"], type=pa.int64()),
+            ],
+            schema=arrow_schema(MESSAGE_COLUMNS),
+        )
         return conv_table, msg_table
 
 
@@ -535,6 +634,7 @@ def _group_extreme(ts_ms: pa.Array, starts: np.ndarray, counts: np.ndarray, ufun
 
 # ---- Facts IR ------------------------------------------------------------------------------------
 
+
 def facts_table(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] | None = None) -> pa.Table:
     """Flatten Facts IR documents into one Arrow table of facts (see :data:`FACT_COLUMNS`)."""
     parts = [_facts(doc, label) for label, doc, _, _ in _documents(ir_or_irs, sources, "ir", progress=False)]
@@ -548,6 +648,5 @@ def _facts(doc: dict[str, Any], label: str) -> pa.Table:
     for key in list(FACT_COLUMNS)[2:]:
         dtype = FACT_COLUMNS[key]
         values = list(map(itemgetter(key), facts))
-        arrays.append(_dictionary(values, dtype) if isinstance(dtype, pd.CategoricalDtype)
-                      else _strings(values, key))
+        arrays.append(_dictionary(values, dtype) if isinstance(dtype, pd.CategoricalDtype) else _strings(values, key))
     return pa.Table.from_arrays(arrays, schema=arrow_schema(FACT_COLUMNS))

@@ -87,9 +87,14 @@ def convert_one(source: str, output: str) -> Converted | Failed:
     return Converted(source, output, meta["source_provider"], meta["conversation_count"], meta["message_count"])
 
 
-def convert_many(inputs: Sequence[str | os.PathLike[str]], out_folder: str | os.PathLike[str], *,
-                 workers: int | None = None, parquet: str | os.PathLike[str] | None = None,
-                 client: Any = None) -> ManyResult:
+def convert_many(
+    inputs: Sequence[str | os.PathLike[str]],
+    out_folder: str | os.PathLike[str],
+    *,
+    workers: int | None = None,
+    parquet: str | os.PathLike[str] | None = None,
+    client: Any = None,
+) -> ManyResult:
     """Convert each input (one export each) to its own envelope in ``out_folder``, in parallel.
 
     ``workers`` worker processes (default: one per CPU); with a ``dask.distributed`` ``client`` the
@@ -103,8 +108,10 @@ def convert_many(inputs: Sequence[str | os.PathLike[str]], out_folder: str | os.
     if client is not None:
         futures = client.map(convert_one, sources, targets, pure=False)
         outcomes = client.gather(futures, errors="skip")
-        outcomes = [o if o is not None else Failed(s, "the Dask task failed", "internal")
-                    for s, o in zip(sources, _padded(outcomes, futures), strict=True)]
+        outcomes = [
+            o if o is not None else Failed(s, "the Dask task failed", "internal")
+            for s, o in zip(sources, _padded(outcomes, futures), strict=True)
+        ]
     elif len(sources) <= 1 or workers == 1:
         outcomes = [convert_one(s, t) for s, t in zip(sources, targets, strict=True)]
     else:
@@ -116,8 +123,9 @@ def convert_many(inputs: Sequence[str | os.PathLike[str]], out_folder: str | os.
     if parquet is not None and result.converted:
         from .parquet import to_parquet
 
-        result.parquet = to_parquet([c.output for c in result.converted], parquet,
-                                    sources=[c.input for c in result.converted], progress=False)
+        result.parquet = to_parquet(
+            [c.output for c in result.converted], parquet, sources=[c.input for c in result.converted], progress=False
+        )
     return result
 
 

@@ -48,8 +48,13 @@ TABLES: dict[str, dict[str, Any]] = {
 _ROW_GROUP = 128 * 1024
 
 
-def to_parquet(doc_or_docs: Source | Sequence[Source], folder: str | os.PathLike[str], *,
-               sources: Sequence[str] | None = None, progress: bool | None = None) -> dict[str, Path]:
+def to_parquet(
+    doc_or_docs: Source | Sequence[Source],
+    folder: str | os.PathLike[str],
+    *,
+    sources: Sequence[str] | None = None,
+    progress: bool | None = None,
+) -> dict[str, Path]:
     """Write the documents' tables into ``folder`` (created if missing); return the paths written."""
     out = output_folder(folder)
     parts: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
@@ -57,13 +62,18 @@ def to_parquet(doc_or_docs: Source | Sequence[Source], folder: str | os.PathLike
     ir_docs: list[dict[str, Any]] = []
     for label, doc, name, owned in _documents(doc_or_docs, sources, None, progress=progress, stream=True):
         if isinstance(doc, _Flat) or "memvelope" in doc:
-            convs, msgs = doc.tables if isinstance(doc, _Flat) else _flatten(doc, label, name, True, progress,
-                                                                             owned=owned)
+            convs, msgs = (
+                doc.tables if isinstance(doc, _Flat) else _flatten(doc, label, name, True, progress, owned=owned)
+            )
             parts["conversations"].append(convs)
             parts["messages"].append(msgs)
-            described["envelope"].append({"source": label, "format": ENVELOPE_TAG,
-                                          "provider": doc.provider if isinstance(doc, _Flat)
-                                          else doc["meta"]["source_provider"]})
+            described["envelope"].append(
+                {
+                    "source": label,
+                    "format": ENVELOPE_TAG,
+                    "provider": doc.provider if isinstance(doc, _Flat) else doc["meta"]["source_provider"],
+                }
+            )
         else:
             parts["facts"].append(_facts(doc, label))
             described["ir"].append({"source": label, "format": IR_TAG, "provider": doc["meta"]["provider"]})
@@ -103,22 +113,22 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
         try:
             table = pq.read_table(path)
         except (pa.ArrowException, OSError) as exc:
-            raise FormatError(f"cannot read Parquet file: {exc}", reason="bad-parquet",
-                              source=str(path)) from None
+            raise FormatError(f"cannot read Parquet file: {exc}", reason="bad-parquet", source=str(path)) from None
         missing = [c for c in columns if c not in table.column_names]
         if missing:
-            raise FormatError(f"missing column(s) {', '.join(missing)}", reason="bad-parquet",
-                              source=str(path))
+            raise FormatError(f"missing column(s) {', '.join(missing)}", reason="bad-parquet", source=str(path))
         metadata = table.schema.metadata or {}
         frames[table_name] = _pandas(table.select(list(columns)), columns, None)
         if table_name == "facts" and b"memvelope.ir" in metadata:
             docs = json.loads(metadata[b"memvelope.ir"])
             frames["archetype"] = archetype_frame(
                 [{"meta": d["meta"], "archetype": d["archetype"], "facts": []} for d in docs],
-                sources=[d["source"] for d in docs])
+                sources=[d["source"] for d in docs],
+            )
     if not frames:
-        raise FormatError("no conversations.parquet, messages.parquet or facts.parquet here",
-                          reason="not-found", source=str(base))
+        raise FormatError(
+            "no conversations.parquet, messages.parquet or facts.parquet here", reason="not-found", source=str(base)
+        )
     return frames
 
 
@@ -126,15 +136,20 @@ def _metadata(described: list[dict[str, Any]]) -> dict[bytes, bytes]:
     def joined(key: str) -> bytes:
         return ",".join(dict.fromkeys(d[key] for d in described)).encode("utf-8")
 
-    return {b"memvelope.format": joined("format"), b"memvelope.provider": joined("provider"),
-            b"memvelope.sources": json.dumps(described, ensure_ascii=False).encode("utf-8")}
+    return {
+        b"memvelope.format": joined("format"),
+        b"memvelope.provider": joined("provider"),
+        b"memvelope.sources": json.dumps(described, ensure_ascii=False).encode("utf-8"),
+    }
 
 
 def _write(table: pa.Table, path: Path, progress: bool | None) -> None:
     enabled = progress if table.num_rows >= 4 * _ROW_GROUP else False
-    with (atomic_output(path) as fh,
-          progress_bar(table.num_rows, desc=f"writing {path.name}", unit="row", enabled=enabled) as bar,
-          pq.ParquetWriter(fh, table.schema, compression="zstd") as writer):
+    with (
+        atomic_output(path) as fh,
+        progress_bar(table.num_rows, desc=f"writing {path.name}", unit="row", enabled=enabled) as bar,
+        pq.ParquetWriter(fh, table.schema, compression="zstd") as writer,
+    ):
         for start in range(0, max(table.num_rows, 1), _ROW_GROUP):
             chunk = table.slice(start, _ROW_GROUP)
             writer.write_table(chunk, row_group_size=_ROW_GROUP)

@@ -44,28 +44,52 @@ __all__ = [
 #: One colour per role, per fact category and per subject type, the same in every chart.
 ROLE_COLORS: dict[str, str] = {"user": "#4C72B0", "assistant": "#DD8452"}
 CATEGORY_COLORS: dict[str, str] = {
-    "identity": "#4C72B0", "career": "#DD8452", "projects": "#55A868", "preferences": "#C44E52",
-    "instructions": "#8172B3", "relationship": "#937860", "uncategorised": "#B0B0B0",
+    "identity": "#4C72B0",
+    "career": "#DD8452",
+    "projects": "#55A868",
+    "preferences": "#C44E52",
+    "instructions": "#8172B3",
+    "relationship": "#937860",
+    "uncategorised": "#B0B0B0",
 }
 SUBJECT_COLORS: dict[str, str] = {
-    "self": "#4C72B0", "person": "#DD8452", "company": "#55A868", "project": "#C44E52",
-    "other": "#8172B3", "unknown": "#B0B0B0",
+    "self": "#4C72B0",
+    "person": "#DD8452",
+    "company": "#55A868",
+    "project": "#C44E52",
+    "other": "#8172B3",
+    "unknown": "#B0B0B0",
 }
 _LINE_COLOR = "#2F2F2F"
 _UNCATEGORISED = "uncategorised"
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-_FREQS = {"W": "week", "week": "week", "weekly": "week", "M": "month", "MS": "month", "month": "month",
-          "monthly": "month", "Y": "year", "YS": "year", "year": "year", "yearly": "year"}
+_FREQS = {
+    "W": "week",
+    "week": "week",
+    "weekly": "week",
+    "M": "month",
+    "MS": "month",
+    "month": "month",
+    "monthly": "month",
+    "Y": "year",
+    "YS": "year",
+    "year": "year",
+    "yearly": "year",
+}
 
 
 # ---- inputs --------------------------------------------------------------------------------------
+
 
 def _frame(data: Any, columns: Sequence[str], what: str, build: Any) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         missing = [c for c in columns if c not in data.columns]
         if missing:
-            raise FormatError(f"expected {what} (missing column(s) {', '.join(missing)}), got columns "
-                              f"{', '.join(map(str, data.columns)) or 'none'}", reason="wrong-frame")
+            raise FormatError(
+                f"expected {what} (missing column(s) {', '.join(missing)}), got columns "
+                f"{', '.join(map(str, data.columns)) or 'none'}",
+                reason="wrong-frame",
+            )
         return data
     return build(data)
 
@@ -123,8 +147,10 @@ def _date_axis(ax: Axes) -> None:
 
 # ---- messages ------------------------------------------------------------------------------------
 
-def activity_timeline(messages: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "month",
-                      **kwargs: Any) -> Axes:
+
+def activity_timeline(
+    messages: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "month", **kwargs: Any
+) -> Axes:
     """Messages per week or month (``freq="week"``/``"month"``), stacked by role, with a line for the
     number of conversations active in each period on a twin axis.
 
@@ -141,9 +167,12 @@ def activity_timeline(messages: Any, *, ax: Axes | None = None, tz: str = "UTC",
     start = _period_start(_local(dated["ts"], tz), unit)
     periods = pd.date_range(start.min(), start.max(), freq="W-MON" if unit == "week" else "MS")
     role = dated["role"].astype(str)
-    counts = (pd.crosstab(start, role).reindex(index=periods, columns=list(ROLES), fill_value=0))
-    conv_key = dated["source"].astype(str) + "\x00" + dated["conv_index"].astype(str) \
-        if "source" in dated and "conv_index" in dated else dated["conversation_id"].astype(str)
+    counts = pd.crosstab(start, role).reindex(index=periods, columns=list(ROLES), fill_value=0)
+    conv_key = (
+        dated["source"].astype(str) + "\x00" + dated["conv_index"].astype(str)
+        if "source" in dated and "conv_index" in dated
+        else dated["conversation_id"].astype(str)
+    )
     active = conv_key.groupby(start.to_numpy()).nunique().reindex(periods, fill_value=0)
 
     x = mdates.date2num(periods.to_pydatetime())
@@ -152,13 +181,28 @@ def activity_timeline(messages: Any, *, ax: Axes | None = None, tz: str = "UTC",
     handles = []
     for name in ROLES:
         heights = counts[name].to_numpy(dtype=float)
-        bars = ax.bar(x, heights, width=width, bottom=bottom, align="edge", color=ROLE_COLORS[name],
-                      label=f"{name} messages", **kwargs)
+        bars = ax.bar(
+            x,
+            heights,
+            width=width,
+            bottom=bottom,
+            align="edge",
+            color=ROLE_COLORS[name],
+            label=f"{name} messages",
+            **kwargs,
+        )
         handles.append(bars)
         bottom += heights
     twin = ax.twinx()
-    (line,) = twin.plot(x + width / 2, active.to_numpy(), color=_LINE_COLOR, marker="o", markersize=3.5,
-                        linewidth=1.4, label="conversations")
+    (line,) = twin.plot(
+        x + width / 2,
+        active.to_numpy(),
+        color=_LINE_COLOR,
+        marker="o",
+        markersize=3.5,
+        linewidth=1.4,
+        label="conversations",
+    )
     ax.right_ax = twin  # type: ignore[attr-defined]  # as pandas does for secondary_y
     twin.set_ylim(bottom=0, top=max(1, int(active.max())) * 1.3)  # headroom for the legend
     twin.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -177,8 +221,9 @@ def activity_timeline(messages: Any, *, ax: Axes | None = None, tz: str = "UTC",
     return ax
 
 
-def activity_heatmap(messages: Any, *, ax: Axes | None = None, tz: str = "UTC", cmap: str = "YlGnBu",
-                     cbar: bool = True, **kwargs: Any) -> Axes:
+def activity_heatmap(
+    messages: Any, *, ax: Axes | None = None, tz: str = "UTC", cmap: str = "YlGnBu", cbar: bool = True, **kwargs: Any
+) -> Axes:
     """Messages by weekday (rows, Monday first) and hour of day (columns) on the wall clock of ``tz``.
 
     The counts are the image's array, ``ax.images[0].get_array()``, shape (7, 24). ``kwargs`` go to
@@ -190,8 +235,9 @@ def activity_heatmap(messages: Any, *, ax: Axes | None = None, tz: str = "UTC", 
     local = _local(frame["ts"], tz)
     grid = np.zeros((7, 24), dtype=np.int64)
     np.add.at(grid, (local.dt.day_of_week.to_numpy(), local.dt.hour.to_numpy()), 1)
-    image = ax.imshow(grid, aspect="auto", cmap=cmap, interpolation="nearest",
-                      vmin=0, vmax=max(1, int(grid.max())), **kwargs)
+    image = ax.imshow(
+        grid, aspect="auto", cmap=cmap, interpolation="nearest", vmin=0, vmax=max(1, int(grid.max())), **kwargs
+    )
     ax.set_yticks(range(7), _WEEKDAYS)
     ax.set_xticks(range(0, 24, 3), [f"{h:02d}:00" for h in range(0, 24, 3)])
     ax.set_xticks(np.arange(-0.5, 24, 1), minor=True)
@@ -209,8 +255,9 @@ def activity_heatmap(messages: Any, *, ax: Axes | None = None, tz: str = "UTC", 
     return ax
 
 
-def conversation_lengths(data: Any, *, ax: Axes | None = None, tz: str = "UTC", bins: int = 20,
-                         log: bool | None = None, **kwargs: Any) -> Axes:
+def conversation_lengths(
+    data: Any, *, ax: Axes | None = None, tz: str = "UTC", bins: int = 20, log: bool | None = None, **kwargs: Any
+) -> Axes:
     """Histogram of messages per conversation, with the median marked.
 
     ``data`` is a conversations frame (``n_messages``), a messages frame, or documents. ``log=None``
@@ -245,8 +292,7 @@ def conversation_lengths(data: Any, *, ax: Axes | None = None, tz: str = "UTC", 
     ax.hist(lengths, bins=edges, **kwargs)
     if log:
         ax.set_xscale("log")
-    ax.axvline(median, color=_LINE_COLOR, linestyle="--", linewidth=1.2,
-               label=f"median {median:g} messages")
+    ax.axvline(median, color=_LINE_COLOR, linestyle="--", linewidth=1.2, label=f"median {median:g} messages")
     ax.legend(frameon=False)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(f"{title} ({lengths.size} conversations)")
@@ -258,12 +304,14 @@ def conversation_lengths(data: Any, *, ax: Axes | None = None, tz: str = "UTC", 
 
 # ---- facts ---------------------------------------------------------------------------------------
 
+
 def _category_labels(facts: pd.DataFrame) -> pd.Series:
     return facts["category"].astype("object").where(facts["category"].notna(), _UNCATEGORISED).astype(str)
 
 
-def fact_categories(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", hue: str | None = None,
-                    **kwargs: Any) -> Axes:
+def fact_categories(
+    facts: Any, *, ax: Axes | None = None, tz: str = "UTC", hue: str | None = None, **kwargs: Any
+) -> Axes:
     """Facts per category as horizontal bars, most frequent on top, every spec category listed.
 
     ``hue="subject_type"`` splits each bar by who the facts are about; ``hue="source"`` by document.
@@ -297,14 +345,19 @@ def fact_categories(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", hue:
     left = np.zeros(len(ranked))
     for column in table.columns:
         widths = table[column].to_numpy(dtype=float)
-        bar_colors = ([CATEGORY_COLORS[c] for c in ranked] if colors[column] is None
-                      else colors[column])
-        ax.barh(ranked, widths, left=left, color=bar_colors, label=None if hue is None else str(column),
-                **kwargs)
+        bar_colors = [CATEGORY_COLORS[c] for c in ranked] if colors[column] is None else colors[column]
+        ax.barh(ranked, widths, left=left, color=bar_colors, label=None if hue is None else str(column), **kwargs)
         left += widths
     for y, total in enumerate(left):
-        ax.annotate(f"{int(total)}", (total, y), xytext=(4, 0), textcoords="offset points",
-                    va="center", fontsize="small", color="0.25")
+        ax.annotate(
+            f"{int(total)}",
+            (total, y),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize="small",
+            color="0.25",
+        )
     ax.set_xlim(0, max(1.0, float(left.max())) * 1.12)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if hue is not None:
@@ -316,8 +369,7 @@ def fact_categories(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", hue:
     return ax
 
 
-def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "year",
-                    **kwargs: Any) -> Axes:
+def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "year", **kwargs: Any) -> Axes:
     """Facts per year or month of their ``effective_date``, stacked by category.
 
     ``effective_date`` is ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``. With ``freq="month"`` a fact dated
@@ -358,13 +410,11 @@ def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq
     bottom = np.zeros(len(table))
     for cat in order:
         heights = table[cat].to_numpy(dtype=float)
-        ax.bar(x, heights, width=width, bottom=bottom, color=CATEGORY_COLORS[cat], label=cat,
-               align="center", **kwargs)
+        ax.bar(x, heights, width=width, bottom=bottom, color=CATEGORY_COLORS[cat], label=cat, align="center", **kwargs)
         bottom += heights
     ax.set_ylim(top=max(1.0, float(bottom.max())) * 1.15)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(title="category", frameon=False, fontsize="small", title_fontsize="small",
-              loc="upper left")
+    ax.legend(title="category", frameon=False, fontsize="small", title_fontsize="small", loc="upper left")
     ax.set_title(title + ("\n(not shown: " + ", ".join(notes) + ")" if notes else ""))
     ax.set_xlabel(unit)
     ax.set_ylabel("facts")
@@ -374,18 +424,20 @@ def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq
 
 # ---- archetype -----------------------------------------------------------------------------------
 
+
 def _archetypes(data: Any) -> list[tuple[str, dict[str, Any], int]]:
     """``(label, archetype block, number of facts)`` for each document given."""
+
     def one(doc: Any, label: str) -> tuple[str, dict[str, Any], int]:
         if isinstance(doc, Mapping) and "self_ratio" in doc and "meta" not in doc:
             return label, dict(doc), int(doc.get("facts") or 0)
         if not isinstance(doc, Mapping):
             from .read import read, source_label
+
             label = source_label(doc, 0) if label.startswith("doc") else label
             doc = read(doc)
         if "archetype" not in doc or "facts" not in doc:
-            raise FormatError("expected a Facts IR document (memvelope-ir-v0), found an envelope",
-                              reason="wrong-layer")
+            raise FormatError("expected a Facts IR document (memvelope-ir-v0), found an envelope", reason="wrong-layer")
         return label, dict(doc["archetype"]), int(doc["archetype"].get("facts") or len(doc["facts"]))
 
     if isinstance(data, Mapping) and ("archetype" in data or "self_ratio" in data or "meta" in data):
@@ -422,13 +474,18 @@ def archetype_chart(ir: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwarg
         y = y_base + (n - 1) / 2 * height - i * height
         color = ROLE_COLORS["user"] if n == 1 else palette[i % len(palette)]
         widths = [0.0 if v is None else float(v) for v in values]
-        legend = (f"{label}: {arch.get('style') or 'no style'} ({n_facts} facts, "
-                  f"{_entities(arch)} distinct entities)")
+        legend = f"{label}: {arch.get('style') or 'no style'} ({n_facts} facts, {_entities(arch)} distinct entities)"
         ax.barh(y, widths, height=height * 0.92, color=color, label=legend, **kwargs)
         for yy, v in zip(y, values, strict=True):
-            ax.annotate("n/a" if v is None else f"{v:.0%}", (0.0 if v is None else v, yy), xytext=(3, 0),
-                        textcoords="offset points", va="center", fontsize="x-small" if n > 2 else "small",
-                        color="0.25")
+            ax.annotate(
+                "n/a" if v is None else f"{v:.0%}",
+                (0.0 if v is None else v, yy),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize="x-small" if n > 2 else "small",
+                color="0.25",
+            )
     ax.set_yticks(y_base, rows)
     ax.axhline(y_base[1] - 0.5, color="0.7", linewidth=0.8)
     ax.set_xlim(0, 1.1)
@@ -436,8 +493,10 @@ def archetype_chart(ir: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwarg
     ax.set_xlabel("share of facts")
     if n == 1:
         label, arch, n_facts = docs[0]
-        ax.set_title(f"{arch.get('style') or 'style: n/a'}\n{n_facts} facts · {_entities(arch)} "
-                     "distinct entities", fontsize="medium")
+        ax.set_title(
+            f"{arch.get('style') or 'style: n/a'}\n{n_facts} facts · {_entities(arch)} distinct entities",
+            fontsize="medium",
+        )
     else:
         ax.set_title("Archetypes side by side", fontsize="medium")
         ax.legend(frameon=False, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.14))

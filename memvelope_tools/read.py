@@ -61,15 +61,34 @@ _BAR_MIN_BYTES = 64 << 20
 # Field checks: (name, allowed JSON types, allowed values or None).
 _STR = (str,)
 _STR_NULL = (str, type(None))
-_CONV_FIELDS = (("id", _STR_NULL), ("title", _STR), ("created_at", _STR_NULL),
-                ("updated_at", _STR_NULL), ("messages", (list,)))
+_CONV_FIELDS = (
+    ("id", _STR_NULL),
+    ("title", _STR),
+    ("created_at", _STR_NULL),
+    ("updated_at", _STR_NULL),
+    ("messages", (list,)),
+)
 _MSG_FIELDS = (("id", _STR), ("role", _STR), ("ts", _STR_NULL), ("text", _STR))
-_FACT_FIELDS = (("subject", _STR_NULL), ("subject_type", _STR_NULL), ("category", _STR_NULL),
-                ("content", _STR), ("effective_date", _STR_NULL), ("in_text_date", _STR_NULL),
-                ("provenance", _STR), ("convo_id", _STR_NULL))
+_FACT_FIELDS = (
+    ("subject", _STR_NULL),
+    ("subject_type", _STR_NULL),
+    ("category", _STR_NULL),
+    ("content", _STR),
+    ("effective_date", _STR_NULL),
+    ("in_text_date", _STR_NULL),
+    ("provenance", _STR),
+    ("convo_id", _STR_NULL),
+)
 _ENUMS = {"role": ROLES, "subject_type": SUBJECT_TYPES, "category": CATEGORIES}
-_JSON_NAMES = {str: "a string", type(None): "null", list: "an array", dict: "an object",
-               bool: "a boolean", int: "a number", float: "a number"}
+_JSON_NAMES = {
+    str: "a string",
+    type(None): "null",
+    list: "an array",
+    dict: "an object",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+}
 
 
 def read(source: Source, *, progress: bool | None = None) -> dict[str, Any]:
@@ -87,15 +106,23 @@ def read(source: Source, *, progress: bool | None = None) -> dict[str, Any]:
 def layer_of(doc: Any, *, source_name: str | None = None) -> Layer:
     """Return ``"envelope"`` or ``"ir"`` from the document's tags alone (its shape is not checked)."""
     if not isinstance(doc, dict):
-        raise FormatError(f"not a Memvelope document: the top level is {_json_name(doc)}, expected an "
-                          "object", reason="not-memvelope", source=source_name, path="$")
+        raise FormatError(
+            f"not a Memvelope document: the top level is {_json_name(doc)}, expected an object",
+            reason="not-memvelope",
+            source=source_name,
+            path="$",
+        )
     if "memvelope" in doc:
         return _tag_layer(doc["memvelope"], "$.memvelope", source_name)
     meta = doc.get("meta")
     if isinstance(meta, dict) and "format" in meta:
         return _tag_layer(meta["format"], "$.meta.format", source_name)
-    raise FormatError("not a Memvelope document: no top-level 'memvelope' tag and no 'meta.format' tag "
-                      f"(supported: {_supported()})", reason="not-memvelope", source=source_name, path="$")
+    raise FormatError(
+        f"not a Memvelope document: no top-level 'memvelope' tag and no 'meta.format' tag (supported: {_supported()})",
+        reason="not-memvelope",
+        source=source_name,
+        path="$",
+    )
 
 
 def check(doc: Any, *, source_name: str | None = None, conversations: bool = True) -> Layer:
@@ -122,6 +149,7 @@ def source_label(source: Source, index: int) -> str:
 
 # ---- loading -------------------------------------------------------------------------------------
 
+
 def _load(source: Source, *, progress: bool | None) -> tuple[Any, str | None]:
     if isinstance(source, dict):
         return source, None
@@ -135,11 +163,16 @@ def _load(source: Source, *, progress: bool | None) -> tuple[Any, str | None]:
         name = name if isinstance(name, str) else None
         data = source.read()
         if isinstance(data, str):
-            raise FormatError("file object is in text mode; open it in binary mode, e.g. open(path, 'rb')",
-                              reason="text-mode", source=name)
+            raise FormatError(
+                "file object is in text mode; open it in binary mode, e.g. open(path, 'rb')",
+                reason="text-mode",
+                source=name,
+            )
         return _parse(bytearray(data), name), name
-    raise FormatError(f"cannot read a {type(source).__name__}: expected a path, bytes, a binary file "
-                      "object or a dict", reason="bad-source")
+    raise FormatError(
+        f"cannot read a {type(source).__name__}: expected a path, bytes, a binary file object or a dict",
+        reason="bad-source",
+    )
 
 
 def _read_file(name: str, progress: bool | None) -> bytearray:
@@ -149,9 +182,10 @@ def _read_file(name: str, progress: bool | None) -> bytearray:
             buf = bytearray(size)  # one buffer, filled in place: no second copy of a big file
             view = memoryview(buf)
             done = 0
-            with progress_bar(size, desc=f"reading {Path(name).name}", unit="B",
-                              enabled=progress if size >= _BAR_MIN_BYTES else False) as bar:
-                while done < size and (n := fh.readinto(view[done:done + _CHUNK])):
+            with progress_bar(
+                size, desc=f"reading {Path(name).name}", unit="B", enabled=progress if size >= _BAR_MIN_BYTES else False
+            ) as bar:
+                while done < size and (n := fh.readinto(view[done : done + _CHUNK])):
                     done += n
                     bar.update(n)
             view.release()
@@ -164,22 +198,21 @@ def _read_file(name: str, progress: bool | None) -> bytearray:
     except IsADirectoryError:
         raise FormatError("is a folder, not a file", reason="unreadable", source=name) from None
     except OSError as exc:
-        raise FormatError(f"cannot read file: {exc.strerror or exc}", reason="unreadable",
-                          source=name) from None
+        raise FormatError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=name) from None
 
 
 def _may_hold_long_number(data: bytes | bytearray) -> bool:
     """Whether ``data`` may hold a JSON number of 19 digits or more (fast: digit runs first)."""
     step, budget = _CHUNK, 1000  # past 1000 digit runs, do not look closer: just take the json path
     for lo in range(0, len(data), step):
-        piece = bytes(data[lo:lo + step + 18]).translate(_DIGITS)
+        piece = bytes(data[lo : lo + step + 18]).translate(_DIGITS)
         at = piece.find(_RUN)
         while at != -1:
             start = lo + at
             while start > 0 and 0x30 <= data[start - 1] <= 0x39:
                 start -= 1
             budget -= 1
-            if budget < 0 or _BEFORE_NUMBER.search(bytes(data[max(0, start - 64):start])):
+            if budget < 0 or _BEFORE_NUMBER.search(bytes(data[max(0, start - 64) : start])):
                 return True
             at = piece.find(_RUN, at + 19)
     return False
@@ -206,24 +239,27 @@ def _parse(data: bytes | bytearray, name: str | None) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FormatError(f"not UTF-8: invalid byte sequence at byte offset {exc.start}",
-                          reason="not-utf8", source=name) from None
+        raise FormatError(
+            f"not UTF-8: invalid byte sequence at byte offset {exc.start}", reason="not-utf8", source=name
+        ) from None
     if isinstance(data, bytearray):
         data.clear()  # the caller's buffer is not needed any more: free it before the tree is built
     try:
         return json.loads(text[1:] if text.startswith("\ufeff") else text)
     except json.JSONDecodeError as exc:
-        raise FormatError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-                          reason="invalid-json", source=name) from None
+        raise FormatError(
+            f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", reason="invalid-json", source=name
+        ) from None
     except ValueError:  # CPython refuses int() of an integer literal of more than 4300 digits
-        raise FormatError("invalid JSON for this reader: an integer with more than 4300 digits",
-                          reason="invalid-json", source=name) from None
+        raise FormatError(
+            "invalid JSON for this reader: an integer with more than 4300 digits", reason="invalid-json", source=name
+        ) from None
     except RecursionError:
-        raise FormatError("invalid JSON: nested too deeply to parse", reason="too-deep",
-                          source=name) from None
+        raise FormatError("invalid JSON: nested too deeply to parse", reason="too-deep", source=name) from None
 
 
 # ---- tags ----------------------------------------------------------------------------------------
+
 
 def _supported() -> str:
     return ", ".join(repr(t) for t in SUPPORTED_TAGS)
@@ -231,19 +267,27 @@ def _supported() -> str:
 
 def _tag_layer(tag: Any, path: str, source_name: str | None) -> Layer:
     if not isinstance(tag, str):
-        raise FormatError(f"not a Memvelope document: the tag is {_json_name(tag)}, not a string "
-                          f"(supported: {_supported()})", reason="not-memvelope", source=source_name,
-                          path=path)
+        raise FormatError(
+            f"not a Memvelope document: the tag is {_json_name(tag)}, not a string (supported: {_supported()})",
+            reason="not-memvelope",
+            source=source_name,
+            path=path,
+        )
     if path == "$.memvelope" and tag == ENVELOPE_TAG:
         return "envelope"
     if path == "$.meta.format" and tag == IR_TAG:
         return "ir"
     why = " (reserved for a future spec revision; no document carries it yet)" if tag in RESERVED_TAGS else ""
-    raise FormatError(f"unsupported tag {tag!r}{why}; supported: {_supported()}",
-                      reason="unsupported-tag", source=source_name, path=path)
+    raise FormatError(
+        f"unsupported tag {tag!r}{why}; supported: {_supported()}",
+        reason="unsupported-tag",
+        source=source_name,
+        path=path,
+    )
 
 
 # ---- shape checks --------------------------------------------------------------------------------
+
 
 def _json_name(value: Any) -> str:
     return _JSON_NAMES.get(type(value), type(value).__name__)
@@ -251,13 +295,18 @@ def _json_name(value: Any) -> str:
 
 def _expect_object(value: Any, path: str, source_name: str | None) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise FormatError(f"expected an object, found {_json_name(value)}", reason="bad-shape",
-                          source=source_name, path=path)
+        raise FormatError(
+            f"expected an object, found {_json_name(value)}", reason="bad-shape", source=source_name, path=path
+        )
     return value
 
 
-def _check_records(records: list[Any], fields: Sequence[tuple[str, tuple[type, ...]]],
-                   where: Callable[[int], str], source_name: str | None) -> dict[str, list[Any]]:
+def _check_records(
+    records: list[Any],
+    fields: Sequence[tuple[str, tuple[type, ...]]],
+    where: Callable[[int], str],
+    source_name: str | None,
+) -> dict[str, list[Any]]:
     """Check a list of objects column by column (fast); locate the first problem only on failure.
 
     ``where(i)`` is the JSON path of ``records[i]``. Returns the columns (field name to values).
@@ -272,32 +321,46 @@ def _check_records(records: list[Any], fields: Sequence[tuple[str, tuple[type, .
             values = list(map(itemgetter(field), records))
         except KeyError:
             i = next(i for i, r in enumerate(records) if field not in r)
-            raise FormatError(f"missing field {field!r}", reason="bad-shape", source=source_name,
-                              path=where(i)) from None
+            raise FormatError(
+                f"missing field {field!r}", reason="bad-shape", source=source_name, path=where(i)
+            ) from None
         if not set(map(type, values)).issubset(types):
             i, v = next((i, v) for i, v in enumerate(values) if type(v) not in types)
             want = " or ".join(_JSON_NAMES[t] for t in types)
-            raise FormatError(f"expected {want} for {field!r}, found {_json_name(v)}", reason="bad-shape",
-                              source=source_name, path=f"{where(i)}.{field}")
+            raise FormatError(
+                f"expected {want} for {field!r}, found {_json_name(v)}",
+                reason="bad-shape",
+                source=source_name,
+                path=f"{where(i)}.{field}",
+            )
         allowed = _ENUMS.get(field)
         if allowed is not None and not set(values).issubset((*allowed, None)):
             i, v = next((i, v) for i, v in enumerate(values) if v is not None and v not in allowed)
-            raise FormatError(f"{field} {v!r} is not one of {', '.join(allowed)}", reason="bad-shape",
-                              source=source_name, path=f"{where(i)}.{field}")
+            raise FormatError(
+                f"{field} {v!r} is not one of {', '.join(allowed)}",
+                reason="bad-shape",
+                source=source_name,
+                path=f"{where(i)}.{field}",
+            )
         columns[field] = values
     return columns
 
 
-def _check_fields(obj: dict[str, Any], fields: Sequence[tuple[str, tuple[type, ...]]], path: str,
-                  source_name: str | None) -> None:
+def _check_fields(
+    obj: dict[str, Any], fields: Sequence[tuple[str, tuple[type, ...]]], path: str, source_name: str | None
+) -> None:
     for field, types in fields:
         if field not in obj:
             raise FormatError(f"missing field {field!r}", reason="bad-shape", source=source_name, path=path)
         v = obj[field]
         if type(v) not in types:
             want = " or ".join(_JSON_NAMES[t] for t in types)
-            raise FormatError(f"expected {want} for {field!r}, found {_json_name(v)}", reason="bad-shape",
-                              source=source_name, path=f"{path}.{field}")
+            raise FormatError(
+                f"expected {want} for {field!r}, found {_json_name(v)}",
+                reason="bad-shape",
+                source=source_name,
+                path=f"{path}.{field}",
+            )
 
 
 def _check_envelope(doc: dict[str, Any], source_name: str | None, *, conversations: bool = True) -> None:
@@ -305,8 +368,12 @@ def _check_envelope(doc: dict[str, Any], source_name: str | None, *, conversatio
     _check_fields(meta, (("source_provider", _STR),), "$.meta", source_name)
     convs = doc.get("conversations")
     if not isinstance(convs, list):
-        raise FormatError(f"expected an array for 'conversations', found {_json_name(convs)}",
-                          reason="bad-shape", source=source_name, path="$.conversations")
+        raise FormatError(
+            f"expected an array for 'conversations', found {_json_name(convs)}",
+            reason="bad-shape",
+            source=source_name,
+            path="$.conversations",
+        )
     if conversations:
         _check_records(convs, _CONV_FIELDS, lambda i: f"$.conversations[{i}]", source_name)
         check_messages(convs, 0, source_name)
@@ -335,15 +402,29 @@ def check_messages(convs: list[dict[str, Any]], first: int, source_name: str | N
 
 def _check_ir(doc: dict[str, Any], source_name: str | None) -> None:
     meta = doc["meta"]
-    _check_fields(meta, (("provider", _STR), ("mode", _STR), ("facts", (int,)), ("generated_at", _STR)),
-                  "$.meta", source_name)
+    _check_fields(
+        meta, (("provider", _STR), ("mode", _STR), ("facts", (int,)), ("generated_at", _STR)), "$.meta", source_name
+    )
     arch = _expect_object(doc.get("archetype"), "$.archetype", source_name)
-    _check_fields(arch, (("style", _STR_NULL), ("facts", (int,)), ("self_ratio", (int, float, type(None))),
-                         ("distinct_entities", (int, type(None))), ("categories", (dict, type(None))),
-                         ("belief_ratio", (int, float, type(None)))), "$.archetype", source_name)
+    _check_fields(
+        arch,
+        (
+            ("style", _STR_NULL),
+            ("facts", (int,)),
+            ("self_ratio", (int, float, type(None))),
+            ("distinct_entities", (int, type(None))),
+            ("categories", (dict, type(None))),
+            ("belief_ratio", (int, float, type(None))),
+        ),
+        "$.archetype",
+        source_name,
+    )
     facts = doc.get("facts")
     if not isinstance(facts, list):
-        raise FormatError(f"expected an array for 'facts', found {_json_name(facts)}",
-                          reason="bad-shape", source=source_name, path="$.facts")
+        raise FormatError(
+            f"expected an array for 'facts', found {_json_name(facts)}",
+            reason="bad-shape",
+            source=source_name,
+            path="$.facts",
+        )
     _check_records(facts, _FACT_FIELDS, lambda i: f"$.facts[{i}]", source_name)
-

@@ -26,8 +26,10 @@ from .read import Source, _load, check, source_label
 
 __all__ = ["build_report", "write_report"]
 
-CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'none'; "
-       "base-uri 'none'; form-action 'none'")
+CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'none'; "
+    "base-uri 'none'; form-action 'none'"
+)
 _DPI = 100
 _SNIPPET = 140
 
@@ -58,8 +60,9 @@ def _check_tz(tz: str) -> None:
     try:
         ZoneInfo(tz)
     except (ZoneInfoNotFoundError, ValueError):
-        raise MemvelopeError(f"unknown time zone {tz!r} (use an IANA name such as Europe/Berlin)",
-                             reason="bad-tz") from None
+        raise MemvelopeError(
+            f"unknown time zone {tz!r} (use an IANA name such as Europe/Berlin)", reason="bad-tz"
+        ) from None
 
 
 def _chart(draw: Callable[[Any], Any], caption: str, size: tuple[float, float] = (7.2, 3.9)) -> str:
@@ -68,15 +71,19 @@ def _chart(draw: Callable[[Any], Any], caption: str, size: tuple[float, float] =
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
     data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return (f'<figure><img alt="{_e(caption)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{_e(caption)}</figcaption></figure>")
+    return (
+        f'<figure><img alt="{_e(caption)}" src="data:image/png;base64,{data}">'
+        f"<figcaption>{_e(caption)}</figcaption></figure>"
+    )
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, Any]]]) -> str:
     """``rows`` are sequences of ``(css class, value)``; values are escaped here."""
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f'<td class="{cls}">{_e(v)}</td>' if cls else f"<td>{_e(v)}</td>"
-                                    for cls, v in row) + "</tr>" for row in rows)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="{cls}">{_e(v)}</td>' if cls else f"<td>{_e(v)}</td>" for cls, v in row) + "</tr>"
+        for row in rows
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -105,8 +112,14 @@ def _load_all(sources: Sequence[Source], labels: Sequence[str] | None) -> list[t
     return out
 
 
-def build_report(sources: Sequence[Source], *, tz: str = "UTC", top: int = 20,
-                 title: str = "Memvelope report", labels: Sequence[str] | None = None) -> str:
+def build_report(
+    sources: Sequence[Source],
+    *,
+    tz: str = "UTC",
+    top: int = 20,
+    title: str = "Memvelope report",
+    labels: Sequence[str] | None = None,
+) -> str:
     """The report page for envelopes and Facts IR documents (anything :func:`~memvelope_tools.read`
     takes), as a string. ``tz`` is the time zone dates and hours are shown in; ``top`` how many of
     the longest conversations are listed; ``labels`` names the documents (default: file names)."""
@@ -127,35 +140,54 @@ def build_report(sources: Sequence[Source], *, tz: str = "UTC", top: int = 20,
     parts.append(f'<p class="lead">{_e(_lead(msgs, convs, facts, tz))}</p>')
     parts.append("<h2>Documents</h2>" + _documents_table(envs, irs, convs, msgs, tz))
     if msgs is not None and convs is not None:
-        parts.append("<h2>Activity</h2><div class=\"charts\">"
-                     + _chart(lambda ax: plot.activity_timeline(msgs, ax=ax, tz=tz),
-                              "Messages per month by role; the line counts conversations active that month.")
-                     + _chart(lambda ax: plot.activity_heatmap(msgs, ax=ax, tz=tz),
-                              f"When messages were sent: weekday by hour of day, in {tz}.")
-                     + _chart(lambda ax: plot.conversation_lengths(convs, ax=ax),
-                              "How long conversations are: messages per conversation.")
-                     + "</div>")
-        parts.append(f"<h2>Top {min(top, len(convs))} conversations by length</h2>"
-                     + _top_table(convs, msgs, top, tz))
+        parts.append(
+            '<h2>Activity</h2><div class="charts">'
+            + _chart(
+                lambda ax: plot.activity_timeline(msgs, ax=ax, tz=tz),
+                "Messages per month by role; the line counts conversations active that month.",
+            )
+            + _chart(
+                lambda ax: plot.activity_heatmap(msgs, ax=ax, tz=tz),
+                f"When messages were sent: weekday by hour of day, in {tz}.",
+            )
+            + _chart(
+                lambda ax: plot.conversation_lengths(convs, ax=ax),
+                "How long conversations are: messages per conversation.",
+            )
+            + "</div>"
+        )
+        parts.append(f"<h2>Top {min(top, len(convs))} conversations by length</h2>" + _top_table(convs, msgs, top, tz))
     if facts is not None:
         by_label = {label: doc for label, doc in irs}
-        parts.append("<h2>Facts</h2><div class=\"charts\">"
-                     + _chart(lambda ax: plot.fact_categories(facts, ax=ax, hue="subject_type"),
-                              "Facts per category, split by who they are about.")
-                     + _chart(lambda ax: plot.facts_over_time(facts, ax=ax),
-                              "Facts per year of their effective date, by category.")
-                     + _chart(lambda ax: plot.archetype_chart(by_label, ax=ax),
-                              "Archetype: how much is about the user, standing beliefs, and the category mix.",
-                              size=(7.2, 4.6 if len(irs) > 1 else 3.9))
-                     + "</div>")
+        parts.append(
+            '<h2>Facts</h2><div class="charts">'
+            + _chart(
+                lambda ax: plot.fact_categories(facts, ax=ax, hue="subject_type"),
+                "Facts per category, split by who they are about.",
+            )
+            + _chart(
+                lambda ax: plot.facts_over_time(facts, ax=ax), "Facts per year of their effective date, by category."
+            )
+            + _chart(
+                lambda ax: plot.archetype_chart(by_label, ax=ax),
+                "Archetype: how much is about the user, standing beliefs, and the category mix.",
+                size=(7.2, 4.6 if len(irs) > 1 else 3.9),
+            )
+            + "</div>"
+        )
         parts.append("<h2>Archetypes</h2>" + _archetype_table(irs))
-    parts.append(f"<footer>Made with memvelope_tools {_e(__version__)}. A static page: no scripts, no "
-                 "network requests; every chart is embedded.</footer>")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body><main>\n"
-            + "\n".join(parts) + "\n</main></body></html>\n")
+    parts.append(
+        f"<footer>Made with memvelope_tools {_e(__version__)}. A static page: no scripts, no "
+        "network requests; every chart is embedded.</footer>"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body><main>\n"
+        + "\n".join(parts)
+        + "\n</main></body></html>\n"
+    )
 
 
 def write_report(sources: Sequence[Source], path: str | os.PathLike[str], **options: Any) -> None:
@@ -175,8 +207,7 @@ def _lead(msgs: pd.DataFrame | None, convs: pd.DataFrame | None, facts: pd.DataF
     return ", ".join(bits) + f". Dates and hours in {tz}."
 
 
-def _documents_table(envs: list, irs: list, convs: pd.DataFrame | None, msgs: pd.DataFrame | None,
-                     tz: str) -> str:
+def _documents_table(envs: list, irs: list, convs: pd.DataFrame | None, msgs: pd.DataFrame | None, tz: str) -> str:
     rows = []
     for label, doc in envs:
         assert convs is not None and msgs is not None
@@ -184,29 +215,59 @@ def _documents_table(envs: list, irs: list, convs: pd.DataFrame | None, msgs: pd
         roles = m["role"].value_counts()
         n_conv = int((convs["source"] == label).sum())
         span = f"{_day(m['ts'].min(), tz)} – {_day(m['ts'].max(), tz)}" if m["ts"].notna().any() else ""
-        rows.append([("", label), ("", "envelope"), ("", doc["meta"]["source_provider"]), ("n", f"{n_conv:,}"),
-                     ("n", f"{len(m):,}"), ("n", f"{int(roles.get('user', 0)):,}"),
-                     ("n", f"{int(roles.get('assistant', 0)):,}"), ("d", span), ("n", "")])
+        rows.append(
+            [
+                ("", label),
+                ("", "envelope"),
+                ("", doc["meta"]["source_provider"]),
+                ("n", f"{n_conv:,}"),
+                ("n", f"{len(m):,}"),
+                ("n", f"{int(roles.get('user', 0)):,}"),
+                ("n", f"{int(roles.get('assistant', 0)):,}"),
+                ("d", span),
+                ("n", ""),
+            ]
+        )
     for label, doc in irs:
-        rows.append([("", label), ("", "facts IR"), ("", doc["meta"]["provider"]), ("n", ""), ("n", ""),
-                     ("n", ""), ("n", ""), ("", ""), ("n", f"{len(doc['facts']):,}")])
-    return _table(["document", "layer", "provider", "conversations", "messages", "user", "assistant",
-                   "dates", "facts"], rows)
+        rows.append(
+            [
+                ("", label),
+                ("", "facts IR"),
+                ("", doc["meta"]["provider"]),
+                ("n", ""),
+                ("n", ""),
+                ("n", ""),
+                ("n", ""),
+                ("", ""),
+                ("n", f"{len(doc['facts']):,}"),
+            ]
+        )
+    return _table(
+        ["document", "layer", "provider", "conversations", "messages", "user", "assistant", "dates", "facts"], rows
+    )
 
 
 def _top_table(convs: pd.DataFrame, msgs: pd.DataFrame, top: int, tz: str) -> str:
     ranked = convs.sort_values(["n_messages", "chars"], ascending=False, kind="stable").head(max(0, top))
     firsts = msgs[(msgs["role"] == "user")].drop_duplicates(["source", "conv_index"])
-    first_text = {(s, int(i)): t for s, i, t in zip(firsts["source"], firsts["conv_index"], firsts["text"],
-                                                     strict=True)}
+    first_text = {
+        (s, int(i)): t for s, i, t in zip(firsts["source"], firsts["conv_index"], firsts["text"], strict=True)
+    }
     rows = []
     for rank, row in enumerate(ranked.itertuples(index=False), start=1):
-        rows.append([("n", rank), ("", row.title if row.title else "(untitled)"), ("d", row.source),
-                     ("n", f"{row.n_messages:,}"), ("n", f"{row.chars:,}"), ("d", _day(row.first_ts, tz)),
-                     ("d", _day(row.last_ts, tz)),
-                     ("snip", _snippet(first_text.get((row.source, int(row.conv_index)))))])
-    return _table(["#", "title", "document", "messages", "characters", "first", "last",
-                   "opening message"], rows)
+        rows.append(
+            [
+                ("n", rank),
+                ("", row.title if row.title else "(untitled)"),
+                ("d", row.source),
+                ("n", f"{row.n_messages:,}"),
+                ("n", f"{row.chars:,}"),
+                ("d", _day(row.first_ts, tz)),
+                ("d", _day(row.last_ts, tz)),
+                ("snip", _snippet(first_text.get((row.source, int(row.conv_index))))),
+            ]
+        )
+    return _table(["#", "title", "document", "messages", "characters", "first", "last", "opening message"], rows)
 
 
 def _archetype_table(irs: list) -> str:
@@ -216,9 +277,15 @@ def _archetype_table(irs: list) -> str:
     rows = []
     for label, doc in irs:
         a = doc["archetype"]
-        rows.append([("", label), ("", a.get("style") or "n/a"), ("n", a.get("facts")),
-                     ("n", ratio(a.get("self_ratio"))), ("n", ratio(a.get("belief_ratio"))),
-                     ("n", "n/a" if a.get("distinct_entities") is None else a["distinct_entities"]),
-                     ("", doc["meta"].get("mode"))])
-    return _table(["document", "style", "facts", "self ratio", "belief ratio", "distinct entities", "mode"],
-                  rows)
+        rows.append(
+            [
+                ("", label),
+                ("", a.get("style") or "n/a"),
+                ("n", a.get("facts")),
+                ("n", ratio(a.get("self_ratio"))),
+                ("n", ratio(a.get("belief_ratio"))),
+                ("n", "n/a" if a.get("distinct_entities") is None else a["distinct_entities"]),
+                ("", doc["meta"].get("mode")),
+            ]
+        )
+    return _table(["document", "style", "facts", "self ratio", "belief ratio", "distinct entities", "mode"], rows)

@@ -114,9 +114,17 @@ def sort_key(v: Violation) -> tuple[Any, ...]:
 
 # --- schema errors -> violations -------------------------------------------------------------------
 
+
 def _kind(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-            type(None): "null", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+    return {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+        int: "a number",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -137,42 +145,57 @@ def _violation(err: SchemaError) -> Violation:
         field = f"{names[-2]}-value"
     if "propertyNames" in err.absolute_schema_path:
         path.append(str(inst))
-        return Violation(json_path(path), f"bad-{_kebab(field)}-key",
-                         f"{_short(inst)} is not an allowed key here; allowed: {_allowed(err.schema)}")
+        return Violation(
+            json_path(path),
+            f"bad-{_kebab(field)}-key",
+            f"{_short(inst)} is not an allowed key here; allowed: {_allowed(err.schema)}",
+        )
     if keyword == "required":
         missing = next((k for k in value if err.message == f"{k!r} is a required property"), None)
         missing = missing if missing is not None else next(k for k in value if k not in inst)
-        return Violation(json_path([*path, missing]), f"missing-{_kebab(missing)}-key",
-                         f"required key {missing!r} is missing (presence rule: a key is never omitted; "
-                         "an unknown value is written as null where the spec allows it)")
+        return Violation(
+            json_path([*path, missing]),
+            f"missing-{_kebab(missing)}-key",
+            f"required key {missing!r} is missing (presence rule: a key is never omitted; "
+            "an unknown value is written as null where the spec allows it)",
+        )
     if keyword == "type":
-        rule = f"{_kebab(field)}-item-wrong-type" if path and isinstance(path[-1], int) else \
-            f"{_kebab(field)}-wrong-type"
+        rule = (
+            f"{_kebab(field)}-item-wrong-type" if path and isinstance(path[-1], int) else f"{_kebab(field)}-wrong-type"
+        )
         expected = " or ".join(value) if isinstance(value, list) else value
         found = "is null" if inst is None else f"{_short(inst)} is {_kind(inst)}"
         return Violation(json_path(path), rule, f"{found}, expected {expected}")
     if keyword == "const":
-        return Violation(json_path(path), _CONST_RULES.get(field, f"{_kebab(field)}-not-{_kebab(value)}"),
-                         f"{_short(inst)} is not {value!r}")
+        return Violation(
+            json_path(path),
+            _CONST_RULES.get(field, f"{_kebab(field)}-not-{_kebab(value)}"),
+            f"{_short(inst)} is not {value!r}",
+        )
     if keyword == "enum":
-        return Violation(json_path(path), f"bad-{_kebab(field)}",
-                         f"{_short(inst)} is not one of {_allowed(err.schema)}")
+        return Violation(
+            json_path(path), f"bad-{_kebab(field)}", f"{_short(inst)} is not one of {_allowed(err.schema)}"
+        )
     if keyword == "maxLength":
-        return Violation(json_path(path), f"{_kebab(field)}-over-{value}",
-                         f"is {len(inst)} characters long; at most {value} allowed")
+        return Violation(
+            json_path(path), f"{_kebab(field)}-over-{value}", f"is {len(inst)} characters long; at most {value} allowed"
+        )
     if keyword in ("minLength", "minItems"):
         return Violation(json_path(path), f"empty-{_kebab(field)}", "must not be empty")
     if keyword == "pattern":
         if field == "generated_at" and isinstance(inst, str) and _NAIVE_DATETIME.match(inst):
-            return Violation(json_path(path), "naive-generated-at",
-                             f"{_short(inst)} has no UTC offset; a naive timestamp names no instant "
-                             "(write Z or +HH:MM)")
+            return Violation(
+                json_path(path),
+                "naive-generated-at",
+                f"{_short(inst)} has no UTC offset; a naive timestamp names no instant (write Z or +HH:MM)",
+            )
         hint = _PATTERN_HINTS.get(field, f"the pattern {value}")
         return Violation(json_path(path), f"bad-{_kebab(field)}", f"{_short(inst)} is not {hint}")
     if keyword in ("minimum", "maximum"):
         bound = ">=" if keyword == "minimum" else "<="
-        return Violation(json_path(path), f"{_kebab(field)}-out-of-range",
-                         f"{_short(inst)} is out of range; must be {bound} {value}")
+        return Violation(
+            json_path(path), f"{_kebab(field)}-out-of-range", f"{_short(inst)} is out of range; must be {bound} {value}"
+        )
     return Violation(json_path(path), f"{_kebab(field)}-{_kebab(keyword)}", err.message[:200])
 
 
@@ -183,6 +206,7 @@ def _allowed(schema: Any) -> str:
 
 # --- rules the schema cannot express ---------------------------------------------------------------
 
+
 def _envelope_counts(doc: Mapping[str, Any]) -> list[Violation]:
     meta, convs = doc.get("meta"), doc.get("conversations")
     if not isinstance(meta, dict) or not isinstance(convs, list):
@@ -190,14 +214,23 @@ def _envelope_counts(doc: Mapping[str, Any]) -> list[Violation]:
     out = []
     count = meta.get("conversation_count")
     if _is_int(count) and count != len(convs):
-        out.append(Violation("$.meta.conversation_count", "conversation-count-mismatch",
-                             f"is {count} but conversations has {len(convs)} entries"))
-    total = sum(len(c["messages"]) for c in convs
-                if isinstance(c, dict) and isinstance(c.get("messages"), list))
+        out.append(
+            Violation(
+                "$.meta.conversation_count",
+                "conversation-count-mismatch",
+                f"is {count} but conversations has {len(convs)} entries",
+            )
+        )
+    total = sum(len(c["messages"]) for c in convs if isinstance(c, dict) and isinstance(c.get("messages"), list))
     count = meta.get("message_count")
     if _is_int(count) and count != total:
-        out.append(Violation("$.meta.message_count", "message-count-mismatch",
-                             f"is {count} but the conversations hold {total} messages"))
+        out.append(
+            Violation(
+                "$.meta.message_count",
+                "message-count-mismatch",
+                f"is {count} but the conversations hold {total} messages",
+            )
+        )
     return out
 
 
@@ -210,8 +243,7 @@ def _ir_counts(doc: Mapping[str, Any]) -> list[Violation]:
         block = doc.get(section)
         count = block.get("facts") if isinstance(block, dict) else None
         if _is_int(count) and count != len(facts):
-            out.append(Violation(f"$.{section}.facts", rule,
-                                 f"is {count} but facts has {len(facts)} entries"))
+            out.append(Violation(f"$.{section}.facts", rule, f"is {count} but facts has {len(facts)} entries"))
     return out
 
 
@@ -220,6 +252,7 @@ def _is_int(value: Any) -> bool:
 
 
 # --- cross-checks against the source envelope ------------------------------------------------------
+
 
 @dataclass
 class _Convo:
@@ -253,11 +286,11 @@ def check_ir_against_envelope(ir: Mapping[str, Any], envelope: Mapping[str, Any]
     Raises :class:`FormatError` when ``ir`` is not ``memvelope-ir-v0`` or ``envelope`` not ``envelope-v0``.
     """
     if detect_format(ir) != IR_TAG:
-        raise FormatError("the first document is not a Facts IR (meta.format 'memvelope-ir-v0')",
-                          reason="unsupported-tag", path="$")
+        raise FormatError(
+            "the first document is not a Facts IR (meta.format 'memvelope-ir-v0')", reason="unsupported-tag", path="$"
+        )
     if detect_format(envelope) != ENVELOPE_TAG:
-        raise FormatError("the source is not an envelope (memvelope 'envelope-v0')",
-                          reason="unsupported-tag", path="$")
+        raise FormatError("the source is not an envelope (memvelope 'envelope-v0')", reason="unsupported-tag", path="$")
     out = set(_ir_counts(ir))
     facts = ir.get("facts") if isinstance(ir.get("facts"), list) else []
     out.update(_archetype_agreement(ir.get("archetype"), [f for f in facts if isinstance(f, dict)]))
@@ -266,9 +299,13 @@ def check_ir_against_envelope(ir: Mapping[str, Any], envelope: Mapping[str, Any]
     provider = env_meta.get("source_provider")
     ir_meta = ir.get("meta") if isinstance(ir.get("meta"), dict) else {}
     if isinstance(provider, str) and ir_meta.get("provider") != provider:
-        out.add(Violation("$.meta.provider", "provider-mismatch",
-                          f"is {_short(ir_meta.get('provider'))} but the envelope's source_provider "
-                          f"is {provider!r}"))
+        out.add(
+            Violation(
+                "$.meta.provider",
+                "provider-mismatch",
+                f"is {_short(ir_meta.get('provider'))} but the envelope's source_provider is {provider!r}",
+            )
+        )
 
     convs = [c for c in envelope.get("conversations") or [] if isinstance(c, dict)]
     by_id: dict[str, list[Mapping[str, Any]]] = {}
@@ -280,9 +317,11 @@ def check_ir_against_envelope(ir: Mapping[str, Any], envelope: Mapping[str, Any]
     def index_for(cid: str | None) -> _Convo:
         if cid not in cache:
             parts = [_index(c) for c in (by_id[cid] if cid is not None else convs)]
-            cache[cid] = _Convo(set().union(*(p.dates for p in parts)),
-                                [s for p in parts for s in p.timestamps],
-                                set().union(*(p.months for p in parts)))
+            cache[cid] = _Convo(
+                set().union(*(p.dates for p in parts)),
+                [s for p in parts for s in p.timestamps],
+                set().union(*(p.months for p in parts)),
+            )
         return cache[cid]
 
     for i, fact in enumerate(facts):
@@ -291,40 +330,73 @@ def check_ir_against_envelope(ir: Mapping[str, Any], envelope: Mapping[str, Any]
     return sorted(out, key=sort_key)
 
 
-def _fact_checks(i: int, fact: Mapping[str, Any], provider: Any, by_id: Mapping[str, Any],
-                 index_for: Any) -> list[Violation]:
+def _fact_checks(
+    i: int, fact: Mapping[str, Any], provider: Any, by_id: Mapping[str, Any], index_for: Any
+) -> list[Violation]:
     out: list[Violation] = []
     where = f"$.facts[{i}]"
     cid = fact.get("convo_id")
     if isinstance(cid, str) and cid not in by_id:
-        out.append(Violation(f"{where}.convo_id", "unknown-convo-id",
-                             f"fact {i}: {_short(cid)} is not the id of any conversation in the envelope"))
+        out.append(
+            Violation(
+                f"{where}.convo_id",
+                "unknown-convo-id",
+                f"fact {i}: {_short(cid)} is not the id of any conversation in the envelope",
+            )
+        )
         return out
     source: _Convo = index_for(cid if isinstance(cid, str) else None)
     prov = fact.get("provenance")
     if isinstance(prov, str):
         m = PROVENANCE.match(prov)
         if not m:
-            out.append(Violation(f"{where}.provenance", "bad-provenance-form",
-                                 f"fact {i}: {_short(prov)} is not imported:<provider>-export:<YYYY-MM>"))
+            out.append(
+                Violation(
+                    f"{where}.provenance",
+                    "bad-provenance-form",
+                    f"fact {i}: {_short(prov)} is not imported:<provider>-export:<YYYY-MM>",
+                )
+            )
         elif isinstance(provider, str) and m.group("provider") != provider:
-            out.append(Violation(f"{where}.provenance", "provenance-provider-mismatch",
-                                 f"fact {i}: names provider {m.group('provider')!r}, the envelope is "
-                                 f"{provider!r}"))
+            out.append(
+                Violation(
+                    f"{where}.provenance",
+                    "provenance-provider-mismatch",
+                    f"fact {i}: names provider {m.group('provider')!r}, the envelope is {provider!r}",
+                )
+            )
         elif isinstance(cid, str) and source.months and m.group("month") not in source.months:
-            out.append(Violation(f"{where}.provenance", "provenance-month-mismatch",
-                                 f"fact {i}: month {m.group('month')} is not the month of conversation "
-                                 f"{_short(cid)} ({', '.join(sorted(source.months))})"))
+            out.append(
+                Violation(
+                    f"{where}.provenance",
+                    "provenance-month-mismatch",
+                    f"fact {i}: month {m.group('month')} is not the month of conversation "
+                    f"{_short(cid)} ({', '.join(sorted(source.months))})",
+                )
+            )
     text_date = fact.get("in_text_date")
     if isinstance(text_date, str) and DATE_VALUE.match(text_date) and text_date not in source.dates:
-        out.append(Violation(f"{where}.in_text_date", "in-text-date-not-in-source",
-                             f"fact {i}: {text_date} is not stated in the text of {_cited(cid)}"))
+        out.append(
+            Violation(
+                f"{where}.in_text_date",
+                "in-text-date-not-in-source",
+                f"fact {i}: {text_date} is not stated in the text of {_cited(cid)}",
+            )
+        )
     eff = fact.get("effective_date")
-    if (isinstance(eff, str) and DATE_VALUE.match(eff) and eff not in source.dates
-            and not is_timestamp_prefix(eff, source.timestamps)):
-        out.append(Violation(f"{where}.effective_date", "effective-date-not-in-source",
-                             f"fact {i}: {eff} is neither stated in the text of {_cited(cid)} nor a "
-                             "prefix of its timestamps"))
+    if (
+        isinstance(eff, str)
+        and DATE_VALUE.match(eff)
+        and eff not in source.dates
+        and not is_timestamp_prefix(eff, source.timestamps)
+    ):
+        out.append(
+            Violation(
+                f"{where}.effective_date",
+                "effective-date-not-in-source",
+                f"fact {i}: {eff} is neither stated in the text of {_cited(cid)} nor a prefix of its timestamps",
+            )
+        )
     return out
 
 
@@ -364,6 +436,7 @@ def _needs(key: str) -> str:
 
 
 # --- files -----------------------------------------------------------------------------------------
+
 
 def load_json_file(path: str | os.PathLike[str]) -> Any:
     """Parse a JSON file without judging its shape (UTF-8, a leading BOM ignored); :class:`FormatError`

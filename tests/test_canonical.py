@@ -55,7 +55,7 @@ def _random_string(rng: random.Random) -> str:
     pools = [
         lambda: chr(rng.randrange(0, 0x20)),
         lambda: rng.choice('"\\/\x7f\u2028\u2029\ufeff'),
-        lambda: chr(rng.randrange(0x20, 0x7f)),
+        lambda: chr(rng.randrange(0x20, 0x7F)),
         lambda: chr(rng.randrange(0xA0, 0xD800)),
         lambda: chr(rng.randrange(0xD800, 0xE000)),
         lambda: chr(rng.randrange(0xE000, 0x110000)),

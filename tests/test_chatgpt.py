@@ -9,12 +9,16 @@ from memvelope_tools.convert import chatgpt, convert_values
 from memvelope_tools.convert.parse import loads_js
 
 
-def node(key: str, parent: str | None, role: str | None = "user", text: str | None = None,
-         t: object = None, **message: Any) -> dict[str, Any]:
+def node(
+    key: str, parent: str | None, role: str | None = "user", text: str | None = None, t: object = None, **message: Any
+) -> dict[str, Any]:
     msg: dict[str, Any] | None = None
     if role is not None:
-        msg = {"author": {"role": role}, "create_time": t,
-               "content": {"content_type": "text", "parts": [text if text is not None else key]}}
+        msg = {
+            "author": {"role": role},
+            "create_time": t,
+            "content": {"content_type": "text", "parts": [text if text is not None else key]},
+        }
         msg.update(message)
     return {"id": key, "parent": parent, "message": msg}
 
@@ -33,15 +37,23 @@ def texts(element: dict[str, Any]) -> list[str]:
 
 
 def test_active_path_excludes_regenerated_sibling() -> None:  # A1
-    nodes = [node("root", None, None), node("u", "root", t=1), node("a-old", "u", "assistant", t=2),
-             node("a-new", "u", "assistant", t=3)]
+    nodes = [
+        node("root", None, None),
+        node("u", "root", t=1),
+        node("a-old", "u", "assistant", t=2),
+        node("a-new", "u", "assistant", t=3),
+    ]
     assert texts(conv(nodes)) == ["u", "a-new"]
     assert texts(conv(nodes, current="a-old")) == ["u", "a-old"]
 
 
 def test_edited_prompt_keeps_only_the_current_branch() -> None:  # A1
-    nodes = [node("root", None, None), node("u1", "root", t=1), node("u2", "root", t=5),
-             node("a2", "u2", "assistant", t=6)]
+    nodes = [
+        node("root", None, None),
+        node("u1", "root", t=1),
+        node("u2", "root", t=5),
+        node("a2", "u2", "assistant", t=6),
+    ]
     assert texts(conv(nodes)) == ["u2", "a2"]
 
 
@@ -68,8 +80,13 @@ def test_fallback_when_path_renders_nothing() -> None:  # A7: current_node on a 
 
 
 def test_fallback_undated_after_dated_ties_in_own_property_order() -> None:  # A2, A3
-    nodes = [node("b", None, t=5), node("10", None, t=None), node("2", None, t=5), node("a", None, t="7"),
-             node("007", None, t=1)]
+    nodes = [
+        node("b", None, t=5),
+        node("10", None, t=None),
+        node("2", None, t=5),
+        node("a", None, t="7"),
+        node("007", None, t=1),
+    ]
     element = conv(nodes, current=None)
     # own-property order: "2", "10", then "b", "a", "007"; dated: 007(1), 2(5), b(5); undated: 10, a
     assert texts(element) == ["007", "2", "b", "10", "a"]
@@ -85,12 +102,13 @@ def test_infinity_sorts_as_a_number_after_finite() -> None:  # A8
         '[{"mapping": {"a": {"message": {"author": {"role": "user"}, "create_time": 1e400,'
         ' "content": {"parts": ["inf"]}}}, "b": {"message": {"author": {"role": "user"},'
         ' "create_time": "1", "content": {"parts": ["str"]}}}, "c": {"message": {"author":'
-        ' {"role": "user"}, "create_time": 5, "content": {"parts": ["five"]}}}}}]', "t")[0]
+        ' {"role": "user"}, "create_time": 5, "content": {"parts": ["five"]}}}}}]',
+        "t",
+    )[0]
     result = chatgpt.normalise(element)
     assert result is not None
     assert [m["text"] for m in result["messages"]] == ["five", "inf", "str"]
-    assert [m["ts"] for m in result["messages"]] == ["1970-01-01T00:00:05.000Z", None,
-                                                     "1970-01-01T00:00:01.000Z"]
+    assert [m["ts"] for m in result["messages"]] == ["1970-01-01T00:00:05.000Z", None, "1970-01-01T00:00:01.000Z"]
 
 
 def test_cycle_terminates() -> None:  # A4
@@ -127,9 +145,17 @@ def test_non_string_parent_ends_the_walk_and_null_never_resolves() -> None:  # A
 
 
 def test_links_resolve_by_key_not_node_id() -> None:  # A25
-    element = {"mapping": {"k1": {"id": "zzz", "parent": None, "message": {"author": {"role": "user"},
-               "content": {"parts": ["one"]}}}, "k2": {"id": "k1", "parent": "k1", "message": {
-               "author": {"role": "assistant"}, "content": {"parts": ["two"]}}}}, "current_node": "k2"}
+    element = {
+        "mapping": {
+            "k1": {"id": "zzz", "parent": None, "message": {"author": {"role": "user"}, "content": {"parts": ["one"]}}},
+            "k2": {
+                "id": "k1",
+                "parent": "k1",
+                "message": {"author": {"role": "assistant"}, "content": {"parts": ["two"]}},
+            },
+        },
+        "current_node": "k2",
+    }
     assert texts(element) == ["one", "two"]
 
 
@@ -157,9 +183,19 @@ def test_content_types() -> None:  # A10 and the content_type rules
     assert with_content({"content_type": "execution_output", "text": "1"}) == []
     assert with_content({"content_type": "thoughts", "thoughts": [{"content": "hm"}]}) == []
     assert with_content({"content_type": ["text"], "parts": ["list type"]}) == []
-    assert with_content({"content_type": "multimodal_text", "parts": [
-        {"content_type": "image_asset_pointer", "asset_pointer": "file://x"}, " look ", {"text": "\tthis\n"},
-        5, None, {"text": 7}]}) == ["look\n\nthis"]
+    assert with_content(
+        {
+            "content_type": "multimodal_text",
+            "parts": [
+                {"content_type": "image_asset_pointer", "asset_pointer": "file://x"},
+                " look ",
+                {"text": "\tthis\n"},
+                5,
+                None,
+                {"text": 7},
+            ],
+        }
+    ) == ["look\n\nthis"]
     assert with_content({"content_type": "text", "parts": "not a list"}) == []
     assert with_content("text") == []
 
@@ -167,8 +203,11 @@ def test_content_types() -> None:  # A10 and the content_type rules
 def test_user_editable_context() -> None:  # A21
     def ctx(**fields: object) -> list[str]:
         element = conv([node("u", None, t=1)])
-        element["mapping"]["u"]["message"]["content"] = {"content_type": "user_editable_context",
-                                                         "parts": ["never read"], **fields}
+        element["mapping"]["u"]["message"]["content"] = {
+            "content_type": "user_editable_context",
+            "parts": ["never read"],
+            **fields,
+        }
         return texts(element)
 
     assert ctx(user_profile=" I am Ana ", user_instructions="Be brief.\n") == ["I am Ana\n\nBe brief."]
@@ -202,8 +241,9 @@ def test_ids_and_titles() -> None:
 
 
 def test_created_at_falls_back_to_first_message_updated_at_never() -> None:
-    result = chatgpt.normalise(conv([node("u", None, t=1), node("a", "u", "assistant", t=2)],
-                                    create_time="bad", update_time=None))
+    result = chatgpt.normalise(
+        conv([node("u", None, t=1), node("a", "u", "assistant", t=2)], create_time="bad", update_time=None)
+    )
     assert result is not None
     assert result["created_at"] == "1970-01-01T00:00:01.000Z"
     assert result["updated_at"] is None
@@ -215,16 +255,20 @@ def test_array_mapping_is_omitted() -> None:  # A19
 
 
 def test_duplicate_keys_last_value_first_position() -> None:  # A20
-    text = ('[{"mapping": {"a": {"message": {"author": {"role": "user"}, "content": {"parts": ["first"]}}},'
-            ' "b": {"message": {"author": {"role": "user"}, "content": {"parts": ["b"]}}},'
-            ' "a": {"message": {"author": {"role": "user"}, "content": {"parts": ["second"]}}}}}]')
+    text = (
+        '[{"mapping": {"a": {"message": {"author": {"role": "user"}, "content": {"parts": ["first"]}}},'
+        ' "b": {"message": {"author": {"role": "user"}, "content": {"parts": ["b"]}}},'
+        ' "a": {"message": {"author": {"role": "user"}, "content": {"parts": ["second"]}}}}}]'
+    )
     env = convert_values([loads_js(text, "t")])
     assert [m["text"] for m in env["conversations"][0]["messages"]] == ["second", "b"]
 
 
 def test_proto_key_is_an_ordinary_key() -> None:
-    element = json.loads('{"mapping": {"__proto__": {"message": {"author": {"role": "user"},'
-                         ' "content": {"parts": ["p"]}}}, "constructor": {"parent": "__proto__", "message":'
-                         ' {"author": {"role": "assistant"}, "content": {"parts": ["c"]}}}},'
-                         ' "current_node": "constructor"}')
+    element = json.loads(
+        '{"mapping": {"__proto__": {"message": {"author": {"role": "user"},'
+        ' "content": {"parts": ["p"]}}}, "constructor": {"parent": "__proto__", "message":'
+        ' {"author": {"role": "assistant"}, "content": {"parts": ["c"]}}}},'
+        ' "current_node": "constructor"}'
+    )
     assert texts(element) == ["p", "c"]

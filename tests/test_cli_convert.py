@@ -31,8 +31,7 @@ def test_output_file(write_parts, tmp_path: Path) -> None:
     assert out.read_bytes() == mv.dumps_canonical(mv.convert(path))
 
 
-def test_error_one_line_nothing_written(write_parts, tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_error_one_line_nothing_written(write_parts, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (bad,) = write_parts(b"[{", names=["broken.json"])
     out = tmp_path / "keep.mve.json"
     out.write_bytes(b"previous good output")
@@ -98,7 +97,8 @@ def test_conformance_command_reports_failures(tmp_path: Path, capsys: pytest.Cap
 
 def test_python_dash_m_entry_point(write_parts) -> None:
     (path,) = write_parts(b"not json")
-    proc = subprocess.run([sys.executable, "-m", "memvelope_tools", "convert", str(path)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "memvelope_tools", "convert", str(path)], capture_output=True, text=True
+    )
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.startswith("memvelope: error: not valid JSON") and "Traceback" not in proc.stderr

@@ -14,10 +14,16 @@ from memvelope_tools.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 CHATGPT_MIXED = ROOT / "fixtures" / "doctor" / "chatgpt-mixed" / "input.json"
-CLAUDE = [{"uuid": "c", "name": "Named", "chat_messages": [
-    {"sender": "human", "text": "a secret sentence"},
-    {"sender": "assistant", "text": "", "content": [{"type": "thinking", "thinking": "private musing"}]},
-]}]
+CLAUDE = [
+    {
+        "uuid": "c",
+        "name": "Named",
+        "chat_messages": [
+            {"sender": "human", "text": "a secret sentence"},
+            {"sender": "assistant", "text": "", "content": [{"type": "thinking", "thinking": "private musing"}]},
+        ],
+    }
+]
 
 
 def test_json_top_level(capsys: pytest.CaptureFixture[str]) -> None:
@@ -28,8 +34,20 @@ def test_json_top_level(capsys: pytest.CaptureFixture[str]) -> None:
     assert report["messages_kept"] == mv.convert(CHATGPT_MIXED)["meta"]["message_count"] == 8
     assert report["messages_dropped"]["abandoned branch"] == 1
     assert sum(report["messages_dropped"].values()) == 13
-    for key in ("provider", "converts", "conversations_kept", "conversations_dropped", "parts", "ignored",
-                "branches", "timestamps", "ordering", "types", "unknown_types", "examples"):
+    for key in (
+        "provider",
+        "converts",
+        "conversations_kept",
+        "conversations_dropped",
+        "parts",
+        "ignored",
+        "branches",
+        "timestamps",
+        "ordering",
+        "types",
+        "unknown_types",
+        "examples",
+    ):
         assert key in report, key
 
 
@@ -52,12 +70,16 @@ def test_no_message_text_without_show_text(write_parts, capsys: pytest.CaptureFi
     assert report["examples"]["message: thinking"][0]["text"] == "private musing"
 
 
-@pytest.mark.parametrize(("content", "reason_words"), [
-    (b"[{", "not valid JSON"),
-    (None, "no such file or folder"),
-])
-def test_bad_input_one_line_error(write_parts, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                  content: bytes | None, reason_words: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "reason_words"),
+    [
+        (b"[{", "not valid JSON"),
+        (None, "no such file or folder"),
+    ],
+)
+def test_bad_input_one_line_error(
+    write_parts, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes | None, reason_words: str
+) -> None:
     path = write_parts(content)[0] if content is not None else tmp_path / "missing.json"
     assert main(["doctor", str(path)]) == 1
     captured = capsys.readouterr()
@@ -77,6 +99,11 @@ def test_export_that_would_not_convert_reports_and_exits_1(capsys: pytest.Captur
 
 
 def test_help_has_an_example() -> None:
-    proc = subprocess.run([sys.executable, "-m", "memvelope_tools", "doctor", "--help"],
-                          capture_output=True, text=True, check=False, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "memvelope_tools", "doctor", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0 and "Example" in proc.stdout and "--show-text" in proc.stdout

@@ -36,8 +36,9 @@ def test_info_on_an_envelope(capsys: pytest.CaptureFixture[str]) -> None:
     ]
 
 
-def test_info_on_a_facts_ir_and_counts_that_disagree_with_meta(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_info_on_a_facts_ir_and_counts_that_disagree_with_meta(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     doc = json.loads(HAND.read_bytes())
     doc["meta"]["message_count"] = 9
     lying = tmp_path / "lying.json"
@@ -54,28 +55,29 @@ def test_info_on_a_facts_ir_and_counts_that_disagree_with_meta(tmp_path: Path,
     assert "  messages: 5 (meta says 9)\n" in out
 
 
-def test_info_reports_a_bad_file_on_one_line_and_goes_on(tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_info_reports_a_bad_file_on_one_line_and_goes_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"memvelope": "envelope-v1"}', encoding="utf-8")
     assert main(["info", str(bad), str(SAMPLE)]) == 1
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [
         f"memvelope: error: unsupported tag 'envelope-v1'; supported: 'envelope-v0', 'memvelope-ir-v0' "
-        f"(in {bad} at $.memvelope)"]
+        f"(in {bad} at $.memvelope)"
+    ]
     assert f"{SAMPLE}:" in captured.out and "provider: chatgpt" in captured.out
 
 
-def test_parquet_writes_a_dataset_equal_to_the_frames(tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_parquet_writes_a_dataset_equal_to_the_frames(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = tmp_path / "a.mve.json"
     shutil.copy(HAND, a)
     out = tmp_path / "ds"
     assert main(["parquet", str(a), str(SAMPLE), str(IR), "-o", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines == [f"wrote {out / 'conversations.parquet'} (6 rows)",
-                     f"wrote {out / 'messages.parquet'} ({5 + len(messages_frame(SAMPLE))} rows)",
-                     f"wrote {out / 'facts.parquet'} (5 rows)"]
+    assert lines == [
+        f"wrote {out / 'conversations.parquet'} (6 rows)",
+        f"wrote {out / 'messages.parquet'} ({5 + len(messages_frame(SAMPLE))} rows)",
+        f"wrote {out / 'facts.parquet'} (5 rows)",
+    ]
     back = read_parquet(out)
     pd.testing.assert_frame_equal(back["messages"], messages_frame([a, SAMPLE]))
     pd.testing.assert_frame_equal(back["conversations"], conversations_frame([a, SAMPLE]))

@@ -14,8 +14,12 @@ import pytest
 import memvelope_tools as mv
 from memvelope_tools.convert import Report, convert_values
 
-CHATGPT = {"conversation_id": "g", "mapping": {"u": {"message": {"author": {"role": "user"},
-           "content": {"parts": ["hello"]}, "create_time": 1700000000}}}}
+CHATGPT = {
+    "conversation_id": "g",
+    "mapping": {
+        "u": {"message": {"author": {"role": "user"}, "content": {"parts": ["hello"]}, "create_time": 1700000000}}
+    },
+}
 CLAUDE = {"uuid": "c", "name": "n", "chat_messages": [{"sender": "human", "text": "hi", "created_at": None}]}
 
 
@@ -92,8 +96,10 @@ def test_lone_surrogates_survive_and_serialise(write_parts) -> None:
 
 
 def test_huge_integer_timestamp_behaves_as_a_double(write_parts) -> None:
-    (path,) = write_parts('[{"uuid": "c", "created_at": 1' + "0" * 400 + ', "chat_messages": [{"sender":'
-                          ' "human", "text": "x", "created_at": 1700000000000000000000}]}]')
+    (path,) = write_parts(
+        '[{"uuid": "c", "created_at": 1' + "0" * 400 + ', "chat_messages": [{"sender":'
+        ' "human", "text": "x", "created_at": 1700000000000000000000}]}]'
+    )
     conv = mv.convert(path)["conversations"][0]
     assert conv["messages"][0]["ts"] is None and conv["created_at"] is None
 
@@ -142,10 +148,14 @@ def test_bytes_do_not_depend_on_hash_seed_timezone_or_locale(tmp_path: Path) -> 
         "print(h.hexdigest())\n"
     )
     digests = set()
-    for seed, tz, lang in [("0", "UTC", "C"), ("12345", "Asia/Kolkata", "de_DE.UTF-8"),
-                           ("random", "America/St_Johns", "tr_TR.UTF-8")]:
+    for seed, tz, lang in [
+        ("0", "UTC", "C"),
+        ("12345", "Asia/Kolkata", "de_DE.UTF-8"),
+        ("random", "America/St_Johns", "tr_TR.UTF-8"),
+    ]:
         env = dict(os.environ, PYTHONHASHSEED=seed, TZ=tz, LANG=lang, LC_ALL=lang)
-        out = subprocess.run([sys.executable, "-c", code, *map(str, cases)], env=env, capture_output=True,
-                             text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code, *map(str, cases)], env=env, capture_output=True, text=True, check=True
+        )
         digests.add(out.stdout.strip())
     assert len(digests) == 1

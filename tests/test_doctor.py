@@ -20,8 +20,7 @@ from memvelope_tools.doctor.timestamps import unaccepted_form
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCTOR_CASES = sorted(p for p in (ROOT / "fixtures" / "doctor").iterdir() if p.is_dir())
-ENVELOPE_CASES = sorted(p for p in (ROOT / "fixtures" / "envelope").iterdir()
-                        if (p / "expected.mve.json").exists())
+ENVELOPE_CASES = sorted(p for p in (ROOT / "fixtures" / "envelope").iterdir() if (p / "expected.mve.json").exists())
 ERROR_CASES = sorted(p for p in (ROOT / "fixtures" / "envelope").iterdir() if (p / "expected.error").exists())
 REAL = ROOT.parent / "shared" / "real-exports"
 REAL_FILES = sorted(REAL.rglob("*.json")) if REAL.is_dir() else []
@@ -113,8 +112,7 @@ ALL_JSON = sorted((ROOT / "fixtures").rglob("input*.json")) + REAL_FILES
 
 
 def _claude_kept(message: object) -> bool:
-    return type(message) is dict and map_role(message.get("sender")) is not None and bool(
-        claude.message_text(message))
+    return type(message) is dict and map_role(message.get("sender")) is not None and bool(claude.message_text(message))
 
 
 def test_drop_reason_is_none_exactly_when_the_core_keeps() -> None:
@@ -136,32 +134,63 @@ def test_drop_reason_is_none_exactly_when_the_core_keeps() -> None:
 
 _JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers() | st.sampled_from(["", " ", "text", "x", "user", "tool"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["text", "type"]), inner,
-                                                                max_size=2),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["text", "type"]), inner, max_size=2),
     max_leaves=6,
 )
-_NODE = st.fixed_dictionaries({}, optional={
-    "message": st.none() | st.fixed_dictionaries({}, optional={
-        "author": st.fixed_dictionaries({}, optional={"role": st.sampled_from(
-            ["user", "assistant", "USER", "system", "tool", "critic", " user"]) | _JSONISH}),
-        "metadata": st.fixed_dictionaries({}, optional={
-            "is_visually_hidden_from_conversation": st.booleans() | st.none()}),
-        "content": st.fixed_dictionaries({}, optional={
-            "content_type": st.sampled_from(["text", "multimodal_text", "", "code", "user_editable_context"])
+_NODE = st.fixed_dictionaries(
+    {},
+    optional={
+        "message": st.none()
+        | st.fixed_dictionaries(
+            {},
+            optional={
+                "author": st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "role": st.sampled_from(["user", "assistant", "USER", "system", "tool", "critic", " user"])
+                        | _JSONISH
+                    },
+                ),
+                "metadata": st.fixed_dictionaries(
+                    {}, optional={"is_visually_hidden_from_conversation": st.booleans() | st.none()}
+                ),
+                "content": st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "content_type": st.sampled_from(
+                            ["text", "multimodal_text", "", "code", "user_editable_context"]
+                        )
+                        | _JSONISH,
+                        "parts": _JSONISH | st.lists(st.sampled_from(["", "  ", "hi", {"text": " yo "}, {"x": 1}])),
+                        "user_profile": _JSONISH,
+                        "user_instructions": _JSONISH,
+                    },
+                )
+                | _JSONISH,
+            },
+        )
+        | _JSONISH,
+    },
+)
+_CLAUDE_MESSAGE = st.fixed_dictionaries(
+    {},
+    optional={
+        "sender": st.sampled_from(["human", "assistant", "system", "Human"]) | _JSONISH,
+        "text": st.sampled_from(["", " ", "hello", claude.PLACEHOLDER, "x " + claude.PLACEHOLDER]) | _JSONISH,
+        "content": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "type": st.sampled_from(["text", "thinking", "tool_use", "tool_result", "image"]) | _JSONISH,
+                    "text": st.sampled_from(["", "  ", "hey"]) | _JSONISH,
+                },
+            )
             | _JSONISH,
-            "parts": _JSONISH | st.lists(st.sampled_from(["", "  ", "hi", {"text": " yo "}, {"x": 1}])),
-            "user_profile": _JSONISH, "user_instructions": _JSONISH,
-        }) | _JSONISH,
-    }) | _JSONISH,
-})
-_CLAUDE_MESSAGE = st.fixed_dictionaries({}, optional={
-    "sender": st.sampled_from(["human", "assistant", "system", "Human"]) | _JSONISH,
-    "text": st.sampled_from(["", " ", "hello", claude.PLACEHOLDER, "x " + claude.PLACEHOLDER]) | _JSONISH,
-    "content": st.lists(st.fixed_dictionaries({}, optional={
-        "type": st.sampled_from(["text", "thinking", "tool_use", "tool_result", "image"]) | _JSONISH,
-        "text": st.sampled_from(["", "  ", "hey"]) | _JSONISH,
-    }) | _JSONISH, max_size=3) | _JSONISH,
-})
+            max_size=3,
+        )
+        | _JSONISH,
+    },
+)
 
 
 @given(_NODE | _JSONISH)
@@ -178,41 +207,51 @@ def _gpt(content: object, role: object = "assistant", **message: object) -> dict
     return {"message": {"author": {"role": role}, "content": content, **message}}
 
 
-@pytest.mark.parametrize(("node", "reason"), [
-    ({"message": None}, "no message"),
-    ("string node", "malformed element"),
-    ({"message": [1]}, "malformed element"),
-    (_gpt({"content_type": "text", "parts": ["x"]}, metadata={"is_visually_hidden_from_conversation": True}),
-     "hidden"),
-    (_gpt({"content_type": "text", "parts": ["x"]}, role="system"), "role system"),
-    (_gpt({"content_type": "text", "parts": ["x"]}, role="Tool"), "role tool"),
-    (_gpt({"content_type": "text", "parts": ["x"]}, role=" user"), "role other"),  # A24: no trimming
-    (_gpt({"content_type": "text", "parts": ["x"]}, role=None), "role missing"),
-    (_gpt({"content_type": None, "parts": ["x"]}), "content type null"),  # A10
-    (_gpt({"content_type": "execution_output", "text": "x"}), "content type execution_output"),
-    (_gpt({"content_type": "text", "parts": [" \u3000 "]}), "empty after trimming"),
-    (_gpt({"content_type": "multimodal_text", "parts": [{"content_type": "image_asset_pointer"}]}),
-     "no text parts"),
-    (_gpt({"content_type": "user_editable_context", "user_profile": "  "}), "empty after trimming"),
-    (_gpt("not an object"), "malformed element"),
-    (_gpt({"content_type": "text", "parts": ["kept"]}), None),
-])
+@pytest.mark.parametrize(
+    ("node", "reason"),
+    [
+        ({"message": None}, "no message"),
+        ("string node", "malformed element"),
+        ({"message": [1]}, "malformed element"),
+        (
+            _gpt({"content_type": "text", "parts": ["x"]}, metadata={"is_visually_hidden_from_conversation": True}),
+            "hidden",
+        ),
+        (_gpt({"content_type": "text", "parts": ["x"]}, role="system"), "role system"),
+        (_gpt({"content_type": "text", "parts": ["x"]}, role="Tool"), "role tool"),
+        (_gpt({"content_type": "text", "parts": ["x"]}, role=" user"), "role other"),  # A24: no trimming
+        (_gpt({"content_type": "text", "parts": ["x"]}, role=None), "role missing"),
+        (_gpt({"content_type": None, "parts": ["x"]}), "content type null"),  # A10
+        (_gpt({"content_type": "execution_output", "text": "x"}), "content type execution_output"),
+        (_gpt({"content_type": "text", "parts": [" \u3000 "]}), "empty after trimming"),
+        (
+            _gpt({"content_type": "multimodal_text", "parts": [{"content_type": "image_asset_pointer"}]}),
+            "no text parts",
+        ),
+        (_gpt({"content_type": "user_editable_context", "user_profile": "  "}), "empty after trimming"),
+        (_gpt("not an object"), "malformed element"),
+        (_gpt({"content_type": "text", "parts": ["kept"]}), None),
+    ],
+)
 def test_chatgpt_drop_reason_names(node: object, reason: str | None) -> None:
     assert chatgpt.drop_reason(node) == reason
 
 
-@pytest.mark.parametrize(("message", "reason"), [
-    ("x", "malformed element"),
-    ({"sender": "system", "text": "x"}, "role system"),
-    ({"text": "x"}, "role missing"),
-    ({"sender": "human", "text": claude.PLACEHOLDER}, "placeholder text"),
-    ({"sender": "assistant", "text": "", "content": [{"type": "thinking", "thinking": "t"}]}, "thinking"),
-    ({"sender": "assistant", "content": [{"type": "thinking"}, {"type": "tool_use"}]}, "tool_use/tool_result"),
-    ({"sender": "assistant", "content": [{"type": "image"}]}, "block type image"),
-    ({"sender": "assistant", "text": " \n", "content": [{"type": "text", "text": " "}]}, "empty after trimming"),
-    ({"sender": "human", "text": "ok"}, None),
-    ({"sender": "human", "content": [{"type": "text", "text": claude.PLACEHOLDER}]}, None),  # A26
-])
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        ("x", "malformed element"),
+        ({"sender": "system", "text": "x"}, "role system"),
+        ({"text": "x"}, "role missing"),
+        ({"sender": "human", "text": claude.PLACEHOLDER}, "placeholder text"),
+        ({"sender": "assistant", "text": "", "content": [{"type": "thinking", "thinking": "t"}]}, "thinking"),
+        ({"sender": "assistant", "content": [{"type": "thinking"}, {"type": "tool_use"}]}, "tool_use/tool_result"),
+        ({"sender": "assistant", "content": [{"type": "image"}]}, "block type image"),
+        ({"sender": "assistant", "text": " \n", "content": [{"type": "text", "text": " "}]}, "empty after trimming"),
+        ({"sender": "human", "text": "ok"}, None),
+        ({"sender": "human", "content": [{"type": "text", "text": claude.PLACEHOLDER}]}, None),  # A26
+    ],
+)
 def test_claude_drop_reason_names(message: object, reason: str | None) -> None:
     assert claude.drop_reason(message) == reason
 
@@ -220,24 +259,27 @@ def test_claude_drop_reason_names(message: object, reason: str | None) -> None:
 # ---------------------------------------------------------------- timestamp forms
 
 
-@pytest.mark.parametrize(("value", "form"), [
-    ("2023-10-07T07:03:01.693863+", "string: naive with trailing +"),
-    ("2024-01-01T00:00:00z", "string: lowercase z"),
-    ("2024-01-01t00:00:00Z", "string: lowercase t separator"),
-    ("2024-01-01T00:00:00+05", "string: offset without minutes"),
-    ("2024-01-01T00:00:00+5:30", "string: malformed offset"),
-    ("2024-01-01 00:00:00 UTC", "string: zone name instead of offset"),
-    ("2024-02-30", "string: impossible date or time, or outside years 0001-9999"),
-    ("2024-01-01T24:00:00Z", "string: impossible date or time, or outside years 0001-9999"),
-    ("1.7e9", "string: number-like but not a bare number (sign, exponent or dot)"),
-    (" 2024-01-01", "string: surrounding whitespace"),
-    ("yesterday", "string: unrecognised form"),
-    ("", "string: empty"),
-    (1e400, "number: not finite"),
-    (10**300, "number: outside years 0001-9999"),
-    (True, "boolean"),
-    ({"t": 1}, "object"),
-])
+@pytest.mark.parametrize(
+    ("value", "form"),
+    [
+        ("2023-10-07T07:03:01.693863+", "string: naive with trailing +"),
+        ("2024-01-01T00:00:00z", "string: lowercase z"),
+        ("2024-01-01t00:00:00Z", "string: lowercase t separator"),
+        ("2024-01-01T00:00:00+05", "string: offset without minutes"),
+        ("2024-01-01T00:00:00+5:30", "string: malformed offset"),
+        ("2024-01-01 00:00:00 UTC", "string: zone name instead of offset"),
+        ("2024-02-30", "string: impossible date or time, or outside years 0001-9999"),
+        ("2024-01-01T24:00:00Z", "string: impossible date or time, or outside years 0001-9999"),
+        ("1.7e9", "string: number-like but not a bare number (sign, exponent or dot)"),
+        (" 2024-01-01", "string: surrounding whitespace"),
+        ("yesterday", "string: unrecognised form"),
+        ("", "string: empty"),
+        (1e400, "number: not finite"),
+        (10**300, "number: outside years 0001-9999"),
+        (True, "boolean"),
+        ({"t": 1}, "object"),
+    ],
+)
 def test_unaccepted_forms(value: object, form: str) -> None:
     assert render_timestamp(value) is None
     assert unaccepted_form(value) == form
@@ -300,9 +342,14 @@ def test_non_array_part_is_explained(tmp_path: Path) -> None:
 
 
 SINGLE_OBJECTS = [ROOT / "fixtures" / "doctor" / "single-object" / "input.json"] + [
-    p for p in REAL_FILES if isinstance(json.loads(p.read_text(encoding="utf-8")), dict)
-    and (chatgpt.looks_like(json.loads(p.read_text(encoding="utf-8")))
-         or claude.looks_like(json.loads(p.read_text(encoding="utf-8"))))]
+    p
+    for p in REAL_FILES
+    if isinstance(json.loads(p.read_text(encoding="utf-8")), dict)
+    and (
+        chatgpt.looks_like(json.loads(p.read_text(encoding="utf-8")))
+        or claude.looks_like(json.loads(p.read_text(encoding="utf-8")))
+    )
+]
 
 
 @pytest.mark.parametrize("path", SINGLE_OBJECTS, ids=lambda p: p.parent.name + "/" + p.name)

@@ -70,8 +70,7 @@ def test_real_export_every_path(path: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("provider", ["chatgpt", "claude"])
 @pytest.mark.parametrize("shards", [1, 3])
 def test_generated_export_every_path(provider: str, shards: int, tmp_path: Path) -> None:
-    parts = generate(tmp_path / "export", provider, 1_500_000, seed=shards, shards=shards,
-                     lone_surrogate_every=200_000)
+    parts = generate(tmp_path / "export", provider, 1_500_000, seed=shards, shards=shards, lone_surrogate_every=200_000)
     data = b"".join(p.read_bytes() for p in parts)
     assert len(LONE.findall(data)) >= 4, "the generator should have written lone surrogates"
     results = _all_paths(parts, tmp_path)
@@ -91,22 +90,27 @@ def test_generator_is_deterministic_and_sized(tmp_path: Path) -> None:
 
 def _claude(text_json: str, uuid: str = "c", name_json: str | None = None) -> str:
     """A Claude conversation whose human message text (and name, unless given) is the JSON literal."""
-    return (f'{{"uuid": "{uuid}", "name": {name_json or text_json}, "chat_messages": [{{"sender": "human", '
-            f'"text": {text_json}, "created_at": 1700000000}}]}}')
+    return (
+        f'{{"uuid": "{uuid}", "name": {name_json or text_json}, "chat_messages": [{{"sender": "human", '
+        f'"text": {text_json}, "created_at": 1700000000}}]}}'
+    )
 
 
-@pytest.mark.parametrize("literal", [
-    r'"a\ud83d b"',           # lone high
-    r'"a\ude00 b"',           # lone low
-    r'"\ud83d\ude00 pair"',   # a pair: not lone
-    r'"\uD83D\uDE00 PAIR"',   # upper-case pair
-    r'"\\ud83d literal"',     # an escaped backslash: literal text, no surrogate at all
-    r'"\\\ud83d three"',      # three backslashes: a literal backslash, then a lone high
-    r'"\ud83d\ud83d\ude00"',  # lone high, then a pair
-    r'"\ude00\ud83d"',        # low then high: both lone
-    r'"x\udbff\udfff"',       # U+10FFFF written as a pair (a placeholder character), no lone one
-    r'"x\udbff\udfff \ud800"',  # a placeholder character and a lone surrogate: no reversible swap
-])
+@pytest.mark.parametrize(
+    "literal",
+    [
+        r'"a\ud83d b"',  # lone high
+        r'"a\ude00 b"',  # lone low
+        r'"\ud83d\ude00 pair"',  # a pair: not lone
+        r'"\uD83D\uDE00 PAIR"',  # upper-case pair
+        r'"\\ud83d literal"',  # an escaped backslash: literal text, no surrogate at all
+        r'"\\\ud83d three"',  # three backslashes: a literal backslash, then a lone high
+        r'"\ud83d\ud83d\ude00"',  # lone high, then a pair
+        r'"\ude00\ud83d"',  # low then high: both lone
+        r'"x\udbff\udfff"',  # U+10FFFF written as a pair (a placeholder character), no lone one
+        r'"x\udbff\udfff \ud800"',  # a placeholder character and a lone surrogate: no reversible swap
+    ],
+)
 def test_surrogate_escapes(literal: str, tmp_path: Path, write_parts) -> None:
     paths = write_parts("[" + _claude(literal) + "]")
     _assert_all_equal(_all_paths(paths, tmp_path))
@@ -133,22 +137,28 @@ def test_bom_invalid_utf8_and_lone_surrogate_in_one_part(tmp_path: Path, write_p
     assert list(plain.replaced.values()) == [4]
 
 
-@pytest.mark.parametrize("number", ["1e400", "18446744073709551616", "-9223372036854775809", "1" * 5000,
-                                    "1.5e308", "0.1e-999", "-0", "1E2"])
+@pytest.mark.parametrize(
+    "number", ["1e400", "18446744073709551616", "-9223372036854775809", "1" * 5000, "1.5e308", "0.1e-999", "-0", "1E2"]
+)
 def test_numbers_beyond_what_the_fast_parsers_hold(number: str, tmp_path: Path, write_parts) -> None:
-    conv = ('{"uuid": "n", "chat_messages": [{"sender": "human", "text": "t", '
-            f'"created_at": {number}}}], "created_at": {number}}}')
+    conv = (
+        '{"uuid": "n", "chat_messages": [{"sender": "human", "text": "t", '
+        f'"created_at": {number}}}], "created_at": {number}}}'
+    )
     _assert_all_equal(_all_paths(write_parts(f"[{conv}]"), tmp_path))
 
 
-@pytest.mark.parametrize("parts", [
-    ['[1, 2, 3, 4, 5, {"uuid": "c", "chat_messages": []}]', "[oops"],  # no provider, then bad JSON
-    ["[1, 2]", '{"a": 1}'],  # too few elements, one part not an array
-    ['{"item": {"uuid": "c", "chat_messages": [{"sender": "human", "text": "x"}]}}'],  # not an array
-    ["", "[]"],
-    ["[] garbage"],
-    ['["\t"]'],  # a raw control character
-])
+@pytest.mark.parametrize(
+    "parts",
+    [
+        ['[1, 2, 3, 4, 5, {"uuid": "c", "chat_messages": []}]', "[oops"],  # no provider, then bad JSON
+        ["[1, 2]", '{"a": 1}'],  # too few elements, one part not an array
+        ['{"item": {"uuid": "c", "chat_messages": [{"sender": "human", "text": "x"}]}}'],  # not an array
+        ["", "[]"],
+        ["[] garbage"],
+        ['["\t"]'],  # a raw control character
+    ],
+)
 def test_errors_match(parts: list[str], tmp_path: Path, write_parts) -> None:
     results = _all_paths(write_parts(*parts), tmp_path)
     _assert_all_equal(results)
@@ -169,8 +179,14 @@ def test_stream_chunk_boundaries(tmp_path: Path, write_parts, monkeypatch: pytes
 
 
 def test_checked_serialiser_falls_back_for_values_orjson_writes_differently() -> None:
-    for value in ({"a": 1.0, "b": [1e16, 0.1]}, {"t": (1, 2)}, {1: "int key"}, {"big": 2**70},
-                  {"s": "lone \ud83d", "nested": [{"x": "\udc00"}]}, {"empty": [], "o": {}}):
+    for value in (
+        {"a": 1.0, "b": [1e16, 0.1]},
+        {"t": (1, 2)},
+        {1: "int key"},
+        {"big": 2**70},
+        {"s": "lone \ud83d", "nested": [{"x": "\udc00"}]},
+        {"empty": [], "o": {}},
+    ):
         assert fast.dumps_envelope(value) == dumps_canonical(value)
 
 

@@ -60,7 +60,13 @@ def test_dtypes_are_exactly_the_declared_ones_on_every_fixture() -> None:
     assert facts.dtypes.to_dict() == FACT_COLUMNS
     assert list(facts["subject_type"].cat.categories) == ["self", "person", "company", "project", "other"]
     assert list(facts["category"].cat.categories) == [
-        "identity", "career", "projects", "preferences", "instructions", "relationship"]
+        "identity",
+        "career",
+        "projects",
+        "preferences",
+        "instructions",
+        "relationship",
+    ]
     assert archetype_frame(IR_VALID).dtypes.to_dict() == ARCHETYPE_COLUMNS
 
 
@@ -75,8 +81,17 @@ def test_messages_frame_holds_every_message_of_every_fixture_in_order() -> None:
             for j, m in enumerate(conv["messages"]):
                 rows.append((path.name, i, conv["id"], m["id"], j, m["role"], m["ts"], m["text"]))
     assert len(frame) == len(rows)
-    got = list(zip(frame["conv_index"], frame["conversation_id"], frame["message_id"], frame["position"],
-                   frame["role"], frame["text"], strict=True))
+    got = list(
+        zip(
+            frame["conv_index"],
+            frame["conversation_id"],
+            frame["message_id"],
+            frame["position"],
+            frame["role"],
+            frame["text"],
+            strict=True,
+        )
+    )
     # Unpaired surrogates (some fixtures have them) cannot be UTF-8: the frame shows U+FFFD instead.
     assert got == [(r[1], pd.NA if r[2] is None else _fffd(r[2]), r[3], r[4], r[5], _fffd(r[7])) for r in rows]
     stamps = [pd.NaT if r[6] is None else T(r[6]) for r in rows]
@@ -161,7 +176,10 @@ def test_no_dedupe_by_default_and_dedupe_keeps_latest_updated_at() -> None:
     assert kept["conversation_id"].isna().tolist() == [True, False, True]
     msgs = messages_frame([old, new], dedupe=True)
     assert msgs[["source", "conv_index", "text"]].values.tolist() == [
-        ["doc0", 1, "😀 hi"], ["doc0", 2, "again"], ["doc1", 1, "😀 hi"]]
+        ["doc0", 1, "😀 hi"],
+        ["doc0", 2, "again"],
+        ["doc1", 1, "😀 hi"],
+    ]
 
 
 def test_dedupe_tie_goes_to_the_later_input() -> None:
@@ -174,8 +192,11 @@ def test_dedupe_tie_goes_to_the_later_input() -> None:
 def test_empty_input_gives_empty_typed_frames() -> None:
     env = _hand()
     env["conversations"] = []
-    for frame, columns in ((messages_frame(env), MESSAGE_COLUMNS),
-                           (conversations_frame([]), CONVERSATION_COLUMNS), (facts_frame([]), FACT_COLUMNS)):
+    for frame, columns in (
+        (messages_frame(env), MESSAGE_COLUMNS),
+        (conversations_frame([]), CONVERSATION_COLUMNS),
+        (facts_frame([]), FACT_COLUMNS),
+    ):
         assert len(frame) == 0 and frame.dtypes.to_dict() == columns
 
 
@@ -231,8 +252,12 @@ def test_facts_frame_on_the_fixtures() -> None:
 
 
 def test_archetype_frame_meta_and_generated_at_in_utc() -> None:
-    arch = archetype_frame([FIXTURES / "ir" / "valid" / "offset-and-unknown-fields.mv.json",
-                            FIXTURES / "ir" / "valid" / "edge-values.mv.json"])
+    arch = archetype_frame(
+        [
+            FIXTURES / "ir" / "valid" / "offset-and-unknown-fields.mv.json",
+            FIXTURES / "ir" / "valid" / "edge-values.mv.json",
+        ]
+    )
     assert arch["provider"].tolist() == ["claude", "claude"]
     assert arch["generated_at"].tolist() == [T("2026-06-30T17:28:47Z"), T("2026-06-30T17:28:47.559955Z")]
     assert arch["style"].iloc[0] == "reflective (deep self-knowledge)"
@@ -249,17 +274,49 @@ def test_the_non_ascii_whitespace_list_is_complete() -> None:
     assert word_counts(text).tolist() == expected
 
 
-@given(st.lists(st.text(alphabet=st.sampled_from(
-    ["a", "é", "😀", " ", "\n", "\t", "\x1c", "\x1f", "\x00", "\x85", "\xa0", "\u1680", "\u2000", "\u200a",
-     "\u200b", "\u2028", "\u202f", "\u205f", "\u3000", "\ufeff", "\u0800", "\u2080"]), max_size=12),
-    max_size=40), st.integers(0, 5))
+@given(
+    st.lists(
+        st.text(
+            alphabet=st.sampled_from(
+                [
+                    "a",
+                    "é",
+                    "😀",
+                    " ",
+                    "\n",
+                    "\t",
+                    "\x1c",
+                    "\x1f",
+                    "\x00",
+                    "\x85",
+                    "\xa0",
+                    "\u1680",
+                    "\u2000",
+                    "\u200a",
+                    "\u200b",
+                    "\u2028",
+                    "\u202f",
+                    "\u205f",
+                    "\u3000",
+                    "\ufeff",
+                    "\u0800",
+                    "\u2080",
+                ]
+            ),
+            max_size=12,
+        ),
+        max_size=40,
+    ),
+    st.integers(0, 5),
+)
 def test_word_counts_equal_str_split(texts: list[str], cut: int) -> None:
     arr = pa.array(texts, pa.string()).slice(min(cut, len(texts)))
-    assert word_counts(arr).tolist() == [len(t.split()) for t in texts[min(cut, len(texts)):]]
+    assert word_counts(arr).tolist() == [len(t.split()) for t in texts[min(cut, len(texts)) :]]
 
 
 def test_large_text_crosses_word_count_slices(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
+
     words_module = importlib.import_module("memvelope_tools._words")
     monkeypatch.setattr(words_module, "_WORD_CHUNK", 7)
     texts = ["one two", " three\u3000four ", "", "five", "six seven eight nine"]
@@ -269,6 +326,7 @@ def test_large_text_crosses_word_count_slices(monkeypatch: pytest.MonkeyPatch) -
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 def test_batches_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
+
     frames_module = importlib.import_module("memvelope_tools.frames")
     whole = messages_frame(ENVELOPES)
     convs = conversations_frame(ENVELOPES)
@@ -288,23 +346,27 @@ def test_a_dict_input_is_not_modified_and_path_input_equals_dict_input() -> None
 
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 @pytest.mark.parametrize("chunk", [1, 7, 4 << 20])
-def test_files_are_flattened_while_parsed_with_the_same_result(tmp_path: Path, chunk: int,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_files_are_flattened_while_parsed_with_the_same_result(
+    tmp_path: Path, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import importlib
+
     monkeypatch.setattr(importlib.import_module("memvelope_tools._stream"), "_CHUNK", chunk)
     for path in [*ENVELOPES, HAND]:
         doc = json.loads(path.read_bytes())
         pd.testing.assert_frame_equal(messages_frame(path, sources=["x"]), messages_frame(doc, sources=["x"]))
-        pd.testing.assert_frame_equal(conversations_frame(path, sources=["x"]),
-                                      conversations_frame(doc, sources=["x"]))
+        pd.testing.assert_frame_equal(conversations_frame(path, sources=["x"]), conversations_frame(doc, sources=["x"]))
 
 
-@pytest.mark.parametrize("text", [
-    # conversations before the tag, a repeated key, a trailing comma: the file is read whole instead
-    lambda d: json.dumps({"conversations": d["conversations"], "memvelope": "envelope-v0", "meta": d["meta"]}),
-    lambda d: json.dumps(d)[:-1] + ', "meta": ' + json.dumps(d["meta"]) + "}",
-    lambda d: "\ufeff" + json.dumps(d, indent=1),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        # conversations before the tag, a repeated key, a trailing comma: the file is read whole instead
+        lambda d: json.dumps({"conversations": d["conversations"], "memvelope": "envelope-v0", "meta": d["meta"]}),
+        lambda d: json.dumps(d)[:-1] + ', "meta": ' + json.dumps(d["meta"]) + "}",
+        lambda d: "\ufeff" + json.dumps(d, indent=1),
+    ],
+)
 def test_unusual_files_give_the_same_frames(tmp_path: Path, text: Any) -> None:
     path = tmp_path / "e.json"
     path.write_text(text(_hand()), encoding="utf-8")

@@ -33,6 +33,7 @@ PREVIOUS = b"previous good output\n"
 
 # ---- helpers -------------------------------------------------------------------------------------
 
+
 def run(capsys: pytest.CaptureFixture[str], *args: str | os.PathLike[str]) -> tuple[int, str, str]:
     code = main([os.fspath(a) for a in args])
     captured = capsys.readouterr()
@@ -52,8 +53,7 @@ def assert_one_error_line(code: int, out: str, err: str, *needles: str) -> str:
     return lines[0]
 
 
-def fails_cleanly(capsys: pytest.CaptureFixture[str], tmp_path: Path, inputs: list[Path | str],
-                  *needles: str) -> str:
+def fails_cleanly(capsys: pytest.CaptureFixture[str], tmp_path: Path, inputs: list[Path | str], *needles: str) -> str:
     """Convert ``inputs`` to an existing output file; the conversion must fail and leave it intact."""
     out = tmp_path / "previous.mve.json"
     out.write_bytes(PREVIOUS)
@@ -67,8 +67,14 @@ def fails_cleanly(capsys: pytest.CaptureFixture[str], tmp_path: Path, inputs: li
 def module(*args: str | os.PathLike[str], **kwargs: object) -> subprocess.CompletedProcess[bytes]:
     """``python -m memvelope_tools ARGS`` in a fresh interpreter."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "memvelope_tools", *map(os.fspath, args)],
-                          capture_output=True, env=env, timeout=300, check=False, **kwargs)  # type: ignore[call-overload]
+    return subprocess.run(
+        [sys.executable, "-m", "memvelope_tools", *map(os.fspath, args)],
+        capture_output=True,
+        env=env,
+        timeout=300,
+        check=False,
+        **kwargs,
+    )  # type: ignore[call-overload]
 
 
 def assert_process_error(proc: subprocess.CompletedProcess[bytes], *needles: str) -> None:
@@ -88,6 +94,7 @@ def tree(folder: Path) -> set[str]:
 
 # ---- broken files --------------------------------------------------------------------------------
 
+
 def test_empty_file(capsys, tmp_path: Path) -> None:
     (tmp_path / "conversations.json").write_bytes(b"")
     for mode in _convert_modes():
@@ -102,26 +109,34 @@ def test_blank_file(capsys, tmp_path: Path) -> None:
 def test_truncated_json(capsys, tmp_path: Path) -> None:
     data = json.dumps(CLAUDE * 20).encode()
     (tmp_path / "conversations.json").write_bytes(data[: len(data) // 2])
-    fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json"], "not valid JSON", "line 1",
-                  "conversations.json")
+    fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json"], "not valid JSON", "line 1", "conversations.json")
 
 
-@pytest.mark.parametrize("data", [b"<!DOCTYPE html><html><body>Sign in</body></html>",
-                                  b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", b"conversations: []",
-                                  b"[NaN]", b"{'single': 'quotes'}"],
-                         ids=["html", "png", "yaml", "nan", "python-repr"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"<!DOCTYPE html><html><body>Sign in</body></html>",
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        b"conversations: []",
+        b"[NaN]",
+        b"{'single': 'quotes'}",
+    ],
+    ids=["html", "png", "yaml", "nan", "python-repr"],
+)
 def test_not_json_at_all(capsys, tmp_path: Path, data: bytes) -> None:
     (tmp_path / "conversations.json").write_bytes(data)
     fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json"], "not valid JSON", "conversations.json")
 
 
-@pytest.mark.parametrize("codec", ["utf-16", "utf-16-le", "utf-16-be"],
-                         ids=["with-bom", "le-without-bom", "be-without-bom"])
+@pytest.mark.parametrize(
+    "codec", ["utf-16", "utf-16-le", "utf-16-be"], ids=["with-bom", "le-without-bom", "be-without-bom"]
+)
 def test_utf16_text_is_named(capsys, tmp_path: Path, codec: str) -> None:
     (tmp_path / "conversations.json").write_bytes(json.dumps(CLAUDE).encode(codec))
     for mode in _convert_modes():
-        fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json", *mode], "UTF-16", "UTF-8",
-                      "conversations.json")
+        fails_cleanly(
+            capsys, tmp_path, [tmp_path / "conversations.json", *mode], "UTF-16", "UTF-8", "conversations.json"
+        )
 
 
 def test_invalid_utf8_converts_with_one_warning(capsys, tmp_path: Path) -> None:
@@ -141,11 +156,11 @@ def test_invalid_utf8_converts_with_one_warning(capsys, tmp_path: Path) -> None:
 def test_nested_100000_levels(capsys, tmp_path: Path) -> None:
     deep = b"[" * 100_000 + b"]" * 100_000
     (tmp_path / "conversations.json").write_bytes(deep)
-    fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json"], "nested too deeply",
-                  "conversations.json")
+    fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json"], "nested too deeply", "conversations.json")
     # Inside an otherwise valid conversation, and in a fresh process (a C stack overflow would crash it).
-    inner = json.dumps(CLAUDE).replace('"text": "hello there"', '"text": "hi", "content": ' + "[" * 100_000
-                                       + "]" * 100_000)
+    inner = json.dumps(CLAUDE).replace(
+        '"text": "hello there"', '"text": "hi", "content": ' + "[" * 100_000 + "]" * 100_000
+    )
     (tmp_path / "inner.json").write_text(inner)
     assert_process_error(module("convert", tmp_path / "inner.json"), "nested too deeply", "inner.json")
 
@@ -198,10 +213,21 @@ def test_single_500_mb_string_converts(tmp_path: Path, string_500_mb: tuple[Path
     assert (proc.returncode, proc.stdout) == (0, b""), proc.stderr
     assert b"error" not in proc.stderr and b"Traceback" not in proc.stderr
     # The expected bytes are those of the same envelope with a short text, the text widened.
-    small = dumps_canonical({"memvelope": "envelope-v0", "meta": {"source_provider": "claude",
-                             "conversation_count": 1, "message_count": 1}, "conversations": [
-        {"id": "x", "title": "", "created_at": None, "updated_at": None,
-         "messages": [{"id": "m1", "role": "user", "ts": None, "text": "a"}]}]})
+    small = dumps_canonical(
+        {
+            "memvelope": "envelope-v0",
+            "meta": {"source_provider": "claude", "conversation_count": 1, "message_count": 1},
+            "conversations": [
+                {
+                    "id": "x",
+                    "title": "",
+                    "created_at": None,
+                    "updated_at": None,
+                    "messages": [{"id": "m1", "role": "user", "ts": None, "text": "a"}],
+                }
+            ],
+        }
+    )
     before, after = small.split(b'"text": "a"')
     before += b'"text": "'
     after = b'"' + after
@@ -220,6 +246,7 @@ def test_single_500_mb_string_converts(tmp_path: Path, string_500_mb: tuple[Path
 
 
 # ---- paths ---------------------------------------------------------------------------------------
+
 
 def test_folder_without_json(capsys, tmp_path: Path) -> None:
     folder = tmp_path / "export"
@@ -240,8 +267,10 @@ def test_unreadable_file_permission(capsys, tmp_path: Path) -> None:
     path.chmod(0)
     try:
         if os.access(path, os.R_OK):
-            pytest.skip("running as root: permission bits do not stop reads here (the I/O-error and "
-                        "not-a-directory cases below still run)")
+            pytest.skip(
+                "running as root: permission bits do not stop reads here (the I/O-error and "
+                "not-a-directory cases below still run)"
+            )
         fails_cleanly(capsys, tmp_path, [path], "not readable", "conversations.json")
     finally:
         path.chmod(0o644)
@@ -251,17 +280,18 @@ def test_unreadable_file_permission(capsys, tmp_path: Path) -> None:
 def test_unreadable_file_io_error(capsys, tmp_path: Path) -> None:
     # /proc/self/mem opens but reading offset 0 fails with EIO, even for root: a failing disk, in effect.
     for mode in _convert_modes():
-        fails_cleanly(capsys, tmp_path, ["/proc/self/mem", *mode], "cannot read", "Input/output error",
-                      "/proc/self/mem")
+        fails_cleanly(
+            capsys, tmp_path, ["/proc/self/mem", *mode], "cannot read", "Input/output error", "/proc/self/mem"
+        )
 
 
 def test_path_through_a_file(capsys, tmp_path: Path) -> None:
     (tmp_path / "conversations.json").write_text(json.dumps(CLAUDE))
-    fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json" / "more.json"], "cannot read",
-                  "more.json")
+    fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json" / "more.json"], "cannot read", "more.json")
 
 
 # ---- zips ----------------------------------------------------------------------------------------
+
 
 def test_not_a_zip_named_zip(capsys, tmp_path: Path) -> None:
     (tmp_path / "export.zip").write_text(json.dumps(CLAUDE))
@@ -275,8 +305,9 @@ def test_truncated_zip(capsys, tmp_path: Path) -> None:
     fails_cleanly(capsys, tmp_path, [tmp_path / "export.zip"], "zip", "export.zip")
 
 
-@pytest.mark.parametrize("members", [{}, {"README.txt": b"hi", "photo.png": b"\x89PNG"}],
-                         ids=["empty-zip", "no-json-members"])
+@pytest.mark.parametrize(
+    "members", [{}, {"README.txt": b"hi", "photo.png": b"\x89PNG"}], ids=["empty-zip", "no-json-members"]
+)
 def test_zip_without_conversation_parts(capsys, tmp_path: Path, members: dict[str, bytes]) -> None:
     write_zip(tmp_path / "export.zip", members)
     fails_cleanly(capsys, tmp_path, [tmp_path / "export.zip"], "no .json file", "export.zip")
@@ -303,8 +334,10 @@ def zip_bomb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 1 KB-per-MB zip: one conversation whose text is 80 MB of one letter (genuine, if silly)."""
     path = tmp_path_factory.mktemp("bomb") / "export.zip"
     size = 80 * 1024 * 1024
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive, \
-            archive.open("conversations.json", "w", force_zip64=True) as fh:
+    with (
+        zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive,
+        archive.open("conversations.json", "w", force_zip64=True) as fh,
+    ):
         fh.write(b'[{"uuid":"b","chat_messages":[{"sender":"human","text":"')
         block = b"z" * (1 << 20)
         for _ in range(size >> 20):
@@ -316,14 +349,26 @@ def zip_bomb(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_zip_bomb_ratio(capsys, tmp_path: Path, zip_bomb: Path) -> None:
     info = zipfile.ZipFile(zip_bomb).getinfo("conversations.json")
     assert info.file_size / info.compress_size > ZipLimits().max_ratio  # it is a bomb by our own rule
-    line = fails_cleanly(capsys, tmp_path, [zip_bomb], "compression ratio exceeds 400:1", "--zip-max-ratio",
-                         "export.zip!conversations.json")
+    line = fails_cleanly(
+        capsys,
+        tmp_path,
+        [zip_bomb],
+        "compression ratio exceeds 400:1",
+        "--zip-max-ratio",
+        "export.zip!conversations.json",
+    )
     assert "zip bomb" in line
 
 
 def test_zip_bomb_size_limit(capsys, tmp_path: Path, zip_bomb: Path) -> None:
-    fails_cleanly(capsys, tmp_path, [zip_bomb, "--zip-max-bytes", str(10 << 20), "--zip-max-ratio", "1e9"],
-                  "inflates past 10485760 bytes", "--zip-max-bytes", "export.zip!conversations.json")
+    fails_cleanly(
+        capsys,
+        tmp_path,
+        [zip_bomb, "--zip-max-bytes", str(10 << 20), "--zip-max-ratio", "1e9"],
+        "inflates past 10485760 bytes",
+        "--zip-max-bytes",
+        "export.zip!conversations.json",
+    )
 
 
 def test_zip_bomb_passes_when_the_limit_is_raised(capsys, tmp_path: Path, zip_bomb: Path) -> None:
@@ -341,8 +386,8 @@ def test_zip_member_lying_about_its_size(capsys, tmp_path: Path) -> None:
     data = bytearray(path.read_bytes())
     local = data.index(b"PK\x03\x04")
     central = data.index(b"PK\x01\x02")
-    data[local + 22: local + 26] = (100).to_bytes(4, "little")
-    data[central + 24: central + 28] = (100).to_bytes(4, "little")
+    data[local + 22 : local + 26] = (100).to_bytes(4, "little")
+    data[central + 24 : central + 28] = (100).to_bytes(4, "little")
     path.write_bytes(bytes(data))
     for mode in _convert_modes():
         fails_cleanly(capsys, tmp_path, [path, *mode], "corrupt", "export.zip!conversations.json")
@@ -373,6 +418,7 @@ def test_zip_members_with_traversal_names_are_never_extracted(capsys, tmp_path: 
 
 # ---- outputs -------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def good_input(tmp_path: Path) -> Path:
     path = tmp_path / "conversations.json"
@@ -382,16 +428,16 @@ def good_input(tmp_path: Path) -> Path:
 
 def test_output_folder_missing(capsys, tmp_path: Path, good_input: Path) -> None:
     target = tmp_path / "no" / "such" / "out.mve.json"
-    assert_one_error_line(*run(capsys, "convert", good_input, "-o", target), "output folder does not exist",
-                          "out.mve.json")
+    assert_one_error_line(
+        *run(capsys, "convert", good_input, "-o", target), "output folder does not exist", "out.mve.json"
+    )
     assert not (tmp_path / "no").exists()
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 @pytest.mark.parametrize("mode", _convert_modes(), ids=lambda m: m[0].lstrip("-") if m else "default")
 def test_output_to_dev_full(capsys, good_input: Path, mode: list[str]) -> None:
-    assert_one_error_line(*run(capsys, "convert", good_input, "-o", "/dev/full", *mode), "No space left",
-                          "/dev/full")
+    assert_one_error_line(*run(capsys, "convert", good_input, "-o", "/dev/full", *mode), "No space left", "/dev/full")
     assert_process_error(module("convert", good_input, "-o", "/dev/full", *mode), "No space left", "/dev/full")
 
 
@@ -420,6 +466,7 @@ def test_existing_output_survives_failed_write(tmp_path: Path, good_input: Path,
 
 # ---- Ctrl-C --------------------------------------------------------------------------------------
 
+
 def _bytes_read(pid: int) -> int:
     for line in Path(f"/proc/{pid}/io").read_text().splitlines():
         if line.startswith("rchar:"):
@@ -431,9 +478,17 @@ def _bytes_read(pid: int) -> int:
 def big_export(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A ~150 MB Claude export: 64,000 conversations of six messages."""
     path = tmp_path_factory.mktemp("big") / "conversations.json"
-    conv = json.dumps({"uuid": "UUID", "name": "t", "created_at": "2024-05-01T10:00:00Z", "chat_messages": [
-        {"sender": s, "text": ("word " * 60) + str(i), "created_at": "2024-05-01T10:00:00.123Z"}
-        for i, s in enumerate(["human", "assistant"] * 3)]})
+    conv = json.dumps(
+        {
+            "uuid": "UUID",
+            "name": "t",
+            "created_at": "2024-05-01T10:00:00Z",
+            "chat_messages": [
+                {"sender": s, "text": ("word " * 60) + str(i), "created_at": "2024-05-01T10:00:00.123Z"}
+                for i, s in enumerate(["human", "assistant"] * 3)
+            ],
+        }
+    )
     with open(path, "w") as fh:
         fh.write("[" + ",".join(conv.replace("UUID", f"u{i}") for i in range(64_000)) + "]")
     yield path
@@ -447,8 +502,12 @@ def test_ctrl_c_during_a_large_conversion(tmp_path: Path, big_export: Path, mode
     out.write_bytes(PREVIOUS)
     before = tree(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "memvelope_tools", "convert", str(big_export), "-o", str(out),
-                             *mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memvelope_tools", "convert", str(big_export), "-o", str(out), *mode],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     # Interrupt once a third of the export has been read: the conversion is then under way (in memory,
     # the whole file is read at once and converted afterwards; streaming, it is part-way through).
     deadline = time.monotonic() + 60
@@ -467,8 +526,9 @@ def test_ctrl_c_during_a_large_conversion(tmp_path: Path, big_export: Path, mode
     assert tree(tmp_path) == before  # no partial output, no temporary file
 
 
-def test_ctrl_c_while_the_output_is_being_written(capsys, tmp_path: Path, good_input: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_while_the_output_is_being_written(
+    capsys, tmp_path: Path, good_input: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A real SIGINT delivered after the bytes reached the temporary file, before it replaces the output.
     import memvelope_tools._atomic as atomic
 
@@ -490,8 +550,21 @@ def test_ctrl_c_while_the_output_is_being_written(capsys, tmp_path: Path, good_i
 
 # Audit events that mean a network connection or a new process. An audit hook cannot be removed, so it
 # is installed once and acts only while armed.
-_FORBIDDEN_PREFIXES = ("socket.", "urllib.", "http.client.", "ftplib.", "smtplib.", "subprocess.", "os.system",
-                       "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "webbrowser.")
+_FORBIDDEN_PREFIXES = (
+    "socket.",
+    "urllib.",
+    "http.client.",
+    "ftplib.",
+    "smtplib.",
+    "subprocess.",
+    "os.system",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.fork",
+    "os.forkpty",
+    "webbrowser.",
+)
 _audit = {"armed": False, "seen": []}
 
 
@@ -525,12 +598,19 @@ def test_the_guard_catches_a_socket(no_network: list[str]) -> None:
     no_network.clear()
 
 
-HOSTILE_TEXT = ["__import__('os').system('touch PWNED')", "$(touch PWNED)", "`touch PWNED`",
-                "{{7*7}} ${7*7} <%= 7*7 %>", "<script>alert(1)</script>", "cos\nsystem\n(S'touch PWNED'\ntR."]
+HOSTILE_TEXT = [
+    "__import__('os').system('touch PWNED')",
+    "$(touch PWNED)",
+    "`touch PWNED`",
+    "{{7*7}} ${7*7} <%= 7*7 %>",
+    "<script>alert(1)</script>",
+    "cos\nsystem\n(S'touch PWNED'\ntR.",
+]
 
 
-def test_conversion_and_reading_use_no_network_and_run_nothing(no_network: list[str], tmp_path: Path,
-                                                               capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_conversion_and_reading_use_no_network_and_run_nothing(
+    no_network: list[str], tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import memvelope_tools as mv
     from memvelope_tools.convert import convert, convert_stream
     from memvelope_tools.read import read
@@ -539,8 +619,9 @@ def test_conversion_and_reading_use_no_network_and_run_nothing(no_network: list[
     frames = pytest.importorskip("memvelope_tools.frames")
     monkeypatch.chdir(tmp_path)
     hostile = tmp_path / "conversations.json"
-    hostile.write_text(json.dumps([{"uuid": "h", "name": t, "chat_messages": [{"sender": "human", "text": t}]}
-                                   for t in HOSTILE_TEXT]))
+    hostile.write_text(
+        json.dumps([{"uuid": "h", "name": t, "chat_messages": [{"sender": "human", "text": t}]} for t in HOSTILE_TEXT])
+    )
     inputs = [[mv.sample_path("claude")], [mv.sample_path("chatgpt")], [hostile]]
     outputs = []
     for paths in inputs:
@@ -573,8 +654,20 @@ def test_conversion_and_reading_use_no_network_and_run_nothing(no_network: list[
 PACKAGE = ROOT / "memvelope_tools"
 # Modules allowed to talk to the network, and why: the llm distiller calls the endpoint the user names.
 NETWORK_MODULES = {"ir/llm.py": "the llm distiller calls the OpenAI-compatible endpoint the user names"}
-NETWORK_IMPORTS = ("socket", "ssl", "urllib.request", "http.client", "requests", "httpx", "aiohttp",
-                   "ftplib", "smtplib", "xmlrpc", "websocket", "dask.distributed")
+NETWORK_IMPORTS = (
+    "socket",
+    "ssl",
+    "urllib.request",
+    "http.client",
+    "requests",
+    "httpx",
+    "aiohttp",
+    "ftplib",
+    "smtplib",
+    "xmlrpc",
+    "websocket",
+    "dask.distributed",
+)
 
 
 def _sources() -> list[Path]:
@@ -589,14 +682,27 @@ def test_no_eval_exec_pickle_or_shell_in_the_package() -> None:
     patterns = {
         "eval(": re.compile(r"(?<![\w.])eval\("),  # not literal_eval( or retrieval(
         "exec(": re.compile(r"(?<![\w.])exec\("),
-        **{p: re.compile(re.escape(p)) for p in ("pickle", "shell=True", "os.system", "os.popen", "marshal.",
-                                                  "shelve", "yaml.load(", "__import__(")},
+        **{
+            p: re.compile(re.escape(p))
+            for p in (
+                "pickle",
+                "shell=True",
+                "os.system",
+                "os.popen",
+                "marshal.",
+                "shelve",
+                "yaml.load(",
+                "__import__(",
+            )
+        },
     }
-    hits = [f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}"
-            for path in _sources()
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-            for name, pattern in patterns.items()
-            if pattern.search(line) and (str(path.relative_to(PACKAGE)), name) not in allowed]
+    hits = [
+        f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}"
+        for path in _sources()
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        for name, pattern in patterns.items()
+        if pattern.search(line) and (str(path.relative_to(PACKAGE)), name) not in allowed
+    ]
     assert hits == []
 
 
@@ -607,8 +713,13 @@ def test_only_the_llm_distiller_imports_network_modules() -> None:
     for path in _sources():
         rel = str(path.relative_to(PACKAGE))
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             for name in names:
                 if name.startswith(NETWORK_IMPORTS) and rel not in NETWORK_MODULES:
                     offenders.append(f"{rel} imports {name}")
@@ -618,12 +729,27 @@ def test_only_the_llm_distiller_imports_network_modules() -> None:
 def test_conversion_core_imports_no_heavy_or_network_module() -> None:
     import ast
 
-    banned = ("pandas", "matplotlib", "pyarrow", "numpy", "subprocess", "multiprocessing", "concurrent",
-              *NETWORK_IMPORTS, "urllib", "http")
+    banned = (
+        "pandas",
+        "matplotlib",
+        "pyarrow",
+        "numpy",
+        "subprocess",
+        "multiprocessing",
+        "concurrent",
+        *NETWORK_IMPORTS,
+        "urllib",
+        "http",
+    )
     offenders = []
     for path in sorted((PACKAGE / "convert").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
             offenders += [f"{path.name} imports {n}" for n in names if n.split(".")[0] in banned or n in banned]
     assert offenders == []

@@ -21,18 +21,39 @@ ENVELOPE = {
     "memvelope": "envelope-v0",
     "meta": {"source_provider": "claude", "conversation_count": 2, "message_count": 3},
     "conversations": [
-        {"id": "c1", "title": "Moving", "created_at": "2024-11-03T21:15:00.000Z", "updated_at": None,
-         "messages": [
-             {"id": "m1", "role": "user", "ts": "2024-11-03T21:15:00.000Z",
-              "text": "I moved to Lisbon in March 2019 and I work at Acme."},
-             {"id": "m2", "role": "assistant", "ts": None, "text": "Lisbon is lovely."}]},
-        {"id": "c2", "title": "Tea", "created_at": "2025-01-05T10:00:00.000Z", "updated_at": None,
-         "messages": [{"id": "m1", "role": "user", "ts": None, "text": "I prefer green tea."}]},
+        {
+            "id": "c1",
+            "title": "Moving",
+            "created_at": "2024-11-03T21:15:00.000Z",
+            "updated_at": None,
+            "messages": [
+                {
+                    "id": "m1",
+                    "role": "user",
+                    "ts": "2024-11-03T21:15:00.000Z",
+                    "text": "I moved to Lisbon in March 2019 and I work at Acme.",
+                },
+                {"id": "m2", "role": "assistant", "ts": None, "text": "Lisbon is lovely."},
+            ],
+        },
+        {
+            "id": "c2",
+            "title": "Tea",
+            "created_at": "2025-01-05T10:00:00.000Z",
+            "updated_at": None,
+            "messages": [{"id": "m1", "role": "user", "ts": None, "text": "I prefer green tea."}],
+        },
     ],
 }
 
-GOOD = {"subject": "self", "subject_type": "self", "category": "identity", "content": "Lives in Lisbon",
-        "in_text_date": "2019-03", "effective_date": "2019-03"}
+GOOD = {
+    "subject": "self",
+    "subject_type": "self",
+    "category": "identity",
+    "content": "Lives in Lisbon",
+    "in_text_date": "2019-03",
+    "effective_date": "2019-03",
+}
 
 
 class Stub:
@@ -99,31 +120,68 @@ def by_chunk(chunk: str, n: int) -> tuple[int, str]:
     if "Lisbon" in chunk:
         bad = dict(GOOD, category="hobby")  # invalid: dropped
         long = dict(GOOD, content="x" * 401)  # invalid: dropped
-        made_up = dict(GOOD, content="Works at Acme", category="career", in_text_date="2015",
-                       effective_date="2015-06")  # dates not in the source: nulled
+        made_up = dict(
+            GOOD, content="Works at Acme", category="career", in_text_date="2015", effective_date="2015-06"
+        )  # dates not in the source: nulled
         return 200, "```json\n" + _facts(GOOD, bad, long, made_up, "not a fact") + "\n```"
-    return 200, "Here you go: " + _facts({"subject": "User", "subject_type": "Self", "category": "Preferences",
-                                           "content": "Prefers green tea", "in_text_date": "", "effective_date": None},
-                                          dict(GOOD))
+    return 200, "Here you go: " + _facts(
+        {
+            "subject": "User",
+            "subject_type": "Self",
+            "category": "Preferences",
+            "content": "Prefers green tea",
+            "in_text_date": "",
+            "effective_date": None,
+        },
+        dict(GOOD),
+    )
 
 
 def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], tmp_path: Path) -> None:
     stub = Stub(by_chunk)
     report = DistillReport()
     seen: list[tuple[int, int]] = []
-    doc = distill_llm(ENVELOPE, base_url=serve(stub), model="stub-1", api_key="sekret",
-                      cache_dir=tmp_path / "cache", clock=lambda: 0, report=report,
-                      progress=lambda d, t: seen.append((d, t)))
+    doc = distill_llm(
+        ENVELOPE,
+        base_url=serve(stub),
+        model="stub-1",
+        api_key="sekret",
+        cache_dir=tmp_path / "cache",
+        clock=lambda: 0,
+        report=report,
+        progress=lambda d, t: seen.append((d, t)),
+    )
     assert doc["facts"] == [
-        {"subject": "self", "subject_type": "self", "category": "identity", "content": "Lives in Lisbon",
-         "effective_date": "2019-03", "in_text_date": "2019-03", "provenance": "imported:claude-export:2024-11",
-         "convo_id": "c1"},
-        {"subject": "self", "subject_type": "self", "category": "career", "content": "Works at Acme",
-         "effective_date": "2024-11-03", "in_text_date": None, "provenance": "imported:claude-export:2024-11",
-         "convo_id": "c1"},
-        {"subject": "self", "subject_type": "self", "category": "preferences", "content": "Prefers green tea",
-         "effective_date": "2025-01-05", "in_text_date": None, "provenance": "imported:claude-export:2025-01",
-         "convo_id": "c2"},
+        {
+            "subject": "self",
+            "subject_type": "self",
+            "category": "identity",
+            "content": "Lives in Lisbon",
+            "effective_date": "2019-03",
+            "in_text_date": "2019-03",
+            "provenance": "imported:claude-export:2024-11",
+            "convo_id": "c1",
+        },
+        {
+            "subject": "self",
+            "subject_type": "self",
+            "category": "career",
+            "content": "Works at Acme",
+            "effective_date": "2024-11-03",
+            "in_text_date": None,
+            "provenance": "imported:claude-export:2024-11",
+            "convo_id": "c1",
+        },
+        {
+            "subject": "self",
+            "subject_type": "self",
+            "category": "preferences",
+            "content": "Prefers green tea",
+            "effective_date": "2025-01-05",
+            "in_text_date": None,
+            "provenance": "imported:claude-export:2025-01",
+            "convo_id": "c2",
+        },
         # GOOD again in c2: its dates are not in c2's text, so they fall back; a distinct fact (other
         # effective date) but the same key as c1's -> merged into c1's earlier-dated one.
     ]
@@ -139,8 +197,7 @@ def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], t
 
     # a re-run is answered from the cache: not one request, not even the reachability probe
     stub2 = Stub(lambda c, n: pytest.fail("the cache should have answered"))
-    again = distill_llm(ENVELOPE, base_url=serve(stub2), model="stub-1", cache_dir=tmp_path / "cache",
-                        clock=lambda: 0)
+    again = distill_llm(ENVELOPE, base_url=serve(stub2), model="stub-1", cache_dir=tmp_path / "cache", clock=lambda: 0)
     assert again == doc and stub2.requests == [] and stub2.gets == 0
 
 
@@ -219,22 +276,28 @@ def test_environment_configures_endpoint(serve: Callable[[Stub], str], monkeypat
 
 
 def test_chunking_respects_size_and_message_boundaries() -> None:
-    conv = {"title": "t", "messages": [{"role": "user", "text": "a" * 150} for _ in range(5)]
-            + [{"role": "assistant", "text": "word " * 200}]}
+    conv = {
+        "title": "t",
+        "messages": [{"role": "user", "text": "a" * 150} for _ in range(5)]
+        + [{"role": "assistant", "text": "word " * 200}],
+    }
     chunks = chunk_conversation(0, conv, 400)
     assert all(len(c.text) - len("Conversation title: t\n---\n") <= 400 for c in chunks)
     assert sum(p.count("a") for c in chunks for p in c.prose if p.startswith("a")) == 750
     assert "".join(p for c in chunks for p in c.prose if p.startswith("word")).replace(" ", "") == "word" * 200
 
 
-@pytest.mark.parametrize(("reply", "facts"), [
-    ('{"facts": [1]}', [1]),
-    ("[1, 2]", [1, 2]),
-    ('```json\n{"facts": []}\n```', []),
-    ('Sure! {"facts": [{"a": 1}]} Hope that helps.', [{"a": 1}]),
-    ("no json", None),
-    ('{"other": 1}', None),
-])
+@pytest.mark.parametrize(
+    ("reply", "facts"),
+    [
+        ('{"facts": [1]}', [1]),
+        ("[1, 2]", [1, 2]),
+        ('```json\n{"facts": []}\n```', []),
+        ('Sure! {"facts": [{"a": 1}]} Hope that helps.', [{"a": 1}]),
+        ("no json", None),
+        ('{"other": 1}', None),
+    ],
+)
 def test_parse_reply(reply: str, facts: list | None) -> None:
     assert parse_reply(reply) == facts
 
@@ -244,8 +307,22 @@ def test_cli_distill_llm(serve: Callable[[Stub], str], tmp_path: Path, capsys: p
     env_path = tmp_path / "h.mve.json"
     env_path.write_text(json.dumps(ENVELOPE), encoding="utf-8")
     out = tmp_path / "f.mv.json"
-    args = ["distill", str(env_path), "-o", str(out), "--mode", "llm", "--base-url", serve(stub),
-            "--model", "stub-1", "--cache-dir", str(tmp_path / "c"), "--chunk-chars", "500"]
+    args = [
+        "distill",
+        str(env_path),
+        "-o",
+        str(out),
+        "--mode",
+        "llm",
+        "--base-url",
+        serve(stub),
+        "--model",
+        "stub-1",
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--chunk-chars",
+        "500",
+    ]
     assert main(args) == 0
     assert len(json.loads(out.read_text())["facts"]) == 3
     assert "2 chunks, 0 cached, 2 requests, 3 invalid facts dropped" in capsys.readouterr().err
@@ -253,8 +330,9 @@ def test_cli_distill_llm(serve: Callable[[Stub], str], tmp_path: Path, capsys: p
     assert "2 chunks, 2 cached, 0 requests" in capsys.readouterr().err
 
 
-def test_cli_distill_llm_without_endpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_distill_llm_without_endpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("MEMVELOPE_LLM_BASE_URL", raising=False)
     env_path = tmp_path / "h.mve.json"
     env_path.write_text(json.dumps(ENVELOPE), encoding="utf-8")

@@ -13,9 +13,16 @@ from memvelope_tools.errors import ValidationError
 from memvelope_tools.ir import build_ir, dumps_ir, utc_now_iso, write_ir
 from memvelope_tools.validate import validate
 
-FACT = {"convo_id": "c1", "provenance": "imported:claude-export:2026-06", "in_text_date": "2019",
-        "effective_date": "2019", "content": "Sold their company before moving into AI", "category": "career",
-        "subject_type": "self", "subject": "self"}
+FACT = {
+    "convo_id": "c1",
+    "provenance": "imported:claude-export:2026-06",
+    "in_text_date": "2019",
+    "effective_date": "2019",
+    "content": "Sold their company before moving into AI",
+    "category": "career",
+    "subject_type": "self",
+    "subject": "self",
+}
 NS_2026 = 1_782_840_527 * 10**9  # 2026-06-30T17:28:47Z
 
 
@@ -43,16 +50,34 @@ def test_default_clock_is_now_in_utc() -> None:
 
 def test_key_order_as_in_spec_example() -> None:
     doc = build_ir("claude", "structured (zero-LLM)", [FACT], clock=lambda: NS_2026 + 559_955_000)
-    shuffled = {"facts": doc["facts"], "extra": 1, "archetype": dict(reversed(doc["archetype"].items())),
-                "meta": dict(reversed(doc["meta"].items()))}
+    shuffled = {
+        "facts": doc["facts"],
+        "extra": 1,
+        "archetype": dict(reversed(doc["archetype"].items())),
+        "meta": dict(reversed(doc["meta"].items())),
+    }
     text = dumps_ir(shuffled).decode()
     parsed = json.loads(text)
     assert list(parsed) == ["meta", "archetype", "facts", "extra"]
     assert list(parsed["meta"]) == ["provider", "mode", "facts", "generated_at", "format"]
-    assert list(parsed["archetype"]) == ["style", "facts", "self_ratio", "distinct_entities", "categories",
-                                         "belief_ratio"]
-    assert list(parsed["facts"][0]) == ["subject", "subject_type", "category", "content", "effective_date",
-                                        "in_text_date", "provenance", "convo_id"]
+    assert list(parsed["archetype"]) == [
+        "style",
+        "facts",
+        "self_ratio",
+        "distinct_entities",
+        "categories",
+        "belief_ratio",
+    ]
+    assert list(parsed["facts"][0]) == [
+        "subject",
+        "subject_type",
+        "category",
+        "content",
+        "effective_date",
+        "in_text_date",
+        "provenance",
+        "convo_id",
+    ]
     assert parsed["meta"]["generated_at"] == "2026-06-30T17:28:47.559955Z"
     assert text.startswith('{\n  "meta": {\n    "provider": "claude",\n')
     assert not text.endswith("\n")

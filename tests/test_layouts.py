@@ -24,26 +24,42 @@ CASES: dict[str, tuple[list[str], list[str], set[str], list[str]]] = {
     "chatgpt-zip-single": (
         ["chatgpt-export.zip"],
         ["chatgpt-export.zip!conversations.json"],
-        {"chatgpt-export.zip!user.json", "chatgpt-export.zip!message_feedback.json",
-         "chatgpt-export.zip!shared_conversations.json", "chatgpt-export.zip!chat.html",
-         "chatgpt-export.zip!file-abc123.png"},
+        {
+            "chatgpt-export.zip!user.json",
+            "chatgpt-export.zip!message_feedback.json",
+            "chatgpt-export.zip!shared_conversations.json",
+            "chatgpt-export.zip!chat.html",
+            "chatgpt-export.zip!file-abc123.png",
+        },
         ["g-0", "g-1"],
     ),
     "chatgpt-zip-sharded": (
         ["chatgpt-export.zip"],
-        ["chatgpt-export.zip!conversations-000.json", "chatgpt-export.zip!conversations-001.json",
-         "chatgpt-export.zip!conversations-002.json"],  # by name, although stored 001, 000, 002
-        {"chatgpt-export.zip!user.json", "chatgpt-export.zip!message_feedback.json",
-         "chatgpt-export.zip!shared_conversations.json", "chatgpt-export.zip!chat.html",
-         "chatgpt-export.zip!file-abc123.png"},
+        [
+            "chatgpt-export.zip!conversations-000.json",
+            "chatgpt-export.zip!conversations-001.json",
+            "chatgpt-export.zip!conversations-002.json",
+        ],  # by name, although stored 001, 000, 002
+        {
+            "chatgpt-export.zip!user.json",
+            "chatgpt-export.zip!message_feedback.json",
+            "chatgpt-export.zip!shared_conversations.json",
+            "chatgpt-export.zip!chat.html",
+            "chatgpt-export.zip!file-abc123.png",
+        },
         ["g-0a", "g-0b", "g-1a", "g-2a"],
     ),
     "chatgpt-folder": (
         ["chatgpt-export"],
         ["chatgpt-export/conversations-000.json", "chatgpt-export/conversations-001.json"],
-        {"chatgpt-export/.conversations-002.json", "chatgpt-export/user.json",
-         "chatgpt-export/message_feedback.json", "chatgpt-export/shared_conversations.json",
-         "chatgpt-export/chat.html", "chatgpt-export/file-abc123.png"},  # subfolders are not entered
+        {
+            "chatgpt-export/.conversations-002.json",
+            "chatgpt-export/user.json",
+            "chatgpt-export/message_feedback.json",
+            "chatgpt-export/shared_conversations.json",
+            "chatgpt-export/chat.html",
+            "chatgpt-export/file-abc123.png",
+        },  # subfolders are not entered
         ["g-0a", "g-1a"],
     ),
     "chatgpt-parts": (
@@ -60,8 +76,10 @@ CASES: dict[str, tuple[list[str], list[str], set[str], list[str]]] = {
     ),
     "claude-multi-zip-folder": (
         ["claude-download"],
-        ["claude-download/conversations-000.zip!conversations.json",
-         "claude-download/conversations-001.zip!conversations.json"],
+        [
+            "claude-download/conversations-000.zip!conversations.json",
+            "claude-download/conversations-001.zip!conversations.json",
+        ],
         {"claude-download/manifest.json", "claude-download/projects-000.zip", "claude-download/users-000.zip"},
         ["k-0a", "k-0b", "k-1a"],
     ),
@@ -73,10 +91,15 @@ CASES: dict[str, tuple[list[str], list[str], set[str], list[str]]] = {
     ),
     "claude-outer-zip": (
         ["claude-download.zip"],
-        ["claude-download.zip!conversations-000.zip!conversations.json",
-         "claude-download.zip!conversations-001.zip!conversations.json"],
-        {"claude-download.zip!manifest.json", "claude-download.zip!projects-000.zip",
-         "claude-download.zip!users-000.zip"},
+        [
+            "claude-download.zip!conversations-000.zip!conversations.json",
+            "claude-download.zip!conversations-001.zip!conversations.json",
+        ],
+        {
+            "claude-download.zip!manifest.json",
+            "claude-download.zip!projects-000.zip",
+            "claude-download.zip!users-000.zip",
+        },
         ["k-0a", "k-0b", "k-1a"],
     ),
 }
@@ -88,7 +111,7 @@ def test_every_layout_folder_has_a_case() -> None:
 
 
 def _rel(name: str, base: Path) -> str:
-    return name[len(str(base)) + 1:] if name.startswith(str(base)) else name
+    return name[len(str(base)) + 1 :] if name.startswith(str(base)) else name
 
 
 @pytest.mark.parametrize("layout", sorted(CASES))
@@ -115,15 +138,15 @@ def test_committed_fixtures_match_the_build_script(tmp_path: Path) -> None:
     spec.loader.exec_module(module)
     module.build(tmp_path)
     built = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
-    committed = sorted(p.relative_to(LAYOUTS) for p in LAYOUTS.rglob("*")
-                       if p.is_file() and p.parent != LAYOUTS)
+    committed = sorted(p.relative_to(LAYOUTS) for p in LAYOUTS.rglob("*") if p.is_file() and p.parent != LAYOUTS)
     assert built == committed
     for rel in built:
         new, old = tmp_path / rel, LAYOUTS / rel
         if rel.suffix == ".zip":  # compare contents, not bytes (zlib versions may differ)
             with zipfile.ZipFile(new) as a, zipfile.ZipFile(old) as b:
-                assert [(i.filename, i.date_time) for i in a.infolist()] == \
-                    [(i.filename, i.date_time) for i in b.infolist()]
+                assert [(i.filename, i.date_time) for i in a.infolist()] == [
+                    (i.filename, i.date_time) for i in b.infolist()
+                ]
                 for info in a.infolist():
                     assert a.read(info) == b.read(info.filename), f"{rel}!{info.filename}"
         else:

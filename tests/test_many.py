@@ -56,14 +56,21 @@ def test_convert_many_to_parquet_with_source_column(exports: list[Path], tmp_pat
 
 def test_output_names_are_unique() -> None:
     assert output_names(["a/x.zip", "b/x.zip", "c/x", "y.json", "z/"]) == [
-        "x.mve.json", "x-2.mve.json", "x-3.mve.json", "y.mve.json", "z.mve.json"]
+        "x.mve.json",
+        "x-2.mve.json",
+        "x-3.mve.json",
+        "y.mve.json",
+        "z.mve.json",
+    ]
 
 
 def test_convert_many_on_a_dask_cluster(exports: list[Path], tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     out = tmp_path / "out"
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         result = convert_many(exports, out, client=client)
     _check(result, exports, out)
     assert all(isinstance(c, Converted) for c in result.converted)

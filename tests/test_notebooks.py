@@ -15,8 +15,12 @@ from nbclient.exceptions import CellExecutionError
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-EXPECTED = ["01-convert-and-explore.ipynb", "02-activity-timeline.ipynb", "03-fact-categories.ipynb",
-            "04-archetype.ipynb"]
+EXPECTED = [
+    "01-convert-and-explore.ipynb",
+    "02-activity-timeline.ipynb",
+    "03-fact-categories.ipynb",
+    "04-archetype.ipynb",
+]
 
 
 @pytest.fixture(scope="module")
@@ -29,10 +33,16 @@ def kernel_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("jupyter")
     spec = base / "kernels" / "python3"
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (tests)", "language": "python",
-    }), encoding="utf-8")
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (tests)",
+                "language": "python",
+            }
+        ),
+        encoding="utf-8",
+    )
     return base
 
 
@@ -98,10 +108,12 @@ def test_notebook_uses_only_the_public_api(path: Path):
 def test_notebooks_match_their_build_script(tmp_path: Path):
     """The committed notebooks are exactly what notebooks/build_notebooks.py writes."""
     script = NOTEBOOK_DIR / "build_notebooks.py"
-    code = (f"import runpy, pathlib; g = runpy.run_path({str(script)!r}, run_name='x'); "
-            f"out = pathlib.Path({str(tmp_path)!r}); "
-            "[(out / n).write_text(g['nbformat'].writes(g['build'](n, c)) + '\\n', encoding='utf-8') "
-            "for n, c in g['NOTEBOOKS'].items()]")
+    code = (
+        f"import runpy, pathlib; g = runpy.run_path({str(script)!r}, run_name='x'); "
+        f"out = pathlib.Path({str(tmp_path)!r}); "
+        "[(out / n).write_text(g['nbformat'].writes(g['build'](n, c)) + '\\n', encoding='utf-8') "
+        "for n, c in g['NOTEBOOKS'].items()]"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
     for path in NOTEBOOKS:
         assert (tmp_path / path.name).read_text(encoding="utf-8") == path.read_text(encoding="utf-8"), path.name
@@ -109,8 +121,15 @@ def test_notebooks_match_their_build_script(tmp_path: Path):
 
 def test_public_functions_survive_their_submodule_being_imported():
     """``mv.read`` stays the function after ``frames`` (which imports ``memvelope_tools.read``) loads."""
-    code = ("import memvelope_tools as mv; mv.plot; mv.messages_frame; mv.validate; "
-            "print(callable(mv.read), callable(mv.validate))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    code = (
+        "import memvelope_tools as mv; mv.plot; mv.messages_frame; mv.validate; "
+        "print(callable(mv.read), callable(mv.validate))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert out.stdout.split() == ["True", "True"]

@@ -42,10 +42,10 @@ def test_round_trip_gives_back_equal_frames_dtypes_included(tmp_path: Path) -> N
     written = to_parquet([*envs, *IR], tmp_path / "out", sources=labels)
     assert set(written) == {"conversations", "messages", "facts"}
     back = read_parquet(tmp_path / "out")
-    pd.testing.assert_frame_equal(back["messages"], messages_frame(envs, sources=labels[:len(envs)]))
-    pd.testing.assert_frame_equal(back["conversations"], conversations_frame(envs, sources=labels[:len(envs)]))
-    pd.testing.assert_frame_equal(back["facts"], facts_frame(IR, sources=labels[len(envs):]))
-    pd.testing.assert_frame_equal(back["archetype"], archetype_frame(IR, sources=labels[len(envs):]))
+    pd.testing.assert_frame_equal(back["messages"], messages_frame(envs, sources=labels[: len(envs)]))
+    pd.testing.assert_frame_equal(back["conversations"], conversations_frame(envs, sources=labels[: len(envs)]))
+    pd.testing.assert_frame_equal(back["facts"], facts_frame(IR, sources=labels[len(envs) :]))
+    pd.testing.assert_frame_equal(back["archetype"], archetype_frame(IR, sources=labels[len(envs) :]))
     assert back["messages"]["ts"].notna().sum() > 100 and back["facts"]["category"].notna().any()
 
 
@@ -76,7 +76,8 @@ def test_schema_is_the_declared_one_with_zstd_and_the_tags_in_metadata(tmp_path:
     assert meta[b"memvelope.provider"] == b"claude,chatgpt"  # hand.mve.json is claude, the sample chatgpt
     assert json.loads(meta[b"memvelope.sources"]) == [
         {"source": "hand.mve.json", "format": "envelope-v0", "provider": "claude"},
-        {"source": "sample.mve.json", "format": "envelope-v0", "provider": "chatgpt"}]
+        {"source": "sample.mve.json", "format": "envelope-v0", "provider": "chatgpt"},
+    ]
     facts = pq.read_schema(tmp_path / "facts.parquet")
     assert facts.remove_metadata().equals(arrow_schema(FACT_COLUMNS))
     assert facts.metadata[b"memvelope.format"] == b"memvelope-ir-v0"
@@ -94,16 +95,17 @@ def test_only_ir_documents_write_only_facts(tmp_path: Path) -> None:
 def test_duckdb_reads_the_folder_as_it_is(tmp_path: Path) -> None:
     to_parquet([HAND, SAMPLE], tmp_path)
     msgs = messages_frame([HAND, SAMPLE])
-    rows = duckdb.sql(f"SELECT role, count(*) AS n FROM '{tmp_path}/messages.parquet' GROUP BY role "
-                      "ORDER BY role").fetchall()
+    rows = duckdb.sql(
+        f"SELECT role, count(*) AS n FROM '{tmp_path}/messages.parquet' GROUP BY role ORDER BY role"
+    ).fetchall()
     assert rows == sorted(msgs["role"].value_counts().items())
     joined = duckdb.sql(
         f"SELECT c.title, count(*) FROM '{tmp_path}/conversations.parquet' c "
         f"JOIN '{tmp_path}/messages.parquet' m ON c.source = m.source AND c.conv_index = m.conv_index "
-        "WHERE c.source = 'hand.mve.json' GROUP BY c.title ORDER BY c.title").fetchall()
+        "WHERE c.source = 'hand.mve.json' GROUP BY c.title ORDER BY c.title"
+    ).fetchall()
     assert joined == [("", 1), ("First", 3), ("First, exported again", 1)]
-    first = duckdb.sql(f"SELECT min(ts) FROM '{tmp_path}/messages.parquet' WHERE source = 'hand.mve.json'"
-                       ).fetchall()
+    first = duckdb.sql(f"SELECT min(ts) FROM '{tmp_path}/messages.parquet' WHERE source = 'hand.mve.json'").fetchall()
     assert pd.Timestamp(first[0][0]) == pd.Timestamp("2024-01-01T09:59:00.123Z")
 
 

@@ -30,37 +30,62 @@ def msg(i: int, role: str, ts: str | None) -> dict:
 
 
 def conv(cid: str, *messages: dict) -> dict:
-    return {"id": cid, "title": cid, "created_at": messages[0]["ts"], "updated_at": None,
-            "messages": list(messages)}
+    return {"id": cid, "title": cid, "created_at": messages[0]["ts"], "updated_at": None, "messages": list(messages)}
 
 
 def envelope(*convs: dict) -> dict:
-    return {"memvelope": "envelope-v0",
-            "meta": {"source_provider": "claude", "conversation_count": len(convs),
-                     "message_count": sum(len(c["messages"]) for c in convs)},
-            "conversations": list(convs)}
+    return {
+        "memvelope": "envelope-v0",
+        "meta": {
+            "source_provider": "claude",
+            "conversation_count": len(convs),
+            "message_count": sum(len(c["messages"]) for c in convs),
+        },
+        "conversations": list(convs),
+    }
 
 
 # Two conversations: A has 3 user + 1 assistant messages in January 2024; B has one user message in
 # January and one assistant message in March (nothing in February); one undated message in B.
 ENV = envelope(
-    conv("A", msg(1, "user", "2024-01-02T10:00:00.000Z"), msg(2, "assistant", "2024-01-02T10:01:00.000Z"),
-         msg(3, "user", "2024-01-03T11:00:00.000Z"), msg(4, "user", "2024-01-20T09:00:00.000Z")),
-    conv("B", msg(1, "user", "2024-01-31T23:30:00.000Z"), msg(2, "assistant", "2024-03-05T08:00:00.000Z"),
-         msg(3, "user", None)),
+    conv(
+        "A",
+        msg(1, "user", "2024-01-02T10:00:00.000Z"),
+        msg(2, "assistant", "2024-01-02T10:01:00.000Z"),
+        msg(3, "user", "2024-01-03T11:00:00.000Z"),
+        msg(4, "user", "2024-01-20T09:00:00.000Z"),
+    ),
+    conv(
+        "B",
+        msg(1, "user", "2024-01-31T23:30:00.000Z"),
+        msg(2, "assistant", "2024-03-05T08:00:00.000Z"),
+        msg(3, "user", None),
+    ),
 )
 
 
-def fact(category: str | None, subject_type: str | None = "self", date: str | None = "2024",
-         subject: str | None = "self") -> dict:
-    return {"subject": subject, "subject_type": subject_type, "category": category, "content": "a fact",
-            "effective_date": date, "in_text_date": None, "provenance": "imported:claude-export:2024-01",
-            "convo_id": "A"}
+def fact(
+    category: str | None, subject_type: str | None = "self", date: str | None = "2024", subject: str | None = "self"
+) -> dict:
+    return {
+        "subject": subject,
+        "subject_type": subject_type,
+        "category": category,
+        "content": "a fact",
+        "effective_date": date,
+        "in_text_date": None,
+        "provenance": "imported:claude-export:2024-01",
+        "convo_id": "A",
+    }
 
 
 def ir(*facts: dict) -> dict:
-    return build_ir("claude", "structured (zero-LLM)", list(facts),
-                    clock=lambda: pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime())
+    return build_ir(
+        "claude",
+        "structured (zero-LLM)",
+        list(facts),
+        clock=lambda: pd.Timestamp("2026-01-01T00:00:00Z").to_pydatetime(),
+    )
 
 
 def bar_heights(container) -> list[float]:
@@ -72,6 +97,7 @@ def bar_widths(container) -> list[float]:
 
 
 # ---- activity_timeline ---------------------------------------------------------------------------
+
 
 def test_timeline_monthly_stacks_roles_and_counts_conversations():
     ax = mv.plot.activity_timeline(mv.messages_frame(ENV), freq="month")
@@ -134,6 +160,7 @@ def test_timeline_without_dated_messages_says_so():
 
 # ---- activity_heatmap ----------------------------------------------------------------------------
 
+
 def test_heatmap_counts_weekday_by_hour():
     ax = mv.plot.activity_heatmap(ENV)
     grid = np.asarray(ax.images[0].get_array())
@@ -151,21 +178,21 @@ def test_heatmap_shifts_cells_to_the_timezone_given():
     utc = np.asarray(mv.plot.activity_heatmap(env, ax=plt.subplots()[1]).images[0].get_array())
     assert utc[6, 23] == 1 and utc.sum() == 1
     fig, ax = plt.subplots()
-    berlin = np.asarray(mv.plot.activity_heatmap(env, ax=ax, tz="Europe/Berlin", cbar=False).images[0]
-                        .get_array())
+    berlin = np.asarray(mv.plot.activity_heatmap(env, ax=ax, tz="Europe/Berlin", cbar=False).images[0].get_array())
     assert berlin[0, 0] == 1 and berlin.sum() == 1  # Monday 00:30 in Berlin
     assert ax.get_title() == "Messages by weekday and hour (Europe/Berlin)"
     assert len(fig.axes) == 1  # no colour bar when cbar=False
-    ny = np.asarray(mv.plot.activity_heatmap(env, ax=plt.subplots()[1], tz="America/New_York")
-                    .images[0].get_array())
+    ny = np.asarray(mv.plot.activity_heatmap(env, ax=plt.subplots()[1], tz="America/New_York").images[0].get_array())
     assert ny[6, 18] == 1  # Sunday 18:30 in New York
 
 
 # ---- conversation_lengths ------------------------------------------------------------------------
 
+
 def lengths_env(*lengths: int) -> dict:
-    convs = [conv(f"c{i}", *[msg(j, "user", "2024-01-01T00:00:00.000Z") for j in range(n)])
-             for i, n in enumerate(lengths)]
+    convs = [
+        conv(f"c{i}", *[msg(j, "user", "2024-01-01T00:00:00.000Z") for j in range(n)]) for i, n in enumerate(lengths)
+    ]
     return envelope(*convs)
 
 
@@ -195,16 +222,28 @@ def test_lengths_even_stays_linear_and_messages_frame_gives_the_same_bars():
 
 # ---- fact_categories -----------------------------------------------------------------------------
 
-FACTS_IR = ir(fact("career"), fact("career", "company", subject="Acme"), fact("career"),
-              fact("identity"), fact(None, "person", subject="Ana"))
+FACTS_IR = ir(
+    fact("career"),
+    fact("career", "company", subject="Acme"),
+    fact("career"),
+    fact("identity"),
+    fact(None, "person", subject="Ana"),
+)
 
 
 def test_fact_categories_counts_every_category_most_frequent_on_top():
     ax = mv.plot.fact_categories(mv.facts_frame(FACTS_IR))
     labels = [t.get_text() for t in ax.get_yticklabels()]
     widths = dict(zip(labels, bar_widths(ax.containers[0]), strict=True))
-    assert widths == {"career": 3, "identity": 1, "uncategorised": 1, "projects": 0, "preferences": 0,
-                      "instructions": 0, "relationship": 0}
+    assert widths == {
+        "career": 3,
+        "identity": 1,
+        "uncategorised": 1,
+        "projects": 0,
+        "preferences": 0,
+        "instructions": 0,
+        "relationship": 0,
+    }
     assert labels[-1] == "career"  # barh draws bottom-up: the top row is the largest
     assert ax.get_title() == "Facts per category (5 facts)"
     assert [t.get_text() for t in ax.texts][-1] == "3"
@@ -215,8 +254,7 @@ def test_fact_categories_split_by_subject_type():
     labels = [t.get_text() for t in ax.get_yticklabels()]
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["self", "person", "company"]
-    per = {name: dict(zip(labels, bar_widths(c), strict=True))
-           for name, c in zip(legend, ax.containers, strict=True)}
+    per = {name: dict(zip(labels, bar_widths(c), strict=True)) for name, c in zip(legend, ax.containers, strict=True)}
     assert per["self"]["career"] == 2 and per["company"]["career"] == 1
     assert per["person"]["uncategorised"] == 1 and per["self"]["identity"] == 1
     with pytest.raises(ValueError, match="hue"):
@@ -225,8 +263,13 @@ def test_fact_categories_split_by_subject_type():
 
 # ---- facts_over_time -----------------------------------------------------------------------------
 
-DATED_IR = ir(fact("career", date="2023"), fact("career", date="2023-05"), fact("identity", date="2023-05-02"),
-              fact("identity", date="2024-01"), fact("identity", date=None))
+DATED_IR = ir(
+    fact("career", date="2023"),
+    fact("career", date="2023-05"),
+    fact("identity", date="2023-05-02"),
+    fact("identity", date="2024-01"),
+    fact("identity", date=None),
+)
 
 
 def test_facts_over_time_per_year_stacked_by_category():
@@ -286,15 +329,21 @@ def test_archetype_refuses_an_envelope():
 
 # ---- manners -------------------------------------------------------------------------------------
 
+
 def test_helpers_leave_global_state_alone(monkeypatch):
     monkeypatch.setattr(plt, "show", lambda *a, **k: pytest.fail("plt.show() called"))
     monkeypatch.setattr(plt.Figure, "savefig", lambda *a, **k: pytest.fail("savefig called"))
     before = dict(matplotlib.rcParams)
     figs = plt.get_fignums()
     fig, axes = plt.subplots(2, 3)
-    calls = [(mv.plot.activity_timeline, ENV), (mv.plot.activity_heatmap, ENV),
-             (mv.plot.conversation_lengths, ENV), (mv.plot.fact_categories, FACTS_IR),
-             (mv.plot.facts_over_time, DATED_IR), (mv.plot.archetype_chart, ARCH_IR)]
+    calls = [
+        (mv.plot.activity_timeline, ENV),
+        (mv.plot.activity_heatmap, ENV),
+        (mv.plot.conversation_lengths, ENV),
+        (mv.plot.fact_categories, FACTS_IR),
+        (mv.plot.facts_over_time, DATED_IR),
+        (mv.plot.archetype_chart, ARCH_IR),
+    ]
     for (fn, data), ax in zip(calls, axes.flat, strict=True):
         assert fn(data, ax=ax) is ax
         assert ax.get_title() and (ax.get_xlabel() or fn is mv.plot.archetype_chart)
@@ -303,7 +352,9 @@ def test_helpers_leave_global_state_alone(monkeypatch):
 
 
 def test_importing_the_package_does_not_import_matplotlib():
-    code = ("import sys, memvelope_tools as mv; assert 'matplotlib' not in sys.modules; "
-            "mv.plot.activity_timeline; assert 'matplotlib' in sys.modules; print('ok')")
+    code = (
+        "import sys, memvelope_tools as mv; assert 'matplotlib' not in sys.modules; "
+        "mv.plot.activity_timeline; assert 'matplotlib' in sys.modules; print('ok')"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"

@@ -45,8 +45,12 @@ def budget(name: str) -> settings:
         deadline=None,
         derandomize=os.environ.get("MEMVELOPE_FUZZ_RANDOM") != "1",
         database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                               HealthCheck.filter_too_much, HealthCheck.large_base_example],
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+            HealthCheck.large_base_example,
+        ],
     )
 
 
@@ -56,23 +60,52 @@ TIMESTAMP_OUT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{
 
 # Characters the spec cares about: JS whitespace that str.strip() disagrees on, BOM, lone surrogates
 # (JSON may spell them as escapes), NUL and other controls, LS/PS, astral characters.
-TRICKY_CHARS = ["\ud800", "\udbff", "\udc00", "\udfff", "\ud83d", "\ude00", "\ufeff", "\u2028", "\u2029",
-                " ", "\t", "\n", "\u00a0", "\u0085", "\u200b", "\u3000", "\x00", "\x1c", "\x1f", "\x7f",
-                "é", "😀", "\\", '"', "/"]
+TRICKY_CHARS = [
+    "\ud800",
+    "\udbff",
+    "\udc00",
+    "\udfff",
+    "\ud83d",
+    "\ude00",
+    "\ufeff",
+    "\u2028",
+    "\u2029",
+    " ",
+    "\t",
+    "\n",
+    "\u00a0",
+    "\u0085",
+    "\u200b",
+    "\u3000",
+    "\x00",
+    "\x1c",
+    "\x1f",
+    "\x7f",
+    "é",
+    "😀",
+    "\\",
+    '"',
+    "/",
+]
 chars = st.one_of(st.characters(), st.sampled_from(TRICKY_CHARS))
 text = st.text(chars, max_size=12)
 
-json_leaf = st.one_of(st.none(), st.booleans(), st.integers(),
-                      st.floats(allow_nan=False, allow_infinity=False), text)
+json_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), text)
 json_value = st.recursive(
     json_leaf,
     lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(text, inner, max_size=4)),
     max_leaves=12,
 )
 # Cheaper junk for the many fields of an export: mostly scalars, sometimes a small container.
-junk = st.one_of(json_leaf, json_leaf, st.recursive(
-    json_leaf, lambda inner: st.one_of(st.lists(inner, max_size=2), st.dictionaries(text, inner, max_size=2)),
-    max_leaves=3))
+junk = st.one_of(
+    json_leaf,
+    json_leaf,
+    st.recursive(
+        json_leaf,
+        lambda inner: st.one_of(st.lists(inner, max_size=2), st.dictionaries(text, inner, max_size=2)),
+        max_leaves=3,
+    ),
+)
 
 
 def pick(*weighted: tuple[int, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
@@ -85,8 +118,25 @@ def maybe(value: st.SearchStrategy[Any], good: int = 4) -> st.SearchStrategy[Any
     return pick((good, value), (1, junk))
 
 
-words = pick((2, text), (3, st.sampled_from(["", " ", "hello", "  padded  ", "\ufeffbom", "\u0085nel", "a\ud800b",
-                                             "\u200b", "not supported on your current device"])))
+words = pick(
+    (2, text),
+    (
+        3,
+        st.sampled_from(
+            [
+                "",
+                " ",
+                "hello",
+                "  padded  ",
+                "\ufeffbom",
+                "\u0085nel",
+                "a\ud800b",
+                "\u200b",
+                "not supported on your current device",
+            ]
+        ),
+    ),
+)
 
 
 def shaped(required: dict[str, Any], optional: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
@@ -100,6 +150,7 @@ def shaped(required: dict[str, Any], optional: dict[str, Any]) -> st.SearchStrat
 
 # ---- strategies: timestamps ----------------------------------------------------------------------
 
+
 def _pad(n: int, width: int) -> str:
     return str(n).zfill(width) if n >= 0 else str(n)
 
@@ -111,11 +162,20 @@ def _field(low: int, high: int, widths: list[int]) -> st.SearchStrategy[str]:
 _DIGITS = st.text(st.sampled_from("0123456789"), max_size=10)
 datetime_strings = st.builds(
     lambda date, sep, hm, sec, frac, zone, hh, mm: (
-        date if sep is None else
-        date + sep + hm + ("" if sec is None else ":" + sec + ("" if frac is None else "." + frac))
-        + zone.replace("hh", hh).replace("mm", mm)),
-    st.builds(lambda y, m, d: f"{y}-{m}-{d}", _field(0, 10000, [4, 4, 4, 4, 3, 5]), _field(0, 13, [2, 2, 2, 1]),
-              _field(0, 32, [2])),
+        date
+        if sep is None
+        else date
+        + sep
+        + hm
+        + ("" if sec is None else ":" + sec + ("" if frac is None else "." + frac))
+        + zone.replace("hh", hh).replace("mm", mm)
+    ),
+    st.builds(
+        lambda y, m, d: f"{y}-{m}-{d}",
+        _field(0, 10000, [4, 4, 4, 4, 3, 5]),
+        _field(0, 13, [2, 2, 2, 1]),
+        _field(0, 32, [2]),
+    ),
     st.one_of(st.none(), st.sampled_from(["T", "T", " ", "t", "  "])),
     st.builds(lambda h, m: f"{h}:{m}", _field(0, 25, [2]), _field(0, 61, [2])),
     st.one_of(st.none(), _field(0, 61, [2])),
@@ -129,45 +189,88 @@ datetime_strings = st.builds(
 bare_numbers = st.builds(
     lambda sign, whole, frac: f"{sign}{whole}{frac}",
     st.sampled_from(["", "", "-", "+"]),
-    st.one_of(st.integers(0, 10**14).map(str), st.text(st.sampled_from("0123456789"), min_size=1,
-                                                       max_size=20)),
+    st.one_of(st.integers(0, 10**14).map(str), st.text(st.sampled_from("0123456789"), min_size=1, max_size=20)),
     st.one_of(st.just(""), st.text(st.sampled_from("0123456789"), max_size=8).map(lambda d: "." + d)),
 )
 numbers = st.one_of(
-    st.integers(-10**13, 10**13),
+    st.integers(-(10**13), 10**13),
     st.integers(),
     st.floats(-1e13, 1e13),
     st.floats(allow_nan=False),
-    st.sampled_from([0, -0.0, 1.005, -0.0005, -0.0015, 1e12, 1e12 - 1, 253402300799.999, 253402300800,
-                     -62135596800, -62135596801, 10**400, -(10**400), 1.7e9, 1700000000.0005]),
+    st.sampled_from(
+        [
+            0,
+            -0.0,
+            1.005,
+            -0.0005,
+            -0.0015,
+            1e12,
+            1e12 - 1,
+            253402300799.999,
+            253402300800,
+            -62135596800,
+            -62135596801,
+            10**400,
+            -(10**400),
+            1.7e9,
+            1700000000.0005,
+        ]
+    ),
 )
 timestamp_values = st.one_of(numbers, bare_numbers, datetime_strings, text, st.none(), st.booleans())
 
 
 # ---- strategies: export shapes -------------------------------------------------------------------
 
-roles = pick((3, st.sampled_from(["user", "assistant", "USER", "Assistant", "human", "ai", "model"])),
-             (1, st.sampled_from(["system", "tool", " user", "", "critic"])))
-node_keys = st.one_of(st.sampled_from(["a", "b", "c", "root", "0", "1", "10", "007", "4294967294",
-                                       "4294967295", "__proto__", "null", "client-created-root"]), text)
-content_types = pick((3, st.sampled_from(["text", "multimodal_text", "", "user_editable_context"])),
-                     (1, st.sampled_from(["code", "execution_output", "tether_quote", "Text", None, 5])))
+roles = pick(
+    (3, st.sampled_from(["user", "assistant", "USER", "Assistant", "human", "ai", "model"])),
+    (1, st.sampled_from(["system", "tool", " user", "", "critic"])),
+)
+node_keys = st.one_of(
+    st.sampled_from(
+        [
+            "a",
+            "b",
+            "c",
+            "root",
+            "0",
+            "1",
+            "10",
+            "007",
+            "4294967294",
+            "4294967295",
+            "__proto__",
+            "null",
+            "client-created-root",
+        ]
+    ),
+    text,
+)
+content_types = pick(
+    (3, st.sampled_from(["text", "multimodal_text", "", "user_editable_context"])),
+    (1, st.sampled_from(["code", "execution_output", "tether_quote", "Text", None, 5])),
+)
 chatgpt_part = pick((4, words), (1, shaped({}, {"text": maybe(words), "content_type": text})), (1, junk))
-chatgpt_content = shaped({"parts": maybe(st.lists(chatgpt_part, max_size=4))}, {
-    "content_type": content_types,
-    "user_profile": maybe(words),
-    "user_instructions": maybe(words),
-    "text": words,
-})
-chatgpt_message = shaped({
-    "author": maybe(shaped({"role": maybe(roles)}, {})),
-    "content": maybe(chatgpt_content),
-    "create_time": timestamp_values,
-}, {
-    "metadata": maybe(shaped({}, {"is_visually_hidden_from_conversation": st.one_of(
-        st.booleans(), json_value)})),
-    "recipient": st.sampled_from(["all", "bio", "dalle.text2im"]),
-})
+chatgpt_content = shaped(
+    {"parts": maybe(st.lists(chatgpt_part, max_size=4))},
+    {
+        "content_type": content_types,
+        "user_profile": maybe(words),
+        "user_instructions": maybe(words),
+        "text": words,
+    },
+)
+chatgpt_message = shaped(
+    {
+        "author": maybe(shaped({"role": maybe(roles)}, {})),
+        "content": maybe(chatgpt_content),
+        "create_time": timestamp_values,
+    },
+    {
+        "metadata": maybe(shaped({}, {"is_visually_hidden_from_conversation": st.one_of(st.booleans(), json_value)})),
+        "recipient": st.sampled_from(["all", "bio", "dalle.text2im"]),
+    },
+)
 
 
 class Link:
@@ -179,17 +282,27 @@ class Link:
 
 # Strategies are built once: building them inside a composite costs more than running the test.
 links = pick((6, st.integers(1, 50).map(Link)), (1, st.just(Link(0))), (1, st.none()), (1, text), (1, junk))
-mapping_values = pick((8, shaped({"message": maybe(chatgpt_message), "parent": links},
-                                 {"id": maybe(st.just(Link(0))), "children": st.lists(links, max_size=3),
-                                  "create_time": timestamp_values})), (1, junk))
+mapping_values = pick(
+    (
+        8,
+        shaped(
+            {"message": maybe(chatgpt_message), "parent": links},
+            {"id": maybe(st.just(Link(0))), "children": st.lists(links, max_size=3), "create_time": timestamp_values},
+        ),
+    ),
+    (1, junk),
+)
 MAPPING = object()
-chatgpt_fields = shaped({"mapping": pick((12, st.just(MAPPING)), (1, junk)), "current_node": links}, {
-    "title": maybe(words),
-    "create_time": timestamp_values,
-    "update_time": timestamp_values,
-    "conversation_id": maybe(text),
-    "id": maybe(text),
-})
+chatgpt_fields = shaped(
+    {"mapping": pick((12, st.just(MAPPING)), (1, junk)), "current_node": links},
+    {
+        "title": maybe(words),
+        "create_time": timestamp_values,
+        "update_time": timestamp_values,
+        "conversation_id": maybe(text),
+        "id": maybe(text),
+    },
+)
 key_lists = pick((6, st.lists(node_keys, min_size=1, max_size=5, unique=True)), (1, st.just([])))
 
 
@@ -212,25 +325,37 @@ def chatgpt_conversations(draw: st.DrawFn) -> dict[str, Any]:
     return {k: mapping if v is MAPPING else _resolve(v, keys, "") for k, v in fields.items()}
 
 
-claude_block = shaped({}, {"type": st.sampled_from(["text", "tool_use", "tool_result", "image", "Text"]),
-                           "text": maybe(words), "input": json_value})
-claude_message = shaped({"sender": maybe(roles), "text": maybe(words), "created_at": timestamp_values}, {
-    "content": maybe(st.lists(pick((4, claude_block), (1, junk)), max_size=3)),
-    "uuid": text,
-    "parent_message_uuid": text,
-})
-claude_conversation = shaped({"chat_messages": maybe(st.lists(maybe(claude_message, 8), min_size=1, max_size=5), 8),
-                              "uuid": maybe(text, 8)}, {
-    "name": maybe(words),
-    "summary": maybe(words),
-    "created_at": timestamp_values,
-    "updated_at": timestamp_values,
-})
+claude_block = shaped(
+    {},
+    {
+        "type": st.sampled_from(["text", "tool_use", "tool_result", "image", "Text"]),
+        "text": maybe(words),
+        "input": json_value,
+    },
+)
+claude_message = shaped(
+    {"sender": maybe(roles), "text": maybe(words), "created_at": timestamp_values},
+    {
+        "content": maybe(st.lists(pick((4, claude_block), (1, junk)), max_size=3)),
+        "uuid": text,
+        "parent_message_uuid": text,
+    },
+)
+claude_conversation = shaped(
+    {"chat_messages": maybe(st.lists(maybe(claude_message, 8), min_size=1, max_size=5), 8), "uuid": maybe(text, 8)},
+    {
+        "name": maybe(words),
+        "summary": maybe(words),
+        "created_at": timestamp_values,
+        "updated_at": timestamp_values,
+    },
+)
 # An export is usually all one provider's shape; sometimes mixed, sometimes with garbage elements.
-elements = pick((1, st.lists(pick((3, chatgpt_conversations()), (3, claude_conversation), (1, json_value)),
-                             max_size=5)),
-                (3, st.lists(pick((8, chatgpt_conversations()), (1, junk)), max_size=4)),
-                (3, st.lists(pick((8, claude_conversation), (1, junk)), max_size=4)))
+elements = pick(
+    (1, st.lists(pick((3, chatgpt_conversations()), (3, claude_conversation), (1, json_value)), max_size=5)),
+    (3, st.lists(pick((8, chatgpt_conversations()), (1, junk)), max_size=4)),
+    (3, st.lists(pick((8, claude_conversation), (1, junk)), max_size=4)),
+)
 
 
 _SERIALISATION = st.tuples(st.booleans(), st.sampled_from([None, 2]), st.integers(0, 9))
@@ -264,6 +389,7 @@ def exports(draw: st.DrawFn) -> list[bytes]:
 
 
 # ---- the conversion property ---------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def part_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -359,9 +485,17 @@ def test_export_shaped_input_converts_or_fails_cleanly(part_dir: Path, parts: li
 
 
 @budget("json")
-@given(parts=st.lists(st.one_of(json_value.flatmap(serialised), st.binary(max_size=40),
-                                st.text(max_size=40).map(lambda s: s.encode("utf-8", "surrogatepass"))),
-                      min_size=1, max_size=3))
+@given(
+    parts=st.lists(
+        st.one_of(
+            json_value.flatmap(serialised),
+            st.binary(max_size=40),
+            st.text(max_size=40).map(lambda s: s.encode("utf-8", "surrogatepass")),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
 def test_arbitrary_json_and_bytes_convert_or_fail_cleanly(part_dir: Path, parts: list[bytes]) -> None:
     convert_every_way(part_dir, parts)
 
@@ -380,8 +514,10 @@ def oracle_render(instant: dt.datetime, year_shift: int = 0) -> str | None:
     year = instant.year - year_shift
     if not 1 <= year <= 9999:
         return None
-    return (f"{year:04d}-{instant.month:02d}-{instant.day:02d}T{instant.hour:02d}:{instant.minute:02d}:"
-            f"{instant.second:02d}.{instant.microsecond // 1000:03d}Z")
+    return (
+        f"{year:04d}-{instant.month:02d}-{instant.day:02d}T{instant.hour:02d}:{instant.minute:02d}:"
+        f"{instant.second:02d}.{instant.microsecond // 1000:03d}Z"
+    )
 
 
 def oracle_number(value: float) -> str | None:
@@ -417,9 +553,16 @@ def oracle(value: object) -> str | None:
     # Year 0000 is proleptic-Gregorian like year 0400; datetime has no year 0, so shift by one cycle.
     shift = 400 if int(m["y"]) == 0 else 0
     try:
-        instant = dt.datetime(int(m["y"]) + shift, int(m["mo"]), int(m["d"]), int(m["h"] or 0),
-                              int(m["mi"] or 0), int(m["s"] or 0), int((m["f"] or "")[:3].ljust(3, "0")) * 1000,
-                              tzinfo=dt.UTC)
+        instant = dt.datetime(
+            int(m["y"]) + shift,
+            int(m["mo"]),
+            int(m["d"]),
+            int(m["h"] or 0),
+            int(m["mi"] or 0),
+            int(m["s"] or 0),
+            int((m["f"] or "")[:3].ljust(3, "0")) * 1000,
+            tzinfo=dt.UTC,
+        )
     except ValueError:  # no such date or time of day (NOTES A11)
         return None
     if m["sign"]:
@@ -456,13 +599,17 @@ def test_timestamp_renderer_matches_datetime_oracle(value: object) -> None:
 
 # ---- the readers ---------------------------------------------------------------------------------
 
+
 def rmaybe(value: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     """Like :func:`maybe`, rarer junk: a document has many fields and should often pass the check."""
     return maybe(value, good=30)
 
 
-good_ts = pick((2, st.none()), (4, st.sampled_from(["2024-05-01T10:00:00.123Z", "0001-01-01T00:00:00.000Z",
-                                                     "9999-12-31T23:59:59.999Z"])), (1, text))
+good_ts = pick(
+    (2, st.none()),
+    (4, st.sampled_from(["2024-05-01T10:00:00.123Z", "0001-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z"])),
+    (1, text),
+)
 
 
 def either(good: list[Any], bad: list[Any]) -> st.SearchStrategy[Any]:
@@ -482,39 +629,87 @@ def dropping_a_key(draw: st.DrawFn, doc: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in doc.items() if k != key}
 
 
-message_docs = shaped({"id": rmaybe(either(["m1", "m2"], ["", "m\ud800"])), "role": either(
-    ["user", "assistant"], ["system", "User"]), "ts": rmaybe(good_ts), "text": rmaybe(words)}, {})
-conversation_docs = shaped({
-    "id": rmaybe(st.one_of(st.none(), text)), "title": rmaybe(words), "created_at": rmaybe(good_ts),
-    "updated_at": rmaybe(good_ts), "messages": rmaybe(st.lists(rmaybe(message_docs), max_size=3))}, {})
-envelope_docs = shaped({
-    "memvelope": either(["envelope-v0"], ["memory-v0", "envelope-v1", "memvelope-ir-v0", 0]),
-    "meta": rmaybe(shaped({"source_provider": rmaybe(words)}, {
-        "conversation_count": rmaybe(st.integers(0, 5)), "message_count": rmaybe(st.integers(0, 9))})),
-    "conversations": rmaybe(st.lists(rmaybe(conversation_docs), max_size=3))}, {}).flatmap(dropping_a_key)
-fact_docs = shaped({
-    "subject": rmaybe(st.one_of(st.none(), words)),
-    "subject_type": either([None, "self", "person", "company", "project", "other"], ["pet", "Self"]),
-    "category": either([None, "identity", "career", "projects", "preferences"], ["hobbies"]),
-    "content": rmaybe(words), "effective_date": rmaybe(st.one_of(st.none(), st.just("2024-05"), text)),
-    "in_text_date": rmaybe(st.one_of(st.none(), text)),
-    "provenance": rmaybe(st.just("imported:claude-export:2024-05")),
-    "convo_id": rmaybe(st.one_of(st.none(), text))}, {})
-ir_docs = shaped({
-    "meta": rmaybe(shaped({
-        "format": either(["memvelope-ir-v0"], ["memvelope-ir-v1", "envelope-v0"]), "provider": rmaybe(words),
-        "mode": either(["structured", "llm"], ["other"]),
-        "facts": rmaybe(pick((6, st.integers(0, 3)), (1, st.integers()))),
-        "generated_at": rmaybe(either(["2026-06-30T17:28:47.559123Z", "2026-06-30T17:28:47+05:30"],
-                                      ["2026-06-30T17:28:47", "now", "", "99999-01-01T00:00:00Z",
-                                       "2026-13-01T00:00:00Z"]))}, {})),
-    "archetype": rmaybe(shaped({
-        "style": rmaybe(st.one_of(st.none(), words)), "facts": rmaybe(st.integers(0, 3)),
-        "self_ratio": rmaybe(st.one_of(st.none(), st.floats(0, 1))),
-        "distinct_entities": rmaybe(st.one_of(st.none(), st.integers(0, 5), st.integers())),
-        "categories": rmaybe(st.one_of(st.none(), st.dictionaries(words, st.integers(0, 3), max_size=2))),
-        "belief_ratio": rmaybe(st.one_of(st.none(), st.floats(0, 1)))}, {})),
-    "facts": rmaybe(st.lists(rmaybe(fact_docs), max_size=3))}, {}).flatmap(dropping_a_key)
+message_docs = shaped(
+    {
+        "id": rmaybe(either(["m1", "m2"], ["", "m\ud800"])),
+        "role": either(["user", "assistant"], ["system", "User"]),
+        "ts": rmaybe(good_ts),
+        "text": rmaybe(words),
+    },
+    {},
+)
+conversation_docs = shaped(
+    {
+        "id": rmaybe(st.one_of(st.none(), text)),
+        "title": rmaybe(words),
+        "created_at": rmaybe(good_ts),
+        "updated_at": rmaybe(good_ts),
+        "messages": rmaybe(st.lists(rmaybe(message_docs), max_size=3)),
+    },
+    {},
+)
+envelope_docs = shaped(
+    {
+        "memvelope": either(["envelope-v0"], ["memory-v0", "envelope-v1", "memvelope-ir-v0", 0]),
+        "meta": rmaybe(
+            shaped(
+                {"source_provider": rmaybe(words)},
+                {"conversation_count": rmaybe(st.integers(0, 5)), "message_count": rmaybe(st.integers(0, 9))},
+            )
+        ),
+        "conversations": rmaybe(st.lists(rmaybe(conversation_docs), max_size=3)),
+    },
+    {},
+).flatmap(dropping_a_key)
+fact_docs = shaped(
+    {
+        "subject": rmaybe(st.one_of(st.none(), words)),
+        "subject_type": either([None, "self", "person", "company", "project", "other"], ["pet", "Self"]),
+        "category": either([None, "identity", "career", "projects", "preferences"], ["hobbies"]),
+        "content": rmaybe(words),
+        "effective_date": rmaybe(st.one_of(st.none(), st.just("2024-05"), text)),
+        "in_text_date": rmaybe(st.one_of(st.none(), text)),
+        "provenance": rmaybe(st.just("imported:claude-export:2024-05")),
+        "convo_id": rmaybe(st.one_of(st.none(), text)),
+    },
+    {},
+)
+ir_docs = shaped(
+    {
+        "meta": rmaybe(
+            shaped(
+                {
+                    "format": either(["memvelope-ir-v0"], ["memvelope-ir-v1", "envelope-v0"]),
+                    "provider": rmaybe(words),
+                    "mode": either(["structured", "llm"], ["other"]),
+                    "facts": rmaybe(pick((6, st.integers(0, 3)), (1, st.integers()))),
+                    "generated_at": rmaybe(
+                        either(
+                            ["2026-06-30T17:28:47.559123Z", "2026-06-30T17:28:47+05:30"],
+                            ["2026-06-30T17:28:47", "now", "", "99999-01-01T00:00:00Z", "2026-13-01T00:00:00Z"],
+                        )
+                    ),
+                },
+                {},
+            )
+        ),
+        "archetype": rmaybe(
+            shaped(
+                {
+                    "style": rmaybe(st.one_of(st.none(), words)),
+                    "facts": rmaybe(st.integers(0, 3)),
+                    "self_ratio": rmaybe(st.one_of(st.none(), st.floats(0, 1))),
+                    "distinct_entities": rmaybe(st.one_of(st.none(), st.integers(0, 5), st.integers())),
+                    "categories": rmaybe(st.one_of(st.none(), st.dictionaries(words, st.integers(0, 3), max_size=2))),
+                    "belief_ratio": rmaybe(st.one_of(st.none(), st.floats(0, 1))),
+                },
+                {},
+            )
+        ),
+        "facts": rmaybe(st.lists(rmaybe(fact_docs), max_size=3)),
+    },
+    {},
+).flatmap(dropping_a_key)
 reader_inputs = pick((3, envelope_docs), (3, ir_docs), (1, json_value)).flatmap(serialised)
 reader_bytes = pick((8, reader_inputs), (1, st.binary(max_size=30)))
 
@@ -542,8 +737,7 @@ def test_read_returns_a_document_or_format_error(data: bytes) -> None:
 @given(data=reader_bytes)
 def test_frames_return_a_frame_or_format_error(data: bytes) -> None:
     frames = pytest.importorskip("memvelope_tools.frames")
-    for make in (frames.messages_frame, frames.conversations_frame, frames.facts_frame,
-                 frames.archetype_frame):
+    for make in (frames.messages_frame, frames.conversations_frame, frames.facts_frame, frames.archetype_frame):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnicodeWarning)  # lone surrogates are replaced, with a warning
             try:

@@ -29,9 +29,24 @@ def test_join_blocks() -> None:
 
 @pytest.mark.parametrize(
     ("token", "role"),
-    [("user", "user"), ("Human", "user"), ("HUMAN", "user"), ("assistant", "assistant"), ("AI", "assistant"),
-     ("Model", "assistant"), ("system", None), ("tool", None), ("developer", None), (" user", None),
-     ("user ", None), ("", None), (None, None), (1, None), (["user"], None), ("critic", None)],
+    [
+        ("user", "user"),
+        ("Human", "user"),
+        ("HUMAN", "user"),
+        ("assistant", "assistant"),
+        ("AI", "assistant"),
+        ("Model", "assistant"),
+        ("system", None),
+        ("tool", None),
+        ("developer", None),
+        (" user", None),
+        ("user ", None),
+        ("", None),
+        (None, None),
+        (1, None),
+        (["user"], None),
+        ("critic", None),
+    ],
 )
 def test_role_mapping(token: object, role: str | None) -> None:
     assert map_role(token) == role

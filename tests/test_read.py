@@ -38,8 +38,7 @@ def test_every_fixture_envelope_reads_the_same_from_each_kind_of_source(path: Pa
     data = path.read_bytes()
     with open(path, "rb") as fh:
         from_file = read(fh)
-    for got in (read(path), read(str(path)), read(data), read(bytearray(data)), from_file,
-                read(io.BytesIO(data))):
+    for got in (read(path), read(str(path)), read(data), read(bytearray(data)), from_file, read(io.BytesIO(data))):
         assert got == expected
     assert layer_of(expected) == "envelope"
 
@@ -87,14 +86,17 @@ def test_lone_surrogate_escapes_survive(monkeypatch: pytest.MonkeyPatch, use_orj
     assert read(data)["conversations"][0]["messages"][2]["text"] == "o\ud800k"
 
 
-@pytest.mark.parametrize("text", [
-    '{"memvelope": "envelope-v0", "meta": {"source_provider": "a", "n": 12345678901234567890123},'
-    ' "conversations": []}',
-    '{"memvelope": "envelope-v0", "meta": {"source_provider": "a", "n": NaN}, "conversations": []}',
-    '{"memvelope": "envelope-v0", "meta": {"source_provider": "a", "n": 1e400}, "conversations": []}',
-    '{"memvelope": "envelope-v1", "memvelope": "envelope-v0", "meta": {"source_provider": "a"},'
-    ' "conversations": []}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"memvelope": "envelope-v0", "meta": {"source_provider": "a", "n": 12345678901234567890123},'
+        ' "conversations": []}',
+        '{"memvelope": "envelope-v0", "meta": {"source_provider": "a", "n": NaN}, "conversations": []}',
+        '{"memvelope": "envelope-v0", "meta": {"source_provider": "a", "n": 1e400}, "conversations": []}',
+        '{"memvelope": "envelope-v1", "memvelope": "envelope-v0", "meta": {"source_provider": "a"},'
+        ' "conversations": []}',
+    ],
+)
 def test_values_are_those_of_the_standard_json_module(text: str) -> None:
     # orjson (when installed) would give floats for huge integers and refuse NaN; read() must not.
     assert read(text.encode()) == json.loads(text)
@@ -117,57 +119,156 @@ _DELETE = object()
 REFUSALS = [
     # (id, document, reason, JSON path, words the message must contain)
     ("top-level-array", lambda: [_envelope()], "not-memvelope", "$", ["array", "object"]),
-    ("no-tag", lambda: _set(_envelope(), ("memvelope",), _DELETE), "not-memvelope", "$",
-     ["no top-level 'memvelope'", "'envelope-v0'", "'memvelope-ir-v0'"]),
-    ("numeric-tag", lambda: _set(_envelope(), ("memvelope",), 0), "not-memvelope", "$.memvelope",
-     ["a number", "not a string"]),
+    (
+        "no-tag",
+        lambda: _set(_envelope(), ("memvelope",), _DELETE),
+        "not-memvelope",
+        "$",
+        ["no top-level 'memvelope'", "'envelope-v0'", "'memvelope-ir-v0'"],
+    ),
+    (
+        "numeric-tag",
+        lambda: _set(_envelope(), ("memvelope",), 0),
+        "not-memvelope",
+        "$.memvelope",
+        ["a number", "not a string"],
+    ),
     ("null-tag", lambda: _set(_envelope(), ("memvelope",), None), "not-memvelope", "$.memvelope", ["null"]),
-    ("envelope-v1", lambda: _set(_envelope(), ("memvelope",), "envelope-v1"), "unsupported-tag",
-     "$.memvelope", ["'envelope-v1'", "'envelope-v0'", "'memvelope-ir-v0'"]),
-    ("memory-v0-reserved", lambda: _set(_envelope(), ("memvelope",), "memory-v0"), "unsupported-tag",
-     "$.memvelope", ["'memory-v0'", "reserved", "'envelope-v0'"]),
-    ("ir-tag-at-top", lambda: _set(_envelope(), ("memvelope",), "memvelope-ir-v0"), "unsupported-tag",
-     "$.memvelope", ["'memvelope-ir-v0'"]),
-    ("ir-v1", lambda: _set(_ir(), ("meta", "format"), "memvelope-ir-v1"), "unsupported-tag",
-     "$.meta.format", ["'memvelope-ir-v1'", "'memvelope-ir-v0'"]),
-    ("ir-format-number", lambda: _set(_ir(), ("meta", "format"), 1), "not-memvelope", "$.meta.format",
-     ["not a string"]),
-    ("conversations-not-list", lambda: _set(_envelope(), ("conversations",), {"a": 1}), "bad-shape",
-     "$.conversations", ["an array", "an object"]),
-    ("meta-missing", lambda: _set(_envelope(), ("meta",), _DELETE), "bad-shape", "$.meta",
-     ["expected an object", "null"]),
-    ("conversation-not-object", lambda: _set(_envelope(), ("conversations", 1), "c"), "bad-shape",
-     "$.conversations[1]", ["an object", "a string"]),
-    ("messages-not-list", lambda: _set(_envelope(), ("conversations", 2, "messages"), None), "bad-shape",
-     "$.conversations[2].messages", ["an array", "null"]),
-    ("message-without-text", lambda: _set(_envelope(), ("conversations", 0, "messages", 2, "text"), _DELETE),
-     "bad-shape", "$.conversations[0].messages[2]", ["missing field 'text'"]),
-    ("text-null", lambda: _set(_envelope(), ("conversations", 2, "messages", 0, "text"), None), "bad-shape",
-     "$.conversations[2].messages[0].text", ["a string", "null"]),
-    ("role-system", lambda: _set(_envelope(), ("conversations", 1, "messages", 0, "role"), "system"),
-     "bad-shape", "$.conversations[1].messages[0].role", ["'system'", "user, assistant"]),
-    ("ts-number", lambda: _set(_envelope(), ("conversations", 0, "messages", 1, "ts"), 1700000000),
-     "bad-shape", "$.conversations[0].messages[1].ts", ["a number"]),
-    ("title-missing", lambda: _set(_envelope(), ("conversations", 1, "title"), _DELETE), "bad-shape",
-     "$.conversations[1]", ["missing field 'title'"]),
+    (
+        "envelope-v1",
+        lambda: _set(_envelope(), ("memvelope",), "envelope-v1"),
+        "unsupported-tag",
+        "$.memvelope",
+        ["'envelope-v1'", "'envelope-v0'", "'memvelope-ir-v0'"],
+    ),
+    (
+        "memory-v0-reserved",
+        lambda: _set(_envelope(), ("memvelope",), "memory-v0"),
+        "unsupported-tag",
+        "$.memvelope",
+        ["'memory-v0'", "reserved", "'envelope-v0'"],
+    ),
+    (
+        "ir-tag-at-top",
+        lambda: _set(_envelope(), ("memvelope",), "memvelope-ir-v0"),
+        "unsupported-tag",
+        "$.memvelope",
+        ["'memvelope-ir-v0'"],
+    ),
+    (
+        "ir-v1",
+        lambda: _set(_ir(), ("meta", "format"), "memvelope-ir-v1"),
+        "unsupported-tag",
+        "$.meta.format",
+        ["'memvelope-ir-v1'", "'memvelope-ir-v0'"],
+    ),
+    (
+        "ir-format-number",
+        lambda: _set(_ir(), ("meta", "format"), 1),
+        "not-memvelope",
+        "$.meta.format",
+        ["not a string"],
+    ),
+    (
+        "conversations-not-list",
+        lambda: _set(_envelope(), ("conversations",), {"a": 1}),
+        "bad-shape",
+        "$.conversations",
+        ["an array", "an object"],
+    ),
+    (
+        "meta-missing",
+        lambda: _set(_envelope(), ("meta",), _DELETE),
+        "bad-shape",
+        "$.meta",
+        ["expected an object", "null"],
+    ),
+    (
+        "conversation-not-object",
+        lambda: _set(_envelope(), ("conversations", 1), "c"),
+        "bad-shape",
+        "$.conversations[1]",
+        ["an object", "a string"],
+    ),
+    (
+        "messages-not-list",
+        lambda: _set(_envelope(), ("conversations", 2, "messages"), None),
+        "bad-shape",
+        "$.conversations[2].messages",
+        ["an array", "null"],
+    ),
+    (
+        "message-without-text",
+        lambda: _set(_envelope(), ("conversations", 0, "messages", 2, "text"), _DELETE),
+        "bad-shape",
+        "$.conversations[0].messages[2]",
+        ["missing field 'text'"],
+    ),
+    (
+        "text-null",
+        lambda: _set(_envelope(), ("conversations", 2, "messages", 0, "text"), None),
+        "bad-shape",
+        "$.conversations[2].messages[0].text",
+        ["a string", "null"],
+    ),
+    (
+        "role-system",
+        lambda: _set(_envelope(), ("conversations", 1, "messages", 0, "role"), "system"),
+        "bad-shape",
+        "$.conversations[1].messages[0].role",
+        ["'system'", "user, assistant"],
+    ),
+    (
+        "ts-number",
+        lambda: _set(_envelope(), ("conversations", 0, "messages", 1, "ts"), 1700000000),
+        "bad-shape",
+        "$.conversations[0].messages[1].ts",
+        ["a number"],
+    ),
+    (
+        "title-missing",
+        lambda: _set(_envelope(), ("conversations", 1, "title"), _DELETE),
+        "bad-shape",
+        "$.conversations[1]",
+        ["missing field 'title'"],
+    ),
     ("facts-not-list", lambda: _set(_ir(), ("facts",), None), "bad-shape", "$.facts", ["an array"]),
-    ("fact-category", lambda: _set(_ir(), ("facts", 0, "category"), "hobbies"), "bad-shape",
-     "$.facts[0].category", ["'hobbies'", "identity, career"]),
-    ("fact-subject-type", lambda: _set(_ir(), ("facts", 0, "subject_type"), "pet"), "bad-shape",
-     "$.facts[0].subject_type", ["'pet'"]),
-    ("fact-content-missing", lambda: _set(_ir(), ("facts", 0, "content"), _DELETE), "bad-shape",
-     "$.facts[0]", ["missing field 'content'"]),
-    ("archetype-missing", lambda: _set(_ir(), ("archetype",), _DELETE), "bad-shape", "$.archetype",
-     ["expected an object"]),
-    ("ir-meta-facts-bool", lambda: _set(_ir(), ("meta", "facts"), True), "bad-shape", "$.meta.facts",
-     ["a boolean"]),
+    (
+        "fact-category",
+        lambda: _set(_ir(), ("facts", 0, "category"), "hobbies"),
+        "bad-shape",
+        "$.facts[0].category",
+        ["'hobbies'", "identity, career"],
+    ),
+    (
+        "fact-subject-type",
+        lambda: _set(_ir(), ("facts", 0, "subject_type"), "pet"),
+        "bad-shape",
+        "$.facts[0].subject_type",
+        ["'pet'"],
+    ),
+    (
+        "fact-content-missing",
+        lambda: _set(_ir(), ("facts", 0, "content"), _DELETE),
+        "bad-shape",
+        "$.facts[0]",
+        ["missing field 'content'"],
+    ),
+    (
+        "archetype-missing",
+        lambda: _set(_ir(), ("archetype",), _DELETE),
+        "bad-shape",
+        "$.archetype",
+        ["expected an object"],
+    ),
+    ("ir-meta-facts-bool", lambda: _set(_ir(), ("meta", "facts"), True), "bad-shape", "$.meta.facts", ["a boolean"]),
 ]
 
 
-@pytest.mark.parametrize(("make", "reason", "path", "words"), [r[1:] for r in REFUSALS],
-                         ids=[r[0] for r in REFUSALS])
-def test_each_refusal_names_what_was_found_and_where(tmp_path: Path, make: Any, reason: str, path: str,
-                                                     words: list[str]) -> None:
+@pytest.mark.parametrize(("make", "reason", "path", "words"), [r[1:] for r in REFUSALS], ids=[r[0] for r in REFUSALS])
+def test_each_refusal_names_what_was_found_and_where(
+    tmp_path: Path, make: Any, reason: str, path: str, words: list[str]
+) -> None:
     doc = make()
     with pytest.raises(FormatError) as info:
         read(doc if isinstance(doc, dict) else json.dumps(doc).encode())

@@ -15,10 +15,14 @@ FILES = sorted(REAL.rglob("*.json")) if REAL.is_dir() else []
 # Files whose top level is not an array (single objects, manifests): the spec (A16) says they
 # contribute no conversation, so conversion must fail with no-provider.
 NOT_ARRAYS = {
-    "polylogue/chatgpt/native-conversation-v1.json", "polylogue/chatgpt/sample-00.json",
-    "polylogue/chatgpt/sample-01.json", "polylogue/chatgpt/corpus-manifest.json",
-    "polylogue/claude-ai/sample-00.json", "polylogue/claude-ai/sample-01.json",
-    "polylogue/claude-ai/corpus-manifest.json", "synapse/export_manifest.json",
+    "polylogue/chatgpt/native-conversation-v1.json",
+    "polylogue/chatgpt/sample-00.json",
+    "polylogue/chatgpt/sample-01.json",
+    "polylogue/chatgpt/corpus-manifest.json",
+    "polylogue/claude-ai/sample-00.json",
+    "polylogue/claude-ai/sample-01.json",
+    "polylogue/claude-ai/corpus-manifest.json",
+    "synapse/export_manifest.json",
 }
 # Hand-checked against each file (see its row in the folder's README): provider, conversations, messages.
 EXPECTED = {

@@ -34,36 +34,79 @@ def close_figures():
 
 
 def _msgs(n: int, day: int) -> list[dict]:
-    return [{"id": f"m{i + 1}", "role": "user" if i % 2 == 0 else "assistant",
-             "ts": f"2024-03-{day:02d}T{8 + i:02d}:15:00.000Z", "text": f"message {i + 1}"} for i in range(n)]
+    return [
+        {
+            "id": f"m{i + 1}",
+            "role": "user" if i % 2 == 0 else "assistant",
+            "ts": f"2024-03-{day:02d}T{8 + i:02d}:15:00.000Z",
+            "text": f"message {i + 1}",
+        }
+        for i in range(n)
+    ]
 
 
 def make_envelope() -> dict:
     convs = [
-        {"id": "short", "title": "Short one", "created_at": "2024-03-01T08:15:00.000Z", "updated_at": None,
-         "messages": _msgs(2, 1)},
-        {"id": "evil", "title": EVIL_TITLE, "created_at": "2024-03-02T08:15:00.000Z", "updated_at": None,
-         "messages": [{"id": "m1", "role": "user", "ts": "2024-03-02T08:15:00.000Z", "text": EVIL_TEXT},
-                      *_msgs(5, 2)[1:]]},
-        {"id": "long", "title": "", "created_at": "2024-04-03T08:15:00.000Z", "updated_at": None,
-         "messages": _msgs(9, 3)},
-        {"id": "mid", "title": "Middle", "created_at": "2024-05-04T08:15:00.000Z", "updated_at": None,
-         "messages": _msgs(3, 4)},
+        {
+            "id": "short",
+            "title": "Short one",
+            "created_at": "2024-03-01T08:15:00.000Z",
+            "updated_at": None,
+            "messages": _msgs(2, 1),
+        },
+        {
+            "id": "evil",
+            "title": EVIL_TITLE,
+            "created_at": "2024-03-02T08:15:00.000Z",
+            "updated_at": None,
+            "messages": [
+                {"id": "m1", "role": "user", "ts": "2024-03-02T08:15:00.000Z", "text": EVIL_TEXT},
+                *_msgs(5, 2)[1:],
+            ],
+        },
+        {
+            "id": "long",
+            "title": "",
+            "created_at": "2024-04-03T08:15:00.000Z",
+            "updated_at": None,
+            "messages": _msgs(9, 3),
+        },
+        {
+            "id": "mid",
+            "title": "Middle",
+            "created_at": "2024-05-04T08:15:00.000Z",
+            "updated_at": None,
+            "messages": _msgs(3, 4),
+        },
     ]
     for c in convs:
         for i, m in enumerate(c["messages"]):
             m["id"] = f"m{i + 1}"
-    return {"memvelope": "envelope-v0",
-            "meta": {"source_provider": "chatgpt", "conversation_count": len(convs),
-                     "message_count": sum(len(c["messages"]) for c in convs)},
-            "conversations": convs}
+    return {
+        "memvelope": "envelope-v0",
+        "meta": {
+            "source_provider": "chatgpt",
+            "conversation_count": len(convs),
+            "message_count": sum(len(c["messages"]) for c in convs),
+        },
+        "conversations": convs,
+    }
 
 
 def make_ir() -> dict:
-    facts = [{"subject": "self", "subject_type": "self", "category": cat, "content": "<script>x</script>",
-              "effective_date": date, "in_text_date": None, "provenance": "imported:chatgpt-export:2024-03",
-              "convo_id": "evil"}
-             for cat, date in (("identity", "2023"), ("career", "2024-03"), ("preferences", "2024-03-02"))]
+    facts = [
+        {
+            "subject": "self",
+            "subject_type": "self",
+            "category": cat,
+            "content": "<script>x</script>",
+            "effective_date": date,
+            "in_text_date": None,
+            "provenance": "imported:chatgpt-export:2024-03",
+            "convo_id": "evil",
+        }
+        for cat, date in (("identity", "2023"), ("career", "2024-03"), ("preferences", "2024-03-02"))
+    ]
     return build_ir("chatgpt", "structured (zero-LLM)", facts)
 
 
@@ -79,8 +122,7 @@ def test_chat_text_is_escaped_and_the_page_has_no_script(docs):
     page = build_report(docs, top=3)
     assert "<script" not in page.lower()
     assert "<img src=x" not in page  # only as escaped text
-    assert "&lt;script&gt;document.title=&#x27;PWNED-title&#x27;&lt;/script&gt;Plans &amp; &quot;quotes&quot;" \
-        in page
+    assert "&lt;script&gt;document.title=&#x27;PWNED-title&#x27;&lt;/script&gt;Plans &amp; &quot;quotes&quot;" in page
     assert "&lt;img src=x onerror=&quot;document.title=&#x27;PWNED-img&#x27;&quot;&gt;" in page
     assert f'<meta http-equiv="Content-Security-Policy" content="{CSP}">' in page
     assert "script-src 'none'" in CSP and "default-src 'none'" in CSP
@@ -141,11 +183,23 @@ def test_cli_writes_the_report(docs, tmp_path, capsys):
 def test_cli_converts_an_export_folder(tmp_path, capsys):
     export = tmp_path / "export"
     export.mkdir()
-    (export / "conversations.json").write_text(json.dumps([{
-        "uuid": "u1", "name": "From Claude", "created_at": "2024-02-01T10:00:00Z", "updated_at": None,
-        "chat_messages": [{"sender": "human", "text": "hello", "created_at": "2024-02-01T10:00:00Z"},
-                          {"sender": "assistant", "text": "hi", "created_at": "2024-02-01T10:00:05Z"}]}]),
-        encoding="utf-8")
+    (export / "conversations.json").write_text(
+        json.dumps(
+            [
+                {
+                    "uuid": "u1",
+                    "name": "From Claude",
+                    "created_at": "2024-02-01T10:00:00Z",
+                    "updated_at": None,
+                    "chat_messages": [
+                        {"sender": "human", "text": "hello", "created_at": "2024-02-01T10:00:00Z"},
+                        {"sender": "assistant", "text": "hi", "created_at": "2024-02-01T10:00:05Z"},
+                    ],
+                }
+            ]
+        ),
+        encoding="utf-8",
+    )
     out = tmp_path / "r.html"
     assert main(["report", str(export), "-o", str(out), "-q"]) == 0
     assert "From Claude" in out.read_text(encoding="utf-8")
@@ -164,6 +218,7 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys):
 
 # ---- a real browser ------------------------------------------------------------------------------
 
+
 def _chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome"):
         found = shutil.which(name)
@@ -175,19 +230,30 @@ def _chromium() -> str | None:
 CHROMIUM = _chromium()
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian: apt-get install chromium); "
-                                              "the browser rendering test cannot run")
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="chromium is not installed (Debian: apt-get install chromium); the browser rendering test cannot run",
+)
 def test_report_renders_in_headless_chromium(docs, tmp_path):
     page = tmp_path / "report.html"
     write_report(docs, page, top=3)
     shot = tmp_path / "shot.png"
-    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,2000"]
+    flags = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1200,2000",
+    ]
     url = page.resolve().as_uri()
     subprocess.run([*flags, f"--screenshot={shot}", url], capture_output=True, timeout=120, check=True)
-    dom = subprocess.run([*flags, "--dump-dom", url], capture_output=True, timeout=120, check=True,
-                         text=True).stdout
+    dom = subprocess.run([*flags, "--dump-dom", url], capture_output=True, timeout=120, check=True, text=True).stdout
 
     # The injected scripts did not run: the title is ours, and the DOM holds no script or img handler.
     assert re.search(r"<title>(.*?)</title>", dom).group(1) == "Memvelope report"

@@ -25,8 +25,14 @@ from memvelope_tools.samples import SAMPLES, sample_path
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "fixtures" / "samples" / "build_samples.py"
 
-CHATGPT_MEMBERS = ["chat.html", "conversations-000.json", "conversations-001.json", "message_feedback.json",
-                   "shared_conversations.json", "user.json"]
+CHATGPT_MEMBERS = [
+    "chat.html",
+    "conversations-000.json",
+    "conversations-001.json",
+    "message_feedback.json",
+    "shared_conversations.json",
+    "user.json",
+]
 CLAUDE_MEMBERS = ["conversations.json", "projects.json", "users.json"]
 ZIP_DATE_TIME = (2026, 10, 31, 12, 0, 0)
 CLAUDE_ROOT = "00000000-0000-4000-8000-000000000000"
@@ -37,8 +43,9 @@ EMOJI = re.compile(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]")
 DAY = 86400
 
 # Raw deflate (level 9) of a fixed probe, as made by the zlib (1.2.13) that built the committed zips.
-_PROBE = ('{"title": "Pão de ló in grams", "create_time": 1731940000.5, '
-          '"parts": ["6 eggs, 200 g sugar, 125 g flour"]}, ' * 6).encode()
+_PROBE = (
+    '{"title": "Pão de ló in grams", "create_time": 1731940000.5, "parts": ["6 eggs, 200 g sugar, 125 g flour"]}, ' * 6
+).encode()
 _PROBE_DEFLATED = bytes.fromhex(
     "ab562ac92cc94955b252500a38bc385f21255521e7f06685cc3c85f4a2c4dc62251d05a5e4a2d4c492d4f892cc5c9032"
     "437363434b130320d033054a16241695140385a395cc1452d3d38b75148c0c0c14d2158a4bd3138b74140c8d4c819cb4"
@@ -47,8 +54,9 @@ _PROBE_DEFLATED = bytes.fromhex(
 
 
 def _run_script(out: Path) -> None:
-    result = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out)], capture_output=True, text=True,
-                            check=False)
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(out)], capture_output=True, text=True, check=False
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -91,8 +99,7 @@ def test_committed_zip_has_exactly_the_scripts_content(built: Path, name: str) -
     with zipfile.ZipFile(fresh) as a, zipfile.ZipFile(committed) as b:
         assert a.namelist() == b.namelist(), "member list drifted: rerun build_samples.py"
         for x, y in zip(a.infolist(), b.infolist(), strict=True):
-            fields = ("filename", "date_time", "compress_type", "external_attr", "create_system", "CRC",
-                      "file_size")
+            fields = ("filename", "date_time", "compress_type", "external_attr", "create_system", "CRC", "file_size")
             assert [getattr(x, f) for f in fields] == [getattr(y, f) for f in fields], x.filename
             assert a.read(x) == b.read(y), f"{x.filename} drifted: rerun fixtures/samples/build_samples.py"
 
@@ -101,8 +108,10 @@ def test_committed_zip_has_exactly_the_scripts_content(built: Path, name: str) -
 def test_committed_zip_is_byte_identical_to_the_script_output(built: Path, name: str) -> None:
     deflater = zlib.compressobj(9, zlib.DEFLATED, -15)
     if deflater.compress(_PROBE) + deflater.flush() != _PROBE_DEFLATED:
-        pytest.skip(f"this zlib ({zlib.ZLIB_RUNTIME_VERSION}) deflates differently from the one that built "
-                    "the zips; content equality is checked by test_committed_zip_has_exactly_the_scripts_content")
+        pytest.skip(
+            f"this zlib ({zlib.ZLIB_RUNTIME_VERSION}) deflates differently from the one that built "
+            "the zips; content equality is checked by test_committed_zip_has_exactly_the_scripts_content"
+        )
     assert (built / f"{name}-export.zip").read_bytes() == sample_path(name).read_bytes()
 
 
@@ -246,9 +255,14 @@ def test_chatgpt_tool_and_reasoning_nodes(chatgpt: list[dict]) -> None:
 
 
 def test_chatgpt_image_uploads_have_a_pointer_and_text(chatgpt: list[dict]) -> None:
-    uploads = [n["message"] for c in chatgpt for n in c["mapping"].values()
-               if n["message"] and n["message"]["content"]["content_type"] == "multimodal_text"
-               and n["message"]["author"]["role"] == "user"]
+    uploads = [
+        n["message"]
+        for c in chatgpt
+        for n in c["mapping"].values()
+        if n["message"]
+        and n["message"]["content"]["content_type"] == "multimodal_text"
+        and n["message"]["author"]["role"] == "user"
+    ]
     assert len(uploads) == 2
     for msg in uploads:
         pointer, text = msg["content"]["parts"]
@@ -258,8 +272,12 @@ def test_chatgpt_image_uploads_have_a_pointer_and_text(chatgpt: list[dict]) -> N
 
 
 def test_chatgpt_custom_instructions(chatgpt: list[dict]) -> None:
-    contexts = [n["message"] for c in chatgpt for n in c["mapping"].values()
-                if n["message"] and n["message"]["content"]["content_type"] == "user_editable_context"]
+    contexts = [
+        n["message"]
+        for c in chatgpt
+        for n in c["mapping"].values()
+        if n["message"] and n["message"]["content"]["content_type"] == "user_editable_context"
+    ]
     hidden = [m for m in contexts if m["metadata"].get("is_visually_hidden_from_conversation") is True]
     assert (len(contexts), len(hidden)) == (5, 4)
     for msg in contexts:
@@ -293,8 +311,11 @@ def test_chatgpt_dates_and_timestamps(chatgpt: list[dict]) -> None:
         assert conv["update_time"] >= conv["create_time"]
         for node in conv["mapping"].values():
             msg = node["message"]
-            if msg and msg["author"]["role"] in ("user", "assistant", "tool") and \
-                    msg["content"]["content_type"] != "user_editable_context":
+            if (
+                msg
+                and msg["author"]["role"] in ("user", "assistant", "tool")
+                and msg["content"]["content_type"] != "user_editable_context"
+            ):
                 assert isinstance(msg["create_time"], float)
                 assert conv["create_time"] <= msg["create_time"] <= conv["update_time"]
         slugs = {n["message"]["metadata"].get("model_slug") for n in conv["mapping"].values() if n["message"]}
@@ -312,18 +333,33 @@ def test_chatgpt_feedback_and_shares_point_at_real_conversations(chatgpt: list[d
 
 
 def test_chatgpt_text_variety_and_persona(chatgpt: list[dict]) -> None:
-    users = [_text(n["message"]) for c in chatgpt for n in c["mapping"].values()
-             if n["message"] and n["message"]["author"]["role"] == "user"]
-    replies = [_text(n["message"]) for c in chatgpt for n in c["mapping"].values()
-               if n["message"] and n["message"]["author"]["role"] == "assistant"]
+    users = [
+        _text(n["message"])
+        for c in chatgpt
+        for n in c["mapping"].values()
+        if n["message"] and n["message"]["author"]["role"] == "user"
+    ]
+    replies = [
+        _text(n["message"])
+        for c in chatgpt
+        for n in c["mapping"].values()
+        if n["message"] and n["message"]["author"]["role"] == "assistant"
+    ]
     corpus = "\n".join(users + replies)
     assert CJK.search(corpus) and EMOJI.search("\n".join(users)) and "ã" in corpus
     assert sum("```" in r for r in replies) >= 10
     assert sum("\n\n" in r for r in replies) >= 30
     said = "\n".join(users)
-    for statement in ("I'm a data engineer in Lisbon", "at Acme Logistics since 2021", "I always prefer metric units",
-                      "my sister Ana", "I accepted the offer from Kestrel Data", "I started at Kestrel",
-                      "I'm pescatarian and lactose intolerant", "My cat Pimenta"):
+    for statement in (
+        "I'm a data engineer in Lisbon",
+        "at Acme Logistics since 2021",
+        "I always prefer metric units",
+        "my sister Ana",
+        "I accepted the offer from Kestrel Data",
+        "I started at Kestrel",
+        "I'm pescatarian and lactose intolerant",
+        "My cat Pimenta",
+    ):
         assert statement.lower() in said.lower(), statement
 
 
@@ -362,11 +398,20 @@ def test_claude_conversations_are_well_formed(claude: list[dict]) -> None:
 def test_claude_block_types_and_placeholder(claude: list[dict]) -> None:
     types = Counter(b["type"] for c in claude for m in c["chat_messages"] for b in _blocks(m))
     assert (types["thinking"], types["tool_use"], types["tool_result"]) == (5, 7, 7)
-    searches = [b for c in claude for m in c["chat_messages"] for b in _blocks(m)
-                if b["type"] == "tool_use" and b["name"] == "web_search"]
+    searches = [
+        b
+        for c in claude
+        for m in c["chat_messages"]
+        for b in _blocks(m)
+        if b["type"] == "tool_use" and b["name"] == "web_search"
+    ]
     assert len(searches) == 6 and all(b["input"]["query"] for b in searches)
-    tool_only = [m for c in claude for m in c["chat_messages"]
-                 if m.get("content") and not any(b["type"] == "text" for b in m["content"])]
+    tool_only = [
+        m
+        for c in claude
+        for m in c["chat_messages"]
+        if m.get("content") and not any(b["type"] == "text" for b in m["content"])
+    ]
     assert len(tool_only) == 2
     for msg in tool_only:
         assert PLACEHOLDER in msg["text"] and msg["sender"] == "assistant"
@@ -383,8 +428,11 @@ def test_claude_legacy_retry_and_titles(claude: list[dict]) -> None:
     assert all("parent_message_uuid" not in m for m in legacy)
     retried = 0
     for conv in claude:
-        parents = Counter(m["parent_message_uuid"] for m in conv["chat_messages"]
-                          if m["sender"] == "assistant" and "parent_message_uuid" in m)
+        parents = Counter(
+            m["parent_message_uuid"]
+            for m in conv["chat_messages"]
+            if m["sender"] == "assistant" and "parent_message_uuid" in m
+        )
         if any(n == 2 for n in parents.values()):
             retried += 1
             branch = next(p for p, n in parents.items() if n == 2)
@@ -412,9 +460,15 @@ def test_claude_dates_and_persona(claude: list[dict]) -> None:
     assert (starts[-1] - starts[0]).days >= 700
     said = "\n".join(m["text"] for c in claude for m in c["chat_messages"] if m["sender"] == "human")
     assert CJK.search(said) and EMOJI.search(said)
-    for statement in ("My name is Inês Carvalho", "never use emojis", "My partner Tomás",
-                      "at Acme Logistics since 2021", "My sister Ana is getting married on 16 May 2026",
-                      "I started at Kestrel Data on Monday", "I'm pescatarian and lactose intolerant"):
+    for statement in (
+        "My name is Inês Carvalho",
+        "never use emojis",
+        "My partner Tomás",
+        "at Acme Logistics since 2021",
+        "My sister Ana is getting married on 16 May 2026",
+        "I started at Kestrel Data on Monday",
+        "I'm pescatarian and lactose intolerant",
+    ):
         assert statement.lower() in said.lower(), statement
 
 

@@ -65,13 +65,16 @@ def test_mixed_arguments_expand_in_place(tmp_path: Path) -> None:
 
 
 def test_zip_members_at_any_depth_sorted_by_full_path(tmp_path: Path) -> None:
-    archive = make_zip(tmp_path / "export.zip", {
-        "b/conversations.json": [claude_conv("b")],
-        "a/conversations-1.json": [claude_conv("a1")],
-        "conversations.json": [claude_conv("top")],
-        "__MACOSX/conversations.json": [claude_conv("mac")],
-        "users.json": [claude_conv("users")],
-    })
+    archive = make_zip(
+        tmp_path / "export.zip",
+        {
+            "b/conversations.json": [claude_conv("b")],
+            "a/conversations-1.json": [claude_conv("a1")],
+            "conversations.json": [claude_conv("top")],
+            "__MACOSX/conversations.json": [claude_conv("mac")],
+            "users.json": [claude_conv("users")],
+        },
+    )
     assert ids(archive) == ["a1", "b", "top"]
 
 
@@ -83,12 +86,15 @@ def test_nested_conversation_zips_opened_in_place(tmp_path: Path) -> None:  # to
     projects = io.BytesIO()
     with zipfile.ZipFile(projects, "w") as zf:
         zf.writestr("projects.json", json.dumps([claude_conv("project")]))
-    outer = make_zip(tmp_path / "outer.zip", {
-        "conversations-000.zip": inner.getvalue(),
-        "projects-000.zip": projects.getvalue(),
-        "conversations-001.json": [claude_conv("beside")],
-        "manifest.json": {"files": []},
-    })
+    outer = make_zip(
+        tmp_path / "outer.zip",
+        {
+            "conversations-000.zip": inner.getvalue(),
+            "projects-000.zip": projects.getvalue(),
+            "conversations-001.json": [claude_conv("beside")],
+            "manifest.json": {"files": []},
+        },
+    )
     assert ids(outer) == ["inner", "beside"]
     # the same zips in a folder
     folder = tmp_path / "download"
@@ -124,8 +130,10 @@ def test_zip_bomb_limits(tmp_path: Path) -> None:
 def test_zip_member_names_with_traversal_are_never_extracted(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    archive = make_zip(work / "evil.zip", {"../../conversations.json": [claude_conv("evil")],
-                                           "/abs/conversations-1.json": [claude_conv("abs")]})
+    archive = make_zip(
+        work / "evil.zip",
+        {"../../conversations.json": [claude_conv("evil")], "/abs/conversations-1.json": [claude_conv("abs")]},
+    )
     before = {p for p in tmp_path.rglob("*")}
     assert ids(archive) == ["evil", "abs"]  # "." sorts before "/"
     assert {p for p in tmp_path.rglob("*")} == before

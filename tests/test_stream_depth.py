@@ -72,8 +72,13 @@ def nested(depth: int, inner: str = "1") -> str:
     extra = depth - 4
     opens = "".join("[" if i % 2 == 0 else '{"k": ' for i in range(extra))
     closes = "".join("]" if i % 2 == 0 else "}" for i in reversed(range(extra)))
-    return ('[{"uuid": "c1", "name": "t", "chat_messages": [{"sender": "human", "text": "hi", "content": '
-            + opens + inner + closes + "}]}]")
+    return (
+        '[{"uuid": "c1", "name": "t", "chat_messages": [{"sender": "human", "text": "hi", "content": '
+        + opens
+        + inner
+        + closes
+        + "}]}]"
+    )
 
 
 def run_stream_and_memory(path: Path) -> tuple[object, object]:
@@ -87,6 +92,7 @@ def run_stream_and_memory(path: Path) -> tuple[object, object]:
 
 
 # ---- the limit, on both paths --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("depth", [LIMIT - 1, LIMIT])
 def test_depth_up_to_the_limit_converts_as_in_memory(tmp_path: Path, depth: int) -> None:
@@ -169,9 +175,14 @@ def test_100000_levels_through_the_cli_stream(tmp_path: Path, shape: str) -> Non
     path.write_text(text)
     out = tmp_path / "out.mve.json"
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _LIMITED, "convert", str(path), "-o", str(out), "--stream"],
-                          capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-c", _LIMITED, "convert", str(path), "-o", str(out), "--stream"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     elapsed = time.perf_counter() - start
     lines = proc.stderr.splitlines()
     assert proc.returncode == 1, proc.stderr
@@ -207,8 +218,7 @@ _JSON = st.recursive(
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=_JSON, ascii_only=st.booleans(), wrap=st.integers(0, LIMIT + 3), cuts=st.lists(st.integers(0, 4000)))
-def test_gauge_matches_reference_on_random_json(value: object, ascii_only: bool, wrap: int,
-                                                cuts: list[int]) -> None:
+def test_gauge_matches_reference_on_random_json(value: object, ascii_only: bool, wrap: int, cuts: list[int]) -> None:
     inner = json.dumps(value, ensure_ascii=ascii_only).encode()
     text = b"[" * wrap + inner + b"]" * wrap  # near the limit, so the refusal index is checked too
     cuts = [c for c in cuts if c <= len(text)]
@@ -252,14 +262,19 @@ def test_gauge_long_backslash_runs_across_blocks(monkeypatch: pytest.MonkeyPatch
 
 # ---- the reader with tiny chunks: no output changes ------------------------------------------------------
 
+
 @pytest.mark.parametrize("chunk", [1, 2, 3, 5, 7, 64])
-def test_tiny_chunks_convert_tricky_text_as_in_memory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                                      chunk: int) -> None:
+def test_tiny_chunks_convert_tricky_text_as_in_memory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, chunk: int
+) -> None:
     monkeypatch.setattr(streaming, "_CHUNK", chunk)
     monkeypatch.setattr(_depth, "_BLOCK", max(1, chunk // 2))
     texts = ['say "[[[" and \\"{{{', "\\\\", '\\\\"]]]', "caf\u00e9 \u4e2d \U0001f600 ]}", "\\" * 17 + "]"]
-    conversation = {"uuid": "c1", "name": '"[{title', "chat_messages": [
-        {"sender": "human", "text": t, "content": [[[{"x": t}]]]} for t in texts]}
+    conversation = {
+        "uuid": "c1",
+        "name": '"[{title',
+        "chat_messages": [{"sender": "human", "text": t, "content": [[[{"x": t}]]]} for t in texts],
+    }
     path = tmp_path / "conversations.json"
     for ascii_only in (True, False):
         path.write_text(json.dumps([conversation] * 3, ensure_ascii=ascii_only), encoding="utf-8")

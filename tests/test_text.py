@@ -30,10 +30,47 @@ NATIVE = _text._textscan
 
 # CJK, emoji (astral), NBSP, tabs, newlines, NEL, the ASCII separators str.split() knows, NUL,
 # ideographic and zero-width spaces (only the first is whitespace), accents, lone surrogates.
-TRICKY = ["a", "Z", "é", "ÿ", "中", "文", "😀", "👩\u200d💻", " ", "\t", "\n", "\r\n", "\x0b", "\x0c", "\x1c",
-          "\x1f", "\x00", "\x85", "\xa0", "\u1680", "\u2000", "\u200a", "\u200b", "\u2028", "\u2029", "\u202f",
-          "\u205f", "\u3000", "\ufeff", "’", "—", "\ud800", "\udfff", "\ud83d", "\ude00", "\udbff", "\udc00",
-          "abcdefghij", "0123456789abcdef"]
+TRICKY = [
+    "a",
+    "Z",
+    "é",
+    "ÿ",
+    "中",
+    "文",
+    "😀",
+    "👩\u200d💻",
+    " ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x1f",
+    "\x00",
+    "\x85",
+    "\xa0",
+    "\u1680",
+    "\u2000",
+    "\u200a",
+    "\u200b",
+    "\u2028",
+    "\u2029",
+    "\u202f",
+    "\u205f",
+    "\u3000",
+    "\ufeff",
+    "’",
+    "—",
+    "\ud800",
+    "\udfff",
+    "\ud83d",
+    "\ude00",
+    "\udbff",
+    "\udc00",
+    "abcdefghij",
+    "0123456789abcdef",
+]
 
 
 def _fffd(s: str) -> str:
@@ -114,9 +151,12 @@ def test_long_texts_of_every_storage_width_on_several_threads(impl: str, monkeyp
     # Lengths around the C scanner's 4096-character blocks and its 8-character ASCII runs; one
     # storage width per text (ASCII, Latin-1, UCS-2, UCS-4), a word often straddling a block edge.
     rng = random.Random(5)
-    alphabets = [["a", "bc", " ", "\n", "defgh"], ["é", "a", " ", "\xa0", "\x85", "ÿÿ"],
-                 ["a", "’", " ", "\u3000", "中文", "\u2028", "\ud800", "\ud83d\ude00"],
-                 ["a", "😀", " ", "\u2000", "é", "\udfff", "\ud83d"]]
+    alphabets = [
+        ["a", "bc", " ", "\n", "defgh"],
+        ["é", "a", " ", "\xa0", "\x85", "ÿÿ"],
+        ["a", "’", " ", "\u3000", "中文", "\u2028", "\ud800", "\ud83d\ude00"],
+        ["a", "😀", " ", "\u2000", "é", "\udfff", "\ud83d"],
+    ]
     texts = []
     for n in [0, 1, 7, 8, 9, 15, 16, 17, 4095, 4096, 4097, 8191, 8192, 8193, 20000]:
         for alphabet in alphabets:
@@ -139,8 +179,9 @@ def test_unpaired_surrogates_are_counted_once_per_value_in_the_warning(impl: str
     assert chars.tolist() == [2, 3, 1, 6, 13] and words.tolist() == [1, 1, 1, 2, 4]
 
 
-def test_text_columns_split_at_the_byte_limit_and_refuse_a_longer_text(impl: str,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_text_columns_split_at_the_byte_limit_and_refuse_a_longer_text(
+    impl: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     texts = ["ab", "中文", "", "😀x", "c"]  # 2, 6, 0, 5, 1 bytes
     monkeypatch.setattr(_text, "_MAX_CHUNK_BYTES", 6)
     chunks, chars, words = _text.text_columns(texts, "text")
@@ -184,11 +225,24 @@ def test_both_paths_give_equal_frames_on_the_fixtures() -> None:
 
 def test_frames_in_small_batches_equal_python(impl: str) -> None:
     texts = ["héllo wörld", "", "😀 x\u3000y", "a\ud800", "\t\n", "中文 文"] * 5
-    messages = [{"id": f"m{i + 1}", "role": "user" if i % 2 == 0 else "assistant", "ts": None, "text": t}
-                for i, t in enumerate(texts)]
-    env = {"memvelope": "envelope-v0", "meta": {"source_provider": "chatgpt"},
-           "conversations": [{"id": str(k), "title": "t", "created_at": None, "updated_at": None,
-                              "messages": messages[k * 6:(k + 1) * 6]} for k in range(5)]}
+    messages = [
+        {"id": f"m{i + 1}", "role": "user" if i % 2 == 0 else "assistant", "ts": None, "text": t}
+        for i, t in enumerate(texts)
+    ]
+    env = {
+        "memvelope": "envelope-v0",
+        "meta": {"source_provider": "chatgpt"},
+        "conversations": [
+            {
+                "id": str(k),
+                "title": "t",
+                "created_at": None,
+                "updated_at": None,
+                "messages": messages[k * 6 : (k + 1) * 6],
+            }
+            for k in range(5)
+        ],
+    }
     expected = [_fffd(t) for t in texts]
     with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
         warnings.simplefilter("ignore", UnicodeWarning)
@@ -198,7 +252,7 @@ def test_frames_in_small_batches_equal_python(impl: str) -> None:
     assert msgs["text"].tolist() == expected
     assert msgs["chars"].tolist() == [len(t) for t in expected]
     assert msgs["words"].tolist() == [len(t.split()) for t in expected]
-    assert convs["chars"].tolist() == [sum(len(t) for t in expected[k * 6:(k + 1) * 6]) for k in range(5)]
+    assert convs["chars"].tolist() == [sum(len(t) for t in expected[k * 6 : (k + 1) * 6]) for k in range(5)]
 
 
 @pytest.mark.skipif(NATIVE is None, reason="memvelope_tools._textscan is not built here")
@@ -252,14 +306,26 @@ def test_pipelined_batches_give_the_same_frames(pipelined: None) -> None:
 
 def _many(texts: list[Any]) -> dict[str, Any]:
     messages = [{"id": f"m{i + 1}", "role": "user", "ts": None, "text": t} for i, t in enumerate(texts)]
-    return {"memvelope": "envelope-v0", "meta": {"source_provider": "claude"},
-            "conversations": [{"id": str(k), "title": "t", "created_at": None, "updated_at": None,
-                               "messages": messages[k * 2:(k + 1) * 2]} for k in range((len(texts) + 1) // 2)]}
+    return {
+        "memvelope": "envelope-v0",
+        "meta": {"source_provider": "claude"},
+        "conversations": [
+            {
+                "id": str(k),
+                "title": "t",
+                "created_at": None,
+                "updated_at": None,
+                "messages": messages[k * 2 : (k + 1) * 2],
+            }
+            for k in range((len(texts) + 1) // 2)
+        ],
+    }
 
 
 @pytest.mark.parametrize("where", ["dict", "file"])
-def test_a_text_that_is_no_string_in_a_later_batch_is_reported_with_its_path(pipelined: None, where: str,
-                                                                              tmp_path: Path) -> None:
+def test_a_text_that_is_no_string_in_a_later_batch_is_reported_with_its_path(
+    pipelined: None, where: str, tmp_path: Path
+) -> None:
     texts: list[Any] = [f"text {i}" for i in range(40)]
     texts[32] = "lone \udc00 surrogate"
     texts[33] = 7  # conversation 16, message 1: batches of 3 messages, so the sixth batch

@@ -27,6 +27,7 @@ def _load(path: Path) -> dict:
 
 # --- the fixture corpus ---------------------------------------------------------------------------
 
+
 def test_corpus_is_complete() -> None:
     assert len(IR_VALID) + len(IR_INVALID) >= 20
     assert sorted(EXPECTED) == sorted(p.name for p in IR_INVALID)
@@ -97,13 +98,28 @@ ENVELOPE = {
     "memvelope": "envelope-v0",
     "meta": {"source_provider": "claude", "conversation_count": 2, "message_count": 3},
     "conversations": [
-        {"id": "c1", "title": "Moving", "created_at": "2019-03-14T09:00:00.000Z", "updated_at": None,
-         "messages": [
-             {"id": "m1", "role": "user", "ts": "2019-03-14T09:00:00.000Z",
-              "text": "I moved to Lisbon on 14 March 2019 with my sister Marta."},
-             {"id": "m2", "role": "assistant", "ts": None, "text": "Welcome to Lisbon!"}]},
-        {"id": None, "title": "", "created_at": None, "updated_at": None,
-         "messages": [{"id": "m1", "role": "user", "ts": None, "text": "I prefer tea. Since 2021."}]},
+        {
+            "id": "c1",
+            "title": "Moving",
+            "created_at": "2019-03-14T09:00:00.000Z",
+            "updated_at": None,
+            "messages": [
+                {
+                    "id": "m1",
+                    "role": "user",
+                    "ts": "2019-03-14T09:00:00.000Z",
+                    "text": "I moved to Lisbon on 14 March 2019 with my sister Marta.",
+                },
+                {"id": "m2", "role": "assistant", "ts": None, "text": "Welcome to Lisbon!"},
+            ],
+        },
+        {
+            "id": None,
+            "title": "",
+            "created_at": None,
+            "updated_at": None,
+            "messages": [{"id": "m1", "role": "user", "ts": None, "text": "I prefer tea. Since 2021."}],
+        },
     ],
 }
 
@@ -136,25 +152,33 @@ def test_envelope_tolerates_unknown_fields_and_export_date() -> None:
     assert validate(_env(meta__source_export_date="2026-06-30T10:00:00Z")) == []
 
 
-@pytest.mark.parametrize(("changes", "rule", "path"), [
-    ({"memvelope": "envelope-v1"}, None, "$.memvelope"),
-    ({"meta__source_export_date": None}, "source-export-date-wrong-type", "$.meta.source_export_date"),
-    ({"meta__source_export_date": "June 2026"}, "bad-source-export-date", "$.meta.source_export_date"),
-    ({"meta__conversation_count": 3}, "conversation-count-mismatch", "$.meta.conversation_count"),
-    ({"meta__message_count": 4}, "message-count-mismatch", "$.meta.message_count"),
-    ({"meta__source_provider": _DELETE}, "missing-source-provider-key", "$.meta.source_provider"),
-    ({"conversations__0__updated_at": _DELETE}, "missing-updated-at-key", "$.conversations[0].updated_at"),
-    ({"conversations__1__messages__0__role": "system"}, "bad-role", "$.conversations[1].messages[0].role"),
-    ({"conversations__0__messages__1__text": ""}, "empty-text", "$.conversations[0].messages[1].text"),
-    ({"conversations__0__created_at": "2019-03-14T09:00:00Z"}, "bad-created-at",
-     "$.conversations[0].created_at"),
-    ({"conversations__0__messages__0__ts": "2019-03-14T09:00:00.0000Z"}, "bad-ts",
-     "$.conversations[0].messages[0].ts"),
-    ({"conversations__0__messages__0__ts": "2019-13-14T09:00:00.000Z"}, "bad-ts",
-     "$.conversations[0].messages[0].ts"),
-    ({"conversations__0__id": 7}, "id-wrong-type", "$.conversations[0].id"),
-    ({"conversations__0__messages__1__id": "2"}, "bad-id", "$.conversations[0].messages[1].id"),
-])
+@pytest.mark.parametrize(
+    ("changes", "rule", "path"),
+    [
+        ({"memvelope": "envelope-v1"}, None, "$.memvelope"),
+        ({"meta__source_export_date": None}, "source-export-date-wrong-type", "$.meta.source_export_date"),
+        ({"meta__source_export_date": "June 2026"}, "bad-source-export-date", "$.meta.source_export_date"),
+        ({"meta__conversation_count": 3}, "conversation-count-mismatch", "$.meta.conversation_count"),
+        ({"meta__message_count": 4}, "message-count-mismatch", "$.meta.message_count"),
+        ({"meta__source_provider": _DELETE}, "missing-source-provider-key", "$.meta.source_provider"),
+        ({"conversations__0__updated_at": _DELETE}, "missing-updated-at-key", "$.conversations[0].updated_at"),
+        ({"conversations__1__messages__0__role": "system"}, "bad-role", "$.conversations[1].messages[0].role"),
+        ({"conversations__0__messages__1__text": ""}, "empty-text", "$.conversations[0].messages[1].text"),
+        ({"conversations__0__created_at": "2019-03-14T09:00:00Z"}, "bad-created-at", "$.conversations[0].created_at"),
+        (
+            {"conversations__0__messages__0__ts": "2019-03-14T09:00:00.0000Z"},
+            "bad-ts",
+            "$.conversations[0].messages[0].ts",
+        ),
+        (
+            {"conversations__0__messages__0__ts": "2019-13-14T09:00:00.000Z"},
+            "bad-ts",
+            "$.conversations[0].messages[0].ts",
+        ),
+        ({"conversations__0__id": 7}, "id-wrong-type", "$.conversations[0].id"),
+        ({"conversations__0__messages__1__id": "2"}, "bad-id", "$.conversations[0].messages[1].id"),
+    ],
+)
 def test_envelope_rule(changes: dict, rule: str | None, path: str) -> None:
     env = _env(**changes)
     if rule is None:
@@ -199,10 +223,18 @@ def test_json_path_quotes_odd_keys() -> None:
 
 # --- cross-checks against the envelope ------------------------------------------------------------
 
+
 def _fact(**kw: object) -> dict:
-    fact = {"subject": "self", "subject_type": "self", "category": "identity",
-            "content": "Moved to Lisbon", "effective_date": "2019-03-14", "in_text_date": "2019-03-14",
-            "provenance": "imported:claude-export:2019-03", "convo_id": "c1"}
+    fact = {
+        "subject": "self",
+        "subject_type": "self",
+        "category": "identity",
+        "content": "Moved to Lisbon",
+        "effective_date": "2019-03-14",
+        "in_text_date": "2019-03-14",
+        "provenance": "imported:claude-export:2019-03",
+        "convo_id": "c1",
+    }
     fact.update(kw)
     return fact
 
@@ -214,27 +246,47 @@ def _ir(*facts: dict) -> dict:
 
 
 def test_cross_checks_pass_for_sourced_facts() -> None:
-    ir = _ir(_fact(), _fact(content="Has a sister, Marta", subject="Marta", subject_type="person",
-                            category="relationship", in_text_date=None, effective_date="2019-03"),
-             _fact(content="Prefers tea", category="preferences", convo_id=None, in_text_date="2021",
-                   effective_date="2021", provenance="imported:claude-export:2026-01"))
+    ir = _ir(
+        _fact(),
+        _fact(
+            content="Has a sister, Marta",
+            subject="Marta",
+            subject_type="person",
+            category="relationship",
+            in_text_date=None,
+            effective_date="2019-03",
+        ),
+        _fact(
+            content="Prefers tea",
+            category="preferences",
+            convo_id=None,
+            in_text_date="2021",
+            effective_date="2021",
+            provenance="imported:claude-export:2026-01",
+        ),
+    )
     assert validate(ir) == []
     assert check_ir_against_envelope(ir, ENVELOPE) == []
 
 
-@pytest.mark.parametrize(("fact", "rule", "field"), [
-    (_fact(convo_id="c9"), "unknown-convo-id", "convo_id"),
-    (_fact(provenance="claude-export:2019-03"), "bad-provenance-form", "provenance"),
-    (_fact(provenance="imported:claude-export:2019-3"), "bad-provenance-form", "provenance"),
-    (_fact(provenance="imported:chatgpt-export:2019-03"), "provenance-provider-mismatch", "provenance"),
-    (_fact(provenance="imported:claude-export:2019-04"), "provenance-month-mismatch", "provenance"),
-    (_fact(in_text_date="2018"), "in-text-date-not-in-source", "in_text_date"),
-    (_fact(in_text_date="2019-03-15", effective_date="2019-03"), "in-text-date-not-in-source",
-     "in_text_date"),
-    (_fact(effective_date="2020-01", in_text_date=None), "effective-date-not-in-source", "effective_date"),
-    (_fact(convo_id=None, in_text_date="2019-03-14", effective_date="1999"), "effective-date-not-in-source",
-     "effective_date"),
-])
+@pytest.mark.parametrize(
+    ("fact", "rule", "field"),
+    [
+        (_fact(convo_id="c9"), "unknown-convo-id", "convo_id"),
+        (_fact(provenance="claude-export:2019-03"), "bad-provenance-form", "provenance"),
+        (_fact(provenance="imported:claude-export:2019-3"), "bad-provenance-form", "provenance"),
+        (_fact(provenance="imported:chatgpt-export:2019-03"), "provenance-provider-mismatch", "provenance"),
+        (_fact(provenance="imported:claude-export:2019-04"), "provenance-month-mismatch", "provenance"),
+        (_fact(in_text_date="2018"), "in-text-date-not-in-source", "in_text_date"),
+        (_fact(in_text_date="2019-03-15", effective_date="2019-03"), "in-text-date-not-in-source", "in_text_date"),
+        (_fact(effective_date="2020-01", in_text_date=None), "effective-date-not-in-source", "effective_date"),
+        (
+            _fact(convo_id=None, in_text_date="2019-03-14", effective_date="1999"),
+            "effective-date-not-in-source",
+            "effective_date",
+        ),
+    ],
+)
 def test_cross_check_rule(fact: dict, rule: str, field: str) -> None:
     ir = _ir(_fact(), fact)
     found = check_ir_against_envelope(ir, ENVELOPE)
@@ -261,9 +313,12 @@ def test_cross_check_counts_archetype_and_provider() -> None:
     ir["archetype"]["categories"] = {"identity": 2}
     ir["archetype"]["belief_ratio"] = 0.504  # within rounding tolerance of 0.5
     found = {(v.path, v.rule) for v in check_ir_against_envelope(ir, ENVELOPE)}
-    assert found == {("$.meta.facts", "facts-count-mismatch"), ("$.meta.provider", "provider-mismatch"),
-                     ("$.archetype.self_ratio", "archetype-mismatch"),
-                     ("$.archetype.categories", "archetype-mismatch")}
+    assert found == {
+        ("$.meta.facts", "facts-count-mismatch"),
+        ("$.meta.provider", "provider-mismatch"),
+        ("$.archetype.self_ratio", "archetype-mismatch"),
+        ("$.archetype.categories", "archetype-mismatch"),
+    }
 
 
 def test_cross_check_archetype_nulls() -> None:
@@ -273,8 +328,7 @@ def test_cross_check_archetype_nulls() -> None:
     ir["archetype"]["self_ratio"] = 1.0  # cannot be known: a subject is null
     ir["archetype"]["categories"] = None  # could be known: every category is there
     found = {(v.path, v.rule) for v in check_ir_against_envelope(ir, ENVELOPE)}
-    assert found == {("$.archetype.self_ratio", "archetype-mismatch"),
-                     ("$.archetype.categories", "archetype-mismatch")}
+    assert found == {("$.archetype.self_ratio", "archetype-mismatch"), ("$.archetype.categories", "archetype-mismatch")}
 
 
 def test_cross_check_refuses_wrong_layers() -> None:
@@ -285,6 +339,7 @@ def test_cross_check_refuses_wrong_layers() -> None:
 
 
 # --- the CLI --------------------------------------------------------------------------------------
+
 
 def _write(tmp_path: Path, name: str, doc: object) -> str:
     path = tmp_path / name
@@ -301,8 +356,7 @@ def test_cli_ok_and_violations(tmp_path: Path, capsys: pytest.CaptureFixture[str
     out = capsys.readouterr().out.splitlines()
     assert out == [
         f"{good}: ok",
-        f"{bad}: $.conversations[1].messages[0].role: [bad-role] \"system\" is not one of \"user\", "
-        "\"assistant\"",
+        f'{bad}: $.conversations[1].messages[0].role: [bad-role] "system" is not one of "user", "assistant"',
         f"{ir}: $.facts[0].content: [content-over-400] is 401 characters long; at most 400 allowed",
     ]
 
@@ -337,9 +391,9 @@ def test_cli_envelope_cross_checks(tmp_path: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr().out.splitlines()
     assert out == [
         f"{ir}: $.facts[1].effective_date: [effective-date-not-in-source] fact 1: 1999 is neither stated "
-        "in the text of conversation \"c1\" nor a prefix of its timestamps",
+        'in the text of conversation "c1" nor a prefix of its timestamps',
         f"{ir}: $.facts[1].in_text_date: [in-text-date-not-in-source] fact 1: 1999 is not stated in the "
-        "text of conversation \"c1\"",
+        'text of conversation "c1"',
     ]
 
 

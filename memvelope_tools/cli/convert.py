@@ -33,14 +33,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("-v", "--verbose", action="store_true", help="list the parts read, always")
     p.add_argument("-q", "--quiet", action="store_true", help="no notes or warnings on stderr")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--stream", action="store_true",
-                      help="parse incrementally, holding one conversation at a time (same bytes; the "
-                           "default above 128 MiB of input)")
+    mode.add_argument(
+        "--stream",
+        action="store_true",
+        help="parse incrementally, holding one conversation at a time (same bytes; the default above 128 MiB of input)",
+    )
     mode.add_argument("--no-stream", action="store_true", help="never switch to streaming by itself")
-    p.add_argument("--zip-max-bytes", type=int, default=_DEFAULTS.max_member_bytes, metavar="N",
-                   help="refuse zip members larger than N bytes (default %(default)s)")
-    p.add_argument("--zip-max-ratio", type=float, default=_DEFAULTS.max_ratio, metavar="R",
-                   help="refuse large zip members compressed more than R:1 (default %(default)s)")
+    p.add_argument(
+        "--zip-max-bytes",
+        type=int,
+        default=_DEFAULTS.max_member_bytes,
+        metavar="N",
+        help="refuse zip members larger than N bytes (default %(default)s)",
+    )
+    p.add_argument(
+        "--zip-max-ratio",
+        type=float,
+        default=_DEFAULTS.max_ratio,
+        metavar="R",
+        help="refuse large zip members compressed more than R:1 (default %(default)s)",
+    )
     p.set_defaults(func=run)
 
 
@@ -53,8 +65,7 @@ def _notes(report: Report, args: argparse.Namespace) -> None:
         for name, why in report.ignored if args.verbose else []:
             print(f"memvelope: passed over {name} ({why})", file=err)
     for name, count in report.replaced.items():
-        print(f"memvelope: warning: {name}: {count} invalid UTF-8 sequence(s) replaced with U+FFFD",
-              file=err)
+        print(f"memvelope: warning: {name}: {count} invalid UTF-8 sequence(s) replaced with U+FFFD", file=err)
 
 
 def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:
@@ -64,8 +75,11 @@ def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:
     if size <= STREAM_ABOVE or not stream_available():
         return False
     if not args.quiet:
-        print(f"memvelope: the export is {size / 1e6:,.0f} MB: converting streaming, one conversation at a "
-              "time (--no-stream to convert in memory)", file=sys.stderr)
+        print(
+            f"memvelope: the export is {size / 1e6:,.0f} MB: converting streaming, one conversation at a "
+            "time (--no-stream to convert in memory)",
+            file=sys.stderr,
+        )
     return True
 
 
@@ -77,9 +91,11 @@ def run(args: argparse.Namespace) -> int:
         meta = convert_stream(args.paths, args.output, report=report, zip_limits=limits, progress=progress)
         _notes(report, args)
         if args.verbose and args.output:
-            print(f"memvelope: wrote {args.output}: {meta['source_provider']}, "
-                  f"{meta['conversation_count']} conversations, {meta['message_count']} messages",
-                  file=sys.stderr)
+            print(
+                f"memvelope: wrote {args.output}: {meta['source_provider']}, "
+                f"{meta['conversation_count']} conversations, {meta['message_count']} messages",
+                file=sys.stderr,
+            )
         return 0
     envelope = convert(*args.paths, report=report, zip_limits=limits, progress=progress)
     data = dumps_envelope(envelope, trusted=True)
@@ -88,9 +104,11 @@ def run(args: argparse.Namespace) -> int:
         atomic_write(args.output, data)
         if args.verbose:
             meta = envelope["meta"]
-            print(f"memvelope: wrote {args.output}: {meta['source_provider']}, "
-                  f"{meta['conversation_count']} conversations, {meta['message_count']} messages",
-                  file=sys.stderr)
+            print(
+                f"memvelope: wrote {args.output}: {meta['source_provider']}, "
+                f"{meta['conversation_count']} conversations, {meta['message_count']} messages",
+                file=sys.stderr,
+            )
     else:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()

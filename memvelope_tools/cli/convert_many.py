@@ -23,11 +23,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="one export each: zip, folder or part file")
     p.add_argument("-o", "--output", required=True, metavar="FOLDER", help="folder for the envelopes")
-    p.add_argument("-j", "--workers", type=int, default=None, metavar="N",
-                   help="worker processes (default: one per CPU)")
+    p.add_argument(
+        "-j", "--workers", type=int, default=None, metavar="N", help="worker processes (default: one per CPU)"
+    )
     p.add_argument("--parquet", metavar="DIR", help="also write one Parquet dataset of all envelopes here")
-    p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="run on this dask.distributed scheduler instead (needs the dask extra)")
+    p.add_argument(
+        "--scheduler", metavar="ADDRESS", help="run on this dask.distributed scheduler instead (needs the dask extra)"
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="print failures only")
     p.set_defaults(func=run)
 
@@ -38,20 +40,24 @@ def run(args: argparse.Namespace) -> int:
         try:
             from distributed import Client
         except ImportError:
-            print("memvelope: error: --scheduler needs dask.distributed (pip install 'memvelope_tools[dask]')",
-                  file=sys.stderr)
+            print(
+                "memvelope: error: --scheduler needs dask.distributed (pip install 'memvelope_tools[dask]')",
+                file=sys.stderr,
+            )
             return 1
         client = Client(args.scheduler)
     try:
-        result = convert_many(args.inputs, args.output, workers=args.workers, parquet=args.parquet,
-                              client=client)
+        result = convert_many(args.inputs, args.output, workers=args.workers, parquet=args.parquet, client=client)
     finally:
         if client is not None:
             client.close()
     if not args.quiet:
         for done in result.converted:
-            print(f"memvelope: {done.input} -> {done.output}: {done.provider}, {done.conversations} "
-                  f"conversations, {done.messages} messages", file=sys.stderr)
+            print(
+                f"memvelope: {done.input} -> {done.output}: {done.provider}, {done.conversations} "
+                f"conversations, {done.messages} messages",
+                file=sys.stderr,
+            )
         if result.parquet:
             print(f"memvelope: wrote {', '.join(str(p) for p in result.parquet.values())}", file=sys.stderr)
     for failed in result.failed:

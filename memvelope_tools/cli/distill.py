@@ -33,16 +33,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("envelope", metavar="ENVELOPE", help="an envelope-v0 document (.mve.json)")
-    p.add_argument("-o", "--output", metavar="FACTS",
-                   help="where to write the Facts IR (default: ENVELOPE with .mv.json)")
-    p.add_argument("--mode", choices=("structured", "llm"), default="structured",
-                   help="how to find facts (default: %(default)s)")
+    p.add_argument(
+        "-o", "--output", metavar="FACTS", help="where to write the Facts IR (default: ENVELOPE with .mv.json)"
+    )
+    p.add_argument(
+        "--mode", choices=("structured", "llm"), default="structured", help="how to find facts (default: %(default)s)"
+    )
     p.add_argument("--base-url", metavar="URL", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
     p.add_argument("--model", metavar="NAME", help="model name the endpoint knows")
-    p.add_argument("--chunk-chars", type=int, default=DEFAULT_CHUNK_CHARS, metavar="N",
-                   help="characters of conversation per request (default %(default)s)")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help="where model replies are cached (default: $XDG_CACHE_HOME/memvelope/llm)")
+    p.add_argument(
+        "--chunk-chars",
+        type=int,
+        default=DEFAULT_CHUNK_CHARS,
+        metavar="N",
+        help="characters of conversation per request (default %(default)s)",
+    )
+    p.add_argument(
+        "--cache-dir", metavar="DIR", help="where model replies are cached (default: $XDG_CACHE_HOME/memvelope/llm)"
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary on stderr")
     p.set_defaults(func=run)
 
@@ -67,13 +75,15 @@ def _cache_dir(arg: str | None) -> Path:
 def _read_envelope(path: str) -> dict[str, Any]:
     doc = load_json_file(path)
     if detect_format(doc) != ENVELOPE_TAG:
-        raise FormatError("not an envelope: distill reads envelope-v0 documents", reason="not-envelope",
-                          source=path)
+        raise FormatError("not an envelope: distill reads envelope-v0 documents", reason="not-envelope", source=path)
     violations = validate(doc)
     if violations:
-        raise FormatError(f"not a valid envelope: {violations[0]}"
-                          + (f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""),
-                          reason="invalid-envelope", source=path)
+        raise FormatError(
+            f"not a valid envelope: {violations[0]}"
+            + (f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""),
+            reason="invalid-envelope",
+            source=path,
+        )
     return doc  # type: ignore[no-any-return]
 
 
@@ -95,19 +105,29 @@ def run(args: argparse.Namespace) -> int:
                 bar.update(done - state["done"])
                 state["done"] = done
 
-            doc = distill_llm(envelope, base_url=args.base_url, model=args.model,
-                              chunk_chars=args.chunk_chars, cache_dir=_cache_dir(args.cache_dir),
-                              progress=progress, report=report)
+            doc = distill_llm(
+                envelope,
+                base_url=args.base_url,
+                model=args.model,
+                chunk_chars=args.chunk_chars,
+                cache_dir=_cache_dir(args.cache_dir),
+                progress=progress,
+                report=report,
+            )
     write_ir(doc, output)
     if not args.quiet:
         err = sys.stderr
         if not output.endswith(".mv.json"):
             print("memvelope: note: Facts IR files are conventionally named *.mv.json", file=err)
-        line = (f"memvelope: wrote {output}: {report.facts} facts from {report.conversations} "
-                f"conversations ({doc['meta']['mode']}; {report.duplicates} duplicates merged")
+        line = (
+            f"memvelope: wrote {output}: {report.facts} facts from {report.conversations} "
+            f"conversations ({doc['meta']['mode']}; {report.duplicates} duplicates merged"
+        )
         if args.mode == "llm":
-            line += (f"; {report.chunks} chunks, {report.cache_hits} cached, {report.requests} requests, "
-                     f"{report.invalid_facts} invalid facts dropped, {report.dates_nulled} unsourced dates "
-                     "nulled")
+            line += (
+                f"; {report.chunks} chunks, {report.cache_hits} cached, {report.requests} requests, "
+                f"{report.invalid_facts} invalid facts dropped, {report.dates_nulled} unsourced dates "
+                "nulled"
+            )
         print(line + ")", file=err)
     return 0

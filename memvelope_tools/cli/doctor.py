@@ -27,8 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="export zip, folder or part file")
-    p.add_argument("--json", action="store_true",
-                   help="print the report as JSON (top level carries messages_kept and messages_dropped)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report as JSON (top level carries messages_kept and messages_dropped)",
+    )
     p.add_argument("--show-text", action="store_true", help="include message text excerpts in examples")
     p.set_defaults(func=run)
 

@@ -69,13 +69,15 @@ def envelope_lines(doc: dict[str, Any]) -> list[str]:
     roles = Counter(map(itemgetter("role"), messages))
     stamps = [t for t in map(itemgetter("ts"), messages) if t is not None]
     meta = doc["meta"]
-    lines = [f"layer: envelope ({ENVELOPE_TAG})",
-             f"provider: {meta['source_provider']}",
-             f"conversations: {len(convs):,}" + _stated(meta.get("conversation_count"), len(convs)),
-             f"messages: {len(messages):,}" + _stated(meta.get("message_count"), len(messages)),
-             f"messages per role: {_counts(roles, ROLES)}",
-             f"dates (message ts): {_range(stamps)}",
-             f"undated messages: {len(messages) - len(stamps):,}"]
+    lines = [
+        f"layer: envelope ({ENVELOPE_TAG})",
+        f"provider: {meta['source_provider']}",
+        f"conversations: {len(convs):,}" + _stated(meta.get("conversation_count"), len(convs)),
+        f"messages: {len(messages):,}" + _stated(meta.get("message_count"), len(messages)),
+        f"messages per role: {_counts(roles, ROLES)}",
+        f"dates (message ts): {_range(stamps)}",
+        f"undated messages: {len(messages) - len(stamps):,}",
+    ]
     ids = [c["id"] for c in convs]
     nulls = ids.count(None)
     dupes = len(ids) - nulls - len(set(ids) - {None})
@@ -92,14 +94,15 @@ def ir_lines(doc: dict[str, Any]) -> list[str]:
     """The ``info`` lines of a Facts IR document."""
     meta, arch, facts = doc["meta"], doc["archetype"], doc["facts"]
     dates = [d for d in map(itemgetter("effective_date"), facts) if d is not None]
-    return [f"layer: Facts IR ({IR_TAG})",
-            f"provider: {meta['provider']}",
-            f"mode: {meta['mode']}",
-            f"generated at: {meta['generated_at']}",
-            f"facts: {len(facts):,}" + _stated(meta.get("facts"), len(facts)),
-            f"categories: {_counts(Counter(map(itemgetter('category'), facts)), CATEGORIES)}",
-            "subject types: "
-            + _counts(Counter(map(itemgetter("subject_type"), facts)),
-                      ("self", "person", "company", "project", "other")),
-            f"effective dates: {_range(dates)}",
-            f"archetype style: {arch['style'] if arch['style'] is not None else 'null'}"]
+    return [
+        f"layer: Facts IR ({IR_TAG})",
+        f"provider: {meta['provider']}",
+        f"mode: {meta['mode']}",
+        f"generated at: {meta['generated_at']}",
+        f"facts: {len(facts):,}" + _stated(meta.get("facts"), len(facts)),
+        f"categories: {_counts(Counter(map(itemgetter('category'), facts)), CATEGORIES)}",
+        "subject types: "
+        + _counts(Counter(map(itemgetter("subject_type"), facts)), ("self", "person", "company", "project", "other")),
+        f"effective dates: {_range(dates)}",
+        f"archetype style: {arch['style'] if arch['style'] is not None else 'null'}",
+    ]

@@ -34,19 +34,22 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="an envelope or Facts IR document")
-    p.add_argument("--envelope", metavar="ENVELOPE",
-                   help="the source envelope, for the cross-checks of Facts IR files")
+    p.add_argument("--envelope", metavar="ENVELOPE", help="the source envelope, for the cross-checks of Facts IR files")
     p.set_defaults(func=run)
 
 
 def _load_envelope(path: str) -> dict[str, Any]:
     doc = load_json_file(path)
     if detect_format(doc) == IR_TAG:
-        raise FormatError("--envelope must be an envelope-v0 document, not a Facts IR", reason="not-envelope",
-                          source=path)
+        raise FormatError(
+            "--envelope must be an envelope-v0 document, not a Facts IR", reason="not-envelope", source=path
+        )
     if validate(doc):
-        raise FormatError("--envelope is not a valid envelope; run `memvelope validate` on it first",
-                          reason="invalid-envelope", source=path)
+        raise FormatError(
+            "--envelope is not a valid envelope; run `memvelope validate` on it first",
+            reason="invalid-envelope",
+            source=path,
+        )
     return doc  # type: ignore[no-any-return]
 
 

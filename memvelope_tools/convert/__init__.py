@@ -118,8 +118,14 @@ def _describe(parts: Sequence[Part]) -> str | None:
     return f"{parts[0].name} and {len(parts) - 1} more part(s)"
 
 
-def convert_parts(parts: Sequence[Part], report: Report | None = None, *, fast: bool | None = None,
-                  stream: bool = False, progress: bool | None = None) -> Envelope:
+def convert_parts(
+    parts: Sequence[Part],
+    report: Report | None = None,
+    *,
+    fast: bool | None = None,
+    stream: bool = False,
+    progress: bool | None = None,
+) -> Envelope:
     """Convert an ordered list of parts (see :func:`memvelope_tools.convert.sources.expand`).
 
     Options as for :func:`convert`.
@@ -141,9 +147,14 @@ def convert_parts(parts: Sequence[Part], report: Report | None = None, *, fast: 
     return build_envelope(assembler.provider or "", conversations, _describe(parts))
 
 
-def convert(*paths: str | os.PathLike[str], report: Report | None = None,
-            zip_limits: ZipLimits | None = None, fast: bool | None = None, stream: bool = False,
-            progress: bool | None = None) -> Envelope:
+def convert(
+    *paths: str | os.PathLike[str],
+    report: Report | None = None,
+    zip_limits: ZipLimits | None = None,
+    fast: bool | None = None,
+    stream: bool = False,
+    progress: bool | None = None,
+) -> Envelope:
     """Convert one export, given as part files, folders and/or zips in order, to an envelope.
 
     Raises :class:`ConversionError` (with ``.reason``) when the export cannot be converted.
@@ -160,10 +171,15 @@ def convert(*paths: str | os.PathLike[str], report: Report | None = None,
     return convert_parts(expansion.parts, report, fast=fast, stream=stream, progress=progress)
 
 
-def convert_stream(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-                   out: str | os.PathLike[str] | None, *, report: Report | None = None,
-                   zip_limits: ZipLimits | None = None, progress: bool | None = None,
-                   stdout: Any = None) -> dict[str, Any]:
+def convert_stream(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str] | None,
+    *,
+    report: Report | None = None,
+    zip_limits: ZipLimits | None = None,
+    progress: bool | None = None,
+    stdout: Any = None,
+) -> dict[str, Any]:
     """Convert one export straight to a canonical envelope file, holding one conversation at a time.
 
     Peak memory is bounded by the largest conversation, not the export. The bytes written are those of

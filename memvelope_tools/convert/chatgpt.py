@@ -18,8 +18,14 @@ _ARRAY_INDEX: Final = re.compile(r"0|[1-9][0-9]{0,9}", re.ASCII)
 _MAX_ARRAY_INDEX: Final = 2**32 - 2
 _PROSE_TYPES: Final = frozenset({"text", "multimodal_text"})
 _MISSING: Final = object()
-_JSON_KINDS: Final = {type(None): "null", bool: "boolean", int: "number", float: "number", list: "array",
-                      dict: "object"}
+_JSON_KINDS: Final = {
+    type(None): "null",
+    bool: "boolean",
+    int: "number",
+    float: "number",
+    list: "array",
+    dict: "object",
+}
 
 
 def looks_like(element: object) -> bool:
@@ -59,9 +65,7 @@ def _content_text(content: object) -> str:
                     blocks.append(text)
         return join_blocks(blocks)
     if kind == "user_editable_context":
-        return join_blocks(
-            v for v in (content.get("user_profile"), content.get("user_instructions")) if type(v) is str
-        )
+        return join_blocks(v for v in (content.get("user_profile"), content.get("user_instructions")) if type(v) is str)
     return ""  # a present, non-prose content_type (null included: NOTES A10)
 
 
@@ -117,8 +121,10 @@ def drop_reason(node: object) -> str | None:
     if _content_text(content):
         return None
     parts = content.get("parts")
-    if kind != "user_editable_context" and (type(parts) is not list or not any(
-            type(p) is str or (type(p) is dict and type(p.get("text")) is str) for p in parts)):
+    if kind != "user_editable_context" and (
+        type(parts) is not list
+        or not any(type(p) is str or (type(p) is dict and type(p.get("text")) is str) for p in parts)
+    ):
         return "no text parts"
     return "empty after trimming"
 

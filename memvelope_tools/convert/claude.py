@@ -15,11 +15,7 @@ PLACEHOLDER: Final = "not supported on your current device"
 
 def looks_like(element: object) -> bool:
     """True iff ``element`` has a string ``uuid`` and an array ``chat_messages``."""
-    return (
-        type(element) is dict
-        and type(element.get("uuid")) is str
-        and type(element.get("chat_messages")) is list
-    )
+    return type(element) is dict and type(element.get("uuid")) is str and type(element.get("chat_messages")) is list
 
 
 def message_text(message: dict[str, Any]) -> str:

@@ -276,8 +276,11 @@ def envelope_frame(meta: dict[str, Any]) -> tuple[bytes, bytes]:
 
 
 def _dumps_by_conversation(envelope: dict[str, Any]) -> bytes:
-    if list(envelope) != ["memvelope", "meta", "conversations"] or not envelope["conversations"] \
-            or envelope["memvelope"] != "envelope-v0":
+    if (
+        list(envelope) != ["memvelope", "meta", "conversations"]
+        or not envelope["conversations"]
+        or envelope["memvelope"] != "envelope-v0"
+    ):
         return dumps_canonical(envelope)
     head, tail = envelope_frame(envelope["meta"])
     body = b",\n".join(b"    " + fragment(c) for c in envelope["conversations"])

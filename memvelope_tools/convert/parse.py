@@ -60,14 +60,11 @@ def loads_js(text: str, source: str) -> Any:
                 raise
             return _LONG_INT_DECODER.decode(text)
     except json.JSONDecodeError as exc:
-        raise ConversionError(_invalid_json_message(text, exc), reason="invalid-json",
-                              source=source) from None
+        raise ConversionError(_invalid_json_message(text, exc), reason="invalid-json", source=source) from None
     except ValueError as exc:
         raise ConversionError(f"not valid JSON: {exc}", reason="invalid-json", source=source) from None
     except RecursionError:
-        raise ConversionError(
-            "JSON nested too deeply to parse", reason="too-deep", source=source
-        ) from None
+        raise ConversionError("JSON nested too deeply to parse", reason="too-deep", source=source) from None
 
 
 def _invalid_json_message(text: str, exc: json.JSONDecodeError) -> str:

@@ -69,11 +69,11 @@ class _ReadGuard:
         try:
             return self._raw.read(size)
         except OSError as exc:
-            raise ConversionError(f"cannot read file: {exc.strerror or exc}", reason="unreadable",
-                                  source=self._name) from None
+            raise ConversionError(
+                f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=self._name
+            ) from None
         except (zipfile.BadZipFile, EOFError, *_DECOMPRESSION_ERRORS) as exc:
-            raise ConversionError(f"zip member is corrupt: {exc}", reason="bad-zip",
-                                  source=self._name) from None
+            raise ConversionError(f"zip member is corrupt: {exc}", reason="bad-zip", source=self._name) from None
 
     def close(self) -> None:
         self._raw.close()
@@ -110,8 +110,9 @@ def _is_conversation_zip(name: str) -> bool:
     return base.startswith("conversations") and base.endswith(".zip")
 
 
-def _choose(names: Iterable[str], ignored: list[tuple[str, str]],
-            qualify: Callable[[str], str] = str) -> tuple[list[str], bool]:
+def _choose(
+    names: Iterable[str], ignored: list[tuple[str, str]], qualify: Callable[[str], str] = str
+) -> tuple[list[str], bool]:
     """Apply the B1 rule; also say whether anything was passed over (named by ``qualify(name)``)."""
     candidates: list[str] = []
     before = len(ignored)
@@ -187,8 +188,7 @@ def _open_zip(data_or_path: Path | bytes, label: str) -> zipfile.ZipFile:
     except zipfile.BadZipFile as exc:
         raise ConversionError(f"not a readable zip archive: {exc}", reason="bad-zip", source=label) from exc
     except OSError as exc:
-        raise ConversionError(f"cannot read file: {exc.strerror or exc}", reason="unreadable",
-                              source=label) from exc
+        raise ConversionError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=label) from exc
 
 
 def _member_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, limits: ZipLimits) -> Part:
@@ -204,8 +204,9 @@ def _member_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, li
     return Part(label, opener, info.file_size)
 
 
-def _expand_zip(archive: zipfile.ZipFile, label: str, limits: ZipLimits, depth: int,
-                ignored: list[tuple[str, str]]) -> tuple[list[Part], bool]:
+def _expand_zip(
+    archive: zipfile.ZipFile, label: str, limits: ZipLimits, depth: int, ignored: list[tuple[str, str]]
+) -> tuple[list[Part], bool]:
     members = {}
     for info in archive.infolist():
         name = info.filename
@@ -237,8 +238,9 @@ def _file_part(path: Path, label: str) -> Part:
         try:
             return open(path, "rb")
         except OSError as exc:
-            raise ConversionError(f"cannot read file: {exc.strerror or exc}", reason="unreadable",
-                                  source=label) from exc
+            raise ConversionError(
+                f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=label
+            ) from exc
 
     try:
         size = path.stat().st_size
@@ -247,8 +249,9 @@ def _file_part(path: Path, label: str) -> Part:
     return Part(label, opener, size)
 
 
-def _expand_path(arg: str | os.PathLike[str], limits: ZipLimits,
-                 ignored: list[tuple[str, str]]) -> tuple[list[Part], bool]:
+def _expand_path(
+    arg: str | os.PathLike[str], limits: ZipLimits, ignored: list[tuple[str, str]]
+) -> tuple[list[Part], bool]:
     label = os.fspath(arg)
     path = Path(label)
     try:
@@ -256,8 +259,7 @@ def _expand_path(arg: str | os.PathLike[str], limits: ZipLimits,
     except FileNotFoundError as exc:
         raise ConversionError("no such file or folder", reason="not-found", source=label) from exc
     except OSError as exc:
-        raise ConversionError(f"cannot read: {exc.strerror or exc}", reason="unreadable",
-                              source=label) from exc
+        raise ConversionError(f"cannot read: {exc.strerror or exc}", reason="unreadable", source=label) from exc
     if stat.S_ISDIR(mode):
         return _expand_folder(path, label, limits, ignored)
     if not os.access(path, os.R_OK):
@@ -267,13 +269,13 @@ def _expand_path(arg: str | os.PathLike[str], limits: ZipLimits,
     return [_file_part(path, label)], False
 
 
-def _expand_folder(path: Path, label: str, limits: ZipLimits,
-                   ignored: list[tuple[str, str]]) -> tuple[list[Part], bool]:
+def _expand_folder(
+    path: Path, label: str, limits: ZipLimits, ignored: list[tuple[str, str]]
+) -> tuple[list[Part], bool]:
     try:
         entries = [e for e in os.scandir(path) if e.is_file()]
     except OSError as exc:
-        raise ConversionError(f"cannot list folder: {exc.strerror or exc}", reason="unreadable",
-                              source=label) from exc
+        raise ConversionError(f"cannot list folder: {exc.strerror or exc}", reason="unreadable", source=label) from exc
     names, chose = _choose([e.name for e in entries], ignored, lambda name: str(path / name))
     if not names:
         raise ConversionError("folder holds no .json file", reason="no-parts", source=label)
@@ -299,6 +301,7 @@ def expand(inputs: Sequence[str | os.PathLike[str]], limits: ZipLimits | None = 
         found, did_choose = _expand_path(arg, limits, ignored)
         expanded.append((os.fspath(arg), found))
         chose = chose or did_choose
+
     # B1 across arguments: when some folder or zip argument holds conversation parts, a folder or zip
     # argument holding none (projects-000.zip of a multi-zip Claude download) contributes nothing.
     # A file argument is always a part.

@@ -94,14 +94,14 @@ class _Reader:
             self._fill()
         if size < 0:
             size = len(self._buf) - self._pos
-        out = self._buf[self._pos:self._pos + size]
+        out = self._buf[self._pos : self._pos + size]
         self._pos += len(out)
         return out
 
     def peek(self) -> bytes:
         """The first byte that is not JSON whitespace, without consuming it (b"" for an empty part)."""
         while True:
-            rest = self._buf[self._pos:].lstrip(_WHITESPACE)
+            rest = self._buf[self._pos :].lstrip(_WHITESPACE)
             if rest:
                 return rest[:1]
             self._pos = len(self._buf)
@@ -125,7 +125,7 @@ class _Reader:
                 return
             self._first = False
             if data.startswith(_BOM):
-                data = data[len(_BOM):]
+                data = data[len(_BOM) :]
         if self._decoder is not None:
             text = self._decoder.decode(data, final=self._eof)
             counted = self._raw_tail + data
@@ -142,7 +142,7 @@ class _Reader:
         keep = self._gauge.feed(region)
         if keep < len(region):
             region, self._too_deep = region[:keep], True
-        self._buf = self._buf[self._pos:] + region
+        self._buf = self._buf[self._pos :] + region
         self._pos = 0
 
 
@@ -190,8 +190,10 @@ def _part_elements(part: Part, report: Report, assembler: Assembler, bar: Bar) -
 
         from .._depth import DepthGauge
     except ImportError:
-        raise MemvelopeError("streaming conversion needs ijson and numpy: pip install 'memvelope_tools[fast]'",
-                             reason="missing-dependency") from None
+        raise MemvelopeError(
+            "streaming conversion needs ijson and numpy: pip install 'memvelope_tools[fast]'",
+            reason="missing-dependency",
+        ) from None
 
     done = 0  # elements handed on, skipped when the part is read again
     counted = 0  # raw bytes reported to the progress bar
@@ -215,8 +217,7 @@ def _part_elements(part: Part, report: Report, assembler: Assembler, bar: Bar) -
                         pass
                     assembler.non_array()
                     return
-                for index, element in enumerate(ijson.items(reader, "item", use_float=True,
-                                                            buf_size=_MAX_CHUNK)):
+                for index, element in enumerate(ijson.items(reader, "item", use_float=True, buf_size=_MAX_CHUNK)):
                     reader.element_done()
                     if index < done:
                         continue
@@ -236,8 +237,7 @@ def _part_elements(part: Part, report: Report, assembler: Assembler, bar: Bar) -
                 _whole_part(part, report, assembler, done)
                 return
             except _TooDeep:
-                raise ConversionError("JSON nested too deeply to parse", reason="too-deep",
-                                      source=part.name) from None
+                raise ConversionError("JSON nested too deeply to parse", reason="too-deep", source=part.name) from None
             if reader.replaced:
                 report.replaced[part.name] = reader.replaced
             return
@@ -274,12 +274,21 @@ def _temporary(folder: Path | None, out: str | os.PathLike[str] | None) -> Itera
     except OutputError:
         raise
     except OSError as exc:
-        raise OutputError(f"cannot write output: {exc.strerror or exc}", reason="output",
-                          source=os.fspath(out) if out is not None else None) from exc
+        raise OutputError(
+            f"cannot write output: {exc.strerror or exc}",
+            reason="output",
+            source=os.fspath(out) if out is not None else None,
+        ) from exc
 
 
-def write_streaming(parts: Sequence[Part], out: str | os.PathLike[str] | None, report: Report, *,
-                    progress: bool | None = None, stdout: IO[bytes] | None = None) -> dict[str, Any]:
+def write_streaming(
+    parts: Sequence[Part],
+    out: str | os.PathLike[str] | None,
+    report: Report,
+    *,
+    progress: bool | None = None,
+    stdout: IO[bytes] | None = None,
+) -> dict[str, Any]:
     """Convert ``parts`` to canonical envelope bytes in ``out`` (or ``stdout``), one conversation at a
     time; return ``meta``. Conversations go to a temporary file first, since ``meta`` comes first."""
     report.parts = [p.name for p in parts]
@@ -302,8 +311,11 @@ def write_streaming(parts: Sequence[Part], out: str | os.PathLike[str] | None, r
         with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():
             assembler = Assembler(counting(emit, bar), _describe(parts))
             provider = assemble_streaming(parts, report, assembler, bar)
-        meta = {"source_provider": provider, "conversation_count": assembler.conversations,
-                "message_count": assembler.messages}
+        meta = {
+            "source_provider": provider,
+            "conversation_count": assembler.conversations,
+            "message_count": assembler.messages,
+        }
         head, tail = fast.envelope_frame(meta)
         if out is None:
             target = stdout if stdout is not None else _stdout()

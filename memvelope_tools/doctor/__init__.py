@@ -27,8 +27,15 @@ ANALYSERS: Final[dict[str, Analyser]] = {"chatgpt": chatgpt.analyse, "claude": c
 
 
 def _top_level(value: object) -> str:
-    return {list: "array", dict: "object", str: "string", bool: "boolean", int: "number",
-            float: "number", type(None): "null"}.get(type(value), "other")
+    return {
+        list: "array",
+        dict: "object",
+        str: "string",
+        bool: "boolean",
+        int: "number",
+        float: "number",
+        type(None): "null",
+    }.get(type(value), "other")
 
 
 def _non_array_note(value: object) -> str:
@@ -41,8 +48,9 @@ def _non_array_note(value: object) -> str:
     return f"top level is {_top_level(value)}, not an array ({what}); contributes nothing (NOTES A16)"
 
 
-def doctor(*paths: str | os.PathLike[str], show_text: bool = False,
-           zip_limits: ZipLimits | None = None) -> DoctorReport:
+def doctor(
+    *paths: str | os.PathLike[str], show_text: bool = False, zip_limits: ZipLimits | None = None
+) -> DoctorReport:
     """Examine one export (the same paths ``convert`` takes) and report what conversion keeps and drops.
 
     Raises :class:`ConversionError` when the export cannot be read at all (missing file, bad zip,
@@ -73,17 +81,18 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False,
     provider, error, acc = _examine(merged, owners, non_arrays, show_text)
     if_wrapped = None
     if not merged and singles:  # say what the single-conversation parts hold, had they been in [ ]
-        w_provider, w_error, w_acc = _examine([v for _, v in singles],
-                                              [(i, name) for i, (name, _) in enumerate(singles)], 0, show_text)
+        w_provider, w_error, w_acc = _examine(
+            [v for _, v in singles], [(i, name) for i, (name, _) in enumerate(singles)], 0, show_text
+        )
         if_wrapped = _report([os.fspath(p) for p in paths], [], [], w_provider, w_error, len(singles), w_acc)
-    report = _report([os.fspath(p) for p in paths], parts, list(expansion.ignored), provider, error,
-                     len(merged), acc)
+    report = _report([os.fspath(p) for p in paths], parts, list(expansion.ignored), provider, error, len(merged), acc)
     report.if_wrapped = if_wrapped
     return report
 
 
-def _examine(merged: list[object], owners: list[tuple[int, str]], non_arrays: int,
-             show_text: bool) -> tuple[str | None, tuple[str, str] | None, Analysis]:
+def _examine(
+    merged: list[object], owners: list[tuple[int, str]], non_arrays: int, show_text: bool
+) -> tuple[str | None, tuple[str, str] | None, Analysis]:
     """Detect the provider as the converter does and analyse every element of the merged array."""
     acc = Analysis(show_text)
     error: tuple[str, str] | None = None
@@ -109,8 +118,15 @@ def _examine(merged: list[object], owners: list[tuple[int, str]], non_arrays: in
     return provider, error, acc
 
 
-def _report(inputs: list[str], parts: list[PartInfo], ignored: list[tuple[str, str]], provider: str | None,
-            error: tuple[str, str] | None, elements: int, acc: Analysis) -> DoctorReport:
+def _report(
+    inputs: list[str],
+    parts: list[PartInfo],
+    ignored: list[tuple[str, str]],
+    provider: str | None,
+    error: tuple[str, str] | None,
+    elements: int,
+    acc: Analysis,
+) -> DoctorReport:
     return DoctorReport(
         inputs=inputs,
         parts=parts,

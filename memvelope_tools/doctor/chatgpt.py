@@ -14,16 +14,32 @@ from ..convert.prose import map_role, trimmed_string
 from .report import MALFORMED, Analysis, ConversationFacts
 
 # content_type values ChatGPT exports are known to carry; any other is listed as unknown.
-KNOWN_CONTENT_TYPES: Final = frozenset({
-    "text", "multimodal_text", "code", "execution_output", "tether_browsing_display", "tether_quote",
-    "user_editable_context", "model_editable_context", "system_error", "thoughts", "reasoning_recap",
-    "sonic_webpage", "computer_output",
-})
+KNOWN_CONTENT_TYPES: Final = frozenset(
+    {
+        "text",
+        "multimodal_text",
+        "code",
+        "execution_output",
+        "tether_browsing_display",
+        "tether_quote",
+        "user_editable_context",
+        "model_editable_context",
+        "system_error",
+        "thoughts",
+        "reasoning_recap",
+        "sonic_webpage",
+        "computer_output",
+    }
+)
 # content_type values of object parts inside multimodal_text.
-KNOWN_PART_TYPES: Final = frozenset({
-    "image_asset_pointer", "audio_transcription", "audio_asset_pointer",
-    "real_time_user_audio_video_asset_pointer",
-})
+KNOWN_PART_TYPES: Final = frozenset(
+    {
+        "image_asset_pointer",
+        "audio_transcription",
+        "audio_asset_pointer",
+        "real_time_user_audio_video_asset_pointer",
+    }
+)
 ABANDONED: Final = "abandoned branch"
 
 
@@ -140,8 +156,9 @@ def analyse(element: object, facts: ConversationFacts, acc: Analysis) -> None:
     acc.finish_conversation(element, facts, ("create_time", "update_time"))
 
 
-def _path_order(path: list[Any], mapping: dict[str, Any],
-                stamps: list[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
+def _path_order(
+    path: list[Any], mapping: dict[str, Any], stamps: list[tuple[str, str | None]]
+) -> list[tuple[str, str | None]]:
     """The kept messages' (key, ts) in active-path order (mapping order may differ)."""
     by_key = dict(stamps)
     key_of = {id(node): key for key, node in mapping.items()}

@@ -16,10 +16,19 @@ from ..convert.timestamps import render_timestamp
 from .report import MALFORMED, Analysis, ConversationFacts
 
 # content block types Claude exports are known to carry; any other is listed as unknown.
-KNOWN_BLOCK_TYPES: Final = frozenset({
-    "text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image", "document",
-    "server_tool_use", "web_search_tool_result",
-})
+KNOWN_BLOCK_TYPES: Final = frozenset(
+    {
+        "text",
+        "thinking",
+        "redacted_thinking",
+        "tool_use",
+        "tool_result",
+        "image",
+        "document",
+        "server_tool_use",
+        "web_search_tool_result",
+    }
+)
 
 
 def _raw_text(message: dict[str, Any]) -> str | None:
@@ -112,8 +121,9 @@ def _ordering(chat: list[Any], facts: ConversationFacts, acc: Analysis) -> None:
     _linked_branches(chat, entries, parent_of, facts, acc)
 
 
-def _linked_branches(chat: list[Any], entries: list[tuple[int, Any]], parent_of: dict[int, int],
-                     facts: ConversationFacts, acc: Analysis) -> None:
+def _linked_branches(
+    chat: list[Any], entries: list[tuple[int, Any]], parent_of: dict[int, int], facts: ConversationFacts, acc: Analysis
+) -> None:
     children: defaultdict[int, list[int]] = defaultdict(list)
     for child, parent in parent_of.items():
         children[parent].append(child)
@@ -122,8 +132,13 @@ def _linked_branches(chat: list[Any], entries: list[tuple[int, Any]], parent_of:
             continue
         facts.linked_branches += 1
         roles = Counter(map_role(chat[k].get("sender")) for k in kids)
-        kind = ("regenerated reply" if roles["assistant"] >= 2 else
-                "edited prompt" if roles["user"] >= 2 else "other branch")
+        kind = (
+            "regenerated reply"
+            if roles["assistant"] >= 2
+            else "edited prompt"
+            if roles["user"] >= 2
+            else "other branch"
+        )
         if kind == "regenerated reply":
             facts.regenerated += 1
         elif kind == "edited prompt":

@@ -50,8 +50,13 @@ class PartInfo:
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"order": self.order, "name": self.name, "bytes": self.size,
-                               "top_level": self.top_level, "elements": self.elements}
+        out: dict[str, Any] = {
+            "order": self.order,
+            "name": self.name,
+            "bytes": self.size,
+            "top_level": self.top_level,
+            "elements": self.elements,
+        }
         if self.replaced:
             out["replaced_utf8"] = self.replaced
         if self.note:
@@ -99,9 +104,25 @@ class ConversationFacts:
 
 
 ROW_FIELDS: Final = (
-    "index", "part", "id", "title", "omitted", "nodes", "structural", "messages", "messages_kept",
-    "fallback", "regenerated", "edited", "other_branches", "off_path", "linked_branches",
-    "hidden_branch_messages", "inversions", "backwards", "equal_reply",
+    "index",
+    "part",
+    "id",
+    "title",
+    "omitted",
+    "nodes",
+    "structural",
+    "messages",
+    "messages_kept",
+    "fallback",
+    "regenerated",
+    "edited",
+    "other_branches",
+    "off_path",
+    "linked_branches",
+    "hidden_branch_messages",
+    "inversions",
+    "backwards",
+    "equal_reply",
 )
 
 
@@ -151,8 +172,7 @@ class Analysis:
             self.example(f"timestamp: {form}", where.example(at, f"{field_name}: {_shape(raw)}"))
         return rendered
 
-    def finish_conversation(self, element: dict[str, Any], facts: ConversationFacts,
-                            keys: tuple[str, str]) -> None:
+    def finish_conversation(self, element: dict[str, Any], facts: ConversationFacts, keys: tuple[str, str]) -> None:
         """Mark a conversation with no kept message as omitted; else tally its timestamps (source ``keys``)."""
         if not facts.messages_kept:
             facts.omitted = CONVERSATION_EMPTY
@@ -161,8 +181,9 @@ class Analysis:
         for key in keys:
             self.timestamp(f"conversation {key}", element.get(key), facts, None)
 
-    def seen_type(self, family: str, name: object, known: frozenset[str], where: ConversationFacts,
-                  at: str | None) -> None:
+    def seen_type(
+        self, family: str, name: object, known: frozenset[str], where: ConversationFacts, at: str | None
+    ) -> None:
         """Count one content/block type; remember it as unknown when it is not in ``known``."""
         label = name if type(name) is str else f"({_json_kind(name)})"
         self.types.setdefault(family, Counter())[label] += 1
@@ -174,8 +195,9 @@ class Analysis:
 def _json_kind(value: object) -> str:
     if value is None:
         return "null"
-    return {bool: "boolean", int: "number", float: "number", str: "string", list: "array",
-            dict: "object"}.get(type(value), "other")
+    return {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), "other"
+    )
 
 
 def _shape(value: object) -> str:
@@ -304,8 +326,11 @@ class DoctorReport:
 
         drops = [("conversation", r, n) for r, n in self.conversations_dropped.items()]
         drops += [("message", r, n) for r, n in self.messages_dropped.items()]
-        types = [(fam, name, n, name in self.unknown_types.get(fam, {}))
-                 for fam, counts in self.types.items() for name, n in _ranked(counts).items()]
+        types = [
+            (fam, name, n, name in self.unknown_types.get(fam, {}))
+            for fam, counts in self.types.items()
+            for name, n in _ranked(counts).items()
+        ]
         stamps = [(f, "null", n.null) for f, n in self.timestamps.items()]
         stamps += [(f, form, c) for f, n in self.timestamps.items() for form, c in n.unparseable.items()]
         examples = [{"topic": t, **e.to_json()} for t, es in self.examples.items() for e in es]
@@ -313,11 +338,11 @@ class DoctorReport:
         return {
             "conversations": pd.DataFrame([c.row() for c in self.conversations], columns=conv_columns),
             "drops": pd.DataFrame(drops, columns=["level", "reason", "count"]),
-            "parts": pd.DataFrame([p.to_json() for p in self.parts],
-                                  columns=["order", "name", "bytes", "top_level", "elements"]),
+            "parts": pd.DataFrame(
+                [p.to_json() for p in self.parts], columns=["order", "name", "bytes", "top_level", "elements"]
+            ),
             "ignored": pd.DataFrame(self.ignored, columns=["name", "why"]),
             "types": pd.DataFrame(types, columns=["family", "type", "count", "unknown"]),
             "timestamps": pd.DataFrame(stamps, columns=["field", "form", "count"]),
-            "examples": pd.DataFrame(examples, columns=["topic", "conversation_id", "title", "at", "detail",
-                                                         "text"]),
+            "examples": pd.DataFrame(examples, columns=["topic", "conversation_id", "title", "at", "detail", "text"]),
         }

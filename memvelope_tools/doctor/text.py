@@ -71,14 +71,18 @@ def _head(report: DoctorReport) -> list[str]:
 
 def _body(report: DoctorReport) -> list[str]:
     lines: list[str] = [""]
-    lines.append(f"Conversations: {report.elements} in the export, {report.conversations_kept} kept, "
-                 f"{report.elements - report.conversations_kept} dropped")
+    lines.append(
+        f"Conversations: {report.elements} in the export, {report.conversations_kept} kept, "
+        f"{report.elements - report.conversations_kept} dropped"
+    )
     _counts(lines, report.conversations_dropped, report, "conversation")
     nodes = sum(c.nodes for c in report.conversations)
     structural = sum(c.structural for c in report.conversations)
     node_note = f" ({nodes} mapping nodes, {structural} without a message)" if report.provider == "chatgpt" else ""
-    lines.append(f"Messages: {report.messages_total} in the export{node_note}, {report.messages_kept} kept, "
-                 f"{report.messages_total - report.messages_kept} dropped")
+    lines.append(
+        f"Messages: {report.messages_total} in the export{node_note}, {report.messages_kept} kept, "
+        f"{report.messages_total - report.messages_kept} dropped"
+    )
     _counts(lines, report.messages_dropped, report, "message")
     lines.append("")
     lines.append("Branches:")

@@ -44,7 +44,7 @@ def _string_form(text: str) -> str:
     if _DATE.match(text) is None:
         return "unrecognised form"
     prefix = _DATETIME_PREFIX.match(text)
-    rest = text[prefix.end():] if prefix else text[10:]
+    rest = text[prefix.end() :] if prefix else text[10:]
     if rest == "":
         return "impossible date or time, or outside years 0001-9999"
     naive = prefix is not None and prefix.end() > 10

@@ -52,9 +52,30 @@ from dataclasses import dataclass
 DATE_VALUE = re.compile(r"^[0-9]{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?)?$")
 
 _MONTHS = {
-    "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4,
-    "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8, "sep": 9, "sept": 9,
-    "september": 9, "oct": 10, "october": 10, "nov": 11, "november": 11, "dec": 12, "december": 12,
+    "jan": 1,
+    "january": 1,
+    "feb": 2,
+    "february": 2,
+    "mar": 3,
+    "march": 3,
+    "apr": 4,
+    "april": 4,
+    "may": 5,
+    "jun": 6,
+    "june": 6,
+    "jul": 7,
+    "july": 7,
+    "aug": 8,
+    "august": 8,
+    "sep": 9,
+    "sept": 9,
+    "september": 9,
+    "oct": 10,
+    "october": 10,
+    "nov": 11,
+    "november": 11,
+    "dec": 12,
+    "december": 12,
 }
 _MONTH = r"(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>[0-9]{1,2})(?:st|nd|rd|th)?"
@@ -69,12 +90,18 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("dmy", _L + _DAY + r"(?:\s+of)?\s+" + _MONTH + r",?\s+" + _YEAR + _R),
         ("mdy", _L + _MONTH + r"\s+" + _DAY + r",?\s+" + _YEAR + _R),
         ("my", _L + _MONTH + r"(?:,|\s+of)?\s+" + _YEAR + _R),
-        ("num", r"(?<![0-9./-])(?P<a>[0-9]{1,2})(?P<sep>[/-])(?P<b>[0-9]{1,2})(?P=sep)(?P<year>[0-9]{4})"
-                r"(?![0-9]|[./-][0-9])"),
+        (
+            "num",
+            r"(?<![0-9./-])(?P<a>[0-9]{1,2})(?P<sep>[/-])(?P<b>[0-9]{1,2})(?P=sep)(?P<year>[0-9]{4})"
+            r"(?![0-9]|[./-][0-9])",
+        ),
         ("dot", r"(?<![0-9./-])(?P<a>[0-9]{1,2})\.(?P<b>[0-9]{1,2})\.(?P<year>[0-9]{4})(?![0-9]|\.[0-9])"),
         # A year range ``2019-2020`` states both years; other digit runs around a year are no year.
-        ("year", r"(?:(?<=[0-9]{4}-)|(?<![0-9A-Za-z.,/:'$€£-]))(?P<year>(?:19|20)[0-9]{2})"
-                 r"(?![0-9]|s\b|[.,][0-9]|[/:][0-9]|-(?![0-9]{4}(?![0-9]))[0-9])"),
+        (
+            "year",
+            r"(?:(?<=[0-9]{4}-)|(?<![0-9A-Za-z.,/:'$€£-]))(?P<year>(?:19|20)[0-9]{2})"
+            r"(?![0-9]|s\b|[.,][0-9]|[/:][0-9]|-(?![0-9]{4}(?![0-9]))[0-9])",
+        ),
     )
 )
 

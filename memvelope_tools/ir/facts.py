@@ -61,8 +61,17 @@ def fallback_date(conv: Mapping[str, Any]) -> str | None:
     return stamp[:10] if stamp else None
 
 
-def make_fact(*, subject: str | None, subject_type: str | None, category: str | None, content: str,
-              source_text: str, conv: Mapping[str, Any], provider: str, month: str) -> dict[str, Any]:
+def make_fact(
+    *,
+    subject: str | None,
+    subject_type: str | None,
+    category: str | None,
+    content: str,
+    source_text: str,
+    conv: Mapping[str, Any],
+    provider: str,
+    month: str,
+) -> dict[str, Any]:
     """A fact in the spec's key order, dated from ``source_text`` (``in_text_date``) or the
     conversation (``effective_date`` fallback)."""
     in_text = first_stated_date(source_text)
@@ -86,8 +95,9 @@ def fact_key(fact: Mapping[str, Any]) -> tuple[str, str, str]:
     return (subject, str(fact.get("category") or ""), content)
 
 
-def dedup(candidates: Iterable[tuple[tuple[Any, ...], dict[str, Any]]],
-          report: DistillReport | None = None) -> list[dict[str, Any]]:
+def dedup(
+    candidates: Iterable[tuple[tuple[Any, ...], dict[str, Any]]], report: DistillReport | None = None
+) -> list[dict[str, Any]]:
     """Keep one fact per :func:`fact_key`: the earliest-dated occurrence (``effective_date``, undated
     last; ties by position), listed in order of position. ``candidates`` are ``(position, fact)``."""
     best: dict[tuple[str, str, str], tuple[tuple[str, tuple[Any, ...]], dict[str, Any]]] = {}

@@ -85,8 +85,9 @@ class LLMConfig:
     temperature: float = 0.0
 
     @classmethod
-    def resolve(cls, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
-                **options: Any) -> LLMConfig:
+    def resolve(
+        cls, base_url: str | None = None, model: str | None = None, api_key: str | None = None, **options: Any
+    ) -> LLMConfig:
         """Arguments first, then ``MEMVELOPE_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``; raises
         :class:`MemvelopeError` (``llm-not-configured``) when no endpoint or model is given."""
         base_url = base_url or os.environ.get(ENV_BASE_URL) or None
@@ -94,12 +95,16 @@ class LLMConfig:
         api_key = api_key or os.environ.get(ENV_API_KEY) or None
         if not base_url or not model:
             missing = " and ".join(n for n, v in (("a base URL", base_url), ("a model", model)) if not v)
-            raise MemvelopeError(f"no LLM endpoint configured: {missing} missing; pass --base-url/--model "
-                                 f"or set {ENV_BASE_URL} and {ENV_MODEL} (e.g. http://localhost:11434/v1 "
-                                 "for Ollama)", reason="llm-not-configured")
+            raise MemvelopeError(
+                f"no LLM endpoint configured: {missing} missing; pass --base-url/--model "
+                f"or set {ENV_BASE_URL} and {ENV_MODEL} (e.g. http://localhost:11434/v1 "
+                "for Ollama)",
+                reason="llm-not-configured",
+            )
         if not re.match(r"^https?://[^/\s]+", base_url):
-            raise MemvelopeError(f"LLM base URL must start with http:// or https://: {base_url!r}",
-                                 reason="llm-not-configured")
+            raise MemvelopeError(
+                f"LLM base URL must start with http:// or https://: {base_url!r}", reason="llm-not-configured"
+            )
         if options.get("cache_dir") is not None:
             options["cache_dir"] = Path(options["cache_dir"])
         if int(options.get("chunk_chars", DEFAULT_CHUNK_CHARS)) < 200:
@@ -171,18 +176,26 @@ def cache_key(model: str, chunk_text: str) -> str:
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def distill_llm(envelope: Mapping[str, Any], *, base_url: str | None = None, model: str | None = None,
-                api_key: str | None = None, config: LLMConfig | None = None,
-                chunk_chars: int = DEFAULT_CHUNK_CHARS, cache_dir: str | os.PathLike[str] | None = None,
-                progress: ProgressCallback | None = None, clock: Clock | None = None,
-                report: DistillReport | None = None, sleep: Sleep = time.sleep) -> dict[str, Any]:
+def distill_llm(
+    envelope: Mapping[str, Any],
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+    config: LLMConfig | None = None,
+    chunk_chars: int = DEFAULT_CHUNK_CHARS,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: ProgressCallback | None = None,
+    clock: Clock | None = None,
+    report: DistillReport | None = None,
+    sleep: Sleep = time.sleep,
+) -> dict[str, Any]:
     """Distil ``envelope`` into a Facts IR document by asking a model, chunk by chunk.
 
     The endpoint comes from ``config`` or from ``base_url``/``model``/``api_key`` and the
     environment (:meth:`LLMConfig.resolve`). ``progress(done, total)`` is called after each chunk.
     """
-    cfg = config or LLMConfig.resolve(base_url, model, api_key, chunk_chars=chunk_chars,
-                                      cache_dir=cache_dir)
+    cfg = config or LLMConfig.resolve(base_url, model, api_key, chunk_chars=chunk_chars, cache_dir=cache_dir)
     report = report if report is not None else DistillReport()
     provider = str(envelope["meta"]["source_provider"])
     convs = [c for c in envelope.get("conversations") or [] if isinstance(c, dict)]
@@ -224,6 +237,7 @@ def distill_llm(envelope: Mapping[str, Any], *, base_url: str | None = None, mod
 
 # --- the endpoint ----------------------------------------------------------------------------------
 
+
 def _headers(cfg: LLMConfig) -> dict[str, str]:
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if cfg.api_key:
@@ -240,15 +254,18 @@ def _check_reachable(cfg: LLMConfig) -> None:
         return  # something answered: the server is there, whatever it thinks of /models
     except (urllib.error.URLError, OSError) as exc:
         why = getattr(exc, "reason", exc)
-        raise MemvelopeError(f"cannot reach the LLM endpoint {cfg.base_url}: {why}",
-                             reason="llm-unreachable") from exc
+        raise MemvelopeError(f"cannot reach the LLM endpoint {cfg.base_url}: {why}", reason="llm-unreachable") from exc
 
 
 def _ask(cfg: LLMConfig, chunk_text: str, report: DistillReport, sleep: Sleep) -> str:
-    payload = {"model": cfg.model, "temperature": cfg.temperature, "messages": [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": chunk_text},
-    ]}
+    payload = {
+        "model": cfg.model,
+        "temperature": cfg.temperature,
+        "messages": [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": chunk_text},
+        ],
+    }
     data = json.dumps(payload, ensure_ascii=False).encode("utf-8", "surrogatepass")
     last = ""
     for attempt in range(cfg.max_retries + 1):
@@ -256,8 +273,7 @@ def _ask(cfg: LLMConfig, chunk_text: str, report: DistillReport, sleep: Sleep) -
             report.retries += 1
             sleep(cfg.backoff * 2 ** (attempt - 1))
         report.requests += 1
-        request = urllib.request.Request(cfg.url("chat/completions"), data=data, headers=_headers(cfg),
-                                         method="POST")
+        request = urllib.request.Request(cfg.url("chat/completions"), data=data, headers=_headers(cfg), method="POST")
         try:
             with urllib.request.urlopen(request, timeout=cfg.timeout) as resp:
                 body = json.loads(resp.read().decode("utf-8", "replace"))
@@ -268,18 +284,19 @@ def _ask(cfg: LLMConfig, chunk_text: str, report: DistillReport, sleep: Sleep) -
         except urllib.error.HTTPError as exc:
             if exc.code not in _RETRY_CODES and exc.code < 500:
                 detail = exc.read(300).decode("utf-8", "replace").strip()
-                raise MemvelopeError(f"LLM endpoint refused the request: HTTP {exc.code} {detail}",
-                                     reason="llm-http") from exc
+                raise MemvelopeError(
+                    f"LLM endpoint refused the request: HTTP {exc.code} {detail}", reason="llm-http"
+                ) from exc
             last = f"HTTP {exc.code}"
         except (urllib.error.URLError, OSError) as exc:
             last = str(getattr(exc, "reason", exc))
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             last = f"malformed response ({exc})"
-    raise MemvelopeError(f"LLM endpoint failed after {cfg.max_retries + 1} attempts: {last}",
-                         reason="llm-failed")
+    raise MemvelopeError(f"LLM endpoint failed after {cfg.max_retries + 1} attempts: {last}", reason="llm-failed")
 
 
 # --- the cache -------------------------------------------------------------------------------------
+
 
 def _cache_path(cfg: LLMConfig, key: str) -> Path | None:
     return cfg.cache_dir / key[:2] / f"{key}.json" if cfg.cache_dir is not None else None
@@ -308,6 +325,7 @@ def _store(cfg: LLMConfig, key: str, reply: str) -> None:
 
 # --- the reply -------------------------------------------------------------------------------------
 
+
 def parse_reply(content: str) -> list[Any] | None:
     """The list of proposed facts in a model reply (``{"facts": [...]}`` or a bare list, possibly in a
     code fence or surrounded by prose); ``None`` when no such JSON can be found."""
@@ -316,7 +334,7 @@ def parse_reply(content: str) -> list[Any] | None:
     for open_, close in (("{", "}"), ("[", "]")):
         start, end = text.find(open_), text.rfind(close)
         if 0 <= start < end:
-            candidates.append(text[start:end + 1])
+            candidates.append(text[start : end + 1])
     for candidate in candidates:
         try:
             value = json.loads(candidate)
@@ -344,8 +362,9 @@ def _clean(value: Any, *, lower: bool = False) -> Any:
     return value
 
 
-def _fact(raw: Any, chunk: Chunk, conv: Mapping[str, Any], provider: str, month: str,
-          report: DistillReport) -> dict[str, Any] | None:
+def _fact(
+    raw: Any, chunk: Chunk, conv: Mapping[str, Any], provider: str, month: str, report: DistillReport
+) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return _drop(report, "not-an-object")
     fact = {k: _clean(raw.get(k), lower=k in ("subject_type", "category")) for k in _FACT_FIELDS}
@@ -365,9 +384,13 @@ def _fact(raw: Any, chunk: Chunk, conv: Mapping[str, Any], provider: str, month:
     if fact["effective_date"] is None:
         fact["effective_date"] = fact["in_text_date"] or fallback_date(conv)
     ordered = {
-        "subject": fact["subject"], "subject_type": fact["subject_type"], "category": fact["category"],
-        "content": fact["content"], "effective_date": fact["effective_date"],
-        "in_text_date": fact["in_text_date"], "provenance": provenance(provider, month),
+        "subject": fact["subject"],
+        "subject_type": fact["subject_type"],
+        "category": fact["category"],
+        "content": fact["content"],
+        "effective_date": fact["effective_date"],
+        "in_text_date": fact["in_text_date"],
+        "provenance": provenance(provider, month),
         "convo_id": conv.get("id") if isinstance(conv.get("id"), str) else None,
     }
     error = next(iter(sorted(_fact_validator().iter_errors(ordered), key=lambda e: list(e.path))), None)

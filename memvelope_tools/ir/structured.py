@@ -34,54 +34,86 @@ from .write import Clock, build_ir
 
 MODE: Final = "structured (zero-LLM)"
 
-_RELATIVES = (r"wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|son|daughter|kid|child|mother|mom|"
-              r"mum|father|dad|brother|sister|grandmother|grandfather|grandma|grandpa|aunt|uncle|cousin|"
-              r"boss|manager|co-?founder|best friend|friend|colleague|dog|cat|puppy|kitten")
+_RELATIVES = (
+    r"wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|son|daughter|kid|child|mother|mom|"
+    r"mum|father|dad|brother|sister|grandmother|grandfather|grandma|grandpa|aunt|uncle|cousin|"
+    r"boss|manager|co-?founder|best friend|friend|colleague|dog|cat|puppy|kitten"
+)
 _PETS = {"dog", "cat", "puppy", "kitten"}
-_JOBS = (r"engineer|developer|programmer|scientist|designer|manager|teacher|professor|lecturer|nurse|"
-         r"doctor|physician|student|researcher|consultant|founder|ceo|cto|lawyer|analyst|writer|"
-         r"journalist|architect|accountant|editor|product owner|freelancer|contractor|entrepreneur|"
-         r"photographer|translator|pharmacist|therapist|chef|artist|musician|economist|statistician|"
-         r"data \w+|phd|postdoc|intern|librarian|marketer|recruiter|sales\w*")
+_JOBS = (
+    r"engineer|developer|programmer|scientist|designer|manager|teacher|professor|lecturer|nurse|"
+    r"doctor|physician|student|researcher|consultant|founder|ceo|cto|lawyer|analyst|writer|"
+    r"journalist|architect|accountant|editor|product owner|freelancer|contractor|entrepreneur|"
+    r"photographer|translator|pharmacist|therapist|chef|artist|musician|economist|statistician|"
+    r"data \w+|phd|postdoc|intern|librarian|marketer|recruiter|sales\w*"
+)
 _PRONOUN_OBJECT = r"(?!\s+(?:it|this|that|these|those|them|you|your|yours|him|her)\b)"
 
 #: (category, pattern) tried in order at the start of a sentence; the first match decides.
 RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
-    (cat, re.compile(rx, re.IGNORECASE)) for cat, rx in (
+    (cat, re.compile(rx, re.IGNORECASE))
+    for cat, rx in (
         ("instructions", r"^(?:please\s+)?(?:always|never)\b(?!\s+mind\b)"),
-        ("instructions", r"^(?:from now on|going forward|in (?:all|every|future) (?:answers|replies|"
-                         r"responses))\b"),
+        (
+            "instructions",
+            r"^(?:from now on|going forward|in (?:all|every|future) (?:answers|replies|"
+            r"responses))\b",
+        ),
         ("instructions", r"^i(?:\s+(?:want|need)|'d like|\s+would like)\s+you\s+to\s+(?:always|never)\b"),
         ("identity", r"^(?:my name is|my name's|i(?:'m| am) called|people call me|call me)\s+\S"),
         ("relationship", rf"^my\s+(?:{_RELATIVES})\b(?!['’]s\b)"),
-        ("relationship", rf"^i\s+have\s+(?:a|an|one|two|three|four|five|\d+)\s+(?:\w+\s+)?(?:{_RELATIVES}|"
-                         r"kids|children|sons|daughters|brothers|sisters|dogs|cats)\b"),
-        ("relationship", r"^i(?:'m| am)\s+(?:married|engaged|divorced|widowed|a (?:mom|mother|dad|father|"
-                         r"parent|single parent))\b"),
+        (
+            "relationship",
+            rf"^i\s+have\s+(?:a|an|one|two|three|four|five|\d+)\s+(?:\w+\s+)?(?:{_RELATIVES}|"
+            r"kids|children|sons|daughters|brothers|sisters|dogs|cats)\b",
+        ),
+        (
+            "relationship",
+            r"^i(?:'m| am)\s+(?:married|engaged|divorced|widowed|a (?:mom|mother|dad|father|"
+            r"parent|single parent))\b",
+        ),
         ("career", r"^i\s+(?:work|worked|have worked|'ve worked)\s+(?:as|at|for|in|on)\b"),
         ("career", r"^i\s+(?:run|own|founded|co-founded|cofounded|started|sold)\s+(?:a|an|my|our|the)\s"),
         ("career", r"^i\s+(?:started|joined|left|quit)\s+(?:at\s+|working\s+(?:at|for)\s+)?(?-i:[A-Z])"),
         ("career", r"^i\s+(?:lead|manage|teach|studied|graduated|retired)\b"),
-        ("career", rf"^i(?:'m| am)\s+(?:currently\s+|now\s+)?(?:a|an|the)\s+(?:[\w-]+\s+){{0,3}}"
-                   rf"(?:{_JOBS})s?\b"),
+        (
+            "career",
+            rf"^i(?:'m| am)\s+(?:currently\s+|now\s+)?(?:a|an|the)\s+(?:[\w-]+\s+){{0,3}}"
+            rf"(?:{_JOBS})s?\b",
+        ),
         ("career", r"^my\s+(?:job|role|title|employer|day job|profession|career)\b"),
-        ("projects", r"^i(?:'m| am|'ve been| have been)\s+(?:currently\s+)?(?:working on|building|developing|"
-                     r"writing|making|designing|creating)\s+(?:a|an|my|our|the|some)\b"),
-        ("projects", r"^my\s+(?:project|side project|startup|app|book|thesis|website|blog|podcast|game|"
-                     r"company|business)\b"),
-        ("preferences", rf"^i\s+(?:really\s+|absolutely\s+|just\s+|generally\s+|usually\s+)?"
-                        r"(?:like|love|enjoy|prefer|hate|dislike|adore|can't stand|cannot stand)"
-                        rf"{_PRONOUN_OBJECT}\b"),
+        (
+            "projects",
+            r"^i(?:'m| am|'ve been| have been)\s+(?:currently\s+)?(?:working on|building|developing|"
+            r"writing|making|designing|creating)\s+(?:a|an|my|our|the|some)\b",
+        ),
+        (
+            "projects",
+            r"^my\s+(?:project|side project|startup|app|book|thesis|website|blog|podcast|game|"
+            r"company|business)\b",
+        ),
+        (
+            "preferences",
+            rf"^i\s+(?:really\s+|absolutely\s+|just\s+|generally\s+|usually\s+)?"
+            r"(?:like|love|enjoy|prefer|hate|dislike|adore|can't stand|cannot stand)"
+            rf"{_PRONOUN_OBJECT}\b",
+        ),
         ("preferences", r"^i\s+(?:don't|do not|never)\s+(?:like|enjoy|eat|drink|use)\b"),
-        ("preferences", r"^i(?:'m| am)\s+(?:a\s+(?:big\s+|huge\s+)?fan of|not a fan of|into|obsessed with|"
-                        r"vegetarian|vegan|pescatarian)\b"),
+        (
+            "preferences",
+            r"^i(?:'m| am)\s+(?:a\s+(?:big\s+|huge\s+)?fan of|not a fan of|into|obsessed with|"
+            r"vegetarian|vegan|pescatarian)\b",
+        ),
         ("preferences", r"^my\s+favou?rite\b"),
         ("identity", r"^i\s+(?:live|lived|grew up|was born|moved|relocated)\b"),
         ("identity", r"^i(?:'m| am)\s+(?:originally\s+)?(?:based|located|from)\b"),
         ("identity", r"^i(?:'m| am)\s+\d{1,3}(?:\s+years?\s+old)?\b"),
         ("identity", r"^i\s+speak\b"),
-        ("identity", r"^i(?:'m| am)\s+(?:allergic|diabetic|colou?r-?blind|left-handed|right-handed|"
-                     r"autistic|dyslexic|neurodivergent)\b"),
+        (
+            "identity",
+            r"^i(?:'m| am)\s+(?:allergic|diabetic|colou?r-?blind|left-handed|right-handed|"
+            r"autistic|dyslexic|neurodivergent)\b",
+        ),
         ("identity", r"^i(?:'m| am)\s+(?:a|an)\s+(?!(?:bit|little|lot|big|huge|total|complete)\b)\w+"),
         ("identity", r"^i(?:'m| am)\s+(?-i:[A-Z])[\w'-]+\b"),
     )
@@ -90,22 +122,37 @@ RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
 #: Keyword classifier for custom-instruction profile text that no rule above matches.
 _KEYWORDS: Final = (
     ("relationship", re.compile(rf"\b(?:{_RELATIVES}|married|kids|children)\b", re.IGNORECASE)),
-    ("career", re.compile(rf"\b(?:work|job|career|occupation|role|employer|company|{_JOBS})s?\b",
-                          re.IGNORECASE)),
+    ("career", re.compile(rf"\b(?:work|job|career|occupation|role|employer|company|{_JOBS})s?\b", re.IGNORECASE)),
     ("projects", re.compile(r"\b(?:project|side project|startup|building|thesis)\b", re.IGNORECASE)),
-    ("preferences", re.compile(r"\b(?:like|love|enjoy|prefer|favou?rite|hate|hobby|hobbies|interests?)\b",
-                               re.IGNORECASE)),
-    ("identity", re.compile(r"\b(?:name|live|living|based|born|age|years old|pronouns|nationality|"
-                            r"speak|languages?|fluent|native)\b", re.IGNORECASE)),
+    (
+        "preferences",
+        re.compile(r"\b(?:like|love|enjoy|prefer|favou?rite|hate|hobby|hobbies|interests?)\b", re.IGNORECASE),
+    ),
+    (
+        "identity",
+        re.compile(
+            r"\b(?:name|live|living|based|born|age|years old|pronouns|nationality|"
+            r"speak|languages?|fluent|native)\b",
+            re.IGNORECASE,
+        ),
+    ),
 )
 
-_LEAD = re.compile(r"^(?:(?:also|and|but|so|well|oh|ok|okay|btw|by the way|fyi|actually|honestly|hi|hey|"
-                   r"hello|anyway|plus|just so you know)\b[,!:]?\s+)+", re.IGNORECASE)
-_SKIP = re.compile(r"^(?:if|when|whenever|what if|suppose|imagine|pretend|let's say|assume|assuming|"
-                   r"hypothetically|in a story)\b", re.IGNORECASE)
-_RELATIVE_NAME = re.compile(rf"^my\s+(?P<rel>{_RELATIVES})(?:'s name is|\s+is called|\s+is named|\s+named|"
-                            r"\s+called|,)?\s+(?P<name>(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)",
-                            re.IGNORECASE)
+_LEAD = re.compile(
+    r"^(?:(?:also|and|but|so|well|oh|ok|okay|btw|by the way|fyi|actually|honestly|hi|hey|"
+    r"hello|anyway|plus|just so you know)\b[,!:]?\s+)+",
+    re.IGNORECASE,
+)
+_SKIP = re.compile(
+    r"^(?:if|when|whenever|what if|suppose|imagine|pretend|let's say|assume|assuming|"
+    r"hypothetically|in a story)\b",
+    re.IGNORECASE,
+)
+_RELATIVE_NAME = re.compile(
+    rf"^my\s+(?P<rel>{_RELATIVES})(?:'s name is|\s+is called|\s+is named|\s+named|"
+    r"\s+called|,)?\s+(?P<name>(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)",
+    re.IGNORECASE,
+)
 _NOT_NAMES = {"I", "I'm", "Is", "And", "But", "The", "He", "She", "They", "It", "We", "Has", "Was"}
 # A sentence ends at . ! or ? followed by a capital, a digit, or chat's lowercase "i".
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?(?:[A-Z0-9]|i\b))")
@@ -146,8 +193,12 @@ def classify(sentence: str) -> str | None:
 
 
 def _usable(sentence: str) -> bool:
-    return (len(sentence.split()) >= 2 and len(sentence) <= CONTENT_MAX
-            and not sentence.rstrip().endswith("?") and not _SKIP.search(sentence))
+    return (
+        len(sentence.split()) >= 2
+        and len(sentence) <= CONTENT_MAX
+        and not sentence.rstrip().endswith("?")
+        and not _SKIP.search(sentence)
+    )
 
 
 def _subject(sentence: str, category: str | None) -> tuple[str, str]:
@@ -175,8 +226,9 @@ def _custom_instructions(text: str) -> list[tuple[str, str | None]] | None:
     return out
 
 
-def distill_structured(envelope: Mapping[str, Any], *, clock: Clock | None = None,
-                       report: DistillReport | None = None) -> dict[str, Any]:
+def distill_structured(
+    envelope: Mapping[str, Any], *, clock: Clock | None = None, report: DistillReport | None = None
+) -> dict[str, Any]:
     """Distil ``envelope`` into a Facts IR document with the rules above; no model, deterministic
     except ``meta.generated_at`` (from ``clock``)."""
     report = report if report is not None else DistillReport()
@@ -193,9 +245,16 @@ def distill_structured(envelope: Mapping[str, Any], *, clock: Clock | None = Non
                 continue
             for si, (sentence, category) in enumerate(_statements(msg["text"])):
                 subject, subject_type = _subject(sentence, category)
-                fact = make_fact(subject=subject, subject_type=subject_type, category=category,
-                                 content=sentence, source_text=sentence, conv=conv, provider=provider,
-                                 month=month)
+                fact = make_fact(
+                    subject=subject,
+                    subject_type=subject_type,
+                    category=category,
+                    content=sentence,
+                    source_text=sentence,
+                    conv=conv,
+                    provider=provider,
+                    month=month,
+                )
                 candidates.append(((ci, mi, si), fact))
     return build_ir(provider, MODE, dedup(candidates, report), clock=clock)
 

@@ -20,8 +20,16 @@ FORMAT_TAG: Final = "memvelope-ir-v0"
 TOP_KEYS: Final = ("meta", "archetype", "facts")
 META_KEYS: Final = ("provider", "mode", "facts", "generated_at", "format")
 ARCHETYPE_KEYS: Final = ("style", "facts", "self_ratio", "distinct_entities", "categories", "belief_ratio")
-FACT_KEYS: Final = ("subject", "subject_type", "category", "content", "effective_date", "in_text_date",
-                    "provenance", "convo_id")
+FACT_KEYS: Final = (
+    "subject",
+    "subject_type",
+    "category",
+    "content",
+    "effective_date",
+    "in_text_date",
+    "provenance",
+    "convo_id",
+)
 
 #: A clock returns either an aware ``datetime`` or integer nanoseconds since the Unix epoch.
 Clock = Callable[[], "datetime | int"]
@@ -48,8 +56,9 @@ def utc_now_iso(clock: Clock | None = None) -> str:
     return whole.strftime("%Y-%m-%dT%H:%M:%S") + f".{nanos // 1000:06d}Z"
 
 
-def build_ir(provider: str, mode: str, facts: Sequence[Mapping[str, Any]], *,
-             clock: Clock | None = None) -> dict[str, Any]:
+def build_ir(
+    provider: str, mode: str, facts: Sequence[Mapping[str, Any]], *, clock: Clock | None = None
+) -> dict[str, Any]:
     """Assemble a Facts IR document: ``meta`` (stamped now), the computed ``archetype``, ``facts``."""
     fact_list = [_ordered(f, FACT_KEYS) for f in facts]
     return {
@@ -109,6 +118,7 @@ def write_ir(doc: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
     if violations:
         shown = "; ".join(str(v) for v in violations[:3])
         more = f" (+{len(violations) - 3} more)" if len(violations) > 3 else ""
-        raise ValidationError(f"refusing to write an invalid Facts IR: {shown}{more}",
-                              reason="invalid-ir", source=os.fspath(path))
+        raise ValidationError(
+            f"refusing to write an invalid Facts IR: {shown}{more}", reason="invalid-ir", source=os.fspath(path)
+        )
     atomic_write(path, dumps_ir(doc))
