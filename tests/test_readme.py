@@ -148,6 +148,9 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     import matplotlib
 
     matplotlib.use("Agg")
+    import pandas as pd
+
+    pd.reset_option("^display")  # frames print as they do in a fresh interpreter
     before = Path.cwd()
     os.chdir(work)
     try:
@@ -224,3 +227,17 @@ def test_output_pattern_elisions() -> None:
     assert not output_pattern("a\n...\nz\n").fullmatch("a\nb\n")
     assert output_pattern("wrote x (... KiB)\n").fullmatch("wrote x (110 KiB)\n")
     assert not output_pattern("wrote x (... KiB)\n").fullmatch("wrote x (110 KiB)\nmore\n")
+
+
+def test_each_conformance_entry_says_what_why_and_where_it_is_tested() -> None:
+    text = (ROOT / "docs" / "conformance.md").read_text(encoding="utf-8")
+    entries = re.split(r'<a id="[a-z]\d+"></a>\n', text)[1:]
+    assert len(entries) == 28 + 5 + len(re.findall(r'<a id="c\d+">', text))
+    for entry in entries:
+        title = entry.split("\n", 1)[0]
+        for part in ("**Question.**", "**Answer.**", "**Why.**", "**Tested in.**"):
+            assert part in entry, f"{title}: no {part}"
+        tested = entry.split("**Tested in.**", 1)[1].split("\n\n", 1)[0]
+        for name in re.findall(r"`([^`]+)`", tested):
+            where = ROOT / name if name.startswith("tests/") else ROOT / "fixtures" / "envelope" / name
+            assert where.exists(), f"{title}: {name} does not exist"
