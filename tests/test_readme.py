@@ -204,7 +204,7 @@ def test_every_command_is_in_the_commands_table() -> None:
 
 
 def test_no_pointer_outside_the_repository() -> None:
-    for path in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+    for path in [README, *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "fixtures").glob("*/README.md"))]:
         text = path.read_text(encoding="utf-8")
         assert "../shared" not in text and "NOTES" not in text, path.name
 
