@@ -24,14 +24,12 @@ if TYPE_CHECKING:
 from .errors import FormatError
 from .ir.archetype import compute_archetype
 from .ir.dates import DATE_VALUE, is_timestamp_prefix, stated_dates
+from .jsontypes import json_type
 
 # The loader without read()'s shape check: validate reports every violation, not the first one.
 from .read import _load, layer_of
 from .schema import SCHEMA_FILES, load_schema
-
-ENVELOPE_TAG: Final = "envelope-v0"
-IR_TAG: Final = "memvelope-ir-v0"
-SUPPORTED_TAGS: Final = (ENVELOPE_TAG, IR_TAG)
+from .tags import ENVELOPE_TAG, IR_TAG
 
 #: ``imported:<provider>-export:<YYYY-MM>`` (NOTES.md B4).
 PROVENANCE: Final = re.compile(r"^imported:(?P<provider>[^:\s]+)-export:(?P<month>[0-9]{4}-(0[1-9]|1[0-2]))$")
@@ -115,18 +113,6 @@ def sort_key(v: Violation) -> tuple[Any, ...]:
 # --- schema errors -> violations -------------------------------------------------------------------
 
 
-def _kind(value: Any) -> str:
-    return {
-        dict: "an object",
-        list: "an array",
-        str: "a string",
-        bool: "a boolean",
-        type(None): "null",
-        int: "a number",
-        float: "a number",
-    }.get(type(value), type(value).__name__)
-
-
 def _short(value: Any, limit: int = 60) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -164,7 +150,7 @@ def _violation(err: SchemaError) -> Violation:
             f"{_kebab(field)}-item-wrong-type" if path and isinstance(path[-1], int) else f"{_kebab(field)}-wrong-type"
         )
         expected = " or ".join(value) if isinstance(value, list) else value
-        found = "is null" if inst is None else f"{_short(inst)} is {_kind(inst)}"
+        found = "is null" if inst is None else f"{_short(inst)} is {json_type(inst, article=True)}"
         return Violation(json_path(path), rule, f"{found}, expected {expected}")
     if keyword == "const":
         return Violation(

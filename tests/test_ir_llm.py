@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from memvelope_tools.cli import main
-from memvelope_tools.errors import MemvelopeError
+from memvelope_tools.errors import LLMError
 from memvelope_tools.ir import DistillReport, distill_llm
 from memvelope_tools.ir.llm import chunk_conversation, parse_reply
 from memvelope_tools.validate import check_ir_against_envelope, validate
@@ -216,7 +216,7 @@ def test_gives_up_after_max_retries(serve: Callable[[Stub], str]) -> None:
     from memvelope_tools.ir.llm import LLMConfig
 
     cfg = LLMConfig.resolve(serve(stub), "m", max_retries=2)
-    with pytest.raises(MemvelopeError) as info:
+    with pytest.raises(LLMError) as info:
         distill_llm(ENVELOPE, config=cfg, sleep=lambda s: None)
     assert info.value.reason == "llm-failed" and "HTTP 503" in str(info.value)
     assert len(stub.requests) == 3
@@ -224,7 +224,7 @@ def test_gives_up_after_max_retries(serve: Callable[[Stub], str]) -> None:
 
 def test_client_error_is_not_retried(serve: Callable[[Stub], str]) -> None:
     stub = Stub(lambda c, n: (401, ""))
-    with pytest.raises(MemvelopeError) as info:
+    with pytest.raises(LLMError) as info:
         distill_llm(ENVELOPE, base_url=serve(stub), model="m", sleep=lambda s: pytest.fail("no retry"))
     assert info.value.reason == "llm-http" and "401" in str(info.value) and len(stub.requests) == 1
 
@@ -239,7 +239,7 @@ def test_unparseable_reply_counted_and_not_cached(serve: Callable[[Stub], str], 
 
 def test_interrupted_run_resumes(serve: Callable[[Stub], str], tmp_path: Path) -> None:
     stub = Stub(lambda c, n: (200, _facts(GOOD)) if n == 1 else (400, ""))
-    with pytest.raises(MemvelopeError):
+    with pytest.raises(LLMError):
         distill_llm(ENVELOPE, base_url=serve(stub), model="m", cache_dir=tmp_path)
     stub2 = Stub(lambda c, n: (200, _facts()))
     distill_llm(ENVELOPE, base_url=serve(stub2), model="m", cache_dir=tmp_path)
@@ -249,7 +249,7 @@ def test_interrupted_run_resumes(serve: Callable[[Stub], str], tmp_path: Path) -
 def test_no_endpoint_is_a_clear_error_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("MEMVELOPE_LLM_BASE_URL", "MEMVELOPE_LLM_MODEL", "MEMVELOPE_LLM_API_KEY"):
         monkeypatch.delenv(var, raising=False)
-    with pytest.raises(MemvelopeError) as info:
+    with pytest.raises(LLMError) as info:
         distill_llm(ENVELOPE)
     assert info.value.reason == "llm-not-configured" and "MEMVELOPE_LLM_BASE_URL" in str(info.value)
 
@@ -260,7 +260,7 @@ def test_unreachable_endpoint(tmp_path: Path) -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with pytest.raises(MemvelopeError) as info:
+    with pytest.raises(LLMError) as info:
         distill_llm(ENVELOPE, base_url=f"http://127.0.0.1:{port}", model="m", cache_dir=tmp_path)
     assert info.value.reason == "llm-unreachable"
     assert not any(tmp_path.iterdir())

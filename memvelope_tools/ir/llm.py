@@ -33,8 +33,9 @@ from typing import Any, Final
 from jsonschema import Draft7Validator
 
 from .._atomic import atomic_write
-from ..errors import MemvelopeError
+from ..errors import LLMError
 from ..schema import load_schema
+from ..tags import IR_TAG
 from .dates import is_timestamp_prefix, stated_dates
 from .facts import DistillReport, conversation_month, dedup, fallback_date, provenance
 from .write import Clock, build_ir
@@ -89,26 +90,26 @@ class LLMConfig:
         cls, base_url: str | None = None, model: str | None = None, api_key: str | None = None, **options: Any
     ) -> LLMConfig:
         """Arguments first, then ``MEMVELOPE_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``; raises
-        :class:`MemvelopeError` (``llm-not-configured``) when no endpoint or model is given."""
+        :class:`LLMError` (``llm-not-configured``) when no endpoint or model is given."""
         base_url = base_url or os.environ.get(ENV_BASE_URL) or None
         model = model or os.environ.get(ENV_MODEL) or None
         api_key = api_key or os.environ.get(ENV_API_KEY) or None
         if not base_url or not model:
             missing = " and ".join(n for n, v in (("a base URL", base_url), ("a model", model)) if not v)
-            raise MemvelopeError(
+            raise LLMError(
                 f"no LLM endpoint configured: {missing} missing; pass --base-url/--model "
                 f"or set {ENV_BASE_URL} and {ENV_MODEL} (e.g. http://localhost:11434/v1 "
                 "for Ollama)",
                 reason="llm-not-configured",
             )
         if not re.match(r"^https?://[^/\s]+", base_url):
-            raise MemvelopeError(
+            raise LLMError(
                 f"LLM base URL must start with http:// or https://: {base_url!r}", reason="llm-not-configured"
             )
         if options.get("cache_dir") is not None:
             options["cache_dir"] = Path(options["cache_dir"])
         if int(options.get("chunk_chars", DEFAULT_CHUNK_CHARS)) < 200:
-            raise MemvelopeError("chunk size must be at least 200 characters", reason="llm-not-configured")
+            raise LLMError("chunk size must be at least 200 characters", reason="llm-not-configured")
         return cls(base_url=base_url, model=model, api_key=api_key, **options)
 
     def url(self, endpoint: str) -> str:
@@ -254,7 +255,7 @@ def _check_reachable(cfg: LLMConfig) -> None:
         return  # something answered: the server is there, whatever it thinks of /models
     except (urllib.error.URLError, OSError) as exc:
         why = getattr(exc, "reason", exc)
-        raise MemvelopeError(f"cannot reach the LLM endpoint {cfg.base_url}: {why}", reason="llm-unreachable") from exc
+        raise LLMError(f"cannot reach the LLM endpoint {cfg.base_url}: {why}", reason="llm-unreachable") from exc
 
 
 def _ask(cfg: LLMConfig, chunk_text: str, report: DistillReport, sleep: Sleep) -> str:
@@ -284,7 +285,7 @@ def _ask(cfg: LLMConfig, chunk_text: str, report: DistillReport, sleep: Sleep) -
         except urllib.error.HTTPError as exc:
             if exc.code not in _RETRY_CODES and exc.code < 500:
                 detail = exc.read(300).decode("utf-8", "replace").strip()
-                raise MemvelopeError(
+                raise LLMError(
                     f"LLM endpoint refused the request: HTTP {exc.code} {detail}", reason="llm-http"
                 ) from exc
             last = f"HTTP {exc.code}"
@@ -292,7 +293,7 @@ def _ask(cfg: LLMConfig, chunk_text: str, report: DistillReport, sleep: Sleep) -
             last = str(getattr(exc, "reason", exc))
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             last = f"malformed response ({exc})"
-    raise MemvelopeError(f"LLM endpoint failed after {cfg.max_retries + 1} attempts: {last}", reason="llm-failed")
+    raise LLMError(f"LLM endpoint failed after {cfg.max_retries + 1} attempts: {last}", reason="llm-failed")
 
 
 # --- the cache -------------------------------------------------------------------------------------
@@ -349,7 +350,7 @@ def parse_reply(content: str) -> list[Any] | None:
 
 @functools.cache
 def _fact_validator() -> Draft7Validator:
-    schema = load_schema("memvelope-ir-v0")
+    schema = load_schema(IR_TAG)
     return Draft7Validator({**schema["definitions"]["fact"], "definitions": schema["definitions"]})
 
 
@@ -366,7 +367,8 @@ def _fact(
     raw: Any, chunk: Chunk, conv: Mapping[str, Any], provider: str, month: str, report: DistillReport
 ) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
-        return _drop(report, "not-an-object")
+        _drop(report, "not-an-object")
+        return None
     fact = {k: _clean(raw.get(k), lower=k in ("subject_type", "category")) for k in _FACT_FIELDS}
     if isinstance(fact["subject"], str) and fact["subject"].lower() in _SELF_WORDS:
         fact["subject"] = "self"
@@ -396,11 +398,11 @@ def _fact(
     error = next(iter(sorted(_fact_validator().iter_errors(ordered), key=lambda e: list(e.path))), None)
     if error is not None:
         field = next((p for p in reversed(list(error.absolute_path)) if isinstance(p, str)), "fact")
-        return _drop(report, f"{field}:{error.validator}")
+        _drop(report, f"{field}:{error.validator}")
+        return None
     return ordered
 
 
 def _drop(report: DistillReport, why: str) -> None:
     report.invalid_facts += 1
     report.invalid_reasons[why] = report.invalid_reasons.get(why, 0) + 1
-    return None
