@@ -12,7 +12,8 @@ from .._progress import progress_bar
 from ..errors import FormatError
 from ..ir import DistillReport, distill_llm, distill_structured, write_ir
 from ..ir.llm import DEFAULT_CHUNK_CHARS
-from ..validate import ENVELOPE_TAG, detect_format, load_json_file, validate
+from ..tags import ENVELOPE_TAG
+from ..validate import detect_format, load_json_file, validate
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
