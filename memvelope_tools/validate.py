@@ -126,7 +126,9 @@ def _violation(err: SchemaError) -> Violation:
     path: list[str | int] = list(err.absolute_path)
     names = [p for p in path if isinstance(p, str)]
     field = names[-1] if names else "document"
-    keyword, inst, value = err.validator, err.instance, err.validator_value
+    keyword = str(err.validator)
+    inst: Any = err.instance
+    value: Any = err.validator_value
     if "additionalProperties" in err.absolute_schema_path and len(names) >= 2:
         field = f"{names[-2]}-value"
     if "propertyNames" in err.absolute_schema_path:
@@ -278,18 +280,20 @@ def check_ir_against_envelope(ir: Mapping[str, Any], envelope: Mapping[str, Any]
     if detect_format(envelope) != ENVELOPE_TAG:
         raise FormatError("the source is not an envelope (memvelope 'envelope-v0')", reason="unsupported-tag", path="$")
     out = set(_ir_counts(ir))
-    facts = ir.get("facts") if isinstance(ir.get("facts"), list) else []
+    raw_facts = ir.get("facts")
+    facts: list[Any] = raw_facts if isinstance(raw_facts, list) else []
     out.update(_archetype_agreement(ir.get("archetype"), [f for f in facts if isinstance(f, dict)]))
 
-    env_meta = envelope.get("meta") if isinstance(envelope.get("meta"), dict) else {}
-    provider = env_meta.get("source_provider")
-    ir_meta = ir.get("meta") if isinstance(ir.get("meta"), dict) else {}
-    if isinstance(provider, str) and ir_meta.get("provider") != provider:
+    env_meta = envelope.get("meta")
+    provider = env_meta.get("source_provider") if isinstance(env_meta, dict) else None
+    ir_meta = ir.get("meta")
+    ir_provider = ir_meta.get("provider") if isinstance(ir_meta, dict) else None
+    if isinstance(provider, str) and ir_provider != provider:
         out.add(
             Violation(
                 "$.meta.provider",
                 "provider-mismatch",
-                f"is {_short(ir_meta.get('provider'))} but the envelope's source_provider is {provider!r}",
+                f"is {_short(ir_provider)} but the envelope's source_provider is {provider!r}",
             )
         )
 

@@ -340,3 +340,23 @@ def test_cli_distill_llm_without_endpoint(
     err = capsys.readouterr().err
     assert err.startswith("memvelope: error: no LLM endpoint configured") and err.count("\n") == 1
     assert not (tmp_path / "h.mv.json").exists()
+
+
+@pytest.mark.parametrize("shown", [True, False])
+def test_cli_distill_llm_progress_bar_learns_the_chunk_count(
+    serve: Callable[[Stub], str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    shown: bool,
+) -> None:
+    import memvelope_tools._progress as progress
+
+    monkeypatch.setattr(progress, "wanted", lambda enabled: shown)
+    env_path = tmp_path / "h.mve.json"
+    env_path.write_text(json.dumps(ENVELOPE), encoding="utf-8")
+    args = ["distill", str(env_path), "-o", str(tmp_path / "f.mv.json"), "--mode", "llm", "--model", "stub-1"]
+    assert main([*args, "--base-url", serve(Stub(by_chunk)), "--chunk-chars", "500"]) == 0
+    err = capsys.readouterr().err
+    assert "2 chunks" in err
+    assert ("distilling" in err and "0/2" in err) is shown

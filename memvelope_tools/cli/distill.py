@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             state = {"done": 0}
 
             def progress(done: int, total: int) -> None:
-                if hasattr(bar, "total") and bar.total != total:
+                if bar.total != total:
                     bar.total = total
                     bar.refresh()
                 bar.update(done - state["done"])
