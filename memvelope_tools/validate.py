@@ -3,7 +3,7 @@
 :func:`validate` picks the schema from the document's in-document tag (top-level ``memvelope``, then
 ``meta.format``) and reports every violation with its JSON path and a rule name; it also checks the
 counts the schema cannot express. :func:`check_ir_against_envelope` adds the checks that need the
-source envelope (issue 4): counts, archetype figures, ``convo_id`` membership, ``provenance`` form
+source envelope: counts, archetype figures, ``convo_id`` membership, ``provenance`` form
 (NOTES.md B4) and that the facts' dates are sourced (the rule of :mod:`memvelope_tools.ir.dates`).
 """
 
