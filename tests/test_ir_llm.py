@@ -13,7 +13,7 @@ import pytest
 
 from memvelope_tools.cli import main
 from memvelope_tools.errors import LLMError
-from memvelope_tools.ir import DistillReport, distill_llm
+from memvelope_tools.ir import DistillStats, distill_llm
 from memvelope_tools.ir.llm import chunk_conversation, parse_reply
 from memvelope_tools.validate import check_ir_against_envelope, validate
 
@@ -139,7 +139,7 @@ def by_chunk(chunk: str, n: int) -> tuple[int, str]:
 
 def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], tmp_path: Path) -> None:
     stub = Stub(by_chunk)
-    report = DistillReport()
+    stats = DistillStats()
     seen: list[tuple[int, int]] = []
     doc = distill_llm(
         ENVELOPE,
@@ -148,7 +148,7 @@ def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], t
         api_key="sekret",
         cache_dir=tmp_path / "cache",
         clock=lambda: 0,
-        report=report,
+        stats=stats,
         progress=lambda d, t: seen.append((d, t)),
     )
     assert doc["facts"] == [
@@ -187,9 +187,9 @@ def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], t
     ]
     assert doc["meta"]["mode"] == "llm (stub-1)"
     assert validate(doc) == [] and check_ir_against_envelope(doc, ENVELOPE) == []
-    assert (report.chunks, report.requests, report.cache_hits) == (2, 2, 0)
-    assert report.invalid_facts == 3 and report.dates_nulled == 4 and report.duplicates == 1
-    assert report.invalid_reasons == {"category:enum": 1, "content:maxLength": 1, "not-an-object": 1}
+    assert (stats.chunks, stats.requests, stats.cache_hits) == (2, 2, 0)
+    assert stats.invalid_facts == 3 and stats.dates_nulled == 4 and stats.duplicates == 1
+    assert stats.invalid_reasons == {"category:enum": 1, "content:maxLength": 1, "not-an-object": 1}
     assert seen == [(0, 2), (1, 2), (2, 2)]
     assert stub.headers[0]["Authorization"] == "Bearer sekret"
     assert stub.requests[0]["model"] == "stub-1" and stub.requests[0]["temperature"] == 0.0
@@ -204,11 +204,11 @@ def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], t
 def test_retries_with_backoff_then_succeeds(serve: Callable[[Stub], str]) -> None:
     stub = Stub(lambda c, n: (500, "") if n <= 2 else (200, _facts(GOOD)))
     sleeps: list[float] = []
-    report = DistillReport()
+    stats = DistillStats()
     env = dict(ENVELOPE, conversations=ENVELOPE["conversations"][:1])
-    doc = distill_llm(env, base_url=serve(stub), model="m", report=report, sleep=sleeps.append)
+    doc = distill_llm(env, base_url=serve(stub), model="m", stats=stats, sleep=sleeps.append)
     assert [f["content"] for f in doc["facts"]] == ["Lives in Lisbon"]
-    assert sleeps == [1.0, 2.0] and report.retries == 2 and len(stub.requests) == 3
+    assert sleeps == [1.0, 2.0] and stats.retries == 2 and len(stub.requests) == 3
 
 
 def test_gives_up_after_max_retries(serve: Callable[[Stub], str]) -> None:
@@ -231,9 +231,9 @@ def test_client_error_is_not_retried(serve: Callable[[Stub], str]) -> None:
 
 def test_unparseable_reply_counted_and_not_cached(serve: Callable[[Stub], str], tmp_path: Path) -> None:
     stub = Stub(lambda c, n: (200, "I cannot do that."))
-    report = DistillReport()
-    doc = distill_llm(ENVELOPE, base_url=serve(stub), model="m", cache_dir=tmp_path, report=report)
-    assert doc["facts"] == [] and report.unparseable_replies == 2
+    stats = DistillStats()
+    doc = distill_llm(ENVELOPE, base_url=serve(stub), model="m", cache_dir=tmp_path, stats=stats)
+    assert doc["facts"] == [] and stats.unparseable_replies == 2
     assert not any(tmp_path.rglob("*.json"))
 
 

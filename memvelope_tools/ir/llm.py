@@ -4,7 +4,7 @@ Talks to any OpenAI-compatible ``/v1/chat/completions`` endpoint (OpenAI, a loca
 or vLLM server) with the standard library only. What it guarantees whatever the model answers:
 
 * every fact is checked against the ``memvelope-ir-v0`` fact schema; invalid ones are dropped and
-  counted (:class:`~.facts.DistillReport`);
+  counted (:class:`~.facts.DistillStats`);
 * ``convo_id`` and ``provenance`` are filled from the envelope, never by the model;
 * an ``in_text_date`` or ``effective_date`` that the chunk's text does not state (the rule of
   :mod:`.dates`) and, for ``effective_date``, that is no prefix of the conversation's timestamps, is
@@ -37,7 +37,7 @@ from ..errors import LLMError
 from ..schema import load_schema
 from ..tags import IR_TAG
 from .dates import is_timestamp_prefix, stated_dates
-from .facts import DistillReport, conversation_month, dedup, fallback_date, provenance
+from .facts import DistillStats, conversation_month, dedup, fallback_date, provenance
 from .write import Clock, build_ir
 
 ENV_BASE_URL: Final = "MEMVELOPE_LLM_BASE_URL"
@@ -188,7 +188,7 @@ def distill_llm(
     cache_dir: str | os.PathLike[str] | None = None,
     progress: ProgressCallback | None = None,
     clock: Clock | None = None,
-    report: DistillReport | None = None,
+    stats: DistillStats | None = None,
     sleep: Sleep = time.sleep,
 ) -> dict[str, Any]:
     """Distil ``envelope`` into a Facts IR document by asking a model, chunk by chunk.
@@ -197,12 +197,12 @@ def distill_llm(
     environment (:meth:`LLMConfig.resolve`). ``progress(done, total)`` is called after each chunk.
     """
     cfg = config or LLMConfig.resolve(base_url, model, api_key, chunk_chars=chunk_chars, cache_dir=cache_dir)
-    report = report if report is not None else DistillReport()
+    stats = stats if stats is not None else DistillStats()
     provider = str(envelope["meta"]["source_provider"])
     convs = [c for c in envelope.get("conversations") or [] if isinstance(c, dict)]
     chunks = [ch for i, c in enumerate(convs) for ch in chunk_conversation(i, c, cfg.chunk_chars)]
-    report.conversations += len(convs)
-    report.chunks += len(chunks)
+    stats.conversations += len(convs)
+    stats.chunks += len(chunks)
     keys = [cache_key(cfg.model, ch.text) for ch in chunks]
     if any(_cached(cfg, k) is None for k in keys):
         _check_reachable(cfg)
@@ -215,25 +215,25 @@ def distill_llm(
         month = conversation_month(conv)
         reply = _cached(cfg, key)
         if reply is not None:
-            report.cache_hits += 1
+            stats.cache_hits += 1
         else:
-            reply = _ask(cfg, chunk.text, report, sleep)
+            reply = _ask(cfg, chunk.text, stats, sleep)
         raw_facts = parse_reply(reply)
         if raw_facts is None:
-            report.unparseable_replies += 1
+            stats.unparseable_replies += 1
         else:
             if cfg.cache_dir is not None and _cached(cfg, key) is None:
                 _store(cfg, key, reply)
             if month is None:
-                report.conversations_undated += 1
+                stats.conversations_undated += 1
             else:
                 for fi, raw in enumerate(raw_facts):
-                    fact = _fact(raw, chunk, conv, provider, month, report)
+                    fact = _fact(raw, chunk, conv, provider, month, stats)
                     if fact is not None:
                         candidates.append(((n, fi), fact))
         if progress:
             progress(n + 1, len(chunks))
-    return build_ir(provider, f"llm ({cfg.model})", dedup(candidates, report), clock=clock)
+    return build_ir(provider, f"llm ({cfg.model})", dedup(candidates, stats), clock=clock)
 
 
 # --- the endpoint ----------------------------------------------------------------------------------
@@ -258,7 +258,7 @@ def _check_reachable(cfg: LLMConfig) -> None:
         raise LLMError(f"cannot reach the LLM endpoint {cfg.base_url}: {why}", reason="llm-unreachable") from exc
 
 
-def _ask(cfg: LLMConfig, chunk_text: str, report: DistillReport, sleep: Sleep) -> str:
+def _ask(cfg: LLMConfig, chunk_text: str, stats: DistillStats, sleep: Sleep) -> str:
     payload = {
         "model": cfg.model,
         "temperature": cfg.temperature,
@@ -271,9 +271,9 @@ def _ask(cfg: LLMConfig, chunk_text: str, report: DistillReport, sleep: Sleep) -
     last = ""
     for attempt in range(cfg.max_retries + 1):
         if attempt:
-            report.retries += 1
+            stats.retries += 1
             sleep(cfg.backoff * 2 ** (attempt - 1))
-        report.requests += 1
+        stats.requests += 1
         request = urllib.request.Request(cfg.url("chat/completions"), data=data, headers=_headers(cfg), method="POST")
         try:
             with urllib.request.urlopen(request, timeout=cfg.timeout) as resp:
@@ -364,10 +364,10 @@ def _clean(value: Any, *, lower: bool = False) -> Any:
 
 
 def _fact(
-    raw: Any, chunk: Chunk, conv: Mapping[str, Any], provider: str, month: str, report: DistillReport
+    raw: Any, chunk: Chunk, conv: Mapping[str, Any], provider: str, month: str, stats: DistillStats
 ) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
-        _drop(report, "not-an-object")
+        _drop(stats, "not-an-object")
         return None
     fact = {k: _clean(raw.get(k), lower=k in ("subject_type", "category")) for k in _FACT_FIELDS}
     if isinstance(fact["subject"], str) and fact["subject"].lower() in _SELF_WORDS:
@@ -377,12 +377,12 @@ def _fact(
     stamps = [conv.get("created_at"), *(m.get("ts") for m in messages)]
     if fact["in_text_date"] is not None and fact["in_text_date"] not in source_dates:
         fact["in_text_date"] = None
-        report.dates_nulled += 1
+        stats.dates_nulled += 1
     eff = fact["effective_date"]
     sourced = isinstance(eff, str) and (eff in source_dates or is_timestamp_prefix(eff, stamps))
     if eff is not None and not sourced:
         fact["effective_date"] = None
-        report.dates_nulled += 1
+        stats.dates_nulled += 1
     if fact["effective_date"] is None:
         fact["effective_date"] = fact["in_text_date"] or fallback_date(conv)
     ordered = {
@@ -398,11 +398,11 @@ def _fact(
     error = next(iter(sorted(_fact_validator().iter_errors(ordered), key=lambda e: list(e.path))), None)
     if error is not None:
         field = next((p for p in reversed(list(error.absolute_path)) if isinstance(p, str)), "fact")
-        _drop(report, f"{field}:{error.validator}")
+        _drop(stats, f"{field}:{error.validator}")
         return None
     return ordered
 
 
-def _drop(report: DistillReport, why: str) -> None:
-    report.invalid_facts += 1
-    report.invalid_reasons[why] = report.invalid_reasons.get(why, 0) + 1
+def _drop(stats: DistillStats, why: str) -> None:
+    stats.invalid_facts += 1
+    stats.invalid_reasons[why] = stats.invalid_reasons.get(why, 0) + 1
