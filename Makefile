@@ -17,6 +17,8 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy
 
 # The report's browser test needs Debian's chromium: install it when missing and apt-get is usable as
 # root; otherwise say so and carry on (only that test is then skipped, with its reason).

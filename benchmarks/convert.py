@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gen_export import parse_size  # noqa: E402
+from generate import parse_size  # noqa: E402
 
 MEASURES = ("fast", "stream", "plain", "floor", "orjson-floor", "node")
 
@@ -135,7 +135,7 @@ def _digest(path: Path) -> str:
 
 
 def _export(workdir: Path, provider: str, size: int, shards: int, seed: int) -> list[str]:
-    from memvelope_tools._gen import generate
+    from generate import generate
 
     folder = workdir / f"{provider}-{size}-{shards}-{seed}"
     done = folder / ".complete"

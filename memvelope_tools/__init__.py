@@ -14,7 +14,7 @@ from typing import Any
 
 from .convert import ConversionError, convert, dump_canonical, dumps_canonical, write_envelope
 from .doctor import doctor
-from .errors import FormatError, MemvelopeError, OutputError, ValidationError
+from .errors import FormatError, LLMError, MemvelopeError, OutputError, ValidationError
 from .read import read
 from .validate import validate
 
@@ -40,6 +40,7 @@ _SUBMODULES = ("plot",)
 __all__ = [
     "ConversionError",
     "FormatError",
+    "LLMError",
     "MemvelopeError",
     "OutputError",
     "ValidationError",

@@ -9,11 +9,23 @@ from typing import Any, Protocol
 
 
 class Bar(Protocol):
-    def update(self, n: int = 1) -> Any: ...
+    """What callers may do with a bar: advance it, and set its total once it is known (then refresh)."""
+
+    total: float | None
+
+    def update(self, n: float | None = 1) -> Any: ...
+
+    def refresh(self) -> Any: ...
 
 
 class _NoBar:
-    def update(self, n: int = 1) -> None:
+    def __init__(self) -> None:
+        self.total: float | None = None
+
+    def update(self, n: float | None = 1) -> None:
+        return None
+
+    def refresh(self) -> None:
         return None
 
 

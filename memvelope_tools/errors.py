@@ -1,15 +1,61 @@
-"""One exception tree for the whole toolkit, each error with a machine-readable reason."""
+"""One exception tree for the whole toolkit, each error with a machine-readable reason.
+
+Every reason is listed in :data:`Reason` and explained in ``docs/errors.md``.
+"""
 
 from __future__ import annotations
+
+from typing import Literal
+
+Reason = Literal[
+    # reading an export (convert, doctor)
+    "not-found",
+    "unreadable",
+    "bad-zip",
+    "zip-limit",
+    "no-parts",
+    "invalid-json",
+    "too-deep",
+    "no-provider",
+    "no-conversations",
+    "missing-dependency",
+    # reading a Memvelope document (read, load, frames, validate)
+    "not-utf8",
+    "text-mode",
+    "bad-source",
+    "not-memvelope",
+    "unsupported-tag",
+    "bad-shape",
+    "bad-timestamp",
+    "wrong-layer",
+    "not-envelope",
+    "invalid-envelope",
+    "bad-parquet",
+    # writing
+    "output",
+    "not-json",
+    "invalid-ir",
+    # reports and plots
+    "no-input",
+    "bad-tz",
+    "wrong-frame",
+    # the LLM distiller
+    "llm-not-configured",
+    "llm-unreachable",
+    "llm-http",
+    "llm-failed",
+    # raised without a more specific reason
+    "error",
+]
 
 
 class MemvelopeError(Exception):
     """Base of every error this package raises on purpose."""
 
-    reason: str = "error"
+    reason: Reason = "error"
 
     def __init__(
-        self, msg: str, *, reason: str | None = None, source: str | None = None, path: str | None = None
+        self, msg: str, *, reason: Reason | None = None, source: str | None = None, path: str | None = None
     ) -> None:
         if reason is not None:
             self.reason = reason
@@ -27,11 +73,7 @@ class MemvelopeError(Exception):
 
 
 class ConversionError(MemvelopeError, ValueError):
-    """An export could not be converted to an envelope.
-
-    ``reason`` is one of: ``invalid-json``, ``too-deep``, ``no-provider``, ``no-conversations``,
-    ``not-found``, ``unreadable``, ``bad-zip``, ``no-parts``, ``zip-limit``.
-    """
+    """An export could not be converted to an envelope."""
 
 
 class FormatError(MemvelopeError, ValueError):
@@ -44,3 +86,7 @@ class ValidationError(MemvelopeError, ValueError):
 
 class OutputError(MemvelopeError, OSError):
     """An output file could not be written; any previous file at that path is intact."""
+
+
+class LLMError(MemvelopeError):
+    """The LLM distiller is not configured, or its endpoint could not be reached or gave no usable answer."""

@@ -67,7 +67,6 @@ from ._words import word_counts  # noqa: F401 - part of this module's tested sur
 from .errors import FormatError
 from .read import (
     CATEGORIES,
-    IR_TAG,
     ROLES,
     SUBJECT_TYPES,
     Source,
@@ -79,6 +78,7 @@ from .read import (
     source_label,
 )
 from .read import _load as _load_source
+from .tags import IR_TAG
 
 STRING = pd.StringDtype("pyarrow")
 TIMESTAMP = pd.DatetimeTZDtype("ms", "UTC")

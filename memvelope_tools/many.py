@@ -119,7 +119,10 @@ def convert_many(
             outcomes = list(pool.map(convert_one, sources, targets))
     result = ManyResult()
     for outcome in outcomes:
-        (result.converted if isinstance(outcome, Converted) else result.failed).append(outcome)  # type: ignore[arg-type]
+        if isinstance(outcome, Converted):
+            result.converted.append(outcome)
+        else:
+            result.failed.append(outcome)
     if parquet is not None and result.converted:
         from .parquet import to_parquet
 

@@ -38,7 +38,8 @@ from .frames import (
     archetype_frame,
     arrow_schema,
 )
-from .read import ENVELOPE_TAG, IR_TAG, Source
+from .read import Source
+from .tags import ENVELOPE_TAG, IR_TAG
 
 TABLES: dict[str, dict[str, Any]] = {
     "conversations": CONVERSATION_COLUMNS,

@@ -14,13 +14,14 @@ Messages without a timestamp cannot be placed in time and are left out of the ti
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.colors import ListedColormap
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from . import frames
@@ -81,7 +82,7 @@ _FREQS = {
 # ---- inputs --------------------------------------------------------------------------------------
 
 
-def _frame(data: Any, columns: Sequence[str], what: str, build: Any) -> pd.DataFrame:
+def _frame(data: Any, columns: Sequence[str], what: str, build: Callable[[Any], pd.DataFrame]) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         missing = [c for c in columns if c not in data.columns]
         if missing:
@@ -107,19 +108,28 @@ def _local(ts: pd.Series, tz: str) -> pd.Series:
     ts = ts.dropna()
     if ts.dt.tz is None:
         ts = ts.dt.tz_localize("UTC")
-    return ts.dt.tz_convert(tz).dt.tz_localize(None)
+    local: pd.Series = ts.dt.tz_convert(tz).dt.tz_localize(None)
+    return local
 
 
 def _freq(freq: str, allowed: Sequence[str]) -> str:
     unit = _FREQS.get(freq)
-    if unit not in allowed:
+    if unit is None or unit not in allowed:
         raise ValueError(f"freq must be one of {', '.join(allowed)}, got {freq!r}")
     return unit
 
 
 def _period_start(local: pd.Series, unit: str) -> pd.Series:
     code = {"week": "W-SUN", "month": "M", "year": "Y"}[unit]
-    return local.dt.to_period(code).dt.start_time
+    start: pd.Series = local.dt.to_period(code).dt.start_time
+    return start
+
+
+def _palette() -> list[Any]:
+    """The colours of matplotlib's ``tab10`` colormap, for one series per document."""
+    cmap = plt.get_cmap("tab10")
+    assert isinstance(cmap, ListedColormap)
+    return list(cast("Sequence[Any]", cmap.colors))  # RGB tuples
 
 
 def _get_ax(ax: Axes | None) -> Axes:
@@ -132,7 +142,7 @@ def _no_data(ax: Axes, title: str) -> Axes:
     return ax
 
 
-def _tidy(ax: Axes, grid_axis: str = "y") -> None:
+def _tidy(ax: Axes, grid_axis: Literal["both", "x", "y"] = "y") -> None:
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     ax.grid(axis=grid_axis, color="0.88", linewidth=0.8)
@@ -289,7 +299,7 @@ def conversation_lengths(
         edges = np.histogram_bin_edges(lengths, bins=bins)
     kwargs.setdefault("color", ROLE_COLORS["user"])
     kwargs.setdefault("edgecolor", "white")
-    ax.hist(lengths, bins=edges, **kwargs)
+    ax.hist(lengths, bins=edges.tolist(), **kwargs)
     if log:
         ax.set_xscale("log")
     ax.axvline(median, color=_LINE_COLOR, linestyle="--", linewidth=1.2, label=f"median {median:g} messages")
@@ -328,7 +338,7 @@ def fact_categories(
     ranked = sorted(order, key=lambda c: (totals[c], -order.index(c)))
     if hue is None:
         table = pd.DataFrame({"facts": totals.reindex(ranked)})
-        colors = {"facts": None}
+        colors: dict[str, Any] = {"facts": None}
     elif hue in ("subject_type", "source"):
         if hue == "subject_type":
             keys = frame["subject_type"].astype("object").where(frame["subject_type"].notna(), "unknown")
@@ -337,7 +347,7 @@ def fact_categories(
         else:
             keys = frame["source"].astype(str)
             levels = list(dict.fromkeys(keys))
-            palette = plt.get_cmap("tab10").colors
+            palette = _palette()
             colors = {s: palette[i % len(palette)] for i, s in enumerate(levels)}
         table = pd.crosstab(cats, keys.astype(str)).reindex(index=ranked, columns=levels, fill_value=0)
     else:
@@ -464,7 +474,7 @@ def archetype_chart(ir: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwarg
     rows = ["self ratio", "belief ratio", *CATEGORIES]
     n = len(docs)
     height = 0.8 / n
-    palette = plt.get_cmap("tab10").colors
+    palette = _palette()
     y_base = np.arange(len(rows))[::-1].astype(float)  # first row on top
     for i, (label, arch, n_facts) in enumerate(docs):
         cats = arch.get("categories")

@@ -32,11 +32,7 @@ from typing import Any, BinaryIO, Literal
 
 from ._progress import progress_bar
 from .errors import FormatError
-
-ENVELOPE_TAG = "envelope-v0"
-IR_TAG = "memvelope-ir-v0"
-RESERVED_TAGS = ("memory-v0",)
-SUPPORTED_TAGS = (ENVELOPE_TAG, IR_TAG)
+from .tags import ENVELOPE_TAG, IR_TAG, RESERVED_TAGS, SUPPORTED_TAGS
 
 ROLES = ("user", "assistant")
 SUBJECT_TYPES = ("self", "person", "company", "project", "other")

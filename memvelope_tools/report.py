@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from . import __version__, frames, plot
 from ._atomic import atomic_write
 from .errors import FormatError, MemvelopeError
-from .read import Source, _load, check, source_label
+from .read import Layer, Source, _load, check, source_label
 
 __all__ = ["build_report", "write_report"]
 
@@ -32,6 +32,9 @@ CSP = (
 )
 _DPI = 100
 _SNIPPET = 140
+
+Document = dict[str, Any]
+Labelled = list[tuple[str, Document]]  # (label, document) pairs of one layer
 
 _CSS = """
 body{margin:0;background:#f6f7f9;color:#1f2328;font:15px/1.5 system-ui,-apple-system,"Segoe UI",
@@ -98,14 +101,14 @@ def _snippet(text: Any) -> str:
     return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
 
 
-def _load_all(sources: Sequence[Source], labels: Sequence[str] | None) -> list[tuple[str, str, dict]]:
+def _load_all(sources: Sequence[Source], labels: Sequence[str] | None) -> list[tuple[str, Layer, Document]]:
     if labels is None:
         labels = [source_label(s, i) for i, s in enumerate(sources)]
         if len(set(labels)) < len(labels):
             labels = [f"{label} ({i + 1})" for i, label in enumerate(labels)]
     elif len(labels) != len(sources):
         raise ValueError(f"labels= has {len(labels)} labels for {len(sources)} documents")
-    out = []
+    out: list[tuple[str, Layer, Document]] = []
     for label, source in zip(labels, sources, strict=True):
         doc, name = _load(source, progress=False)
         out.append((str(label), check(doc, source_name=name), doc))
@@ -207,7 +210,9 @@ def _lead(msgs: pd.DataFrame | None, convs: pd.DataFrame | None, facts: pd.DataF
     return ", ".join(bits) + f". Dates and hours in {tz}."
 
 
-def _documents_table(envs: list, irs: list, convs: pd.DataFrame | None, msgs: pd.DataFrame | None, tz: str) -> str:
+def _documents_table(
+    envs: Labelled, irs: Labelled, convs: pd.DataFrame | None, msgs: pd.DataFrame | None, tz: str
+) -> str:
     rows = []
     for label, doc in envs:
         assert convs is not None and msgs is not None
@@ -250,7 +255,7 @@ def _documents_table(envs: list, irs: list, convs: pd.DataFrame | None, msgs: pd
 def _top_table(convs: pd.DataFrame, msgs: pd.DataFrame, top: int, tz: str) -> str:
     ranked = convs.sort_values(["n_messages", "chars"], ascending=False, kind="stable").head(max(0, top))
     firsts = msgs[(msgs["role"] == "user")].drop_duplicates(["source", "conv_index"])
-    first_text = {
+    first_text: dict[tuple[Any, Any], Any] = {
         (s, int(i)): t for s, i, t in zip(firsts["source"], firsts["conv_index"], firsts["text"], strict=True)
     }
     rows = []
@@ -264,13 +269,13 @@ def _top_table(convs: pd.DataFrame, msgs: pd.DataFrame, top: int, tz: str) -> st
                 ("n", f"{row.chars:,}"),
                 ("d", _day(row.first_ts, tz)),
                 ("d", _day(row.last_ts, tz)),
-                ("snip", _snippet(first_text.get((row.source, int(row.conv_index))))),
+                ("snip", _snippet(first_text.get((row.source, row.conv_index)))),
             ]
         )
     return _table(["#", "title", "document", "messages", "characters", "first", "last", "opening message"], rows)
 
 
-def _archetype_table(irs: list) -> str:
+def _archetype_table(irs: Labelled) -> str:
     def ratio(v: Any) -> str:
         return "n/a" if v is None else f"{v:.0%}"
 

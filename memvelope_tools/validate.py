@@ -3,7 +3,7 @@
 :func:`validate` picks the schema from the document's in-document tag (top-level ``memvelope``, then
 ``meta.format``) and reports every violation with its JSON path and a rule name; it also checks the
 counts the schema cannot express. :func:`check_ir_against_envelope` adds the checks that need the
-source envelope (issue 4): counts, archetype figures, ``convo_id`` membership, ``provenance`` form
+source envelope: counts, archetype figures, ``convo_id`` membership, ``provenance`` form
 (NOTES.md B4) and that the facts' dates are sourced (the rule of :mod:`memvelope_tools.ir.dates`).
 """
 
@@ -24,14 +24,12 @@ if TYPE_CHECKING:
 from .errors import FormatError
 from .ir.archetype import compute_archetype
 from .ir.dates import DATE_VALUE, is_timestamp_prefix, stated_dates
+from .jsontypes import json_type
 
 # The loader without read()'s shape check: validate reports every violation, not the first one.
 from .read import _load, layer_of
 from .schema import SCHEMA_FILES, load_schema
-
-ENVELOPE_TAG: Final = "envelope-v0"
-IR_TAG: Final = "memvelope-ir-v0"
-SUPPORTED_TAGS: Final = (ENVELOPE_TAG, IR_TAG)
+from .tags import ENVELOPE_TAG, IR_TAG
 
 #: ``imported:<provider>-export:<YYYY-MM>`` (NOTES.md B4).
 PROVENANCE: Final = re.compile(r"^imported:(?P<provider>[^:\s]+)-export:(?P<month>[0-9]{4}-(0[1-9]|1[0-2]))$")
@@ -115,18 +113,6 @@ def sort_key(v: Violation) -> tuple[Any, ...]:
 # --- schema errors -> violations -------------------------------------------------------------------
 
 
-def _kind(value: Any) -> str:
-    return {
-        dict: "an object",
-        list: "an array",
-        str: "a string",
-        bool: "a boolean",
-        type(None): "null",
-        int: "a number",
-        float: "a number",
-    }.get(type(value), type(value).__name__)
-
-
 def _short(value: Any, limit: int = 60) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -140,7 +126,9 @@ def _violation(err: SchemaError) -> Violation:
     path: list[str | int] = list(err.absolute_path)
     names = [p for p in path if isinstance(p, str)]
     field = names[-1] if names else "document"
-    keyword, inst, value = err.validator, err.instance, err.validator_value
+    keyword = str(err.validator)
+    inst: Any = err.instance
+    value: Any = err.validator_value
     if "additionalProperties" in err.absolute_schema_path and len(names) >= 2:
         field = f"{names[-2]}-value"
     if "propertyNames" in err.absolute_schema_path:
@@ -164,7 +152,7 @@ def _violation(err: SchemaError) -> Violation:
             f"{_kebab(field)}-item-wrong-type" if path and isinstance(path[-1], int) else f"{_kebab(field)}-wrong-type"
         )
         expected = " or ".join(value) if isinstance(value, list) else value
-        found = "is null" if inst is None else f"{_short(inst)} is {_kind(inst)}"
+        found = "is null" if inst is None else f"{_short(inst)} is {json_type(inst, article=True)}"
         return Violation(json_path(path), rule, f"{found}, expected {expected}")
     if keyword == "const":
         return Violation(
@@ -292,18 +280,20 @@ def check_ir_against_envelope(ir: Mapping[str, Any], envelope: Mapping[str, Any]
     if detect_format(envelope) != ENVELOPE_TAG:
         raise FormatError("the source is not an envelope (memvelope 'envelope-v0')", reason="unsupported-tag", path="$")
     out = set(_ir_counts(ir))
-    facts = ir.get("facts") if isinstance(ir.get("facts"), list) else []
+    raw_facts = ir.get("facts")
+    facts: list[Any] = raw_facts if isinstance(raw_facts, list) else []
     out.update(_archetype_agreement(ir.get("archetype"), [f for f in facts if isinstance(f, dict)]))
 
-    env_meta = envelope.get("meta") if isinstance(envelope.get("meta"), dict) else {}
-    provider = env_meta.get("source_provider")
-    ir_meta = ir.get("meta") if isinstance(ir.get("meta"), dict) else {}
-    if isinstance(provider, str) and ir_meta.get("provider") != provider:
+    env_meta = envelope.get("meta")
+    provider = env_meta.get("source_provider") if isinstance(env_meta, dict) else None
+    ir_meta = ir.get("meta")
+    ir_provider = ir_meta.get("provider") if isinstance(ir_meta, dict) else None
+    if isinstance(provider, str) and ir_provider != provider:
         out.add(
             Violation(
                 "$.meta.provider",
                 "provider-mismatch",
-                f"is {_short(ir_meta.get('provider'))} but the envelope's source_provider is {provider!r}",
+                f"is {_short(ir_provider)} but the envelope's source_provider is {provider!r}",
             )
         )
 

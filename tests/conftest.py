@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The seeded export generator is a benchmark tool, not part of the package: tests import it from there.
+sys.path.append(str(ROOT / "benchmarks"))
 FIXTURES = ROOT / "fixtures"
 REAL_EXPORTS = ROOT.parent / "shared" / "real-exports"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from hypothesis import given
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import memvelope_tools as mv
 from memvelope_tools.conformance import case_inputs
 from memvelope_tools.convert import chatgpt, claude
-from memvelope_tools.convert.prose import map_role
+from memvelope_tools.convert.prose import Drop, DropRule, Message, js_trim, map_role
 from memvelope_tools.convert.timestamps import render_timestamp
 from memvelope_tools.doctor import doctor
 from memvelope_tools.doctor.timestamps import unaccepted_form
@@ -97,7 +97,7 @@ def test_agrees_with_converter_on_bundled_samples(path: Path) -> None:
     assert doctor(path).converts
 
 
-# ---------------------------------------------------------------- drop reasons mirror the core's rules
+# ---------------------------------------------------------------- the core's classifiers and their drop reasons
 
 
 def _elements(path: Path) -> list[Any]:
@@ -111,12 +111,22 @@ def _elements(path: Path) -> list[Any]:
 ALL_JSON = sorted((ROOT / "fixtures").rglob("input*.json")) + REAL_FILES
 
 
-def _claude_kept(message: object) -> bool:
-    return type(message) is dict and map_role(message.get("sender")) is not None and bool(claude.message_text(message))
+def _reason(verdict: Message | Drop) -> str | None:
+    return None if isinstance(verdict, Message) else verdict.reason
 
 
-def test_drop_reason_is_none_exactly_when_the_core_keeps() -> None:
-    nodes = messages = 0
+def _assert_well_formed(verdict: Message | Drop, role: object) -> None:
+    """A kept message has a mapped role and trimmed, non-empty text; a drop names one of the known rules."""
+    if isinstance(verdict, Message):
+        assert verdict.role == map_role(role) and verdict.role in ("user", "assistant")
+        assert verdict.text and js_trim(verdict.text) == verdict.text
+    else:
+        assert verdict.rule in get_args(DropRule)
+        assert (verdict.detail is None) == (verdict.rule not in ("content type", "block type"))
+
+
+def test_classifiers_on_every_fixture_and_real_export() -> None:
+    nodes = messages = kept = 0
     for path in ALL_JSON:
         for element in _elements(path):
             if type(element) is not dict:
@@ -124,12 +134,18 @@ def test_drop_reason_is_none_exactly_when_the_core_keeps() -> None:
             if type(element.get("mapping")) is dict:
                 for node in element["mapping"].values():
                     nodes += 1
-                    assert (chatgpt.drop_reason(node) is None) == (chatgpt.node_message(node) is not None), node
+                    verdict = chatgpt.classify(node)
+                    kept += isinstance(verdict, Message)
+                    message = node.get("message") if type(node) is dict else None
+                    author = message.get("author") if type(message) is dict else None
+                    _assert_well_formed(verdict, author.get("role") if type(author) is dict else None)
             if type(element.get("chat_messages")) is list:
                 for message in element["chat_messages"]:
                     messages += 1
-                    assert (claude.drop_reason(message) is None) == _claude_kept(message), message
-    assert nodes > 100 and messages > 30
+                    verdict = claude.classify(message)
+                    kept += isinstance(verdict, Message)
+                    _assert_well_formed(verdict, message.get("sender") if type(message) is dict else None)
+    assert nodes > 100 and messages > 30 and kept > 50
 
 
 _JSONISH = st.recursive(
@@ -194,13 +210,31 @@ _CLAUDE_MESSAGE = st.fixed_dictionaries(
 
 
 @given(_NODE | _JSONISH)
-def test_chatgpt_drop_reason_agrees_on_random_nodes(node: Any) -> None:
-    assert (chatgpt.drop_reason(node) is None) == (chatgpt.node_message(node) is not None)
+def test_chatgpt_normalise_keeps_exactly_what_classify_keeps(node: Any) -> None:
+    verdict = chatgpt.classify(node)
+    message = node.get("message") if type(node) is dict else None
+    author = message.get("author") if type(message) is dict else None
+    _assert_well_formed(verdict, author.get("role") if type(author) is dict else None)
+    result = chatgpt.normalise({"mapping": {"a": node}, "current_node": "a"})
+    if isinstance(verdict, Message):
+        assert result is not None and result["messages"] == [
+            {"id": "m1", "role": verdict.role, "ts": render_timestamp(verdict.stamp), "text": verdict.text}
+        ]
+    else:
+        assert result is None
 
 
 @given(_CLAUDE_MESSAGE | _JSONISH)
-def test_claude_drop_reason_agrees_on_random_messages(message: Any) -> None:
-    assert (claude.drop_reason(message) is None) == _claude_kept(message)
+def test_claude_normalise_keeps_exactly_what_classify_keeps(message: Any) -> None:
+    verdict = claude.classify(message)
+    _assert_well_formed(verdict, message.get("sender") if type(message) is dict else None)
+    result = claude.normalise({"uuid": "u", "chat_messages": [message]})
+    if isinstance(verdict, Message):
+        assert result is not None and result["messages"] == [
+            {"id": "m1", "role": verdict.role, "ts": render_timestamp(verdict.stamp), "text": verdict.text}
+        ]
+    else:
+        assert result is None
 
 
 def _gpt(content: object, role: object = "assistant", **message: object) -> dict[str, Any]:
@@ -234,7 +268,7 @@ def _gpt(content: object, role: object = "assistant", **message: object) -> dict
     ],
 )
 def test_chatgpt_drop_reason_names(node: object, reason: str | None) -> None:
-    assert chatgpt.drop_reason(node) == reason
+    assert _reason(chatgpt.classify(node)) == reason
 
 
 @pytest.mark.parametrize(
@@ -253,7 +287,7 @@ def test_chatgpt_drop_reason_names(node: object, reason: str | None) -> None:
     ],
 )
 def test_claude_drop_reason_names(message: object, reason: str | None) -> None:
-    assert claude.drop_reason(message) == reason
+    assert _reason(claude.classify(message)) == reason
 
 
 # ---------------------------------------------------------------- timestamp forms

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
+from generate import generate
 
-from memvelope_tools._gen import generate
 from memvelope_tools.cli import main
 from memvelope_tools.conformance import case_inputs, find_cases
 from memvelope_tools.convert import ConversionError, Report, convert, convert_stream, dumps_canonical, fast

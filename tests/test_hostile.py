@@ -1,4 +1,4 @@
-"""Hostile and broken inputs through the real CLI (issue 7).
+"""Hostile and broken inputs through the real CLI.
 
 Every failure must be exit 1, exactly one line on stderr that starts ``memvelope: error:`` and names the
 problem and the file, no traceback, nothing on stdout, and no output file touched. A few cases run as a

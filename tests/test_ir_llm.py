@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from memvelope_tools.cli import main
-from memvelope_tools.errors import MemvelopeError
-from memvelope_tools.ir import DistillReport, distill_llm
+from memvelope_tools.errors import LLMError
+from memvelope_tools.ir import DistillStats, distill_llm
 from memvelope_tools.ir.llm import chunk_conversation, parse_reply
 from memvelope_tools.validate import check_ir_against_envelope, validate
 
@@ -139,7 +139,7 @@ def by_chunk(chunk: str, n: int) -> tuple[int, str]:
 
 def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], tmp_path: Path) -> None:
     stub = Stub(by_chunk)
-    report = DistillReport()
+    stats = DistillStats()
     seen: list[tuple[int, int]] = []
     doc = distill_llm(
         ENVELOPE,
@@ -148,7 +148,7 @@ def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], t
         api_key="sekret",
         cache_dir=tmp_path / "cache",
         clock=lambda: 0,
-        report=report,
+        stats=stats,
         progress=lambda d, t: seen.append((d, t)),
     )
     assert doc["facts"] == [
@@ -187,9 +187,9 @@ def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], t
     ]
     assert doc["meta"]["mode"] == "llm (stub-1)"
     assert validate(doc) == [] and check_ir_against_envelope(doc, ENVELOPE) == []
-    assert (report.chunks, report.requests, report.cache_hits) == (2, 2, 0)
-    assert report.invalid_facts == 3 and report.dates_nulled == 4 and report.duplicates == 1
-    assert report.invalid_reasons == {"category:enum": 1, "content:maxLength": 1, "not-an-object": 1}
+    assert (stats.chunks, stats.requests, stats.cache_hits) == (2, 2, 0)
+    assert stats.invalid_facts == 3 and stats.dates_nulled == 4 and stats.duplicates == 1
+    assert stats.invalid_reasons == {"category:enum": 1, "content:maxLength": 1, "not-an-object": 1}
     assert seen == [(0, 2), (1, 2), (2, 2)]
     assert stub.headers[0]["Authorization"] == "Bearer sekret"
     assert stub.requests[0]["model"] == "stub-1" and stub.requests[0]["temperature"] == 0.0
@@ -204,11 +204,11 @@ def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], t
 def test_retries_with_backoff_then_succeeds(serve: Callable[[Stub], str]) -> None:
     stub = Stub(lambda c, n: (500, "") if n <= 2 else (200, _facts(GOOD)))
     sleeps: list[float] = []
-    report = DistillReport()
+    stats = DistillStats()
     env = dict(ENVELOPE, conversations=ENVELOPE["conversations"][:1])
-    doc = distill_llm(env, base_url=serve(stub), model="m", report=report, sleep=sleeps.append)
+    doc = distill_llm(env, base_url=serve(stub), model="m", stats=stats, sleep=sleeps.append)
     assert [f["content"] for f in doc["facts"]] == ["Lives in Lisbon"]
-    assert sleeps == [1.0, 2.0] and report.retries == 2 and len(stub.requests) == 3
+    assert sleeps == [1.0, 2.0] and stats.retries == 2 and len(stub.requests) == 3
 
 
 def test_gives_up_after_max_retries(serve: Callable[[Stub], str]) -> None:
@@ -216,7 +216,7 @@ def test_gives_up_after_max_retries(serve: Callable[[Stub], str]) -> None:
     from memvelope_tools.ir.llm import LLMConfig
 
     cfg = LLMConfig.resolve(serve(stub), "m", max_retries=2)
-    with pytest.raises(MemvelopeError) as info:
+    with pytest.raises(LLMError) as info:
         distill_llm(ENVELOPE, config=cfg, sleep=lambda s: None)
     assert info.value.reason == "llm-failed" and "HTTP 503" in str(info.value)
     assert len(stub.requests) == 3
@@ -224,22 +224,22 @@ def test_gives_up_after_max_retries(serve: Callable[[Stub], str]) -> None:
 
 def test_client_error_is_not_retried(serve: Callable[[Stub], str]) -> None:
     stub = Stub(lambda c, n: (401, ""))
-    with pytest.raises(MemvelopeError) as info:
+    with pytest.raises(LLMError) as info:
         distill_llm(ENVELOPE, base_url=serve(stub), model="m", sleep=lambda s: pytest.fail("no retry"))
     assert info.value.reason == "llm-http" and "401" in str(info.value) and len(stub.requests) == 1
 
 
 def test_unparseable_reply_counted_and_not_cached(serve: Callable[[Stub], str], tmp_path: Path) -> None:
     stub = Stub(lambda c, n: (200, "I cannot do that."))
-    report = DistillReport()
-    doc = distill_llm(ENVELOPE, base_url=serve(stub), model="m", cache_dir=tmp_path, report=report)
-    assert doc["facts"] == [] and report.unparseable_replies == 2
+    stats = DistillStats()
+    doc = distill_llm(ENVELOPE, base_url=serve(stub), model="m", cache_dir=tmp_path, stats=stats)
+    assert doc["facts"] == [] and stats.unparseable_replies == 2
     assert not any(tmp_path.rglob("*.json"))
 
 
 def test_interrupted_run_resumes(serve: Callable[[Stub], str], tmp_path: Path) -> None:
     stub = Stub(lambda c, n: (200, _facts(GOOD)) if n == 1 else (400, ""))
-    with pytest.raises(MemvelopeError):
+    with pytest.raises(LLMError):
         distill_llm(ENVELOPE, base_url=serve(stub), model="m", cache_dir=tmp_path)
     stub2 = Stub(lambda c, n: (200, _facts()))
     distill_llm(ENVELOPE, base_url=serve(stub2), model="m", cache_dir=tmp_path)
@@ -249,7 +249,7 @@ def test_interrupted_run_resumes(serve: Callable[[Stub], str], tmp_path: Path) -
 def test_no_endpoint_is_a_clear_error_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("MEMVELOPE_LLM_BASE_URL", "MEMVELOPE_LLM_MODEL", "MEMVELOPE_LLM_API_KEY"):
         monkeypatch.delenv(var, raising=False)
-    with pytest.raises(MemvelopeError) as info:
+    with pytest.raises(LLMError) as info:
         distill_llm(ENVELOPE)
     assert info.value.reason == "llm-not-configured" and "MEMVELOPE_LLM_BASE_URL" in str(info.value)
 
@@ -260,7 +260,7 @@ def test_unreachable_endpoint(tmp_path: Path) -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with pytest.raises(MemvelopeError) as info:
+    with pytest.raises(LLMError) as info:
         distill_llm(ENVELOPE, base_url=f"http://127.0.0.1:{port}", model="m", cache_dir=tmp_path)
     assert info.value.reason == "llm-unreachable"
     assert not any(tmp_path.iterdir())
@@ -340,3 +340,23 @@ def test_cli_distill_llm_without_endpoint(
     err = capsys.readouterr().err
     assert err.startswith("memvelope: error: no LLM endpoint configured") and err.count("\n") == 1
     assert not (tmp_path / "h.mv.json").exists()
+
+
+@pytest.mark.parametrize("shown", [True, False])
+def test_cli_distill_llm_progress_bar_learns_the_chunk_count(
+    serve: Callable[[Stub], str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    shown: bool,
+) -> None:
+    import memvelope_tools._progress as progress
+
+    monkeypatch.setattr(progress, "wanted", lambda enabled: shown)
+    env_path = tmp_path / "h.mve.json"
+    env_path.write_text(json.dumps(ENVELOPE), encoding="utf-8")
+    args = ["distill", str(env_path), "-o", str(tmp_path / "f.mv.json"), "--mode", "llm", "--model", "stub-1"]
+    assert main([*args, "--base-url", serve(Stub(by_chunk)), "--chunk-chars", "500"]) == 0
+    err = capsys.readouterr().err
+    assert "2 chunks" in err
+    assert ("distilling" in err and "0/2" in err) is shown

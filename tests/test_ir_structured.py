@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memvelope_tools.cli import main
-from memvelope_tools.ir import DistillReport, distill_structured
+from memvelope_tools.ir import DistillStats, distill_structured
 from memvelope_tools.validate import check_ir_against_envelope, validate
 
 PROFILE = (
@@ -130,8 +130,8 @@ EXPECTED = [
 
 
 def test_expected_facts() -> None:
-    report = DistillReport()
-    doc = distill_structured(ENVELOPE, clock=lambda: 0, report=report)
+    stats = DistillStats()
+    doc = distill_structured(ENVELOPE, clock=lambda: 0, stats=stats)
     assert doc["facts"] == EXPECTED
     assert doc["meta"] == {
         "provider": "chatgpt",
@@ -140,8 +140,8 @@ def test_expected_facts() -> None:
         "generated_at": "1970-01-01T00:00:00.000000Z",
         "format": "memvelope-ir-v0",
     }
-    assert (report.conversations, report.conversations_undated) == (4, 1)
-    assert (report.candidates, report.duplicates, report.facts) == (12, 1, 11)
+    assert (stats.conversations, stats.conversations_undated) == (4, 1)
+    assert (stats.candidates, stats.duplicates, stats.facts) == (12, 1, 11)
 
 
 def test_output_is_valid_and_passes_cross_checks() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from generate import generate
 
-from memvelope_tools._gen import generate
 from memvelope_tools.cli import main
 from memvelope_tools.convert import convert, dumps_canonical
 from memvelope_tools.many import Converted, convert_many, output_names

@@ -1,4 +1,4 @@
-"""Property tests (issue 7): arbitrary export-shaped input never escapes as an unexpected exception.
+"""Property tests: arbitrary export-shaped input never escapes as an unexpected exception.
 
 ``convert`` either returns an envelope that passes the bundled schema and the invariants below, or
 raises ConversionError. The readers (``read``, the frames) either return a result or raise FormatError.
@@ -409,7 +409,7 @@ def write_parts(folder: Path, parts: list[bytes]) -> list[Path]:
 
 
 def check_envelope(env: dict[str, Any]) -> None:
-    """Everything issue 7 asks of a converted envelope."""
+    """The invariants of a converted envelope: schema-valid, counts that match, ids in order, trimmed text."""
     assert validate(env) == []
     meta, convs = env["meta"], env["conversations"]
     assert list(env) == ["memvelope", "meta", "conversations"]

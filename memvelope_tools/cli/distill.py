@@ -10,9 +10,10 @@ from typing import Any
 
 from .._progress import progress_bar
 from ..errors import FormatError
-from ..ir import DistillReport, distill_llm, distill_structured, write_ir
+from ..ir import DistillStats, distill_llm, distill_structured, write_ir
 from ..ir.llm import DEFAULT_CHUNK_CHARS
-from ..validate import ENVELOPE_TAG, detect_format, load_json_file, validate
+from ..tags import ENVELOPE_TAG
+from ..validate import detect_format, load_json_file, validate
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -90,16 +91,16 @@ def _read_envelope(path: str) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     output = args.output or default_output(args.envelope)
     envelope = _read_envelope(args.envelope)
-    report = DistillReport()
+    stats = DistillStats()
     if args.mode == "structured":
-        doc = distill_structured(envelope, report=report)
+        doc = distill_structured(envelope, stats=stats)
     else:
         show = False if args.quiet else None
         with progress_bar(None, desc="distilling", unit="chunk", enabled=show) as bar:
             state = {"done": 0}
 
             def progress(done: int, total: int) -> None:
-                if hasattr(bar, "total") and bar.total != total:
+                if bar.total != total:
                     bar.total = total
                     bar.refresh()
                 bar.update(done - state["done"])
@@ -112,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
                 chunk_chars=args.chunk_chars,
                 cache_dir=_cache_dir(args.cache_dir),
                 progress=progress,
-                report=report,
+                stats=stats,
             )
     write_ir(doc, output)
     if not args.quiet:
@@ -120,13 +121,13 @@ def run(args: argparse.Namespace) -> int:
         if not output.endswith(".mv.json"):
             print("memvelope: note: Facts IR files are conventionally named *.mv.json", file=err)
         line = (
-            f"memvelope: wrote {output}: {report.facts} facts from {report.conversations} "
-            f"conversations ({doc['meta']['mode']}; {report.duplicates} duplicates merged"
+            f"memvelope: wrote {output}: {stats.facts} facts from {stats.conversations} "
+            f"conversations ({doc['meta']['mode']}; {stats.duplicates} duplicates merged"
         )
         if args.mode == "llm":
             line += (
-                f"; {report.chunks} chunks, {report.cache_hits} cached, {report.requests} requests, "
-                f"{report.invalid_facts} invalid facts dropped, {report.dates_nulled} unsourced dates "
+                f"; {stats.chunks} chunks, {stats.cache_hits} cached, {stats.requests} requests, "
+                f"{stats.invalid_facts} invalid facts dropped, {stats.dates_nulled} unsourced dates "
                 "nulled"
             )
         print(line + ")", file=err)

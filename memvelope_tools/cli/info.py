@@ -10,7 +10,8 @@ from operator import itemgetter
 from typing import Any
 
 from ..errors import MemvelopeError
-from ..read import CATEGORIES, ENVELOPE_TAG, IR_TAG, ROLES, check, read
+from ..read import CATEGORIES, ROLES, check, read
+from ..tags import ENVELOPE_TAG, IR_TAG
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

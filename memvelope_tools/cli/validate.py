@@ -7,8 +7,8 @@ import sys
 from typing import Any
 
 from ..errors import FormatError
+from ..tags import IR_TAG
 from ..validate import (
-    IR_TAG,
     Violation,
     check_ir_against_envelope,
     detect_format,

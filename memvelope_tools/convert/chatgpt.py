@@ -8,24 +8,33 @@ spec names (NOTES A1, A2, A7).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Final
 
-from .prose import join_blocks, map_role, role_drop_reason, trimmed_string
+from ..jsontypes import json_type
+from .prose import EMPTY, MALFORMED, Drop, Message, join_blocks, map_role, role_drop, trimmed_string
 from .timestamps import is_number, render_timestamp, to_double
 
-Message = tuple[str, str, object]  # role, text, raw timestamp
 _ARRAY_INDEX: Final = re.compile(r"0|[1-9][0-9]{0,9}", re.ASCII)
 _MAX_ARRAY_INDEX: Final = 2**32 - 2
 _PROSE_TYPES: Final = frozenset({"text", "multimodal_text"})
 _MISSING: Final = object()
-_JSON_KINDS: Final = {
-    type(None): "null",
-    bool: "boolean",
-    int: "number",
-    float: "number",
-    list: "array",
-    dict: "object",
-}
+NO_MESSAGE: Final = Drop("no message")
+_HIDDEN: Final = Drop("hidden")
+_NO_TEXT_PARTS: Final = Drop("no text parts")
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which mapping nodes give the envelope's messages, in envelope order.
+
+    ``kept`` pairs each kept node with its message; ``path`` is the active path (root first);
+    ``fallback`` is True when the path holds no message and every node was enumerated by timestamp.
+    """
+
+    kept: list[tuple[Any, Message]]
+    path: list[Any]
+    fallback: bool
 
 
 def looks_like(element: object) -> bool:
@@ -47,14 +56,29 @@ def _is_array_index(key: str) -> bool:
     return _ARRAY_INDEX.fullmatch(key) is not None and int(key) <= _MAX_ARRAY_INDEX
 
 
-def _content_text(content: object) -> str:
+def classify(node: object) -> Message | Drop:
+    """The message a mapping node gives the envelope, or the rule that drops it."""
+    if type(node) is not dict:
+        return MALFORMED
+    message = node.get("message")
+    if type(message) is not dict:
+        return NO_MESSAGE if message is None else MALFORMED
+    metadata = message.get("metadata")
+    if type(metadata) is dict and metadata.get("is_visually_hidden_from_conversation") is True:
+        return _HIDDEN
+    author = message.get("author")
+    token = author.get("role") if type(author) is dict else None
+    role = map_role(token)
+    if role is None:
+        return role_drop(token)
+    content = message.get("content")
     if type(content) is not dict:
-        return ""
+        return MALFORMED
     kind = content.get("content_type", _MISSING)
     if kind is _MISSING or (type(kind) is str and (kind == "" or kind in _PROSE_TYPES)):
         parts = content.get("parts")
         if type(parts) is not list:
-            return ""
+            return _NO_TEXT_PARTS
         blocks: list[str] = []
         for part in parts:
             if type(part) is str:
@@ -63,70 +87,19 @@ def _content_text(content: object) -> str:
                 text = part.get("text")
                 if type(text) is str:
                     blocks.append(text)
-        return join_blocks(blocks)
-    if kind == "user_editable_context":
-        return join_blocks(v for v in (content.get("user_profile"), content.get("user_instructions")) if type(v) is str)
-    return ""  # a present, non-prose content_type (null included: NOTES A10)
-
-
-def node_message(node: object) -> Message | None:
-    """The envelope-eligible message a mapping node holds, or None when the node is dropped."""
-    if type(node) is not dict:
-        return None
-    message = node.get("message")
-    if type(message) is not dict:
-        return None
-    metadata = message.get("metadata")
-    if type(metadata) is dict and metadata.get("is_visually_hidden_from_conversation") is True:
-        return None
-    author = message.get("author")
-    role = map_role(author.get("role")) if type(author) is dict else None
-    if role is None:
-        return None
-    text = _content_text(message.get("content"))
+        if not blocks:
+            return _NO_TEXT_PARTS
+        text = join_blocks(blocks)
+    elif kind == "user_editable_context":
+        text = join_blocks(v for v in (content.get("user_profile"), content.get("user_instructions")) if type(v) is str)
+    else:  # a present, non-prose content_type (null included: NOTES A10)
+        return Drop("content type", kind if type(kind) is str else json_type(kind))
     if not text:
-        return None
+        return EMPTY
     stamp = message.get("create_time")
     if stamp is None:  # absent or null only (NOTES A27)
         stamp = node.get("create_time")
-    return role, text, stamp
-
-
-def drop_reason(node: object) -> str | None:
-    """Why :func:`node_message` drops ``node`` (None when it keeps it); for ``memvelope doctor`` only.
-
-    ``"no message"`` marks a structural node (a null root); the others name the rule that dropped it.
-    """
-    if type(node) is not dict:
-        return "malformed element"
-    message = node.get("message")
-    if message is None:
-        return "no message"
-    if type(message) is not dict:
-        return "malformed element"
-    metadata = message.get("metadata")
-    if type(metadata) is dict and metadata.get("is_visually_hidden_from_conversation") is True:
-        return "hidden"
-    author = message.get("author")
-    token = author.get("role") if type(author) is dict else None
-    if map_role(token) is None:
-        return role_drop_reason(token)
-    content = message.get("content")
-    if type(content) is not dict:
-        return "malformed element"
-    kind = content.get("content_type", _MISSING)
-    prose = kind is _MISSING or (type(kind) is str and (kind == "" or kind in _PROSE_TYPES))
-    if not prose and kind != "user_editable_context":
-        return f"content type {kind if type(kind) is str else _JSON_KINDS.get(type(kind), 'other')}"
-    if _content_text(content):
-        return None
-    parts = content.get("parts")
-    if kind != "user_editable_context" and (
-        type(parts) is not list
-        or not any(type(p) is str or (type(p) is dict and type(p.get("text")) is str) for p in parts)
-    ):
-        return "no text parts"
-    return "empty after trimming"
+    return Message(role, text, stamp)
 
 
 def active_path(mapping: dict[str, Any], current: object) -> list[Any]:
@@ -150,29 +123,39 @@ def active_path(mapping: dict[str, Any], current: object) -> list[Any]:
     return path
 
 
-def _fallback_messages(mapping: dict[str, Any]) -> list[Message]:
-    dated: list[tuple[float, Message]] = []
-    undated: list[Message] = []
+def _fallback(mapping: dict[str, Any]) -> list[tuple[Any, Message]]:
+    dated: list[tuple[float, tuple[Any, Message]]] = []
+    undated: list[tuple[Any, Message]] = []
     for node in own_property_values(mapping):
-        found = node_message(node)
-        if found is None:
+        found = classify(node)
+        if type(found) is not Message:
             continue
-        stamp = found[2]
+        stamp = found.stamp
         if is_number(stamp):
-            dated.append((to_double(stamp), found))  # type: ignore[arg-type]
+            dated.append((to_double(stamp), (node, found)))  # type: ignore[arg-type]
         else:
-            undated.append(found)
+            undated.append((node, found))
     dated.sort(key=lambda item: item[0])  # stable: ties keep own-property order
     return [m for _, m in dated] + undated
 
 
-def path_messages(mapping: dict[str, Any], current: object) -> list[Message]:
-    """The conversation's messages in envelope order (active path, else the fallback)."""
-    found = [m for m in map(node_message, active_path(mapping, current)) if m is not None]
-    return found or _fallback_messages(mapping)
+def select(mapping: dict[str, Any], current: object) -> Selection:
+    """The nodes whose messages the envelope keeps: the active path's, else the fallback order's."""
+    path = active_path(mapping, current)
+    kept: list[tuple[Any, Message]] = []
+    for node in path:
+        found = classify(node)
+        if type(found) is Message:
+            kept.append((node, found))
+    if kept:
+        return Selection(kept, path, False)
+    return Selection(_fallback(mapping), path, True)
 
 
-def conversation_id(element: dict[str, Any]) -> str | None:
+def conversation_id(element: object) -> str | None:
+    """``conversation_id``, else ``id``: the first that is a non-empty string."""
+    if type(element) is not dict:
+        return None
     for key in ("conversation_id", "id"):
         value = element.get(key)
         if type(value) is str and value:
@@ -180,24 +163,36 @@ def conversation_id(element: dict[str, Any]) -> str | None:
     return None
 
 
-def normalise(element: object) -> dict[str, Any] | None:
-    """One ChatGPT conversation as an envelope conversation, or None when it yields no message."""
+def title(element: object) -> str:
+    """The trimmed ``title``; the empty string when it is missing or no string."""
+    return trimmed_string(element.get("title")) if type(element) is dict else ""
+
+
+def mapping_of(element: object) -> dict[str, Any] | None:
+    """The conversation's ``mapping`` object; None when the element is no conversation (NOTES A19)."""
     if type(element) is not dict:
         return None
     mapping = element.get("mapping")
-    if type(mapping) is not dict:  # NOTES A19
+    return mapping if type(mapping) is dict else None
+
+
+def normalise(element: object) -> dict[str, Any] | None:
+    """One ChatGPT conversation as an envelope conversation, or None when it yields no message."""
+    mapping = mapping_of(element)
+    if mapping is None:
         return None
-    found = path_messages(mapping, element.get("current_node"))
-    if not found:
+    assert type(element) is dict
+    kept = select(mapping, element.get("current_node")).kept
+    if not kept:
         return None
     messages = [
-        {"id": f"m{i}", "role": role, "ts": render_timestamp(stamp), "text": text}
-        for i, (role, text, stamp) in enumerate(found, 1)
+        {"id": f"m{i}", "role": found.role, "ts": render_timestamp(found.stamp), "text": found.text}
+        for i, (_, found) in enumerate(kept, 1)
     ]
     created = render_timestamp(element.get("create_time"))
     return {
         "id": conversation_id(element),
-        "title": trimmed_string(element.get("title")),
+        "title": title(element),
         "created_at": created if created is not None else messages[0]["ts"],
         "updated_at": render_timestamp(element.get("update_time")),
         "messages": messages,

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .prose import join_blocks, js_trim, map_role, role_drop_reason, trimmed_string
+from .prose import EMPTY, MALFORMED, Drop, Message, join_blocks, js_trim, map_role, role_drop, trimmed_string
 from .timestamps import render_timestamp
 
 PLACEHOLDER: Final = "not supported on your current device"
+_TOOLS: Final = Drop("tool_use/tool_result")
+_THINKING: Final = Drop("thinking")
+_PLACEHOLDER_TEXT: Final = Drop("placeholder text")
 
 
 def looks_like(element: object) -> bool:
@@ -35,67 +38,79 @@ def message_text(message: dict[str, Any]) -> str:
     return text
 
 
-def drop_reason(message: object) -> str | None:
-    """Why :func:`normalise` drops a ``chat_messages`` entry (None when kept); for ``memvelope doctor`` only.
+def classify(message: object) -> Message | Drop:
+    """The message a ``chat_messages`` entry gives the envelope, or the rule that drops it.
 
-    A message without text is named by its blocks: tool_use/tool_result first, then thinking, then the
+    An entry without text is named by its blocks: tool_use/tool_result first, then thinking, then the
     first other block type; else by its flat text (placeholder text, or empty after trimming).
     """
     if type(message) is not dict:
-        return "malformed element"
+        return MALFORMED
     sender = message.get("sender")
-    if map_role(sender) is None:
-        return role_drop_reason(sender)
-    if message_text(message):
-        return None
+    role = map_role(sender)
+    if role is None:
+        return role_drop(sender)
+    text = message_text(message)
+    if text:
+        return Message(role, text, message.get("created_at"))
     content = message.get("content")
     kinds = [b.get("type") for b in content if type(b) is dict] if type(content) is list else []
     if "tool_use" in kinds or "tool_result" in kinds:
-        return "tool_use/tool_result"
+        return _TOOLS
     if "thinking" in kinds or "redacted_thinking" in kinds:
-        return "thinking"
+        return _THINKING
     others = [k for k in kinds if k != "text"]
     if others:
-        return f"block type {others[0]}" if type(others[0]) is str else "block type missing"
+        return Drop("block type", others[0] if type(others[0]) is str else "missing")
     flat = message.get("text")
     if type(flat) is str and PLACEHOLDER in flat:
-        return "placeholder text"
-    return "empty after trimming"
+        return _PLACEHOLDER_TEXT
+    return EMPTY
+
+
+def conversation_id(element: object) -> str | None:
+    """``uuid`` when it is a non-empty string."""
+    uuid = element.get("uuid") if type(element) is dict else None
+    return uuid if type(uuid) is str and uuid else None
+
+
+def title(element: object) -> str:
+    """The trimmed ``name``, else the trimmed ``summary``; the empty string when neither has text."""
+    if type(element) is not dict:
+        return ""
+    return trimmed_string(element.get("name")) or trimmed_string(element.get("summary"))
+
+
+def chat_messages(element: object) -> list[Any] | None:
+    """The conversation's ``chat_messages`` array; None when the element is no conversation."""
+    chat = element.get("chat_messages") if type(element) is dict else None
+    return chat if type(chat) is list else None
 
 
 def normalise(element: object) -> dict[str, Any] | None:
     """One Claude conversation as an envelope conversation, or None when it yields no message."""
-    if type(element) is not dict:
+    chat = chat_messages(element)
+    if chat is None:
         return None
-    chat = element.get("chat_messages")
-    if type(chat) is not list:
-        return None
+    assert type(element) is dict
     messages: list[dict[str, Any]] = []
     for message in chat:
-        if type(message) is not dict:
-            continue
-        role = map_role(message.get("sender"))
-        if role is None:
-            continue
-        text = message_text(message)
-        if not text:
-            continue
-        messages.append(
-            {
-                "id": f"m{len(messages) + 1}",
-                "role": role,
-                "ts": render_timestamp(message.get("created_at")),
-                "text": text,
-            }
-        )
+        found = classify(message)
+        if type(found) is Message:
+            messages.append(
+                {
+                    "id": f"m{len(messages) + 1}",
+                    "role": found.role,
+                    "ts": render_timestamp(found.stamp),
+                    "text": found.text,
+                }
+            )
     if not messages:
         return None
-    uuid = element.get("uuid")
-    title = trimmed_string(element.get("name")) or trimmed_string(element.get("summary"))
     created = render_timestamp(element.get("created_at"))
     return {
-        "id": uuid if type(uuid) is str and uuid else None,
-        "title": title,
+        "id": conversation_id(element),
+        "title": title(element),
         "created_at": created if created is not None else messages[0]["ts"],
         "updated_at": render_timestamp(element.get("updated_at")),
         "messages": messages,

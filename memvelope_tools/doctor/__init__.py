@@ -17,25 +17,14 @@ from ..convert import chatgpt as chatgpt_core
 from ..convert import claude as claude_core
 from ..convert.parse import decode, loads_js
 from ..errors import ConversionError
+from ..jsontypes import json_type
 from . import chatgpt, claude
-from .report import Analysis, ConversationFacts, DoctorReport, Example, PartInfo
+from .findings import Analysis, ConversationFacts, Diagnosis, Example, PartInfo
 
-__all__ = ["DoctorReport", "Example", "doctor"]
+__all__ = ["Diagnosis", "Example", "doctor"]
 
 Analyser = Callable[[object, ConversationFacts, Analysis], None]
 ANALYSERS: Final[dict[str, Analyser]] = {"chatgpt": chatgpt.analyse, "claude": claude.analyse}
-
-
-def _top_level(value: object) -> str:
-    return {
-        list: "array",
-        dict: "object",
-        str: "string",
-        bool: "boolean",
-        int: "number",
-        float: "number",
-        type(None): "null",
-    }.get(type(value), "other")
 
 
 def _non_array_note(value: object) -> str:
@@ -45,17 +34,15 @@ def _non_array_note(value: object) -> str:
         what = "looks like one ChatGPT conversation"
     else:
         what = "not a conversation list"
-    return f"top level is {_top_level(value)}, not an array ({what}); contributes nothing (NOTES A16)"
+    return f"top level is {json_type(value)}, not an array ({what}); contributes nothing (NOTES A16)"
 
 
-def doctor(
-    *paths: str | os.PathLike[str], show_text: bool = False, zip_limits: ZipLimits | None = None
-) -> DoctorReport:
+def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: ZipLimits | None = None) -> Diagnosis:
     """Examine one export (the same paths ``convert`` takes) and report what conversion keeps and drops.
 
     Raises :class:`ConversionError` when the export cannot be read at all (missing file, bad zip,
     invalid JSON); when it reads but would not convert (no provider, no conversation survives), the
-    report says so in ``error`` and ``converts`` is False. Message text appears in examples only with
+    diagnosis says so in ``error`` and ``converts`` is False. Message text appears in examples only with
     ``show_text=True``.
     """
     expansion = expand(paths, zip_limits)
@@ -67,7 +54,7 @@ def doctor(
     for order, part in enumerate(expansion.parts, 1):
         decoded = decode(part.read())
         value = loads_js(decoded.text, part.name)
-        info = PartInfo(order, part.name, part.size, _top_level(value), 0, decoded.replaced)
+        info = PartInfo(order, part.name, part.size, json_type(value), 0, decoded.replaced)
         if type(value) is list:
             owners.append((len(merged), part.name))
             merged.extend(value)
@@ -84,10 +71,10 @@ def doctor(
         w_provider, w_error, w_acc = _examine(
             [v for _, v in singles], [(i, name) for i, (name, _) in enumerate(singles)], 0, show_text
         )
-        if_wrapped = _report([os.fspath(p) for p in paths], [], [], w_provider, w_error, len(singles), w_acc)
-    report = _report([os.fspath(p) for p in paths], parts, list(expansion.ignored), provider, error, len(merged), acc)
-    report.if_wrapped = if_wrapped
-    return report
+        if_wrapped = _diagnosis([os.fspath(p) for p in paths], [], [], w_provider, w_error, len(singles), w_acc)
+    found = _diagnosis([os.fspath(p) for p in paths], parts, list(expansion.ignored), provider, error, len(merged), acc)
+    found.if_wrapped = if_wrapped
+    return found
 
 
 def _examine(
@@ -118,7 +105,7 @@ def _examine(
     return provider, error, acc
 
 
-def _report(
+def _diagnosis(
     inputs: list[str],
     parts: list[PartInfo],
     ignored: list[tuple[str, str]],
@@ -126,8 +113,8 @@ def _report(
     error: tuple[str, str] | None,
     elements: int,
     acc: Analysis,
-) -> DoctorReport:
-    return DoctorReport(
+) -> Diagnosis:
+    return Diagnosis(
         inputs=inputs,
         parts=parts,
         ignored=ignored,

@@ -1,7 +1,7 @@
 """Doctor's view of one ChatGPT conversation: every mapping node, kept or dropped, and why.
 
-Whether a node is kept is decided by the conversion core (``node_message``, ``active_path``, the
-fallback rule of ``path_messages``); ``drop_reason`` only names the rule for nodes the core dropped.
+Which nodes are kept, and why the others are dropped, is the conversion core's ``select`` and
+``classify``; this module only counts, describes branches and ordering, and picks examples.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections import Counter, defaultdict
 from typing import Any, Final
 
 from ..convert import chatgpt as core
-from ..convert.prose import map_role, trimmed_string
-from .report import MALFORMED, Analysis, ConversationFacts
+from ..convert.prose import Message, map_role
+from .findings import MALFORMED, Analysis, ConversationFacts
 
 # content_type values ChatGPT exports are known to carry; any other is listed as unknown.
 KNOWN_CONTENT_TYPES: Final = frozenset(
@@ -110,59 +110,48 @@ def _branches(mapping: dict[str, Any], facts: ConversationFacts, acc: Analysis) 
 
 def analyse(element: object, facts: ConversationFacts, acc: Analysis) -> None:
     """Fill ``facts`` (and ``acc``) for one element of a ChatGPT export."""
-    if type(element) is not dict:
-        facts.omitted = MALFORMED
-        acc.example(f"conversation: {MALFORMED}", facts.example(detail="element is not an object"))
-        return
     facts.id = core.conversation_id(element)
-    facts.title = trimmed_string(element.get("title"))
-    mapping = element.get("mapping")
-    if type(mapping) is not dict:  # NOTES A19
+    facts.title = core.title(element)
+    mapping = core.mapping_of(element)
+    if mapping is None:
         facts.omitted = MALFORMED
-        acc.example(f"conversation: {MALFORMED}", facts.example(detail="no mapping object"))
+        detail = "no mapping object" if type(element) is dict else "element is not an object"
+        acc.example(f"conversation: {MALFORMED}", facts.example(detail=detail))
         return
+    assert type(element) is dict
     current = element.get("current_node")
-    path = core.active_path(mapping, current)
-    on_path = {id(node) for node in path}
-    use_path = any(core.node_message(node) is not None for node in path)
-    if not use_path:
+    selection = core.select(mapping, current)
+    kept = {id(node): found for node, found in selection.kept}
+    if selection.fallback:
         facts.fallback = _fallback_trigger(mapping, current)
         acc.example(f"fallback: {facts.fallback}", facts.example())
-    kept_stamps: list[tuple[str, str | None]] = []
+    rendered: dict[int, str | None] = {}
     for key, node in mapping.items():
         facts.nodes += 1
         _count_types(node, facts, acc, key)
-        found = core.node_message(node)
-        if found is not None and (not use_path or id(node) in on_path):
+        found = kept.get(id(node))
+        if found is not None:
             facts.messages += 1
             facts.messages_kept += 1
-            rendered = acc.timestamp("message ts", found[2], facts, key)
-            if id(node) in on_path:
-                kept_stamps.append((key, rendered))
+            rendered[id(node)] = acc.timestamp("message ts", found.stamp, facts, key)
             continue
-        reason = ABANDONED if found is not None else core.drop_reason(node)
-        if reason == "no message":
+        verdict = core.classify(node)
+        if verdict == core.NO_MESSAGE:
             facts.structural += 1
             continue
+        reason = ABANDONED if isinstance(verdict, Message) else verdict.reason
         facts.messages += 1
-        facts.dropped[reason or MALFORMED] += 1
+        facts.dropped[reason] += 1
         message = node.get("message") if type(node) is dict else None
         text = _raw_text(message) if type(message) is dict else None
         acc.example(f"message: {reason}", facts.example(key, text=text))
-    if use_path:
+    if not selection.fallback:
+        on_path = {id(node) for node in selection.path}
         facts.off_path = sum(1 for node in mapping.values() if id(node) not in on_path)
-        _inversions(_path_order(path, mapping, kept_stamps), facts, acc)
+        key_of = {id(node): key for key, node in mapping.items()}
+        _inversions([(key_of[id(node)], rendered[id(node)]) for node, _ in selection.kept], facts, acc)
     _branches(mapping, facts, acc)
     acc.finish_conversation(element, facts, ("create_time", "update_time"))
-
-
-def _path_order(
-    path: list[Any], mapping: dict[str, Any], stamps: list[tuple[str, str | None]]
-) -> list[tuple[str, str | None]]:
-    """The kept messages' (key, ts) in active-path order (mapping order may differ)."""
-    by_key = dict(stamps)
-    key_of = {id(node): key for key, node in mapping.items()}
-    return [(key_of[id(n)], by_key[key_of[id(n)]]) for n in path if key_of.get(id(n)) in by_key]
 
 
 def _inversions(ordered: list[tuple[str, str | None]], facts: ConversationFacts, acc: Analysis) -> None:

@@ -1,8 +1,7 @@
 """Doctor's view of one Claude conversation: every ``chat_messages`` entry, kept or dropped, and why.
 
-A message is kept exactly when the core's ``map_role`` and ``message_text`` keep it; ``drop_reason``
-names the rule for the others. ``parent_message_uuid`` is read only to report branches and ordering:
-the envelope keeps source order and every branch (NOTES A28).
+Whether a message is kept, and why not, is the conversion core's ``classify``. ``parent_message_uuid``
+is read only to report branches and ordering: the envelope keeps source order and every branch (NOTES A28).
 """
 
 from __future__ import annotations
@@ -11,9 +10,9 @@ from collections import Counter, defaultdict
 from typing import Any, Final
 
 from ..convert import claude as core
-from ..convert.prose import map_role, trimmed_string
+from ..convert.prose import Message, map_role
 from ..convert.timestamps import render_timestamp
-from .report import MALFORMED, Analysis, ConversationFacts
+from .findings import MALFORMED, Analysis, ConversationFacts
 
 # content block types Claude exports are known to carry; any other is listed as unknown.
 KNOWN_BLOCK_TYPES: Final = frozenset(
@@ -51,38 +50,34 @@ def _key(message: dict[str, Any], index: int) -> str:
 
 def analyse(element: object, facts: ConversationFacts, acc: Analysis) -> None:
     """Fill ``facts`` (and ``acc``) for one element of a Claude export."""
-    if type(element) is not dict:
+    facts.id = core.conversation_id(element)
+    facts.title = core.title(element)
+    chat = core.chat_messages(element)
+    if chat is None:
         facts.omitted = MALFORMED
-        acc.example(f"conversation: {MALFORMED}", facts.example(detail="element is not an object"))
+        detail = "no chat_messages array" if type(element) is dict else "element is not an object"
+        acc.example(f"conversation: {MALFORMED}", facts.example(detail=detail))
         return
-    uuid = element.get("uuid")
-    facts.id = uuid if type(uuid) is str and uuid else None
-    facts.title = trimmed_string(element.get("name")) or trimmed_string(element.get("summary"))
-    chat = element.get("chat_messages")
-    if type(chat) is not list:
-        facts.omitted = MALFORMED
-        acc.example(f"conversation: {MALFORMED}", facts.example(detail="no chat_messages array"))
-        return
-    rendered: dict[int, str | None] = {}
+    assert type(element) is dict
     for index, message in enumerate(chat):
         facts.nodes += 1
         facts.messages += 1
-        if type(message) is not dict:
-            facts.dropped[MALFORMED] += 1
-            acc.example(f"message: {MALFORMED}", facts.example(f"chat_messages[{index}]"))
-            continue
-        key = _key(message, index)
-        content = message.get("content")
-        for block in content if type(content) is list else ():
-            if type(block) is dict:
-                acc.seen_type("block type", block.get("type"), KNOWN_BLOCK_TYPES, facts, key)
-        if map_role(message.get("sender")) is not None and core.message_text(message):
+        verdict = core.classify(message)
+        key = f"chat_messages[{index}]"
+        text = None
+        if type(message) is dict:
+            key = _key(message, index)
+            text = _raw_text(message)
+            content = message.get("content")
+            for block in content if type(content) is list else ():
+                if type(block) is dict:
+                    acc.seen_type("block type", block.get("type"), KNOWN_BLOCK_TYPES, facts, key)
+        if isinstance(verdict, Message):
             facts.messages_kept += 1
-            rendered[index] = acc.timestamp("message created_at", message.get("created_at"), facts, key)
+            acc.timestamp("message created_at", verdict.stamp, facts, key)
             continue
-        reason = core.drop_reason(message) or MALFORMED
-        facts.dropped[reason] += 1
-        acc.example(f"message: {reason}", facts.example(key, text=_raw_text(message)))
+        facts.dropped[verdict.reason] += 1
+        acc.example(f"message: {verdict.reason}", facts.example(key, text=text))
     _ordering(chat, facts, acc)
     acc.finish_conversation(element, facts, ("created_at", "updated_at"))
 

@@ -11,6 +11,7 @@ import re
 from typing import Final
 
 from ..convert.timestamps import to_double
+from ..jsontypes import json_type
 
 _DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 _DATETIME_PREFIX: Final = re.compile(
@@ -30,7 +31,7 @@ def unaccepted_form(value: object) -> str:
         number = to_double(value)  # type: ignore[arg-type]
         return "number: not finite" if not math.isfinite(number) else "number: outside years 0001-9999"
     if type(value) is not str:
-        return {list: "array", dict: "object"}.get(type(value), "other")
+        return json_type(value)
     return "string: " + _string_form(value)
 
 

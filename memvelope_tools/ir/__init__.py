@@ -6,7 +6,7 @@ import importlib
 from typing import Any
 
 from .archetype import compute_archetype
-from .facts import DistillReport
+from .facts import DistillStats
 from .structured import distill_structured
 from .write import build_ir, dumps_ir, utc_now_iso, write_ir
 
@@ -20,7 +20,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "DistillReport",
+    "DistillStats",
     "LLMConfig",
     "build_ir",
     "compute_archetype",

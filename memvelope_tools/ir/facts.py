@@ -1,4 +1,4 @@
-"""What both distillers share: a fact's dating, provenance, dedup key, and the run report."""
+"""What both distillers share: a fact's dating, provenance, dedup key, and the counts of a run."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ CONTENT_MAX = 400
 
 
 @dataclass
-class DistillReport:
-    """Counts from one distiller run (filled in place when passed as ``report=``)."""
+class DistillStats:
+    """Counts from one distiller run (filled in place when passed as ``stats=``)."""
 
     conversations: int = 0
     conversations_undated: int = 0  #: skipped: no timestamp to form ``provenance`` from
@@ -96,7 +96,7 @@ def fact_key(fact: Mapping[str, Any]) -> tuple[str, str, str]:
 
 
 def dedup(
-    candidates: Iterable[tuple[tuple[Any, ...], dict[str, Any]]], report: DistillReport | None = None
+    candidates: Iterable[tuple[tuple[Any, ...], dict[str, Any]]], stats: DistillStats | None = None
 ) -> list[dict[str, Any]]:
     """Keep one fact per :func:`fact_key`: the earliest-dated occurrence (``effective_date``, undated
     last; ties by position), listed in order of position. ``candidates`` are ``(position, fact)``."""
@@ -109,8 +109,8 @@ def dedup(
         if key not in best or rank < best[key][0]:
             best[key] = (rank, fact)
     kept = sorted(best.values(), key=lambda item: item[0][1])
-    if report is not None:
-        report.candidates += count
-        report.duplicates += count - len(kept)
-        report.facts = len(kept)
+    if stats is not None:
+        stats.candidates += count
+        stats.duplicates += count - len(kept)
+        stats.facts = len(kept)
     return [fact for _, fact in kept]

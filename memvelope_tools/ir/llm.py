@@ -4,7 +4,7 @@ Talks to any OpenAI-compatible ``/v1/chat/completions`` endpoint (OpenAI, a loca
 or vLLM server) with the standard library only. What it guarantees whatever the model answers:
 
 * every fact is checked against the ``memvelope-ir-v0`` fact schema; invalid ones are dropped and
-  counted (:class:`~.facts.DistillReport`);
+  counted (:class:`~.facts.DistillStats`);
 * ``convo_id`` and ``provenance`` are filled from the envelope, never by the model;
 * an ``in_text_date`` or ``effective_date`` that the chunk's text does not state (the rule of
   :mod:`.dates`) and, for ``effective_date``, that is no prefix of the conversation's timestamps, is
@@ -33,10 +33,11 @@ from typing import Any, Final
 from jsonschema import Draft7Validator
 
 from .._atomic import atomic_write
-from ..errors import MemvelopeError
+from ..errors import LLMError
 from ..schema import load_schema
+from ..tags import IR_TAG
 from .dates import is_timestamp_prefix, stated_dates
-from .facts import DistillReport, conversation_month, dedup, fallback_date, provenance
+from .facts import DistillStats, conversation_month, dedup, fallback_date, provenance
 from .write import Clock, build_ir
 
 ENV_BASE_URL: Final = "MEMVELOPE_LLM_BASE_URL"
@@ -89,26 +90,26 @@ class LLMConfig:
         cls, base_url: str | None = None, model: str | None = None, api_key: str | None = None, **options: Any
     ) -> LLMConfig:
         """Arguments first, then ``MEMVELOPE_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``; raises
-        :class:`MemvelopeError` (``llm-not-configured``) when no endpoint or model is given."""
+        :class:`LLMError` (``llm-not-configured``) when no endpoint or model is given."""
         base_url = base_url or os.environ.get(ENV_BASE_URL) or None
         model = model or os.environ.get(ENV_MODEL) or None
         api_key = api_key or os.environ.get(ENV_API_KEY) or None
         if not base_url or not model:
             missing = " and ".join(n for n, v in (("a base URL", base_url), ("a model", model)) if not v)
-            raise MemvelopeError(
+            raise LLMError(
                 f"no LLM endpoint configured: {missing} missing; pass --base-url/--model "
                 f"or set {ENV_BASE_URL} and {ENV_MODEL} (e.g. http://localhost:11434/v1 "
                 "for Ollama)",
                 reason="llm-not-configured",
             )
         if not re.match(r"^https?://[^/\s]+", base_url):
-            raise MemvelopeError(
+            raise LLMError(
                 f"LLM base URL must start with http:// or https://: {base_url!r}", reason="llm-not-configured"
             )
         if options.get("cache_dir") is not None:
             options["cache_dir"] = Path(options["cache_dir"])
         if int(options.get("chunk_chars", DEFAULT_CHUNK_CHARS)) < 200:
-            raise MemvelopeError("chunk size must be at least 200 characters", reason="llm-not-configured")
+            raise LLMError("chunk size must be at least 200 characters", reason="llm-not-configured")
         return cls(base_url=base_url, model=model, api_key=api_key, **options)
 
     def url(self, endpoint: str) -> str:
@@ -187,7 +188,7 @@ def distill_llm(
     cache_dir: str | os.PathLike[str] | None = None,
     progress: ProgressCallback | None = None,
     clock: Clock | None = None,
-    report: DistillReport | None = None,
+    stats: DistillStats | None = None,
     sleep: Sleep = time.sleep,
 ) -> dict[str, Any]:
     """Distil ``envelope`` into a Facts IR document by asking a model, chunk by chunk.
@@ -196,12 +197,12 @@ def distill_llm(
     environment (:meth:`LLMConfig.resolve`). ``progress(done, total)`` is called after each chunk.
     """
     cfg = config or LLMConfig.resolve(base_url, model, api_key, chunk_chars=chunk_chars, cache_dir=cache_dir)
-    report = report if report is not None else DistillReport()
+    stats = stats if stats is not None else DistillStats()
     provider = str(envelope["meta"]["source_provider"])
     convs = [c for c in envelope.get("conversations") or [] if isinstance(c, dict)]
     chunks = [ch for i, c in enumerate(convs) for ch in chunk_conversation(i, c, cfg.chunk_chars)]
-    report.conversations += len(convs)
-    report.chunks += len(chunks)
+    stats.conversations += len(convs)
+    stats.chunks += len(chunks)
     keys = [cache_key(cfg.model, ch.text) for ch in chunks]
     if any(_cached(cfg, k) is None for k in keys):
         _check_reachable(cfg)
@@ -214,25 +215,25 @@ def distill_llm(
         month = conversation_month(conv)
         reply = _cached(cfg, key)
         if reply is not None:
-            report.cache_hits += 1
+            stats.cache_hits += 1
         else:
-            reply = _ask(cfg, chunk.text, report, sleep)
+            reply = _ask(cfg, chunk.text, stats, sleep)
         raw_facts = parse_reply(reply)
         if raw_facts is None:
-            report.unparseable_replies += 1
+            stats.unparseable_replies += 1
         else:
             if cfg.cache_dir is not None and _cached(cfg, key) is None:
                 _store(cfg, key, reply)
             if month is None:
-                report.conversations_undated += 1
+                stats.conversations_undated += 1
             else:
                 for fi, raw in enumerate(raw_facts):
-                    fact = _fact(raw, chunk, conv, provider, month, report)
+                    fact = _fact(raw, chunk, conv, provider, month, stats)
                     if fact is not None:
                         candidates.append(((n, fi), fact))
         if progress:
             progress(n + 1, len(chunks))
-    return build_ir(provider, f"llm ({cfg.model})", dedup(candidates, report), clock=clock)
+    return build_ir(provider, f"llm ({cfg.model})", dedup(candidates, stats), clock=clock)
 
 
 # --- the endpoint ----------------------------------------------------------------------------------
@@ -254,10 +255,10 @@ def _check_reachable(cfg: LLMConfig) -> None:
         return  # something answered: the server is there, whatever it thinks of /models
     except (urllib.error.URLError, OSError) as exc:
         why = getattr(exc, "reason", exc)
-        raise MemvelopeError(f"cannot reach the LLM endpoint {cfg.base_url}: {why}", reason="llm-unreachable") from exc
+        raise LLMError(f"cannot reach the LLM endpoint {cfg.base_url}: {why}", reason="llm-unreachable") from exc
 
 
-def _ask(cfg: LLMConfig, chunk_text: str, report: DistillReport, sleep: Sleep) -> str:
+def _ask(cfg: LLMConfig, chunk_text: str, stats: DistillStats, sleep: Sleep) -> str:
     payload = {
         "model": cfg.model,
         "temperature": cfg.temperature,
@@ -270,9 +271,9 @@ def _ask(cfg: LLMConfig, chunk_text: str, report: DistillReport, sleep: Sleep) -
     last = ""
     for attempt in range(cfg.max_retries + 1):
         if attempt:
-            report.retries += 1
+            stats.retries += 1
             sleep(cfg.backoff * 2 ** (attempt - 1))
-        report.requests += 1
+        stats.requests += 1
         request = urllib.request.Request(cfg.url("chat/completions"), data=data, headers=_headers(cfg), method="POST")
         try:
             with urllib.request.urlopen(request, timeout=cfg.timeout) as resp:
@@ -284,7 +285,7 @@ def _ask(cfg: LLMConfig, chunk_text: str, report: DistillReport, sleep: Sleep) -
         except urllib.error.HTTPError as exc:
             if exc.code not in _RETRY_CODES and exc.code < 500:
                 detail = exc.read(300).decode("utf-8", "replace").strip()
-                raise MemvelopeError(
+                raise LLMError(
                     f"LLM endpoint refused the request: HTTP {exc.code} {detail}", reason="llm-http"
                 ) from exc
             last = f"HTTP {exc.code}"
@@ -292,7 +293,7 @@ def _ask(cfg: LLMConfig, chunk_text: str, report: DistillReport, sleep: Sleep) -
             last = str(getattr(exc, "reason", exc))
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             last = f"malformed response ({exc})"
-    raise MemvelopeError(f"LLM endpoint failed after {cfg.max_retries + 1} attempts: {last}", reason="llm-failed")
+    raise LLMError(f"LLM endpoint failed after {cfg.max_retries + 1} attempts: {last}", reason="llm-failed")
 
 
 # --- the cache -------------------------------------------------------------------------------------
@@ -349,7 +350,7 @@ def parse_reply(content: str) -> list[Any] | None:
 
 @functools.cache
 def _fact_validator() -> Draft7Validator:
-    schema = load_schema("memvelope-ir-v0")
+    schema = load_schema(IR_TAG)
     return Draft7Validator({**schema["definitions"]["fact"], "definitions": schema["definitions"]})
 
 
@@ -363,10 +364,11 @@ def _clean(value: Any, *, lower: bool = False) -> Any:
 
 
 def _fact(
-    raw: Any, chunk: Chunk, conv: Mapping[str, Any], provider: str, month: str, report: DistillReport
+    raw: Any, chunk: Chunk, conv: Mapping[str, Any], provider: str, month: str, stats: DistillStats
 ) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
-        return _drop(report, "not-an-object")
+        _drop(stats, "not-an-object")
+        return None
     fact = {k: _clean(raw.get(k), lower=k in ("subject_type", "category")) for k in _FACT_FIELDS}
     if isinstance(fact["subject"], str) and fact["subject"].lower() in _SELF_WORDS:
         fact["subject"] = "self"
@@ -375,12 +377,12 @@ def _fact(
     stamps = [conv.get("created_at"), *(m.get("ts") for m in messages)]
     if fact["in_text_date"] is not None and fact["in_text_date"] not in source_dates:
         fact["in_text_date"] = None
-        report.dates_nulled += 1
+        stats.dates_nulled += 1
     eff = fact["effective_date"]
     sourced = isinstance(eff, str) and (eff in source_dates or is_timestamp_prefix(eff, stamps))
     if eff is not None and not sourced:
         fact["effective_date"] = None
-        report.dates_nulled += 1
+        stats.dates_nulled += 1
     if fact["effective_date"] is None:
         fact["effective_date"] = fact["in_text_date"] or fallback_date(conv)
     ordered = {
@@ -396,11 +398,11 @@ def _fact(
     error = next(iter(sorted(_fact_validator().iter_errors(ordered), key=lambda e: list(e.path))), None)
     if error is not None:
         field = next((p for p in reversed(list(error.absolute_path)) if isinstance(p, str)), "fact")
-        return _drop(report, f"{field}:{error.validator}")
+        _drop(stats, f"{field}:{error.validator}")
+        return None
     return ordered
 
 
-def _drop(report: DistillReport, why: str) -> None:
-    report.invalid_facts += 1
-    report.invalid_reasons[why] = report.invalid_reasons.get(why, 0) + 1
-    return None
+def _drop(stats: DistillStats, why: str) -> None:
+    stats.invalid_facts += 1
+    stats.invalid_reasons[why] = stats.invalid_reasons.get(why, 0) + 1

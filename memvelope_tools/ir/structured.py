@@ -19,7 +19,7 @@ subject ``"Ana"``, ``person``; a named pet is ``other``). ``category`` is the ru
 rule supports one. ``content`` is the sentence as written, whitespace collapsed. ``in_text_date`` is
 the first date the sentence states (:mod:`.dates`), ``effective_date`` that date or else the
 conversation's UTC day (``created_at``, else the first message ``ts``). ``provenance`` follows NOTES.md
-B4; a conversation with no timestamp at all cannot form one and is skipped (counted in the report).
+B4; a conversation with no timestamp at all cannot form one and is skipped (counted in the stats).
 Repeated facts are merged by :func:`.facts.dedup`.
 """
 
@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from .facts import CONTENT_MAX, DistillReport, conversation_month, dedup, make_fact
+from .facts import CONTENT_MAX, DistillStats, conversation_month, dedup, make_fact
 from .write import Clock, build_ir
 
 MODE: Final = "structured (zero-LLM)"
@@ -227,18 +227,18 @@ def _custom_instructions(text: str) -> list[tuple[str, str | None]] | None:
 
 
 def distill_structured(
-    envelope: Mapping[str, Any], *, clock: Clock | None = None, report: DistillReport | None = None
+    envelope: Mapping[str, Any], *, clock: Clock | None = None, stats: DistillStats | None = None
 ) -> dict[str, Any]:
     """Distil ``envelope`` into a Facts IR document with the rules above; no model, deterministic
     except ``meta.generated_at`` (from ``clock``)."""
-    report = report if report is not None else DistillReport()
+    stats = stats if stats is not None else DistillStats()
     provider = str(envelope["meta"]["source_provider"])
     candidates: list[tuple[tuple[int, ...], dict[str, Any]]] = []
     for ci, conv in enumerate(envelope.get("conversations") or []):
-        report.conversations += 1
+        stats.conversations += 1
         month = conversation_month(conv)
         if month is None:
-            report.conversations_undated += 1
+            stats.conversations_undated += 1
             continue
         for mi, msg in enumerate(conv.get("messages") or []):
             if msg.get("role") != "user" or not isinstance(msg.get("text"), str):
@@ -256,7 +256,7 @@ def distill_structured(
                     month=month,
                 )
                 candidates.append(((ci, mi, si), fact))
-    return build_ir(provider, MODE, dedup(candidates, report), clock=clock)
+    return build_ir(provider, MODE, dedup(candidates, stats), clock=clock)
 
 
 def _statements(text: str) -> list[tuple[str, str | None]]:

@@ -12,9 +12,8 @@ from typing import Any, Final
 
 from .._atomic import atomic_write
 from ..errors import ValidationError
+from ..tags import IR_TAG
 from .archetype import compute_archetype
-
-FORMAT_TAG: Final = "memvelope-ir-v0"
 
 # Key order of the spec's example document; keys not listed here follow in their own order.
 TOP_KEYS: Final = ("meta", "archetype", "facts")
@@ -67,7 +66,7 @@ def build_ir(
             "mode": mode,
             "facts": len(fact_list),
             "generated_at": utc_now_iso(clock),
-            "format": FORMAT_TAG,
+            "format": IR_TAG,
         },
         "archetype": compute_archetype(fact_list),
         "facts": fact_list,

@@ -7,10 +7,12 @@ import json
 from importlib import resources
 from typing import Any
 
+from ..tags import ENVELOPE_TAG, IR_TAG
+
 #: Schema file name for each supported in-document format tag.
 SCHEMA_FILES: dict[str, str] = {
-    "envelope-v0": "envelope-v0.schema.json",
-    "memvelope-ir-v0": "memvelope-ir-v0.schema.json",
+    ENVELOPE_TAG: f"{ENVELOPE_TAG}.schema.json",
+    IR_TAG: f"{IR_TAG}.schema.json",
 }
 
 

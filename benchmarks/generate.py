@@ -9,10 +9,13 @@ surrogate escape (``\\ud83d`` alone), which real exports can hold and fast JSON 
 
 Files are written one conversation at a time, so any size (1 MB .. several GB) needs little memory.
 The same seed, provider, size and sharding always give the same bytes.
+
+Example: python benchmarks/generate.py chatgpt 200MB /tmp/chatgpt-200 --shards 4
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
@@ -435,3 +438,31 @@ def generate(
             fh.write(b"]")
             total += 2
     return paths
+
+
+_UNITS: Final = {"KB": 10**3, "MB": 10**6, "GB": 10**9, "B": 1}
+
+
+def parse_size(text: str) -> int:
+    """``200MB`` / ``2GB`` / ``1500000`` to bytes (decimal units)."""
+    for unit, factor in _UNITS.items():
+        if text.upper().endswith(unit):
+            return int(float(text[: -len(unit)]) * factor)
+    return int(text)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("provider", choices=("chatgpt", "claude"))
+    parser.add_argument("size", help="e.g. 1MB, 200MB, 2GB")
+    parser.add_argument("folder")
+    parser.add_argument("--shards", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    for path in generate(args.folder, args.provider, parse_size(args.size), seed=args.seed, shards=args.shards):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

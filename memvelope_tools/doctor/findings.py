@@ -6,7 +6,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from ..convert.prose import MALFORMED as MALFORMED_DROP
 from ..convert.timestamps import render_timestamp
+from ..jsontypes import json_type
 from .timestamps import unaccepted_form
 
 if TYPE_CHECKING:
@@ -15,7 +17,7 @@ if TYPE_CHECKING:
 EXAMPLE_LIMIT: Final = 3
 TEXT_EXCERPT: Final = 120
 CONVERSATION_EMPTY: Final = "conversation omitted because empty"
-MALFORMED: Final = "malformed element"
+MALFORMED: Final = MALFORMED_DROP.reason
 
 
 @dataclass
@@ -185,25 +187,17 @@ class Analysis:
         self, family: str, name: object, known: frozenset[str], where: ConversationFacts, at: str | None
     ) -> None:
         """Count one content/block type; remember it as unknown when it is not in ``known``."""
-        label = name if type(name) is str else f"({_json_kind(name)})"
+        label = name if type(name) is str else f"({json_type(name)})"
         self.types.setdefault(family, Counter())[label] += 1
         if label not in known:
             self.unknown.setdefault(family, Counter())[label] += 1
             self.example(f"unknown {family}: {label}", where.example(at))
 
 
-def _json_kind(value: object) -> str:
-    if value is None:
-        return "null"
-    return {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
-        type(value), "other"
-    )
-
-
 def _shape(value: object) -> str:
     """A timestamp's form with its digits masked (``2024-01-01T00:00:00+`` -> ``9999-99-99T99:99:99+``)."""
     if type(value) is not str:
-        return _json_kind(value)
+        return json_type(value)
     masked = "".join("9" if c.isdigit() else c for c in value[:40])
     return repr(masked + ("…" if len(value) > 40 else ""))
 
@@ -213,7 +207,7 @@ def _ranked(counts: Counter[str]) -> dict[str, int]:
 
 
 @dataclass
-class DoctorReport:
+class Diagnosis:
     """Everything ``memvelope doctor`` found; ``to_json()``, ``summary()`` and ``frames()`` present it."""
 
     inputs: list[str]
@@ -229,7 +223,7 @@ class DoctorReport:
     unknown_types: dict[str, Counter[str]]
     show_text: bool = False
     # When no part is an array but some hold one conversation each: what they would give inside [ ].
-    if_wrapped: DoctorReport | None = None
+    if_wrapped: Diagnosis | None = None
 
     @property
     def converts(self) -> bool:
@@ -286,7 +280,7 @@ class DoctorReport:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        """The report as plain JSON data; ``messages_kept`` equals the envelope's ``message_count``."""
+        """The findings as plain JSON data; ``messages_kept`` equals the envelope's ``message_count``."""
         cs = self.conversations
         fallback = Counter(c.fallback for c in cs if c.fallback)
         return {
@@ -321,7 +315,7 @@ class DoctorReport:
         return render(self)
 
     def frames(self) -> dict[str, pd.DataFrame]:
-        """The report as pandas DataFrames: conversations, drops, parts, ignored, types, timestamps, examples."""
+        """The findings as pandas DataFrames: conversations, drops, parts, ignored, types, timestamps, examples."""
         import pandas as pd
 
         drops = [("conversation", r, n) for r, n in self.conversations_dropped.items()]
