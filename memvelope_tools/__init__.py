@@ -15,6 +15,7 @@ from typing import Any
 from .convert import ConversionError, convert, dump_canonical, dumps_canonical, write_envelope
 from .doctor import doctor
 from .errors import FormatError, MemvelopeError, OutputError, ValidationError
+from .load import load, sniff
 from .read import read
 from .validate import validate
 
@@ -47,7 +48,9 @@ __all__ = [
     "doctor",
     "dump_canonical",
     "dumps_canonical",
+    "load",
     "read",
+    "sniff",
     "validate",
     "write_envelope",
     *_LAZY,

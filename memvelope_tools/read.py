@@ -98,7 +98,7 @@ def read(source: Source, *, progress: bool | None = None) -> dict[str, Any]:
     already-parsed ``dict`` (checked and returned as is). ``progress`` shows a bar while a large
     file is read (``None``: only on a terminal or in a notebook).
     """
-    doc, name = _load(source, progress=progress)
+    doc, name = parse_source(source, progress=progress)
     check(doc, source_name=name)
     return doc
 
@@ -150,7 +150,11 @@ def source_label(source: Source, index: int) -> str:
 # ---- loading -------------------------------------------------------------------------------------
 
 
-def _load(source: Source, *, progress: bool | None) -> tuple[Any, str | None]:
+def parse_source(source: Source, *, progress: bool | None = None) -> tuple[Any, str | None]:
+    """The JSON value in ``source`` (as :func:`read` takes it) and the name to cite in errors.
+
+    Nothing about the value is checked; FormatError when it cannot be read or parsed.
+    """
     if isinstance(source, dict):
         return source, None
     if isinstance(source, str | os.PathLike):
@@ -244,18 +248,35 @@ def _parse(data: bytes | bytearray, name: str | None) -> Any:
         ) from None
     if isinstance(data, bytearray):
         data.clear()  # the caller's buffer is not needed any more: free it before the tree is built
+    text = text[1:] if text.startswith("\ufeff") else text
     try:
-        return json.loads(text[1:] if text.startswith("\ufeff") else text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise FormatError(
-            f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", reason="invalid-json", source=name
-        ) from None
+        raise FormatError(json_error_message(text, exc), reason="invalid-json", source=name) from None
     except ValueError:  # CPython refuses int() of an integer literal of more than 4300 digits
         raise FormatError(
-            "invalid JSON for this reader: an integer with more than 4300 digits", reason="invalid-json", source=name
+            "not valid JSON for this reader: an integer with more than 4300 digits", reason="invalid-json", source=name
         ) from None
     except RecursionError:
-        raise FormatError("invalid JSON: nested too deeply to parse", reason="too-deep", source=name) from None
+        raise FormatError(TOO_DEEP, reason="too-deep", source=name) from None
+
+
+#: The wording of JSON nested deeper than the parser can go, for every reader and command.
+TOO_DEEP = "JSON nested too deeply to parse"
+
+
+def json_error_message(text: str, exc: json.JSONDecodeError) -> str:
+    """The one wording, for every reader and command, of JSON text that does not parse.
+
+    ``text`` is the decoded text (a leading BOM removed): an empty file and UTF-16 text (a NUL
+    beside every ASCII character) get a hint instead of the parser's bare complaint.
+    """
+    if not text.strip(" \t\n\r"):
+        return "not valid JSON: the file is empty" + (" (only whitespace)" if text else "")
+    message = f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    if "\x00" in text[:4096]:
+        message += "; the file looks like UTF-16 text, save it as UTF-8 and try again"
+    return message
 
 
 # ---- tags ----------------------------------------------------------------------------------------

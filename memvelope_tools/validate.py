@@ -26,7 +26,7 @@ from .ir.archetype import compute_archetype
 from .ir.dates import DATE_VALUE, is_timestamp_prefix, stated_dates
 
 # The loader without read()'s shape check: validate reports every violation, not the first one.
-from .read import _load, layer_of
+from .read import layer_of, parse_source
 from .schema import SCHEMA_FILES, load_schema
 
 ENVELOPE_TAG: Final = "envelope-v0"
@@ -441,5 +441,5 @@ def _needs(key: str) -> str:
 def load_json_file(path: str | os.PathLike[str]) -> Any:
     """Parse a JSON file without judging its shape (UTF-8, a leading BOM ignored); :class:`FormatError`
     with a one-line reason (``not-found``, ``unreadable``, ``not-utf8``, ``invalid-json``) on failure."""
-    doc, _ = _load(os.fspath(path), progress=None)
+    doc, _ = parse_source(os.fspath(path))
     return doc
