@@ -198,7 +198,7 @@ def _read_file(name: str, progress: bool | None) -> bytearray:
                 buf += fh.read()  # the file grew while being read
             return buf
     except FileNotFoundError:
-        raise FormatError("file not found", reason="not-found", source=name) from None
+        raise FormatError("no such file or folder", reason="not-found", source=name) from None
     except IsADirectoryError:
         raise FormatError("is a folder, not a file", reason="unreadable", source=name) from None
     except OSError as exc:
