@@ -70,7 +70,10 @@ CHATGPT_OBJECT = (
     "a single ChatGPT conversation, not an export: an export is an array of conversations; "
     "put it inside [ ] to convert it"
 )
-CLAUDE_OBJECT = "a single Claude conversation, not an export: an export is an array of conversations; put it inside [ ] to convert it"
+CLAUDE_OBJECT = (
+    "a single Claude conversation, not an export: an export is an array of conversations; "
+    "put it inside [ ] to convert it"
+)
 MANIFEST = "an export manifest (a list of the export's files): give the export's zip or folder instead"
 ZIP_AS_DOCUMENT = (
     "an export zip, not a Memvelope document: convert it first (memvelope convert), "
