@@ -310,7 +310,7 @@ def _documents(
     for label, source in zip(labels, inputs, strict=True):
         path = document_file(source)
         if path is not None:
-            name = os.fspath(source)
+            name = os.fspath(source) if isinstance(source, str | os.PathLike) else os.fspath(path)
             data = _read_file(os.fspath(path), progress)
             if stream is not None:
                 try:

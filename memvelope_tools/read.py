@@ -140,7 +140,7 @@ def check(doc: Any, *, source_name: str | None = None, conversations: bool = Tru
     return layer
 
 
-def source_label(source: Source, index: int) -> str:
+def source_label(source: object, index: int) -> str:
     """The default ``source`` label of the ``index``-th input: a path's file name, else ``doc<index>``."""
     if isinstance(source, str | os.PathLike):
         return Path(source).name

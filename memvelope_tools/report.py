@@ -99,14 +99,14 @@ def _snippet(text: Any) -> str:
     return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
 
 
-def _load_all(sources: Sequence[LoadSource], labels: Sequence[str] | None) -> list[tuple[str, str, dict]]:
+def _load_all(sources: Sequence[LoadSource], labels: Sequence[str] | None) -> list[tuple[str, str, dict[str, Any]]]:
     if labels is None:
         labels = [source_label(s, i) for i, s in enumerate(sources)]
         if len(set(labels)) < len(labels):
             labels = [f"{label} ({i + 1})" for i, label in enumerate(labels)]
     elif len(labels) != len(sources):
         raise ValueError(f"labels= has {len(labels)} labels for {len(sources)} documents")
-    out = []
+    out: list[tuple[str, str, dict[str, Any]]] = []
     for label, source in zip(labels, sources, strict=True):
         doc = load(source, progress=False)
         out.append((str(label), layer_of(doc), doc))

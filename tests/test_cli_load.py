@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -279,3 +281,35 @@ def test_other_providers_conversations_get_one_note(
     assert (code, err) == (0, "")
     code, _, err = run(capsys, "convert", SAMPLE, "-o", tmp_path / "z.mve.json")
     assert "note:" not in err
+
+
+# ---- a missing dependency is one line ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("blocked", "args", "line"),
+    [
+        (
+            "pandas",
+            ["parquet", str(SAMPLE), "-o", "{tmp}/pq"],
+            "memvelope: error: `memvelope parquet` needs pandas, which is not installed: reinstall "
+            "memvelope_tools (pip install memvelope_tools)",
+        ),
+        (
+            "distributed",
+            ["convert-many", str(SAMPLE), "-o", "{tmp}/many", "--scheduler", "tcp://127.0.0.1:1"],
+            "memvelope: error: --scheduler needs dask.distributed (pip install 'memvelope_tools[dask]')",
+        ),
+    ],
+    ids=["base-dependency", "dask-extra"],
+)
+def test_a_missing_dependency_is_one_line(tmp_path: Path, blocked: str, args: list[str], line: str) -> None:
+    code = (
+        f"import sys; sys.modules[{blocked!r}] = None\n"
+        "from memvelope_tools.cli import main\n"
+        f"sys.exit(main({[a.format(tmp=tmp_path) for a in args]!r}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr == line + "\n"
+    assert done.stdout == ""

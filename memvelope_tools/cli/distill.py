@@ -88,7 +88,7 @@ def _read_envelope(path: str, quiet: bool) -> dict[str, Any]:
             reason="invalid-envelope",
             source=path,
         )
-    return doc  # type: ignore[no-any-return]
+    return doc
 
 
 def run(args: argparse.Namespace) -> int:
