@@ -243,9 +243,10 @@ def _parse(data: bytes | bytearray, name: str | None) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FormatError(
-            f"not UTF-8: invalid byte sequence at byte offset {exc.start}", reason="not-utf8", source=name
-        ) from None
+        message = f"not UTF-8: invalid byte sequence at byte offset {exc.start}"
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte order mark
+            message += "; the file looks like UTF-16 text, save it as UTF-8 and try again"
+        raise FormatError(message, reason="not-utf8", source=name) from None
     if isinstance(data, bytearray):
         data.clear()  # the caller's buffer is not needed any more: free it before the tree is built
     text = text[1:] if text.startswith("\ufeff") else text

@@ -344,3 +344,12 @@ def test_plot_archetype_chart_takes_a_path() -> None:
         assert mv.plot.archetype_chart(str(IR), ax=ax) is ax
     finally:
         plt.close(fig)
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-le"], ids=["with-bom", "without-bom"])
+def test_utf16_text_is_named(tmp_path: Path, codec: str) -> None:
+    path = tmp_path / "history.mve.json"
+    path.write_bytes(json.dumps({"memvelope": "envelope-v0"}).encode(codec))
+    with pytest.raises(FormatError) as info:
+        mv.load(path)
+    assert info.value.msg.endswith("; the file looks like UTF-16 text, save it as UTF-8 and try again")
