@@ -323,7 +323,7 @@ def _documents(
             doc = _parse(data, name)
             del data
         else:
-            doc = load(source, progress=progress)
+            doc = load(source, progress=progress, conversations=False)
             name = os.fspath(source) if isinstance(source, str | os.PathLike) else None
         # Conversations and messages are checked batch by batch while they are flattened (see _Builder).
         found = check(doc, source_name=name, conversations=False)

@@ -239,7 +239,9 @@ def explained(paths: Sequence[str | os.PathLike[str]]) -> Iterator[None]:
 # ---- loading -------------------------------------------------------------------------------------
 
 
-def load(source: LoadSource, *, report: Report | None = None, progress: bool | None = None) -> dict[str, Any]:
+def load(
+    source: LoadSource, *, report: Report | None = None, progress: bool | None = None, conversations: bool = True
+) -> dict[str, Any]:
     """The Memvelope document in ``source``: an export converted, an envelope or Facts IR read.
 
     ``source`` is an export as downloaded (its zip, its folder or a ``conversations*.json`` part),
@@ -248,11 +250,13 @@ def load(source: LoadSource, *, report: Report | None = None, progress: bool | N
     binary file object. A leading ``~`` in a path is expanded. An export gives exactly the envelope
     :func:`memvelope_tools.convert` gives; pass a :class:`memvelope_tools.convert.Report` as
     ``report`` to learn what its conversion read and left out. A document is checked as
-    :func:`memvelope_tools.read` checks it. A file that is neither raises a
-    :class:`~memvelope_tools.errors.MemvelopeError` saying what it is.
+    :func:`memvelope_tools.read` checks it (``conversations=False`` leaves an envelope's
+    conversations to a caller that checks them as it goes, as :func:`memvelope_tools.read.check`
+    does). A file that is neither raises a :class:`~memvelope_tools.errors.MemvelopeError` saying
+    what it is.
     """
     if isinstance(source, dict):
-        return _document(source, None)
+        return _document(source, None, conversations)
     if isinstance(source, list | tuple):
         paths = [_expand_user(p) for p in source]
         if not all(isinstance(p, str | os.PathLike) for p in source):
@@ -270,9 +274,9 @@ def load(source: LoadSource, *, report: Report | None = None, progress: bool | N
         _refuse(found, name)
         if value is None:
             value, _ = parse_source(path, progress=progress)
-        return _document(value, name)
+        return _document(value, name, conversations)
     if isinstance(source, bytes | bytearray | memoryview):
-        return _from_bytes(bytes(source), None, report, progress)
+        return _from_bytes(bytes(source), None, report, progress, conversations)
     if hasattr(source, "read"):
         data = source.read()
         name = getattr(source, "name", None)
@@ -283,7 +287,7 @@ def load(source: LoadSource, *, report: Report | None = None, progress: bool | N
                 reason="text-mode",
                 source=name,
             )
-        return _from_bytes(bytes(data), name, report, progress)
+        return _from_bytes(bytes(data), name, report, progress, conversations)
     raise FormatError(
         f"cannot load a {type(source).__name__}: expected a path, a list of paths, bytes, a binary file object "
         "or a dict",
@@ -304,11 +308,11 @@ def _refuse(found: Sniffed, name: str | None) -> None:
     raise error(message, reason=reason, source=name)
 
 
-def _document(value: Any, name: str | None) -> dict[str, Any]:
+def _document(value: Any, name: str | None, conversations: bool) -> dict[str, Any]:
     found = _classify(value, name)
     if found.kind in ("conversation", "manifest"):
         _refuse(found, name)
-    check(value, source_name=name)
+    check(value, source_name=name, conversations=conversations)
     return value  # type: ignore[no-any-return]
 
 
@@ -318,7 +322,9 @@ def _convert(paths: list[Any], report: Report | None, progress: bool | None) -> 
     return convert(*paths, report=report, progress=progress)
 
 
-def _from_bytes(data: bytes, name: str | None, report: Report | None, progress: bool | None) -> dict[str, Any]:
+def _from_bytes(
+    data: bytes, name: str | None, report: Report | None, progress: bool | None, conversations: bool
+) -> dict[str, Any]:
     from .convert import Part, convert_parts
 
     found, value = _sniff(data)
@@ -337,7 +343,7 @@ def _from_bytes(data: bytes, name: str | None, report: Report | None, progress: 
     _refuse(found, name)
     if value is None:
         value, _ = parse_source(data)
-    return _document(value, name)
+    return _document(value, name, conversations)
 
 
 def _renamed(exc: MemvelopeError, prefix: str) -> MemvelopeError:
