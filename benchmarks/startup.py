@@ -1,7 +1,8 @@
 """Start-up time of the package and of the ``memvelope`` command, beside ``python -c pass``.
 
 Each case runs in a fresh process, several times; the median wall time is printed with its ratio to
-the baseline (``python -c pass``, the same interpreter). The commands work on small files: a
+the baseline (``python -c pass``, the same interpreter), beside the median CPU time (user +
+system), which other processes on a busy machine disturb less than the wall time. The commands work on small files: a
 three-conversation ChatGPT part and the envelope converted from it, written to a temporary folder.
 Also printed for each case: which of the heavy modules (pandas, pyarrow, numpy, matplotlib,
 jsonschema) the process imported.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -81,15 +83,22 @@ def _small_export(folder: Path) -> tuple[Path, Path]:
     return part, envelope
 
 
-def _time(argv: list[str], runs: int) -> tuple[float, str]:
-    times = []
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _time(argv: list[str], runs: int) -> tuple[float, float, str]:
+    """Median wall time, median CPU time (user + system: less disturbed by other processes), heavy modules."""
+    times, cpu = [], []
     heavy = ""
     for _ in range(runs):
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), _cpu()
         done = subprocess.run(argv, capture_output=True, text=True)
         times.append(time.perf_counter() - started)
+        cpu.append(_cpu() - cpu_before)
         heavy = done.stderr.strip().splitlines()[-1] if argv[1:2] == ["-c"] and done.stderr.strip() else heavy
-    return statistics.median(times), heavy
+    return statistics.median(times), statistics.median(cpu), heavy
 
 
 def main() -> int:
@@ -108,13 +117,16 @@ def main() -> int:
             ("memvelope doctor (3 conversations)", [py, "-c", _PROBE, "doctor", str(part)]),
             ("memvelope validate (3 conversations)", [py, "-c", _PROBE, "validate", str(envelope)]),
         ]
-        baseline = None
+        baseline: tuple[float, float] | None = None
         print(f"{sys.version.split()[0]} · median of {args.runs} runs · the machine may be shared: figures are noisy")
-        print(f"{'case':40} {'median':>9} {'x pass':>7}  heavy modules imported")
+        print(f"{'case':40} {'wall':>9} {'x pass':>7} {'cpu':>9} {'x pass':>7}  heavy modules imported")
         for name, argv in cases:
-            median, heavy = _time(argv, args.runs)
-            baseline = baseline or median
-            print(f"{name:40} {median * 1000:7.0f} ms {median / baseline:6.1f}x  {heavy or '-'}")
+            wall, cpu, heavy = _time(argv, args.runs)
+            base_wall, base_cpu = baseline = baseline or (wall, cpu)
+            print(
+                f"{name:40} {wall * 1000:6.0f} ms {wall / base_wall:6.1f}x {cpu * 1000:6.0f} ms "
+                f"{cpu / base_cpu:6.1f}x  {heavy or '-'}"
+            )
     return 0
 
 

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 from .errors import FormatError
 from .ir.archetype import compute_archetype
-from .ir.dates import DATE_VALUE, is_timestamp_prefix, stated_dates
 
 # The loader without read()'s shape check: validate reports every violation, not the first one.
 from .read import layer_of, parse_source
@@ -262,6 +261,8 @@ class _Convo:
 
 
 def _index(conv: Mapping[str, Any]) -> _Convo:
+    from .ir.dates import stated_dates  # the date rules load only for the cross-checks
+
     dates: set[str] = set()
     stamps: list[str] = []
     created = conv.get("created_at")
@@ -333,6 +334,8 @@ def check_ir_against_envelope(ir: Mapping[str, Any], envelope: Mapping[str, Any]
 def _fact_checks(
     i: int, fact: Mapping[str, Any], provider: Any, by_id: Mapping[str, Any], index_for: Any
 ) -> list[Violation]:
+    from .ir.dates import DATE_VALUE, is_timestamp_prefix
+
     out: list[Violation] = []
     where = f"$.facts[{i}]"
     cid = fact.get("convo_id")
