@@ -1,21 +1,34 @@
-# Two commands on a fresh machine: `make demo` and `make test`. Each builds .venv by itself.
+# Two commands on a fresh machine: `make demo` and `make test`. Each builds .venv by itself, installing
+# only what it needs: the package for the demo, the package and the dev tools for the tests. The two
+# install sets have their own stamps, so either may come first.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.demo
+TEST_STAMP := $(VENV)/.test
+SOURCES := pyproject.toml setup.py memvelope_tools/_textscan.c
 
 .PHONY: demo test lint fuzz notebooks bench clean chromium
 
-$(STAMP): pyproject.toml setup.py memvelope_tools/_textscan.c
+$(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[all,dev]'
-	touch $(STAMP)
 
-demo: $(STAMP)
+$(DEMO_STAMP): $(SOURCES) | $(PY)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e .
+	touch $(DEMO_STAMP)
+
+$(TEST_STAMP): $(SOURCES) | $(PY)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(TEST_STAMP)
+
+# The name older instructions use for the test install.
+$(VENV)/.installed: $(TEST_STAMP)
+	touch $@
+
+demo: $(DEMO_STAMP)
 	$(PY) -m memvelope_tools.demo out
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
@@ -30,17 +43,18 @@ chromium:
 	fi
 
 # MEMVELOPE_REQUIRE_NATIVE: a C helper that failed to build (see setup.py) fails the tests instead of skipping.
-test: $(STAMP) lint chromium
+test: $(TEST_STAMP) lint chromium
 	MEMVELOPE_REQUIRE_NATIVE=1 MPLBACKEND=Agg $(PY) -m pytest -q
 
-fuzz: $(STAMP)
+fuzz: $(TEST_STAMP)
 	MEMVELOPE_FUZZ_EXAMPLES=20000 MPLBACKEND=Agg $(PY) -m pytest -q tests/test_properties.py tests/test_text.py
 
-notebooks: $(STAMP)
-	$(PY) -m pip install --quiet jupyterlab
+notebooks: $(DEMO_STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[notebooks]'
 	$(VENV)/bin/jupyter lab notebooks/
 
-bench: $(STAMP)
+bench: $(DEMO_STAMP)
+	$(PY) benchmarks/startup.py
 	$(PY) benchmarks/convert.py
 
 clean:

@@ -15,6 +15,7 @@ from typing import Any
 from .convert import ConversionError, convert, dump_canonical, dumps_canonical, write_envelope
 from .doctor import doctor
 from .errors import FormatError, LLMError, MemvelopeError, OutputError, ValidationError
+from .load import load, sniff
 from .read import read
 from .validate import validate
 
@@ -48,7 +49,9 @@ __all__ = [
     "doctor",
     "dump_canonical",
     "dumps_canonical",
+    "load",
     "read",
+    "sniff",
     "validate",
     "write_envelope",
     *_LAZY,

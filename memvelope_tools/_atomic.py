@@ -73,6 +73,36 @@ def output_folder(path: str | os.PathLike[str]) -> Path:
     return out
 
 
+def check_output_file(path: str | os.PathLike[str]) -> None:
+    """An OutputError now, before any work, when ``path`` could not be written atomically later:
+    its folder is missing or not writable, or it is a folder itself."""
+    target = Path(path)
+    if target.exists() and not target.is_file() and not target.is_dir():
+        return  # a device or pipe, written to directly
+    if target.is_dir():
+        raise OutputError("output path is a folder", reason="output", source=str(target))
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise OutputError(f"output folder does not exist: {folder}", reason="output", source=str(target))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(f"output folder is not writable: {folder}", reason="output", source=str(target))
+
+
+def check_output_folder(path: str | os.PathLike[str]) -> None:
+    """An OutputError now, before any work, when the output folder ``path`` could not be created or
+    written to later (see :func:`output_folder`)."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise OutputError("output path is not a folder", reason="output", source=str(out))
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OutputError(f"cannot create output folder: {existing} is not a folder", reason="output", source=str(out))
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OutputError(f"output folder is not writable: {existing}", reason="output", source=str(out))
+
+
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (see :func:`atomic_output`)."""
     with atomic_output(path) as fh:

@@ -1,23 +1,27 @@
 """Envelopes and Facts IR documents as typed pandas DataFrames.
 
 Every function takes one document or a list of them. A document is anything
-:func:`memvelope_tools.read` accepts: a path, bytes, a binary file object or a parsed ``dict``.
-The ``source`` column tells documents apart: the file name for a path (the path as given when
-another input has the same file name), ``doc0``, ``doc1``, ... by list position otherwise, or the
-labels given as ``sources=``. Rows keep document order, then conversation order, then message order; the index
-is a plain ``RangeIndex``.
+:func:`memvelope_tools.load` takes: an export as downloaded (its zip, its folder or a
+``conversations*.json`` part, converted in memory), an envelope or Facts IR file, bytes, a binary
+file object or a parsed ``dict``. A list here is always several documents, each loaded on its
+own (so ``[a.zip, b.zip]`` is two exports); to pass the parts of ONE export, load them first:
+``messages_frame(load([part0, part1]))``. The ``source`` column tells documents apart: the file
+name for a path (the path as given when another input has the same file name), ``doc0``,
+``doc1``, ... by list position otherwise, or the labels given as ``sources=``. Rows keep document
+order, then conversation order, then message order; the index is a plain ``RangeIndex``.
 
 Columns and dtypes (declared once, below, and reused for the Parquet schema):
 
 ``conversations_frame`` (:data:`CONVERSATION_COLUMNS`), one row per conversation:
-  ``source`` string · ``conv_index`` int64 (position in its envelope, from 0) ·
-  ``conversation_id`` string (null and duplicate ids survive) · ``title`` string ·
+  ``source`` string · ``provider`` string (the envelope's ``meta.source_provider``) ·
+  ``conv_index`` int64 (position in its envelope, from 0) · ``conversation_id`` string (null and
+  duplicate ids survive) · ``title`` string ·
   ``created_at``, ``updated_at`` datetime64[ms, UTC] · ``n_messages``, ``n_user``, ``n_assistant``
   int64 · ``first_ts``, ``last_ts`` datetime64[ms, UTC] (earliest and latest non-null message
   ``ts``; message order is not time order) · ``chars`` int64 (sum of the messages' ``chars``).
 
 ``messages_frame`` (:data:`MESSAGE_COLUMNS`), one row per message:
-  ``source`` string · ``conv_index`` int64 · ``conversation_id`` string · ``message_id`` string ·
+  ``source`` string · ``provider`` string · ``conv_index`` int64 · ``conversation_id`` string · ``message_id`` string ·
   ``position`` int64 (from 0 within its conversation: ``m1`` is 0) · ``role`` category
   (``user``, ``assistant``) · ``ts`` datetime64[ms, UTC] · ``text`` string · ``chars`` int64
   (code points) · ``words`` int64 (runs of non-whitespace, whitespace as in ``str.split()``).
@@ -65,6 +69,7 @@ from ._text import strings as _strings
 from ._text import text_columns_later, utf8_ok
 from ._words import word_counts  # noqa: F401 - part of this module's tested surface
 from .errors import FormatError
+from .load import document_file, load
 from .read import (
     CATEGORIES,
     ROLES,
@@ -77,7 +82,6 @@ from .read import (
     check_messages,
     source_label,
 )
-from .read import _load as _load_source
 from .tags import IR_TAG
 
 STRING = pd.StringDtype("pyarrow")
@@ -93,6 +97,7 @@ OBJECT = np.dtype("O")
 
 CONVERSATION_COLUMNS: dict[str, Any] = {
     "source": STRING,
+    "provider": STRING,
     "conv_index": INT,
     "conversation_id": STRING,
     "title": STRING,
@@ -107,6 +112,7 @@ CONVERSATION_COLUMNS: dict[str, Any] = {
 }
 MESSAGE_COLUMNS: dict[str, Any] = {
     "source": STRING,
+    "provider": STRING,
     "conv_index": INT,
     "conversation_id": STRING,
     "message_id": STRING,
@@ -302,20 +308,23 @@ def _documents(
             for x, label in zip(inputs, labels, strict=True)
         ]
     for label, source in zip(labels, inputs, strict=True):
-        if stream is not None and isinstance(source, str | os.PathLike):
-            name = os.fspath(source)
-            data = _read_file(name, progress)
-            try:
-                flat = _Flat(*_flatten_file(data, label, name, stream, progress))
-            except Fallback:
-                flat = None
-            if flat is not None:
-                yield label, flat, name, True
-                continue
+        path = document_file(source)
+        if path is not None:
+            name = os.fspath(source) if isinstance(source, str | os.PathLike) else os.fspath(path)
+            data = _read_file(os.fspath(path), progress)
+            if stream is not None:
+                try:
+                    flat = _Flat(*_flatten_file(data, label, name, stream, progress))
+                except Fallback:
+                    flat = None
+                if flat is not None:
+                    yield label, flat, name, True
+                    continue
             doc = _parse(data, name)
             del data
         else:
-            doc, name = _load_source(source, progress=progress)
+            doc = load(source, progress=progress, conversations=False)
+            name = os.fspath(source) if isinstance(source, str | os.PathLike) else None
         # Conversations and messages are checked batch by batch while they are flattened (see _Builder).
         found = check(doc, source_name=name, conversations=False)
         if layer is not None and found != layer:
@@ -406,14 +415,21 @@ def envelope_tables(
     msg_table = None
     if with_messages:
         msg_table = pa.concat_tables(msg_parts) if msg_parts else arrow_schema(MESSAGE_COLUMNS).empty_table()
-    if dedupe and conv_table.num_rows:
-        keep = _dedupe_mask(conv_table)
-        if msg_table is not None:
-            # Map each message to its conversation's row number in the concatenated table.
-            counts = conv_table.column("n_messages").to_numpy()
-            msg_table = msg_table.filter(pa.array(np.repeat(keep, counts)))
-        conv_table = conv_table.filter(pa.array(keep))
+    if dedupe:
+        conv_table, msg_table = dedupe_tables(conv_table, msg_table)
     return conv_table, msg_table
+
+
+def dedupe_tables(conv_table: pa.Table, msg_table: pa.Table | None) -> tuple[pa.Table, pa.Table | None]:
+    """The tables without the conversations ``dedupe=True`` drops (see the module docstring)."""
+    if not conv_table.num_rows:
+        return conv_table, msg_table
+    keep = _dedupe_mask(conv_table)
+    if msg_table is not None:
+        # Map each message to its conversation's row number in the concatenated table.
+        counts = conv_table.column("n_messages").to_numpy()
+        msg_table = msg_table.filter(pa.array(np.repeat(keep, counts)))
+    return conv_table.filter(pa.array(keep)), msg_table
 
 
 def _dedupe_mask(convs: pa.Table) -> np.ndarray:
@@ -443,7 +459,7 @@ def _flatten(
         builder.add(convs, release=owned, bar=bar)
     if owned:
         doc["conversations"] = None
-    return builder.tables()
+    return builder.tables(doc["meta"]["source_provider"])
 
 
 def _flatten_file(
@@ -464,7 +480,8 @@ def _flatten_file(
             else:
                 members = value
     check({**members, "conversations": []}, source_name=name)  # tags and meta
-    return builder.tables(), members["meta"]["source_provider"]
+    provider = members["meta"]["source_provider"]
+    return builder.tables(provider), provider
 
 
 class _Builder:
@@ -525,7 +542,8 @@ class _Builder:
             cols["words"].append(words)
         cols["chars"].append(chars)
 
-    def tables(self) -> tuple[pa.Table, pa.Table | None]:
+    def tables(self, provider: str) -> tuple[pa.Table, pa.Table | None]:
+        """The conversations and messages tables, with ``provider`` (the envelope's) on every row."""
         while self.pending:
             self._resolve()
         label, n_conv, cols = self.label, self.n_conv, self.cols
@@ -548,6 +566,7 @@ class _Builder:
         conv_table = pa.Table.from_arrays(
             [
                 pa.repeat(pa.scalar(label, pa.string()), n_conv),
+                pa.repeat(pa.scalar(provider, pa.string()), n_conv),
                 pa.array(np.arange(n_conv, dtype=np.int64)),
                 ids,
                 _strings(self.conv_cols["title"], "title"),
@@ -567,6 +586,7 @@ class _Builder:
         msg_table = pa.Table.from_arrays(
             [
                 pa.repeat(pa.scalar(label, pa.string()), total),
+                pa.repeat(pa.scalar(provider, pa.string()), total),
                 pa.array(conv_index),
                 ids.take(pa.array(conv_index)),
                 pa.chunked_array(cols["id"], type=pa.string()),

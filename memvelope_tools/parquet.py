@@ -1,10 +1,11 @@
 """Envelopes and Facts IR documents as a Parquet dataset: one folder, one file per table.
 
-``to_parquet`` writes ``conversations.parquet`` and ``messages.parquet`` (from envelopes) and
-``facts.parquet`` (from Facts IR documents). Columns and types are those of
-:mod:`memvelope_tools.frames` (the Arrow schema is derived from the same declaration), compressed
-with zstd. Each file's schema metadata carries ``memvelope.format`` and ``memvelope.provider``
-(the tags and providers of the documents, comma-separated when several differ) and
+``to_parquet`` writes ``conversations.parquet`` and ``messages.parquet`` (from envelopes, and
+from exports, converted in memory) and ``facts.parquet`` (from Facts IR documents). Columns and
+types are those of :mod:`memvelope_tools.frames` (the Arrow schema is derived from the same
+declaration; ``provider`` names each conversation's and message's provider), compressed with
+zstd. Each file's schema metadata carries ``memvelope.format`` and ``memvelope.provider`` (the tags
+and providers of the documents, comma-separated when several differ) and
 ``memvelope.sources`` (a JSON list of ``{source, format, provider}``); ``facts.parquet`` also
 carries ``memvelope.ir``, each document's ``meta`` and ``archetype`` as JSON. Each file is
 written atomically. DuckDB, Polars or Spark read the files as they are, e.g.
@@ -37,6 +38,7 @@ from .frames import (
     _pandas,
     archetype_frame,
     arrow_schema,
+    dedupe_tables,
 )
 from .read import Source
 from .tags import ENVELOPE_TAG, IR_TAG
@@ -54,9 +56,14 @@ def to_parquet(
     folder: str | os.PathLike[str],
     *,
     sources: Sequence[str] | None = None,
+    dedupe: bool = False,
     progress: bool | None = None,
 ) -> dict[str, Path]:
-    """Write the documents' tables into ``folder`` (created if missing); return the paths written."""
+    """Write the documents' tables into ``folder`` (created if missing); return the paths written.
+
+    A document is anything :func:`memvelope_tools.load` takes (an export is converted in memory);
+    a list is several documents. ``dedupe`` drops repeated conversations as the frames do.
+    """
     out = output_folder(folder)
     parts: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
     described: dict[str, list[dict[str, Any]]] = {"envelope": [], "ir": []}
@@ -80,6 +87,9 @@ def to_parquet(
             described["ir"].append({"source": label, "format": IR_TAG, "provider": doc["meta"]["provider"]})
             ir_docs.append({"source": label, "meta": doc["meta"], "archetype": doc["archetype"]})
         del doc
+    if dedupe and parts["conversations"]:
+        convs, msgs = dedupe_tables(pa.concat_tables(parts["conversations"]), pa.concat_tables(parts["messages"]))
+        parts["conversations"], parts["messages"] = [convs], [msgs]
     written: dict[str, Path] = {}
     for table_name, columns in TABLES.items():
         if not parts[table_name]:

@@ -4,8 +4,8 @@ Every function is axes-level, in the seaborn manner: ``fn(data, *, ax=None, tz="
 draws into ``ax`` (the current Axes when ``None``) and returns it. Nothing here calls
 ``plt.show()`` or ``savefig`` or changes ``rcParams``, so charts compose into any figure.
 
-``data`` is a frame from :mod:`memvelope_tools.frames` or anything those accept (a path, a parsed
-document, a list of them): :func:`activity_timeline` and :func:`activity_heatmap` want messages,
+``data`` is a frame from :mod:`memvelope_tools.frames` or anything those accept (an export, a
+path, a parsed document, a list of them): :func:`activity_timeline` and :func:`activity_heatmap` want messages,
 :func:`conversation_lengths` conversations (or messages), :func:`fact_categories` and
 :func:`facts_over_time` facts, :func:`archetype_chart` Facts IR documents. ``tz`` changes only what
 is shown: weeks, months, weekdays and hours are those of the wall clock in ``tz``; data stays UTC.
@@ -442,10 +442,11 @@ def _archetypes(data: Any) -> list[tuple[str, dict[str, Any], int]]:
         if isinstance(doc, Mapping) and "self_ratio" in doc and "meta" not in doc:
             return label, dict(doc), int(doc.get("facts") or 0)
         if not isinstance(doc, Mapping):
-            from .read import read, source_label
+            from .load import load
+            from .read import source_label
 
             label = source_label(doc, 0) if label.startswith("doc") else label
-            doc = read(doc)
+            doc = load(doc)
         if "archetype" not in doc or "facts" not in doc:
             raise FormatError("expected a Facts IR document (memvelope-ir-v0), found an envelope", reason="wrong-layer")
         return label, dict(doc["archetype"]), int(doc["archetype"].get("facts") or len(doc["facts"]))

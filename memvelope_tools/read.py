@@ -94,7 +94,7 @@ def read(source: Source, *, progress: bool | None = None) -> dict[str, Any]:
     already-parsed ``dict`` (checked and returned as is). ``progress`` shows a bar while a large
     file is read (``None``: only on a terminal or in a notebook).
     """
-    doc, name = _load(source, progress=progress)
+    doc, name = parse_source(source, progress=progress)
     check(doc, source_name=name)
     return doc
 
@@ -136,7 +136,7 @@ def check(doc: Any, *, source_name: str | None = None, conversations: bool = Tru
     return layer
 
 
-def source_label(source: Source, index: int) -> str:
+def source_label(source: object, index: int) -> str:
     """The default ``source`` label of the ``index``-th input: a path's file name, else ``doc<index>``."""
     if isinstance(source, str | os.PathLike):
         return Path(source).name
@@ -146,7 +146,11 @@ def source_label(source: Source, index: int) -> str:
 # ---- loading -------------------------------------------------------------------------------------
 
 
-def _load(source: Source, *, progress: bool | None) -> tuple[Any, str | None]:
+def parse_source(source: Source, *, progress: bool | None = None) -> tuple[Any, str | None]:
+    """The JSON value in ``source`` (as :func:`read` takes it) and the name to cite in errors.
+
+    Nothing about the value is checked; FormatError when it cannot be read or parsed.
+    """
     if isinstance(source, dict):
         return source, None
     if isinstance(source, str | os.PathLike):
@@ -190,7 +194,7 @@ def _read_file(name: str, progress: bool | None) -> bytearray:
                 buf += fh.read()  # the file grew while being read
             return buf
     except FileNotFoundError:
-        raise FormatError("file not found", reason="not-found", source=name) from None
+        raise FormatError("no such file or folder", reason="not-found", source=name) from None
     except IsADirectoryError:
         raise FormatError("is a folder, not a file", reason="unreadable", source=name) from None
     except OSError as exc:
@@ -235,23 +239,41 @@ def _parse(data: bytes | bytearray, name: str | None) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FormatError(
-            f"not UTF-8: invalid byte sequence at byte offset {exc.start}", reason="not-utf8", source=name
-        ) from None
+        message = f"not UTF-8: invalid byte sequence at byte offset {exc.start}"
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte order mark
+            message += "; the file looks like UTF-16 text, save it as UTF-8 and try again"
+        raise FormatError(message, reason="not-utf8", source=name) from None
     if isinstance(data, bytearray):
         data.clear()  # the caller's buffer is not needed any more: free it before the tree is built
+    text = text[1:] if text.startswith("\ufeff") else text
     try:
-        return json.loads(text[1:] if text.startswith("\ufeff") else text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise FormatError(
-            f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", reason="invalid-json", source=name
-        ) from None
+        raise FormatError(json_error_message(text, exc), reason="invalid-json", source=name) from None
     except ValueError:  # CPython refuses int() of an integer literal of more than 4300 digits
         raise FormatError(
-            "invalid JSON for this reader: an integer with more than 4300 digits", reason="invalid-json", source=name
+            "not valid JSON for this reader: an integer with more than 4300 digits", reason="invalid-json", source=name
         ) from None
     except RecursionError:
-        raise FormatError("invalid JSON: nested too deeply to parse", reason="too-deep", source=name) from None
+        raise FormatError(TOO_DEEP, reason="too-deep", source=name) from None
+
+
+#: The wording of JSON nested deeper than the parser can go, for every reader and command.
+TOO_DEEP = "JSON nested too deeply to parse"
+
+
+def json_error_message(text: str, exc: json.JSONDecodeError) -> str:
+    """The one wording, for every reader and command, of JSON text that does not parse.
+
+    ``text`` is the decoded text (a leading BOM removed): an empty file and UTF-16 text (a NUL
+    beside every ASCII character) get a hint instead of the parser's bare complaint.
+    """
+    if not text.strip(" \t\n\r"):
+        return "not valid JSON: the file is empty" + (" (only whitespace)" if text else "")
+    message = f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    if "\x00" in text[:4096]:
+        message += "; the file looks like UTF-16 text, save it as UTF-8 and try again"
+    return message
 
 
 # ---- tags ----------------------------------------------------------------------------------------

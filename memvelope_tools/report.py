@@ -22,7 +22,8 @@ from matplotlib.figure import Figure
 from . import __version__, frames, plot
 from ._atomic import atomic_write
 from .errors import FormatError, MemvelopeError
-from .read import Layer, Source, _load, check, source_label
+from .load import LoadSource, load
+from .read import layer_of, source_label
 
 __all__ = ["build_report", "write_report"]
 
@@ -101,31 +102,34 @@ def _snippet(text: Any) -> str:
     return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
 
 
-def _load_all(sources: Sequence[Source], labels: Sequence[str] | None) -> list[tuple[str, Layer, Document]]:
+def _load_all(sources: Sequence[LoadSource], labels: Sequence[str] | None) -> list[tuple[str, str, dict[str, Any]]]:
     if labels is None:
         labels = [source_label(s, i) for i, s in enumerate(sources)]
         if len(set(labels)) < len(labels):
             labels = [f"{label} ({i + 1})" for i, label in enumerate(labels)]
     elif len(labels) != len(sources):
         raise ValueError(f"labels= has {len(labels)} labels for {len(sources)} documents")
-    out: list[tuple[str, Layer, Document]] = []
+    out: list[tuple[str, str, dict[str, Any]]] = []
     for label, source in zip(labels, sources, strict=True):
-        doc, name = _load(source, progress=False)
-        out.append((str(label), check(doc, source_name=name), doc))
+        doc = load(source, progress=False)
+        out.append((str(label), layer_of(doc), doc))
     return out
 
 
 def build_report(
-    sources: Sequence[Source],
+    sources: Sequence[LoadSource],
     *,
     tz: str = "UTC",
     top: int = 20,
     title: str = "Memvelope report",
     labels: Sequence[str] | None = None,
+    dedupe: bool = False,
 ) -> str:
-    """The report page for envelopes and Facts IR documents (anything :func:`~memvelope_tools.read`
-    takes), as a string. ``tz`` is the time zone dates and hours are shown in; ``top`` how many of
-    the longest conversations are listed; ``labels`` names the documents (default: file names)."""
+    """The report page for envelopes, Facts IR documents and exports (anything
+    :func:`~memvelope_tools.load` takes; each item of ``sources`` is one document), as a string.
+    ``tz`` is the time zone dates and hours are shown in; ``top`` how many of the longest
+    conversations are listed; ``labels`` names the documents (default: file names); ``dedupe``
+    drops repeated conversations as the frames do."""
     _check_tz(tz)
     docs = _load_all(list(sources), labels)
     if not docs:
@@ -136,8 +140,8 @@ def build_report(
     msgs = convs = facts = None
     if envs:
         env_labels = [label for label, _ in envs]
-        msgs = frames.messages_frame([d for _, d in envs], sources=env_labels, progress=False)
-        convs = frames.conversations_frame([d for _, d in envs], sources=env_labels, progress=False)
+        msgs = frames.messages_frame([d for _, d in envs], sources=env_labels, progress=False, dedupe=dedupe)
+        convs = frames.conversations_frame([d for _, d in envs], sources=env_labels, progress=False, dedupe=dedupe)
     if irs:
         facts = frames.facts_frame([d for _, d in irs], sources=[label for label, _ in irs])
     parts.append(f'<p class="lead">{_e(_lead(msgs, convs, facts, tz))}</p>')
@@ -193,7 +197,7 @@ def build_report(
     )
 
 
-def write_report(sources: Sequence[Source], path: str | os.PathLike[str], **options: Any) -> None:
+def write_report(sources: Sequence[LoadSource], path: str | os.PathLike[str], **options: Any) -> None:
     """Build the report (see :func:`build_report`) and write it to ``path`` atomically, as UTF-8."""
     atomic_write(path, build_report(sources, **options).encode("utf-8"))
 

@@ -23,11 +23,10 @@ if TYPE_CHECKING:
 
 from .errors import FormatError
 from .ir.archetype import compute_archetype
-from .ir.dates import DATE_VALUE, is_timestamp_prefix, stated_dates
 from .jsontypes import json_type
 
 # The loader without read()'s shape check: validate reports every violation, not the first one.
-from .read import _load, layer_of
+from .read import layer_of, parse_source
 from .schema import SCHEMA_FILES, load_schema
 from .tags import ENVELOPE_TAG, IR_TAG
 
@@ -250,6 +249,8 @@ class _Convo:
 
 
 def _index(conv: Mapping[str, Any]) -> _Convo:
+    from .ir.dates import stated_dates  # the date rules load only for the cross-checks
+
     dates: set[str] = set()
     stamps: list[str] = []
     created = conv.get("created_at")
@@ -323,6 +324,8 @@ def check_ir_against_envelope(ir: Mapping[str, Any], envelope: Mapping[str, Any]
 def _fact_checks(
     i: int, fact: Mapping[str, Any], provider: Any, by_id: Mapping[str, Any], index_for: Any
 ) -> list[Violation]:
+    from .ir.dates import DATE_VALUE, is_timestamp_prefix
+
     out: list[Violation] = []
     where = f"$.facts[{i}]"
     cid = fact.get("convo_id")
@@ -431,5 +434,5 @@ def _needs(key: str) -> str:
 def load_json_file(path: str | os.PathLike[str]) -> Any:
     """Parse a JSON file without judging its shape (UTF-8, a leading BOM ignored); :class:`FormatError`
     with a one-line reason (``not-found``, ``unreadable``, ``not-utf8``, ``invalid-json``) on failure."""
-    doc, _ = _load(os.fspath(path), progress=None)
+    doc, _ = parse_source(os.fspath(path))
     return doc

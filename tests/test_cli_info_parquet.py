@@ -94,7 +94,7 @@ def test_parquet_quiet_prints_nothing(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_parquet_bad_input_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["parquet", str(tmp_path / "missing.json"), "-o", str(tmp_path / "o")]) == 1
     err = capsys.readouterr().err
-    assert err == f"memvelope: error: file not found (in {tmp_path / 'missing.json'})\n"
+    assert err == f"memvelope: error: no such file or folder (in {tmp_path / 'missing.json'})\n"
 
 
 @pytest.mark.parametrize("command", ["info", "parquet"])

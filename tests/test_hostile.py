@@ -125,7 +125,8 @@ def test_truncated_json(capsys, tmp_path: Path) -> None:
 )
 def test_not_json_at_all(capsys, tmp_path: Path, data: bytes) -> None:
     (tmp_path / "conversations.json").write_bytes(data)
-    fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json"], "not valid JSON", "conversations.json")
+    said = "a binary file, not JSON" if b"\x00" in data else "not valid JSON"
+    fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json"], said, "conversations.json")
 
 
 @pytest.mark.parametrize(

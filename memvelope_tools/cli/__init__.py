@@ -1,16 +1,22 @@
 """The ``memvelope`` command: a thin shell over the Python API.
 
 Each subcommand lives in its own module here, exposing ``register(subparsers)`` which adds its parser
-and sets ``func`` to a callable ``(args) -> int``. Library errors become one line on stderr.
+and sets ``func`` to a callable ``(args) -> int``. A subcommand module imports only the standard
+library and light parts of the package at the top; its heavy dependencies (pandas, pyarrow,
+matplotlib, jsonschema) are imported inside its ``run``, so ``--help`` and the commands that do not
+need them start fast. Library errors become one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
+from .. import __version__
 from ..errors import MemvelopeError
 
 # One entry per subcommand module, in the order `--help` lists them.
@@ -26,12 +32,16 @@ COMMAND_MODULES: tuple[str, ...] = (
     "convert_many",
 )
 
+# Packages that only an extra installs: the extra to name when one is missing.
+EXTRAS: dict[str, str] = {"distributed": "dask", "dask": "dask", "jupyterlab": "notebooks"}
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memvelope",
         description="Convert AI chat exports to Memvelope envelopes and analyse them.",
     )
+    parser.add_argument("--version", action="version", version=f"memvelope {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
@@ -40,14 +50,54 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found = action.choices.get(command)
+            if isinstance(found, argparse.ArgumentParser):
+                return found
+    return parser
+
+
+def _unrecognised(parser: argparse.ArgumentParser, extra: list[str]) -> NoReturn:
+    """Stop with the usage of the command given and, for a mistyped flag, the flag meant."""
+    options = [s for action in parser._actions for s in action.option_strings if s.startswith("--")]
+    hint = ""
+    for arg in extra:
+        flag = arg.split("=", 1)[0]
+        if flag.startswith("-"):
+            close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
+            if close:
+                hint = f"; did you mean {close[0]}?"
+                break
+    parser.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+
+
+def missing_package(exc: ModuleNotFoundError, command: str | None) -> str:
+    """The one line for a command whose dependency is not installed, naming what installs it."""
+    package = (exc.name or "").split(".")[0]
+    extra = EXTRAS.get(package)
+    what = f"`memvelope {command}`" if command else "this command"
+    if extra:
+        return f"{what} needs {package}, which the {extra!r} extra installs: pip install 'memvelope_tools[{extra}]'"
+    return f"{what} needs {package}, which is not installed: reinstall memvelope_tools (pip install memvelope_tools)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` and return the exit status; never raises for bad input."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        _unrecognised(_subparser(parser, args.command), extra)
     try:
         return int(args.func(args))
     except MemvelopeError as exc:
         print(f"memvelope: error: {exc}", file=sys.stderr)
+        return 1
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] in ("", "memvelope_tools"):
+            raise
+        print(f"memvelope: error: {missing_package(exc, args.command)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("memvelope: interrupted; no output was written", file=sys.stderr)

@@ -9,6 +9,8 @@ from .._atomic import atomic_write
 from ..convert import Report, ZipLimits, convert, convert_stream, expand
 from ..convert.fast import dumps_envelope
 from ..convert.stream import available as stream_available
+from ..load import explained
+from .common import check_output_file, conversion_notes
 
 _DEFAULTS = ZipLimits()
 # Inputs larger than this (bytes, inflated) are converted streaming: about as fast, and memory stays flat
@@ -56,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def _notes(report: Report, args: argparse.Namespace) -> None:
+def _notes(report: Report, provider: str, args: argparse.Namespace) -> None:
     if args.quiet:
         return
     err = sys.stderr
@@ -64,8 +66,7 @@ def _notes(report: Report, args: argparse.Namespace) -> None:
         print(f"memvelope: read {len(report.parts)} part(s): {', '.join(report.parts)}", file=err)
         for name, why in report.ignored if args.verbose else []:
             print(f"memvelope: passed over {name} ({why})", file=err)
-    for name, count in report.replaced.items():
-        print(f"memvelope: warning: {name}: {count} invalid UTF-8 sequence(s) replaced with U+FFFD", file=err)
+    conversion_notes(report, provider)
 
 
 def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:
@@ -84,12 +85,19 @@ def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.output:
+        check_output_file(args.output)
+    with explained(args.paths):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     report = Report()
     limits = ZipLimits(max_member_bytes=args.zip_max_bytes, max_ratio=args.zip_max_ratio)
     progress = False if args.quiet else None
     if _streaming(args, limits):
         meta = convert_stream(args.paths, args.output, report=report, zip_limits=limits, progress=progress)
-        _notes(report, args)
+        _notes(report, meta["source_provider"], args)
         if args.verbose and args.output:
             print(
                 f"memvelope: wrote {args.output}: {meta['source_provider']}, "
@@ -99,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     envelope = convert(*args.paths, report=report, zip_limits=limits, progress=progress)
     data = dumps_envelope(envelope, trusted=True)
-    _notes(report, args)
+    _notes(report, envelope["meta"]["source_provider"], args)
     if args.output:
         atomic_write(args.output, data)
         if args.verbose:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..many import convert_many
-
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
@@ -35,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..many import convert_many
+
     client = None
     if args.scheduler:
         try:

@@ -10,10 +10,8 @@ from typing import Any
 
 from .._progress import progress_bar
 from ..errors import FormatError
-from ..ir import DistillStats, distill_llm, distill_structured, write_ir
-from ..ir.llm import DEFAULT_CHUNK_CHARS
-from ..tags import ENVELOPE_TAG
-from ..validate import detect_format, load_json_file, validate
+from ..read import layer_of
+from .common import check_output_file, load_input
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -33,7 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("envelope", metavar="ENVELOPE", help="an envelope-v0 document (.mve.json)")
+    p.add_argument(
+        "envelope", metavar="ENVELOPE", help="an envelope-v0 document (.mve.json), or an export (converted in memory)"
+    )
     p.add_argument(
         "-o", "--output", metavar="FACTS", help="where to write the Facts IR (default: ENVELOPE with .mv.json)"
     )
@@ -45,9 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--chunk-chars",
         type=int,
-        default=DEFAULT_CHUNK_CHARS,
+        default=None,
         metavar="N",
-        help="characters of conversation per request (default %(default)s)",
+        help="characters of conversation per request (default: the LLM distiller's default)",
     )
     p.add_argument(
         "--cache-dir", metavar="DIR", help="where model replies are cached (default: $XDG_CACHE_HOME/memvelope/llm)"
@@ -57,10 +57,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def default_output(envelope: str) -> str:
-    """``history.mve.json`` -> ``history.mv.json``; any other name gets ``.mv.json`` appended to its stem."""
+    """``history.mve.json`` -> ``history.mv.json``, ``export.zip`` -> ``export.mv.json``; any other name
+    gets ``.mv.json`` appended."""
     path = Path(envelope)
     name = path.name
-    for suffix in (".mve.json", ".json"):
+    for suffix in (".mve.json", ".json", ".zip"):
         if name.endswith(suffix):
             return str(path.with_name(name[: -len(suffix)] + ".mv.json"))
     return str(path.with_name(name + ".mv.json"))
@@ -73,9 +74,11 @@ def _cache_dir(arg: str | None) -> Path:
     return Path(base) / "memvelope" / "llm"
 
 
-def _read_envelope(path: str) -> dict[str, Any]:
-    doc = load_json_file(path)
-    if detect_format(doc) != ENVELOPE_TAG:
+def _read_envelope(path: str, quiet: bool) -> dict[str, Any]:
+    from ..validate import validate
+
+    doc = load_input(path, quiet=quiet)
+    if layer_of(doc) != "envelope":
         raise FormatError("not an envelope: distill reads envelope-v0 documents", reason="not-envelope", source=path)
     violations = validate(doc)
     if violations:
@@ -85,16 +88,21 @@ def _read_envelope(path: str) -> dict[str, Any]:
             reason="invalid-envelope",
             source=path,
         )
-    return doc  # type: ignore[no-any-return]
+    return doc
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..ir import DistillStats, distill_llm, distill_structured, write_ir
+
     output = args.output or default_output(args.envelope)
-    envelope = _read_envelope(args.envelope)
+    check_output_file(output)
+    envelope = _read_envelope(args.envelope, args.quiet)
     stats = DistillStats()
     if args.mode == "structured":
         doc = distill_structured(envelope, stats=stats)
     else:
+        from ..ir.llm import DEFAULT_CHUNK_CHARS
+
         show = False if args.quiet else None
         with progress_bar(None, desc="distilling", unit="chunk", enabled=show) as bar:
             state = {"done": 0}
@@ -110,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
                 envelope,
                 base_url=args.base_url,
                 model=args.model,
-                chunk_chars=args.chunk_chars,
+                chunk_chars=DEFAULT_CHUNK_CHARS if args.chunk_chars is None else args.chunk_chars,
                 cache_dir=_cache_dir(args.cache_dir),
                 progress=progress,
                 stats=stats,

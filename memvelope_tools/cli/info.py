@@ -10,24 +10,26 @@ from operator import itemgetter
 from typing import Any
 
 from ..errors import MemvelopeError
-from ..read import CATEGORIES, ROLES, check, read
-from ..tags import ENVELOPE_TAG, IR_TAG
+from ..read import CATEGORIES, ENVELOPE_TAG, IR_TAG, ROLES, layer_of
+from .common import load_input
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "info",
-        help="summarise envelopes and Facts IR files: layer, provider, counts, dates, roles",
+        help="summarise envelopes, Facts IR files and exports: layer, provider, counts, dates, roles",
         description=(
-            "For each FILE, print its layer (from the in-document tag, never the file name), provider, "
+            "For each FILE (an envelope, a Facts IR document, or an export zip, folder or part, converted "
+            "in memory), print its layer (from the in-document tag, never the file name), provider, "
             "conversation and message counts, date range and messages per role; for a Facts IR file the "
             "fact count, categories, subject types, date range and archetype style. A file that cannot be "
             "read gets one error line on stderr and exit status 1; the other files are still shown.\n\n"
-            "Example:\n  memvelope info history.mve.json facts.mv.json"
+            "Examples:\n  memvelope info history.mve.json facts.mv.json\n"
+            "  memvelope info ~/Downloads/chatgpt-export.zip"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help="an envelope or Facts IR document")
+    p.add_argument("files", nargs="+", metavar="FILE", help="an envelope, a Facts IR document or an export")
     p.set_defaults(func=run)
 
 
@@ -35,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     for i, path in enumerate(args.files):
         try:
-            doc = read(path)
-            lines = envelope_lines(doc) if check(doc, source_name=path) == "envelope" else ir_lines(doc)
+            doc = load_input(path)
+            lines = envelope_lines(doc) if layer_of(doc) == "envelope" else ir_lines(doc)
         except MemvelopeError as exc:
             print(f"memvelope: error: {exc}", file=sys.stderr)
             status = 1

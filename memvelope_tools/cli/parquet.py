@@ -1,35 +1,46 @@
-"""``memvelope parquet``: envelopes and Facts IR files as a Parquet dataset (one folder)."""
+"""``memvelope parquet``: envelopes, Facts IR files and exports as a Parquet dataset (one folder)."""
 
 from __future__ import annotations
 
 import argparse
 
-from ..parquet import to_parquet
+from .common import check_output_folder, document_inputs, labels_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "parquet",
-        help="write envelopes and Facts IR files as Parquet files for DuckDB, Polars, pandas, Spark",
+        help="write envelopes, Facts IR files and exports as Parquet files for DuckDB, Polars, pandas, Spark",
         description=(
-            "Write conversations.parquet and messages.parquet (from envelopes) and facts.parquet (from "
-            "Facts IR files) into FOLDER, created if missing. Several files become one dataset; the "
-            "'source' column holds each file's name. Types and columns are those of messages_frame() and "
-            "friends; the schema metadata carries the format tags and providers. Each file is replaced "
-            "atomically.\n\n"
-            "Example:\n  memvelope parquet 2024.mve.json 2025.mve.json -o history/\n"
-            "  duckdb -c \"SELECT role, count(*) FROM 'history/messages.parquet' GROUP BY role\""
+            "Write conversations.parquet and messages.parquet (from envelopes, and from exports, converted "
+            "in memory) and facts.parquet (from Facts IR files) into FOLDER, created if missing. Several "
+            "files become one dataset; the 'source' column holds each file's name and the 'provider' column "
+            "its provider. Types and columns are those of messages_frame() and friends; the schema metadata "
+            "carries the format tags and providers. Each file is replaced atomically.\n\n"
+            "Example:\n  memvelope parquet ~/Downloads/chatgpt-export.zip -o history/\n"
+            "  memvelope parquet chatgpt.mve.json claude.mve.json facts.mv.json -o history/ --dedupe"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help="an envelope or Facts IR document")
+    p.add_argument("files", nargs="+", metavar="FILE", help="an envelope, a Facts IR document or an export")
     p.add_argument("-o", "--output", required=True, metavar="FOLDER", help="the folder to write into")
+    p.add_argument(
+        "--dedupe",
+        action="store_true",
+        help="keep one copy of a conversation whose id repeats (the latest updated_at), as the frames' dedupe=True",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    written = to_parquet(args.files, args.output, progress=False if args.quiet else None)
+    check_output_folder(args.output)
+    from ..parquet import to_parquet
+
+    sources = document_inputs(args.files, quiet=args.quiet)
+    written = to_parquet(
+        sources, args.output, sources=labels_of(args.files), dedupe=args.dedupe, progress=False if args.quiet else None
+    )
     if not args.quiet:
         import pyarrow.parquet as pq
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
-from typing import Any
+
+from .common import check_output_file, document_inputs, labels_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -16,10 +16,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description=(
             "Write one self-contained HTML page about the given documents: activity charts, summary "
             "tables, the longest conversations and, for Facts IR documents, fact charts and archetypes. "
-            "Each FILE is an envelope or a Facts IR document; an export zip or folder is converted in "
-            "memory first. The page needs no server and no network, and runs no script; it contains "
+            "Each FILE is an envelope, a Facts IR document or an export (zip, folder or part file), "
+            "converted in memory first. The page needs no server and no network, and runs no script; it contains "
             "conversation titles and opening messages, so read it before you share it.\n\n"
-            "Example:\n  memvelope report history.mve.json facts.mv.json -o report.html --tz Europe/Berlin"
+            "Examples:\n  memvelope report ~/Downloads/chatgpt-export.zip -o report.html\n"
+            "  memvelope report history.mve.json facts.mv.json -o report.html --tz Europe/Berlin"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -28,27 +29,29 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--tz", default="UTC", help="time zone for dates and hours (IANA name; default UTC)")
     p.add_argument("--top", type=int, default=20, metavar="N", help="list the N longest conversations")
     p.add_argument("--title", default="Memvelope report", help="the page's heading")
+    p.add_argument(
+        "--dedupe",
+        action="store_true",
+        help="keep one copy of a conversation whose id repeats (the latest updated_at), as the frames' dedupe=True",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="say nothing on stderr")
     p.set_defaults(func=run)
 
 
-def _source(path: str) -> Any:
-    """A Memvelope document as is; an export zip or folder converted to an envelope first."""
-    if Path(path).is_dir() or path.lower().endswith(".zip"):
-        from ..convert import convert
-
-        return convert(path)
-    return path
-
-
 def run(args: argparse.Namespace) -> int:
+    check_output_file(args.output)
     from ..report import write_report
 
-    sources = [_source(p) for p in args.paths]
-    labels = [os.path.basename(os.path.normpath(p)) or p for p in args.paths]
-    if len(set(labels)) < len(labels):
-        labels = list(args.paths)
-    write_report(sources, args.output, tz=args.tz, top=args.top, title=args.title, labels=labels)
+    sources = document_inputs(args.paths, quiet=args.quiet)
+    write_report(
+        sources,
+        args.output,
+        tz=args.tz,
+        top=args.top,
+        title=args.title,
+        labels=labels_of(args.paths),
+        dedupe=args.dedupe,
+    )
     if not args.quiet:
         size = os.path.getsize(args.output) if os.path.isfile(args.output) else 0
         print(f"memvelope: wrote {args.output} ({size / 1024:.0f} KiB)", file=sys.stderr)

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FormatError
-from ..tags import IR_TAG
-from ..validate import (
-    Violation,
-    check_ir_against_envelope,
-    detect_format,
-    load_json_file,
-    sort_key,
-    validate,
-)
+from ..load import sniff, wrong_file
+
+if TYPE_CHECKING:
+    from ..validate import Violation
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -38,8 +33,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
+def _document(path: str) -> Any:
+    """The JSON value of ``path``; FormatError when it is no document at all (an export, Parquet)."""
+    from ..validate import load_json_file
+
+    message = wrong_file(sniff(path), "document")
+    if message is not None:
+        raise FormatError(message, reason="not-memvelope", source=path)
+    return load_json_file(path)
+
+
 def _load_envelope(path: str) -> dict[str, Any]:
-    doc = load_json_file(path)
+    from ..validate import IR_TAG, detect_format, validate
+
+    doc = _document(path)
     if detect_format(doc) == IR_TAG:
         raise FormatError(
             "--envelope must be an envelope-v0 document, not a Facts IR", reason="not-envelope", source=path
@@ -55,7 +62,9 @@ def _load_envelope(path: str) -> dict[str, Any]:
 
 def check_file(path: str, envelope: dict[str, Any] | None = None) -> list[Violation]:
     """Violations of one file (schema, counts, and the cross-checks when ``envelope`` is given)."""
-    doc = load_json_file(path)
+    from ..validate import IR_TAG, Violation, check_ir_against_envelope, detect_format, sort_key, validate
+
+    doc = _document(path)
     try:
         tag = detect_format(doc)
     except FormatError as exc:

@@ -51,6 +51,7 @@ class Report:
     chose: bool = False
     replaced: dict[str, int] = field(default_factory=dict)  # part name -> invalid UTF-8 sequences
     elements: int = 0
+    foreign: int = 0  # elements the other provider's looks_like accepts: left out, as the spec says
 
 
 def detect_provider(elements: Sequence[object], source: str | None = None, *, non_arrays: int = 0) -> str:
@@ -144,6 +145,7 @@ def convert_parts(
         else:
             use_fast = _fast.available() if fast is None else fast and _fast.available()
             pipeline.assemble(pipeline.parse_parts(parts, report, use_fast, bar), assembler)
+    report.foreign = assembler.foreign
     return build_envelope(assembler.provider or "", conversations, _describe(parts))
 
 
@@ -164,11 +166,14 @@ def convert(
     largest conversation). Every option gives the same envelope. ``progress`` shows a bar on stderr
     (default: on a terminal).
     """
-    expansion: Expansion = expand(paths, zip_limits)
-    if report is not None:
-        report.ignored = expansion.ignored
-        report.chose = expansion.chose
-    return convert_parts(expansion.parts, report, fast=fast, stream=stream, progress=progress)
+    from ..load import explained
+
+    with explained(paths):
+        expansion: Expansion = expand(paths, zip_limits)
+        if report is not None:
+            report.ignored = expansion.ignored
+            report.chose = expansion.chose
+        return convert_parts(expansion.parts, report, fast=fast, stream=stream, progress=progress)
 
 
 def convert_stream(

@@ -68,10 +68,7 @@ def loads_js(text: str, source: str) -> Any:
 
 
 def _invalid_json_message(text: str, exc: json.JSONDecodeError) -> str:
-    """The parser's complaint, with a hint for the two usual causes that are not a broken file."""
-    if not text.strip(" \t\n\r"):
-        return "not valid JSON: the file is empty" + (" (only whitespace)" if text else "")
-    message = f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-    if "\x00" in text[:4096]:  # ASCII saved as UTF-16 (or UTF-32) has a NUL beside every character
-        message += "; the file looks like UTF-16 text, save it as UTF-8 and convert again"
-    return message
+    """The parser's complaint, worded as every command words it (with the empty-file and UTF-16 hints)."""
+    from ..read import json_error_message
+
+    return json_error_message(text, exc)

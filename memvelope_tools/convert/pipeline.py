@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConversionError
-from . import DETECTION_WINDOW, NORMALISERS, Report, build_envelope, detect_provider, fast
+from . import DETECTION_WINDOW, NORMALISERS, Report, build_envelope, chatgpt, claude, detect_provider, fast
 from .parse import decode, loads_js
 
 if TYPE_CHECKING:
@@ -37,6 +37,8 @@ class Assembler:
         self._non_arrays = 0
         self._normalise: Callable[[object], Conversation | None] | None = None
         self._error: ConversionError | None = None
+        self.foreign = 0  # elements of the other provider, left out
+        self._foreign: Callable[[object], bool] = lambda element: False
 
     def non_array(self) -> None:
         """A part whose top level is not an array: it contributes nothing (NOTES A16)."""
@@ -70,11 +72,14 @@ class Assembler:
             self._error = exc  # raised by finish(), after the remaining parts were read
             return
         self._normalise = NORMALISERS[self.provider]
+        self._foreign = chatgpt.looks_like if self.provider == "claude" else claude.looks_like
         for element, placeholders in pending:
             self._take(element, placeholders)
 
     def _take(self, element: object, placeholders: Collection[str]) -> None:
         assert self._normalise is not None
+        if self._foreign(element):
+            self.foreign += 1
         conversation = self._normalise(element)
         if conversation is None:
             return

@@ -311,6 +311,7 @@ def write_streaming(
         with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():
             assembler = Assembler(counting(emit, bar), _describe(parts))
             provider = assemble_streaming(parts, report, assembler, bar)
+        report.foreign = assembler.foreign
         meta = {
             "source_provider": provider,
             "conversation_count": assembler.conversations,

@@ -1,16 +1,32 @@
-"""Layer 2, the Facts IR (``memvelope-ir-v0``): archetype, writer and the two distillers."""
+"""Layer 2, the Facts IR (``memvelope-ir-v0``): archetype, writer and the two distillers.
+
+Each name loads its module on first use (PEP 562), so that reading the archetype rules (as
+``validate`` does) does not load the distillers.
+"""
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .archetype import compute_archetype
-from .facts import DistillStats
-from .structured import distill_structured
-from .write import build_ir, dumps_ir, utc_now_iso, write_ir
+if TYPE_CHECKING:
+    from .archetype import compute_archetype
+    from .facts import DistillStats
+    from .llm import LLMConfig, distill_llm
+    from .structured import distill_structured
+    from .write import build_ir, dumps_ir, utc_now_iso, write_ir
 
-_LAZY = {"LLMConfig": ".llm", "distill_llm": ".llm"}  # the LLM client loads urllib and jsonschema
+_LAZY = {
+    "compute_archetype": ".archetype",
+    "DistillStats": ".facts",
+    "distill_structured": ".structured",
+    "build_ir": ".write",
+    "dumps_ir": ".write",
+    "utc_now_iso": ".write",
+    "write_ir": ".write",
+    "LLMConfig": ".llm",  # the LLM client loads urllib and jsonschema
+    "distill_llm": ".llm",
+}
 
 
 def __getattr__(name: str) -> Any:

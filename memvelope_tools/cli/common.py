@@ -1,0 +1,65 @@
+"""What several commands share: loading any input with the conversion's notes, and output checks."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .._atomic import check_output_file, check_output_folder
+from ..load import document_file, load
+
+if TYPE_CHECKING:
+    from ..convert import Report
+
+__all__ = [
+    "check_output_file",
+    "check_output_folder",
+    "conversion_notes",
+    "document_inputs",
+    "labels_of",
+    "load_input",
+]
+
+_PROVIDERS = {"chatgpt": "ChatGPT", "claude": "Claude"}
+
+
+def conversion_notes(report: Report, provider: str | None, *, quiet: bool = False) -> None:
+    """The notes every command that converts prints on stderr: repaired UTF-8 and the elements of
+    the other provider that the spec leaves out of an export."""
+    if quiet:
+        return
+    err = sys.stderr
+    for name, count in report.replaced.items():
+        print(f"memvelope: warning: {name}: {count} invalid UTF-8 sequence(s) replaced with U+FFFD", file=err)
+    if report.foreign and provider in _PROVIDERS:
+        other = _PROVIDERS["claude" if provider == "chatgpt" else "chatgpt"]
+        print(
+            f"memvelope: note: {report.foreign} {other} conversation(s) left out: an export converts as one "
+            f"provider, here {_PROVIDERS[provider]} (from its first elements); `memvelope doctor` lists them",
+            file=err,
+        )
+
+
+def load_input(source: str | os.PathLike[str], *, quiet: bool = False) -> dict[str, Any]:
+    """The document ``source`` names (an export is converted in memory, with its notes on stderr)."""
+    from ..convert import Report
+
+    report = Report()
+    doc = load(source, report=report, progress=False if quiet else None)
+    if report.parts:
+        conversion_notes(report, doc.get("meta", {}).get("source_provider"), quiet=quiet)
+    return doc
+
+
+def labels_of(paths: list[str]) -> list[str]:
+    """Each input's label, as the frames give it: its file (or folder) name, or the path as given
+    when another input has the same name."""
+    names = [os.path.basename(os.path.normpath(p)) or p for p in paths]
+    return [path if names.count(name) > 1 else name for path, name in zip(paths, names, strict=True)]
+
+
+def document_inputs(paths: list[str], *, quiet: bool = False) -> list[Any]:
+    """What to give the frames for each path: a Memvelope document file as its path (read as it
+    streams), anything else loaded here (an export converted, with its notes on stderr)."""
+    return [p if document_file(p) is not None else load_input(p, quiet=quiet) for p in paths]

@@ -1,0 +1,86 @@
+"""Commands import only what they use: `--help`, `convert`, `doctor` and `validate` of a small file
+load no pandas, pyarrow, numpy or matplotlib (and only validate loads jsonschema).
+
+Each case runs in a fresh interpreter and reads ``sys.modules`` at its end; how long a start takes
+is measured by benchmarks/startup.py, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("pandas", "pyarrow", "numpy", "matplotlib", "jsonschema")
+
+_PROBE = """
+import json, sys
+argv = sys.argv[1:]
+try:
+    if argv:
+        from memvelope_tools.cli import main
+        code = main(argv)
+    else:
+        import memvelope_tools
+        code = 0
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules})}))
+"""
+
+CONVERSATION = {
+    "id": "c",
+    "title": "t",
+    "create_time": 1_700_000_000,
+    "mapping": {
+        "a": {
+            "id": "a",
+            "parent": None,
+            "children": [],
+            "message": {
+                "author": {"role": "user"},
+                "create_time": 1_700_000_000,
+                "content": {"content_type": "text", "parts": ["hello"]},
+            },
+        }
+    },
+}
+
+
+def imported(*argv: str) -> tuple[int, set[str]]:
+    done = subprocess.run([sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return result["code"], set(result["modules"]) & set(HEAVY)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("small")
+    part = folder / "conversations.json"
+    part.write_text(json.dumps([CONVERSATION]), encoding="utf-8")
+    envelope = folder / "small.mve.json"
+    subprocess.run([sys.executable, "-m", "memvelope_tools", "convert", str(part), "-o", str(envelope)], check=True)
+    return part, envelope
+
+
+def test_import_loads_nothing_heavy() -> None:
+    assert imported() == (0, set())
+
+
+def test_help_loads_nothing_heavy() -> None:
+    assert imported("--help") == (0, set())
+    assert imported("parquet", "--help") == (0, set())
+
+
+def test_convert_and_doctor_load_nothing_heavy(small: tuple[Path, Path], tmp_path: Path) -> None:
+    part, _ = small
+    assert imported("convert", str(part), "-o", str(tmp_path / "out.mve.json")) == (0, set())
+    assert imported("doctor", str(part)) == (0, set())
+
+
+def test_validate_loads_only_jsonschema(small: tuple[Path, Path]) -> None:
+    _, envelope = small
+    assert imported("validate", str(envelope)) == (0, {"jsonschema"})
