@@ -44,3 +44,15 @@ class ValidationError(MemvelopeError, ValueError):
 
 class OutputError(MemvelopeError, OSError):
     """An output file could not be written; any previous file at that path is intact."""
+
+
+class QueryError(MemvelopeError, ValueError):
+    """A search query cannot be run (``reason`` ``bad-query``); the message says what is wrong with it."""
+
+    reason = "bad-query"
+
+
+class TopicsError(MemvelopeError, ValueError):
+    """Topics cannot be found in a history (``reason`` ``no-text``: nothing left to model)."""
+
+    reason = "no-text"
