@@ -94,7 +94,7 @@ def history(n_messages: int, seed: int, topics: bool) -> Any:
     role = np.where(position % 2 == 0, "user", "assistant")
     lengths = np.where(role == "user", rng.poisson(40, total), rng.poisson(150, total)) + 1
     ids = rng.choice(len(vocab), size=int(lengths.sum()), p=weights)
-    words = vocab[ids]
+    words = vocab[ids].astype(object)  # planted words may be longer than any generated one
     if topics:  # a fifth of the words of each message come from its conversation's topic
         topic_of_word = np.repeat(conv_topic[conv_index], lengths)
         planted = rng.random(len(words)) < 0.2

@@ -62,9 +62,10 @@ _CHAT_WORDS = (
     "don doesn didn isn wasn aren weren won wouldn couldn shouldn haven hasn ll ve re"
 )
 CHAT_WORDS = frozenset(_CHAT_WORDS.split())
-_CODE_BLOCK = r"(?s)```.*?(?:```|$)"
-_INLINE_CODE = r"`[^`\n]*`"
-_URL = r"(?:https?://|www\.)\S+"
+# Fenced code blocks (also one left open), inline code and URLs.
+_NOT_PROSE = r"(?s)```.*?(?:```|$)|`[^`\n]*`|(?:https?://|www\.)\S+"
+_KANA_OR_HAN = r"[\x{3040}-\x{30ff}\x{3400}-\x{4dbf}\x{4e00}-\x{9fff}\x{f900}-\x{faff}]"
+_BATCH = 200_000
 _HAN = r"[\x{3400}-\x{4dbf}\x{4e00}-\x{9fff}\x{f900}-\x{faff}]"
 _HIRAGANA = r"[\x{3040}-\x{309f}]+"
 _KATAKANA = r"([\x{30a0}-\x{30ff}]+)"
@@ -217,35 +218,70 @@ def _units(history: pd.DataFrame, unit: str) -> tuple[pd.DataFrame, np.ndarray]:
 
 
 def count_words(texts: pd.Series, unit_of_text: np.ndarray, n_units: int) -> tuple[Any, np.ndarray]:
-    """Word counts per unit (a sparse units × words matrix) and the words, in first-seen order."""
+    """Word counts per unit (a sparse units × words matrix) and the words, in first-seen order.
+
+    Texts are worked on a batch at a time with Arrow kernels, so memory stays bounded whatever the size.
+    """
     from scipy import sparse
 
     array = pa.array(texts.astype(frames.STRING).array, type=pa.string()) if len(texts) else pa.array([], pa.string())
     array = array.cast(pa.large_string()).fill_null("")
-    for pattern in (_CODE_BLOCK, _INLINE_CODE, _URL):
-        array = pc.replace_substring_regex(array, pattern=pattern, replacement=" ")
-    array = pc.utf8_lower(array)
-    # Chinese and Japanese: each ideograph is a word, a run of katakana (mostly loanwords) too, and
-    # hiragana (mostly grammar) is left out.
-    array = pc.replace_substring_regex(array, pattern=_HIRAGANA, replacement=" ")
-    array = pc.replace_substring_regex(array, pattern=_KATAKANA, replacement=" \\1 ")
-    array = pc.replace_substring_regex(array, pattern=f"({_HAN})", replacement="\\1 ")
-    words = pc.split_pattern_regex(array, pattern=_NOT_LETTER)
-    per_text = pc.list_value_length(words).to_numpy(zero_copy_only=False)
-    flat = pc.list_flatten(words)
-    owner = np.repeat(unit_of_text, per_text)
-    keep = pc.or_(pc.greater_equal(pc.utf8_length(flat), 2), pc.match_substring_regex(flat, pattern=f"^{_HAN}$"))
-    keep_np = keep.to_numpy(zero_copy_only=False)
-    encoded = flat.filter(keep).dictionary_encode()
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    vocabulary = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    words: dict[str, int] = {}
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    for start in range(0, len(array), _BATCH):
+        tokens, owners = _tokens(array.slice(start, _BATCH), unit_of_text[start : start + _BATCH])
+        encoded = tokens.dictionary_encode()
+        local = encoded.dictionary.to_pylist()
+        ids = np.fromiter((words.setdefault(w, len(words)) for w in local), dtype=np.int64, count=len(local))
+        batch = sparse.coo_matrix(
+            (np.ones(len(tokens), dtype=np.float32), (owners, ids[encoded.indices.to_numpy(zero_copy_only=False)])),
+            shape=(n_units, max(len(words), 1)),
+        ).tocsr()  # adds up repeated words
+        batch = batch.tocoo()
+        rows.append(batch.row)
+        cols.append(batch.col)
+        counts.append(batch.data)
     matrix = sparse.csr_matrix(
-        (np.ones(len(ids), dtype=np.float32), (owner[keep_np], ids)), shape=(n_units, len(vocabulary))
+        (
+            np.concatenate([np.zeros(0, np.float32), *counts]),
+            (np.concatenate([np.zeros(0, np.int32), *rows]), np.concatenate([np.zeros(0, np.int32), *cols])),
+        ),
+        shape=(n_units, len(words)),
     )
     matrix.sum_duplicates()
-    return matrix, vocabulary
+    return matrix, np.asarray(list(words), dtype=object)
+
+
+def _tokens(array: pa.Array, owner: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+    """The words of the texts in ``array`` (see the module docstring), and the unit each belongs to."""
+    array = pc.utf8_lower(pc.replace_substring_regex(array, pattern=_NOT_PROSE, replacement=" "))
+    if pc.any(pc.match_substring_regex(array, pattern=_KANA_OR_HAN)).as_py():
+        # Chinese and Japanese: each ideograph is a word, a run of katakana (mostly loanwords) too, and
+        # hiragana (mostly grammar) is left out.
+        array = pc.replace_substring_regex(array, pattern=_HIRAGANA, replacement=" ")
+        array = pc.replace_substring_regex(array, pattern=_KATAKANA, replacement=" \\1 ")
+        array = pc.replace_substring_regex(array, pattern=f"({_HAN})", replacement="\\1 ")
+    # Most words are letters between spaces; only the others need the (slower) regular expression.
+    split = pc.utf8_split_whitespace(array)
+    flat = pc.list_flatten(split)
+    owners = np.repeat(owner, pc.list_value_length(split).to_numpy(zero_copy_only=False))
+    alpha = pc.utf8_is_alpha(flat)
+    mixed = pc.split_pattern_regex(flat.filter(pc.invert(alpha)), pattern=_NOT_LETTER)
+    mixed_owners = np.repeat(
+        owners[~alpha.to_numpy(zero_copy_only=False)], pc.list_value_length(mixed).to_numpy(zero_copy_only=False)
+    )
+    tokens = pa.concat_arrays([flat.filter(alpha), pc.list_flatten(mixed)])
+    owners = np.concatenate([owners[alpha.to_numpy(zero_copy_only=False)], mixed_owners])
+    lengths = pc.utf8_length(tokens).to_numpy(zero_copy_only=False)
+    keep = lengths >= 2
+    single = np.flatnonzero(lengths == 1)  # of one letter, only an ideograph is a word
+    if len(single):
+        keep[single] = pc.match_substring_regex(tokens.take(single), pattern=f"^{_HAN}$").to_numpy(zero_copy_only=False)
+    return tokens.filter(pa.array(keep)), owners[keep]
 
 
 # ---- vocabulary ----------------------------------------------------------------------------------
