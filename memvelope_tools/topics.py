@@ -343,6 +343,8 @@ def _factorise(tfidf: Any, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     model = NMF(n_components=k, init="nndsvda", solver="cd", max_iter=400, tol=1e-4, random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        # A fit that is exact up to rounding makes the error a tiny negative number under a square root.
+        warnings.filterwarnings("ignore", "invalid value encountered in sqrt", RuntimeWarning)
         weights = model.fit_transform(tfidf)
     return np.asarray(weights, dtype=np.float64), np.asarray(model.components_, dtype=np.float64)
 
