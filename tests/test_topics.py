@@ -359,3 +359,31 @@ def test_topics_of_the_bundled_exports():
         found.assignments["title"] == "dbt incremental model with late-arriving data", "topic"
     ].iloc[0]
     assert kafka == dbt  # two data-engineering conversations end up together
+
+
+# ---- the report ----------------------------------------------------------------------------------
+
+
+def test_the_report_has_a_topics_section():
+    from memvelope_tools.report import build_report
+
+    env, _ = planted(per_topic=5)
+    html = build_report([env])
+    section = html[html.index("<h2>Topics</h2>") :]
+    assert section.count("<img ") == 2  # shares over time, and the terms of each topic
+    assert "4 topics found" in section
+    table = section[section.index("<table>") : section.index("</table>")]
+    assert table.count("<tr>") == 1 + 4  # header and one row per topic
+    found = mv.topics(env, n_topics=4)
+    for label in found.labels:
+        assert label in table
+
+
+def test_the_report_says_when_the_history_is_too_small_for_topics():
+    from memvelope_tools.report import build_report
+
+    env, _ = planted(per_topic=2)
+    html = build_report([env])
+    section = html[html.index("<h2>Topics</h2>") :]
+    assert section.startswith('<h2>Topics</h2><p class="lead">Too few conversations for topics: 8 here, at least 10')
+    assert "<img " not in section[: section.index("</p>")]
