@@ -24,6 +24,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "info",
     "parquet",
     "convert_many",
+    "search",
+    "topics",
 )
 
 
