@@ -516,8 +516,8 @@ _PERIOD_WIDTH = {"week": 5.5, "W": 5.5, "month": 24.0, "M": 24.0, "MS": 24.0, "q
 
 def topic_colors(n: int) -> list[Any]:
     """One colour per topic, topic 0 first (tab20, repeating after twenty)."""
-    palette = plt.get_cmap("tab20").colors
-    return [palette[i % len(palette)] for i in range(n)]
+    cmap = plt.get_cmap("tab20")
+    return [cmap(i % cmap.N) for i in range(n)]
 
 
 def _topics(data: Any) -> Any:
@@ -589,4 +589,5 @@ def topic_terms(topics: Any, *, fig: Any = None, n_terms: int = 8, ncols: int = 
         ax.tick_params(axis="x", labelsize="x-small")
         _tidy(ax, grid_axis="x")
     fig.suptitle(f"Top terms of {k} topics")
-    return grid[:k]
+    axes: np.ndarray = grid[:k]
+    return axes

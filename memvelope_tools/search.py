@@ -210,7 +210,8 @@ class SearchIndex:
     ) -> pd.DataFrame:
         """Messages matching ``query``, best first (see the module docstring)."""
         expression = fts_query(query)
-        where, params = ["fts MATCH ?"], [expression]
+        where: list[str] = ["fts MATCH ?"]
+        params: list[str | int] = [expression]
         if role is not None:
             if role not in ROLES:
                 raise ValueError(f"role must be one of {', '.join(ROLES)} or None, got {role!r}")
