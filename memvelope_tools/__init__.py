@@ -10,11 +10,21 @@ Heavy optional parts (pandas frames, Parquet, plots) load only when first used.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 from .convert import ConversionError, convert, dump_canonical, dumps_canonical, write_envelope
 from .doctor import doctor
-from .errors import FormatError, LLMError, MemvelopeError, OutputError, ValidationError
+from .errors import (
+    FormatError,
+    LLMError,
+    MemvelopeError,
+    OutputError,
+    QueryError,
+    TopicsError,
+    ValidationError,
+)
 from .load import load, sniff
 from .read import read
 from .validate import validate
@@ -35,6 +45,8 @@ _LAZY: dict[str, str] = {
     "distill_structured": "memvelope_tools.ir",
     "distill_llm": "memvelope_tools.ir",
     "archetype_frame": "memvelope_tools.frames",
+    "search": "memvelope_tools.search",
+    "topics": "memvelope_tools.topics",
 }
 _SUBMODULES = ("plot",)
 
@@ -44,6 +56,8 @@ __all__ = [
     "LLMError",
     "MemvelopeError",
     "OutputError",
+    "QueryError",
+    "TopicsError",
     "ValidationError",
     "convert",
     "doctor",
@@ -57,6 +71,20 @@ __all__ = [
     *_LAZY,
     *_SUBMODULES,
 ]
+
+
+class _Package(types.ModuleType):
+    """This package's module type: importing a submodule never hides the function of the same name."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # The import system sets ``memvelope_tools.search`` to the submodule once it is loaded;
+        # the public name is the function it defines.
+        if isinstance(value, types.ModuleType) and _LAZY.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

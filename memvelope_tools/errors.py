@@ -44,6 +44,9 @@ Reason = Literal[
     "llm-unreachable",
     "llm-http",
     "llm-failed",
+    # search and topics
+    "bad-query",
+    "no-text",
     # raised without a more specific reason
     "error",
 ]
@@ -90,3 +93,15 @@ class OutputError(MemvelopeError, OSError):
 
 class LLMError(MemvelopeError):
     """The LLM distiller is not configured, or its endpoint could not be reached or gave no usable answer."""
+
+
+class QueryError(MemvelopeError, ValueError):
+    """A search query cannot be run (``reason`` ``bad-query``); the message says what is wrong with it."""
+
+    reason: Reason = "bad-query"
+
+
+class TopicsError(MemvelopeError, ValueError):
+    """Topics cannot be found in a history (``reason`` ``no-text``: nothing left to model)."""
+
+    reason: Reason = "no-text"

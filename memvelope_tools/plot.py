@@ -518,3 +518,87 @@ def archetype_chart(ir: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwarg
 def _entities(arch: Mapping[str, Any]) -> str:
     value = arch.get("distinct_entities")
     return "n/a" if value is None else str(int(value))
+
+
+# ---- topics --------------------------------------------------------------------------------------
+
+_PERIOD_WIDTH = {"week": 5.5, "W": 5.5, "month": 24.0, "M": 24.0, "MS": 24.0, "quarter": 80.0, "Q": 80.0, "QS": 80.0}
+
+
+def topic_colors(n: int) -> list[Any]:
+    """One colour per topic, topic 0 first (tab20, repeating after twenty)."""
+    cmap = plt.get_cmap("tab20")
+    return [cmap(i % cmap.N) for i in range(n)]
+
+
+def _topics(data: Any) -> Any:
+    from .topics import Topics, topics
+
+    return data if isinstance(data, Topics) else topics(data)
+
+
+def topics_over_time(
+    topics: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "month", **kwargs: Any
+) -> Axes:
+    """Each topic's share of the conversations (or messages) of each period, as stacked bars that
+    fill 100 % in every period with any; the legend lists the topics, largest first.
+
+    ``topics`` is what :func:`memvelope_tools.topics` returns, or a history it is called on with its
+    defaults. ``freq`` is ``week``, ``month``, ``quarter`` or ``year``, on the wall clock of ``tz``.
+    Units without a time or a topic are left out. ``kwargs`` go to ``ax.bar``.
+    """
+    found = _topics(topics)
+    shares = found.over_time(freq, tz)
+    ax = _get_ax(ax)
+    title = f"Topics per {freq}: share of {found.unit}s"
+    if shares.empty:
+        return _no_data(ax, title)
+    x = mdates.date2num(shares.index.to_pydatetime())
+    width = _PERIOD_WIDTH.get(freq, 330.0)
+    bottom = np.zeros(len(shares))
+    for color, label in zip(topic_colors(shares.shape[1]), shares.columns, strict=True):
+        heights = shares[label].to_numpy(dtype=float)
+        ax.bar(x, heights, width=width, bottom=bottom, align="edge", color=color, label=str(label), **kwargs)
+        bottom += heights
+    ax.set_ylim(0, 1)
+    ax.set_xlim(x[0] - width / 2, x[-1] + 1.5 * width)
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    _date_axis(ax)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small", title="topic")
+    ax.set_title(title if tz == "UTC" else f"{title} ({tz})")
+    ax.set_xlabel(freq)
+    ax.set_ylabel(f"share of {found.unit}s")
+    _tidy(ax)
+    return ax
+
+
+def topic_terms(topics: Any, *, fig: Any = None, n_terms: int = 8, ncols: int = 4, **kwargs: Any) -> np.ndarray:
+    """Small multiples: one horizontal bar chart per topic of its top ``n_terms`` terms by weight,
+    the strongest on top, titled with the topic's number, label and size.
+
+    Figure-level: draws into ``fig`` (a new figure sized to the grid when ``None``) and returns the
+    array of Axes, one per topic in topic order. ``topics`` is what :func:`memvelope_tools.topics`
+    returns, or a history it is called on with its defaults. ``kwargs`` go to ``ax.barh``.
+    """
+    found = _topics(topics)
+    k = found.n_topics
+    ncols = max(1, min(ncols, k))
+    nrows = -(-k // ncols)
+    if fig is None:
+        fig = plt.figure(figsize=(3.3 * ncols, 0.25 * n_terms * nrows + 0.9 * nrows), layout="constrained")
+    grid = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for extra in grid[k:]:
+        extra.remove()
+    sizes = found.assignments["topic"].value_counts()
+    colors = topic_colors(k)
+    for t, ax in enumerate(grid[:k]):
+        rows = found.terms.loc[found.terms["topic"] == t].sort_values("rank").head(n_terms)
+        terms = [str(term) for term in rows["term"]][::-1]  # barh draws the first row at the bottom
+        ax.barh(terms, rows["weight"].to_numpy(dtype=float)[::-1], color=colors[t], **kwargs)
+        ax.set_title(f"{t}: {found.labels[t]}\n{int(sizes.get(t, 0)):,} {found.unit}s", fontsize="small")
+        ax.tick_params(axis="y", labelsize="small")
+        ax.tick_params(axis="x", labelsize="x-small")
+        _tidy(ax, grid_axis="x")
+    fig.suptitle(f"Top terms of {k} topics")
+    axes: np.ndarray = grid[:k]
+    return axes

@@ -12,6 +12,7 @@ import base64
 import html
 import io
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -19,9 +20,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import pandas as pd
 from matplotlib.figure import Figure
 
-from . import __version__, frames, plot
+from . import __version__, corpus, frames, plot
 from ._atomic import atomic_write
-from .errors import FormatError, MemvelopeError
+from .errors import FormatError, MemvelopeError, TopicsError
 from .load import LoadSource, load
 from .read import layer_of, source_label
 
@@ -70,10 +71,17 @@ def _check_tz(tz: str) -> None:
 
 
 def _chart(draw: Callable[[Any], Any], caption: str, size: tuple[float, float] = (7.2, 3.9)) -> str:
+    return _figure(lambda fig: draw(fig.add_subplot()), caption, size)
+
+
+def _figure(draw: Callable[[Figure], Any], caption: str, size: tuple[float, float]) -> str:
     fig = Figure(figsize=size, layout="constrained")
-    draw(fig.add_subplot())
+    draw(fig)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
+    with warnings.catch_warnings():
+        # Text in a script the installed fonts lack (say Japanese) is drawn as boxes; no need to warn.
+        warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
+        fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
     data = base64.b64encode(buf.getvalue()).decode("ascii")
     return (
         f'<figure><img alt="{_e(caption)}" src="data:image/png;base64,{data}">'
@@ -164,6 +172,7 @@ def build_report(
             + "</div>"
         )
         parts.append(f"<h2>Top {min(top, len(convs))} conversations by length</h2>" + _top_table(convs, msgs, top, tz))
+        parts.append("<h2>Topics</h2>" + _topics_section(msgs, convs, tz))
     if facts is not None:
         by_label = {label: doc for label, doc in irs}
         parts.append(
@@ -298,3 +307,57 @@ def _archetype_table(irs: Labelled) -> str:
             ]
         )
     return _table(["document", "style", "facts", "self ratio", "belief ratio", "distinct entities", "mode"], rows)
+
+
+#: Fewer conversations than this get a line saying so instead of topics.
+TOPICS_MIN_CONVERSATIONS = 10
+
+
+def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
+    from .topics import topics
+
+    n_conv = len(convs)
+    if n_conv < TOPICS_MIN_CONVERSATIONS:
+        return (
+            f'<p class="lead">Too few conversations for topics: {n_conv:,} here, at least '
+            f"{TOPICS_MIN_CONVERSATIONS} needed.</p>"
+        )
+    n_topics = min(8, max(2, n_conv // 5))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # fewer topics than asked for is fine here
+            found = topics(corpus.from_tables(msgs, convs), n_topics=n_topics)
+    except TopicsError as exc:
+        return f'<p class="lead">No topics: {_e(exc.msg)}.</p>'
+    sizes = found.assignments["topic"].value_counts()
+    assigned = int(sizes.sum()) or 1
+    rows = []
+    for t, label in found.labels.items():
+        words = found.terms.loc[found.terms["topic"] == t, "term"]
+        rows.append(
+            [
+                ("n", t),
+                ("", label),
+                ("n", f"{int(sizes.get(t, 0)):,}"),
+                ("n", f"{int(sizes.get(t, 0)) / assigned:.0%}"),
+                ("snip", ", ".join(map(str, words))),
+            ]
+        )
+    k = found.n_topics
+    return (
+        f'<p class="lead">{k} topics found in the conversations\' words (titles and messages, without code, '
+        "URLs and numbers); each conversation counts for its main topic.</p>"
+        '<div class="charts">'
+        + _chart(
+            lambda ax: plot.topics_over_time(found, ax=ax, tz=tz, freq="quarter"),
+            "Each topic's share of the conversations of each quarter.",
+            size=(7.2, 4.2),
+        )
+        + _figure(
+            lambda fig: plot.topic_terms(found, fig=fig, n_terms=6, ncols=4),
+            "The top terms of each topic.",
+            size=(9.6, 1.9 * -(-k // 4) + 0.6),
+        )
+        + "</div>"
+        + _table(["#", "topic", "conversations", "share", "top terms"], rows)
+    )

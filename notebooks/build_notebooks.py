@@ -175,6 +175,63 @@ fresh["meta"]["facts"], mv.compute_archetype(about_me)"""),
         ("code", """fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
 mv.plot.archetype_chart({"distilled now": fresh, "only about the user": mv.compute_archetype(about_me)}, ax=ax);"""),
     ],
+    "05-topics-and-search.ipynb": [
+        ("md", """# Topics and search
+
+Two questions people bring to their own history: *what have I been talking about, and how has that
+changed?* and *where was that conversation about X?* `mv.topics` answers the first (TF-IDF and NMF from
+scikit-learn, offline and deterministic), `mv.search` the second (SQLite full-text search ranked by
+BM25). Both take the same inputs as the frame functions, a messages frame, or a Parquet folder."""),
+        ("code", """import tempfile
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import memvelope_tools as mv
+
+envelopes = [mv.convert(mv.sample_path(name)) for name in ("chatgpt", "claude")]
+msgs = mv.messages_frame(envelopes, sources=["chatgpt", "claude"])
+len(msgs)"""),
+        ("md", """## Search
+
+Words match whole, in any order, whatever their case and accents; the snippet marks each match between
+⟦ and ⟧. The best match comes first (`score`, higher is better)."""),
+        ("code", """mv.search(envelopes, "kafka lag")[["title", "role", "ts", "snippet", "score"]]"""),
+        ("md", """`"a phrase"`, a `prefix*`, and `AND` / `OR` / `NOT` in capitals; `role`, `since` and `until`
+narrow the results (`until` is exclusive)."""),
+        ("code", """mv.search(envelopes, '"half marathon" OR pace*', role="user", since="2025-01-01", limit=5)[
+    ["title", "ts", "snippet"]
+]"""),
+        ("code", """mv.search(envelopes, "(pandas OR polars) NOT spark", limit=5)[["title", "snippet"]]"""),
+        ("md", """A query that cannot run is one clear error, never an SQL error:"""),
+        ("code", """try:
+    mv.search(envelopes, "pandas AND")
+except mv.QueryError as exc:
+    print(exc)"""),
+        ("md", """The index is built once and reused. For a Parquet folder it is kept on disk beside the files
+(`search.sqlite`) with a fingerprint of them: when they change, the next search rebuilds it and says so."""),
+        ("code", """folder = Path(tempfile.mkdtemp()) / "history"
+mv.to_parquet(envelopes, folder, sources=["chatgpt", "claude"])
+hits = mv.search(folder, "olive oil")
+sorted(p.name for p in folder.iterdir()), hits[["source", "title"]].head(3)"""),
+        ("md", """## Topics
+
+Each conversation (its title and messages, without code, URLs, numbers and stop words) is one document.
+Topics are numbered by size and labelled by their top three terms."""),
+        ("code", """topics = mv.topics(msgs, n_topics=8, seed=0)
+topics.labels"""),
+        ("code", """fig = plt.figure(figsize=(12, 5), layout="constrained")
+mv.plot.topic_terms(topics, fig=fig, n_terms=6);"""),
+        ("md", """Each conversation's main topic and how sure the model is (`weight`, its share of that
+conversation):"""),
+        ("code", """topics.assignments[["source", "title", "label", "weight"]].head(10)"""),
+        ("md", """How the mix changed: each topic's share of the conversations of each quarter."""),
+        ("code", """topics.over_time("quarter").round(2)"""),
+        ("code", """fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
+mv.plot.topics_over_time(topics, ax=ax, freq="quarter");"""),
+        ("md", """The same input and seed always give the same topics:"""),
+        ("code", """again = mv.topics(msgs, n_topics=8, seed=0)
+again.terms.equals(topics.terms) and again.assignments.equals(topics.assignments)"""),
+    ],
 }
 
 

@@ -20,6 +20,7 @@ EXPECTED = [
     "02-activity-timeline.ipynb",
     "03-fact-categories.ipynb",
     "04-archetype.ipynb",
+    "05-topics-and-search.ipynb",
 ]
 
 

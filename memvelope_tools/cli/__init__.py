@@ -30,6 +30,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "info",
     "parquet",
     "convert_many",
+    "search",
+    "topics",
 )
 
 # Packages that only an extra installs: the extra to name when one is missing.

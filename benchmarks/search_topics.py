@@ -1,0 +1,253 @@
+"""Benchmark: search indexing and query latency, and topics, on generated histories.
+
+Prints, in one run, each stage in a fresh process (so each peak is its own):
+
+* **index**: ``SearchIndex.build`` over ``--messages`` messages (default 1,000,000): messages/s
+  (target: at least 100,000/s) and peak memory;
+* **query**: latency of ``index.search(...)`` on that index for a rare word, a planted phrase, a
+  common word, a prefix and a boolean query, median of ``--repeat`` runs (target: under 100 ms),
+  and of a whole ``mv.search(frame, ...)`` call once the index is cached (it fingerprints the frame);
+* **topics**: ``mv.topics`` over ``--conversations`` conversations (default 50,000) with planted
+  topics: seconds (target: under 60 s), peak memory, and how many planted topics were recovered.
+
+The baseline for memory is the process after imports and after the input frame was built; the
+figure is the extra peak (VmHWM) on top of it. The data are generated, seeded: words from a Zipf
+vocabulary, texts of user (~40 words) and assistant (~150 words) length, a few planted phrases.
+
+Usage: ``python benchmarks/search_topics.py [--messages 1000000] [--conversations 50000] [--repeat 7]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+PLANTED = "aurora borealis expedition"
+TOPIC_WORDS = {
+    "gardening": "tomato compost seedling mulch pruning greenhouse trellis basil soil harvest",
+    "finance": "mortgage dividend portfolio inflation budget savings pension equity bond interest",
+    "cooking": "recipe simmer saute garlic oven dough braise marinade skillet spatula",
+    "travel": "itinerary passport layover hostel luggage museum ferry visa airport backpack",
+    "fitness": "squat deadlift cardio protein stretching treadmill kettlebell marathon sprint rowing",
+    "music": "chord melody guitar tempo rhythm piano harmony chorus verse drummer",
+}
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * 4096
+
+
+def _peak_rss_bytes() -> int:
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent through fork and exec.
+    with open("/proc/self/status") as fh:
+        line = next(line for line in fh if line.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+
+def _reset_peak() -> None:
+    with open("/proc/self/clear_refs", "w") as fh:  # resets VmHWM to the current RSS
+        fh.write("5")
+
+
+def vocabulary(rng: np.random.Generator, size: int = 20_000) -> np.ndarray:
+    """Pronounceable made-up words, the first ones the most frequent (Zipf)."""
+    consonants, vowels = list("bcdfghklmnprstvz"), list("aeiou")
+    words = set()
+    while len(words) < size:
+        n = int(rng.integers(1, 4))
+        words.add("".join(str(rng.choice(consonants)) + str(rng.choice(vowels)) for _ in range(n + 1)))
+    return np.array(sorted(words, key=len))
+
+
+def history(n_messages: int, seed: int, topics: bool) -> Any:
+    """A history frame of about ``n_messages`` messages in conversations of 2-20 messages."""
+    import pandas as pd
+
+    from memvelope_tools import corpus
+
+    rng = np.random.default_rng(seed)
+    vocab = vocabulary(rng)
+    weights = 1.0 / np.arange(1, len(vocab) + 1)
+    weights /= weights.sum()
+    names = list(TOPIC_WORDS)
+    topic_vocab = {k: np.array(v.split()) for k, v in TOPIC_WORDS.items()}
+    sizes = rng.integers(2, 21, size=n_messages // 11 + 1)
+    sizes = sizes[: int(np.searchsorted(np.cumsum(sizes), n_messages)) + 1]
+    n_conv = len(sizes)
+    conv_topic = rng.integers(0, len(names), size=n_conv)
+    total = int(sizes.sum())
+    conv_index = np.repeat(np.arange(n_conv), sizes)
+    position = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    role = np.where(position % 2 == 0, "user", "assistant")
+    lengths = np.where(role == "user", rng.poisson(40, total), rng.poisson(150, total)) + 1
+    ids = rng.choice(len(vocab), size=int(lengths.sum()), p=weights)
+    words = vocab[ids].astype(object)  # planted words may be longer than any generated one
+    if topics:  # a fifth of the words of each message come from its conversation's topic
+        topic_of_word = np.repeat(conv_topic[conv_index], lengths)
+        planted = rng.random(len(words)) < 0.2
+        for t, name in enumerate(names):
+            where = planted & (topic_of_word == t)
+            words[where] = rng.choice(topic_vocab[name], size=int(where.sum()))
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    texts = [" ".join(words[bounds[i] : bounds[i + 1]]) for i in range(total)]
+    for i in rng.choice(total, size=20, replace=False):
+        texts[i] = texts[i] + f" We planned the {PLANTED} for March."
+    start = np.datetime64("2022-01-01T00:00:00", "ms").astype(np.int64)
+    ts = np.sort(rng.integers(start, start + 3 * 365 * 86_400_000, size=total))
+    frame = pd.DataFrame(
+        {
+            "source": "bench",
+            "conv_index": conv_index,
+            "conversation_id": [f"c{i}" for i in conv_index],
+            "position": position,
+            "role": role,
+            "ts": pd.to_datetime(ts, unit="ms", utc=True),
+            "text": texts,
+            "title": [f"conversation {i}" for i in conv_index],
+        }
+    )
+    return corpus.from_messages(frame), conv_topic, names, vocab
+
+
+def stage_search(n_messages: int, seed: int, repeat: int) -> dict[str, Any]:
+    import memvelope_tools as mv
+    from memvelope_tools.search import SearchIndex
+
+    frame, _, _, vocab = history(n_messages, seed, topics=False)
+    gc.collect()
+    base = _rss_bytes()
+    _reset_peak()
+    t0 = time.perf_counter()
+    index = SearchIndex.build(frame)
+    seconds = time.perf_counter() - t0
+    peak = _peak_rss_bytes() - base
+    queries = {
+        "rare word": str(vocab[5000]),
+        "planted phrase": f'"{PLANTED}"',
+        "common word": str(vocab[0]),
+        "prefix": str(vocab[300])[:3] + "*",
+        "boolean": f"({vocab[1]} OR {vocab[2]}) NOT {vocab[3]}",
+    }
+    latency: dict[str, Any] = {}
+    for name, query in queries.items():
+        runs = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            hits = index.search(query)
+            runs.append(time.perf_counter() - t)
+        latency[name] = {"query": query, "ms": statistics.median(runs) * 1000, "hits": len(hits)}
+    mv.search(frame, "warm")  # builds the cached index once
+    runs = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        mv.search(frame, f'"{PLANTED}"')
+        runs.append(time.perf_counter() - t)
+    return {
+        "messages": len(frame),
+        "text_mb": float(frame["text"].str.len().sum()) / 1e6,
+        "seconds": seconds,
+        "peak_extra": peak,
+        "latency": latency,
+        "cached_call_ms": statistics.median(runs) * 1000,
+    }
+
+
+def stage_topics(n_conversations: int, seed: int) -> dict[str, Any]:
+    import memvelope_tools as mv
+
+    frame, conv_topic, names, _ = history(n_conversations * 11, seed, topics=True)
+    gc.collect()
+    base = _rss_bytes()
+    _reset_peak()
+    t0 = time.perf_counter()
+    found = mv.topics(frame, n_topics=len(names), seed=seed)
+    seconds = time.perf_counter() - t0
+    peak = _peak_rss_bytes() - base
+    main = found.assignments["topic"].to_numpy(dtype=np.int64)
+    recovered = 0
+    for t in range(len(names)):
+        counts = np.bincount(main[conv_topic == t], minlength=len(names))
+        recovered += counts.max() >= 0.8 * counts.sum()
+    return {
+        "conversations": int(frame["conv_index"].nunique()),
+        "messages": len(frame),
+        "seconds": seconds,
+        "peak_extra": peak,
+        "recovered": int(recovered),
+        "planted": len(names),
+        "labels": list(found.labels),
+    }
+
+
+def _child(stage: str, args: argparse.Namespace) -> dict[str, Any]:
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        stage,
+        "--messages",
+        str(args.messages),
+        "--conversations",
+        str(args.conversations),
+        "--repeat",
+        str(args.repeat),
+        "--seed",
+        str(args.seed),
+    ]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--conversations", type=int, default=50_000)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--child", choices=("search", "topics"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child == "search":
+        print(json.dumps(stage_search(args.messages, args.seed, args.repeat)))
+        return
+    if args.child == "topics":
+        print(json.dumps(stage_topics(args.conversations, args.seed)))
+        return
+
+    import sqlite3
+
+    import sklearn
+
+    print(f"python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}, scikit-learn {sklearn.__version__}")
+    s = _child("search", args)
+    rate = s["messages"] / s["seconds"]
+    print(
+        f"index:  {s['messages']:,} messages ({s['text_mb']:,.0f} MB of text) in {s['seconds']:.1f} s = "
+        f"{rate:,.0f} messages/s (target >= 100,000/s); peak memory +{s['peak_extra'] / 1e6:,.0f} MB"
+    )
+    for name, q in s["latency"].items():
+        print(f"query:  {name:<15} {q['query']!r:<32} {q['ms']:>8.1f} ms  ({q['hits']} of limit 50)  (target < 100 ms)")
+    print(f"query:  mv.search(frame, ...) with the index cached: {s['cached_call_ms']:.0f} ms (fingerprints the frame)")
+    t = _child("topics", args)
+    print(
+        f"topics: {t['conversations']:,} conversations ({t['messages']:,} messages) in {t['seconds']:.1f} s "
+        f"(target < 60 s); peak memory +{t['peak_extra'] / 1e6:,.0f} MB; planted topics recovered "
+        f"{t['recovered']} of {t['planted']}"
+    )
+    print("        " + "; ".join(t["labels"]))
+
+
+if __name__ == "__main__":
+    main()

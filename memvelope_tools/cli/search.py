@@ -1,0 +1,129 @@
+"""``memvelope search``: ranked full-text search over the messages of a history."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "search",
+        help="full-text search over the messages of envelopes, exports or a Parquet folder",
+        description=(
+            "Print the messages matching QUERY, best first (BM25), with the match marked in a snippet. "
+            "Each PATH is an envelope, an export zip or folder (converted in memory first), or a "
+            "folder written by 'memvelope parquet' (its index is kept there as search.sqlite and "
+            "rebuilt when the Parquet files change).\n\n"
+            'QUERY: words (all must occur; case and accents do not matter), "a phrase", a prefix*, '
+            "AND / OR / NOT in capitals, (parentheses). Quote the whole query for the shell.\n\n"
+            "Examples:\n"
+            "  memvelope search history.mve.json 'sourdough starter'\n"
+            "  memvelope search history/ '\"time zone\" OR tz*' --role user --since 2024-01-01 --limit 5\n"
+            "  memvelope search export.zip 'pandas NOT polars' --json"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="envelope, export zip or folder, or Parquet folder")
+    p.add_argument("query", metavar="QUERY", help="what to search for")
+    p.add_argument("--role", choices=("user", "assistant"), help="only messages of this role")
+    p.add_argument("--since", metavar="DATE", help="only messages sent at or after DATE (UTC unless it says)")
+    p.add_argument("--until", metavar="DATE", help="only messages sent before DATE")
+    p.add_argument("--limit", type=int, default=20, metavar="N", help="show the N best matches (default 20)")
+    p.add_argument("--json", action="store_true", help="print the matches as a JSON array")
+    p.set_defaults(func=run)
+
+
+def source(path: str) -> Any:
+    """What a PATH stands for: a Parquet folder or a document as is, an export converted first."""
+    from ..corpus import parquet_folder
+
+    if parquet_folder(path) is not None:
+        return path
+    if Path(path).is_dir() or path.lower().endswith(".zip"):
+        from ..convert import convert
+
+        return convert(path)
+    return path
+
+
+@contextmanager
+def notes() -> Iterator[None]:
+    """Library warnings as one ``memvelope: note:`` line each on stderr."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        try:
+            yield
+        finally:
+            for w in caught:
+                print(f"memvelope: note: {w.message}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        print("memvelope: error: --limit must be at least 1", file=sys.stderr)
+        return 2
+    from ..search import fts_query, search
+
+    fts_query(args.query)  # a bad query is reported before anything is read
+    with notes():
+        sources = [source(p) for p in args.paths]
+        hits = search(
+            sources if len(sources) > 1 else sources[0],
+            args.query,
+            role=args.role,
+            since=args.since,
+            until=args.until,
+            limit=args.limit,
+        )
+    if args.json:
+        print(hits.to_json(orient="records", date_format="iso", force_ascii=False, indent=1) if len(hits) else "[]")
+        return 0
+    if hits.empty:
+        print(f"no message matches {args.query!r}")
+        return 0
+    print(table(hits, shutil.get_terminal_size((120, 24)).columns))
+    if len(hits) == args.limit:
+        print(f"(the best {args.limit}; --limit N for more)")
+    return 0
+
+
+def table(hits: Any, width: int) -> str:
+    """The matches as a plain-text table fitted to ``width`` columns."""
+    import pandas as pd
+
+    several = hits["source"].nunique() > 1
+    rows = []
+    for rank, hit in enumerate(hits.itertuples(index=False), start=1):
+        when = "" if pd.isna(hit.ts) else hit.ts.strftime("%Y-%m-%d %H:%M")
+        title = "" if pd.isna(hit.title) else str(hit.title)
+        where = f"{hit.source}: {title}" if several else title
+        rows.append((str(rank), f"{hit.score:.2f}", when, str(hit.role), clip(where or "(untitled)", 32), hit.snippet))
+    header = ("#", "score", "sent (UTC)", "role", "conversation", "snippet")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
+    room = max(20, width - sum(widths) - 2 * 5)
+    lines = []
+    for row in [header, *rows]:
+        cells = [row[i].rjust(widths[i]) if i < 2 else row[i].ljust(widths[i]) for i in range(5)]
+        lines.append("  ".join([*cells, clip(row[5], room, keep="⟦")]).rstrip())
+    return "\n".join(lines)
+
+
+def clip(text: str, width: int, keep: str = "") -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis, from a little before the
+    first ``keep`` when that would be cut off."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    at = flat.find(keep) if keep else -1
+    if at > width // 2:
+        flat = "…" + flat[at - width // 4 :].lstrip("…")
+        if len(flat) <= width:
+            return flat
+    return flat[: width - 1] + "…"

@@ -1,0 +1,61 @@
+"""``memvelope topics``: what a history is about, as a table of topics and their top terms."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .search import notes, source
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "topics",
+        help="the topics of a history (TF-IDF and NMF): their top terms and sizes",
+        description=(
+            "Find topics in the conversations (or messages) of the given histories and print one line "
+            "per topic: its size, share and top terms. Each PATH is an envelope, an export zip or folder "
+            "(converted in memory first), or a folder written by 'memvelope parquet'. Code, URLs, numbers "
+            "and stop words are left out; the same input gives the same topics.\n\n"
+            "Example:\n  memvelope topics history.mve.json -n 8"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="envelope, export zip or folder, or Parquet folder")
+    p.add_argument("-n", "--topics", type=int, default=12, metavar="N", help="how many topics (default 12)")
+    p.add_argument("--unit", choices=("conversation", "message"), default="conversation", help="what one document is")
+    p.add_argument("--terms", type=int, default=8, metavar="K", help="top terms shown per topic (default 8)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the model (default 0)")
+    p.add_argument("--json", action="store_true", help="print the topics as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..topics import topics
+
+    if args.topics < 1:
+        print("memvelope: error: -n must be at least 1", file=sys.stderr)
+        return 2
+    with notes():
+        sources = [source(p) for p in args.paths]
+        found = topics(sources if len(sources) > 1 else sources[0], args.topics, unit=args.unit, seed=args.seed)
+    sizes = found.assignments["topic"].value_counts()
+    total = len(found.assignments)
+    rows = []
+    for t, label in found.labels.items():
+        terms = found.terms.loc[found.terms["topic"] == t, "term"].head(args.terms)
+        size = int(sizes.get(t, 0))
+        rows.append({"topic": int(t), "label": label, "size": size, "share": size / total, "terms": list(terms)})
+    if args.json:
+        print(json.dumps({"unit": found.unit, "units": total, "topics": rows}, ensure_ascii=False, indent=1))
+        return 0
+    unit = f"{found.unit}s"
+    print(f"{found.n_topics} topics in {total:,} {unit}")
+    width = max(len(f"{r['size']:,}") for r in rows)
+    for r in rows:
+        print(f"{r['topic']:>3}  {r['size']:>{width},} {unit:<13} {r['share']:>4.0%}  {', '.join(r['terms'])}")
+    unassigned = total - int(sizes.sum())
+    if unassigned:
+        print(f"({unassigned:,} {unit} without a word to go by have no topic)")
+    return 0

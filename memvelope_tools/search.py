@@ -1,0 +1,506 @@
+"""Ranked full-text search over the messages of a chat history, offline, with SQLite FTS5 and BM25.
+
+>>> import memvelope_tools as mv
+>>> hits = mv.search("history.mve.json", '"time zone" OR tz*', role="user")  # doctest: +SKIP
+
+``source`` is a history as :mod:`memvelope_tools.corpus` describes: anything the frame functions
+take, a messages frame, a Parquet folder, or a list of them.
+
+**Queries.** Words are matched whole and in any order (all of them must occur); case and diacritics
+do not matter (``cafe`` finds "Café", ``zurich`` "Zürich"). ``"two words"`` is a phrase, ``pyth*`` a
+prefix, ``AND``, ``OR``, ``NOT`` (upper case) combine terms, parentheses group them:
+``(pandas OR polars) NOT spark``. Everything else in a word is taken literally, so ``c++``,
+``e-mail`` or ``don't`` need no quoting. Chinese and Japanese text has no spaces between words:
+each ideograph or kana is indexed on its own and a run of them is searched as a phrase, so ``東京``
+finds "東京に行く". A query that cannot be run raises :class:`~memvelope_tools.QueryError` saying why.
+
+**Results.** One row per matching message, best first: ``source``, ``conv_index``,
+``conversation_id``, ``title``, ``ts``, ``role``, ``position`` (as in the frames), ``snippet`` (up to
+about 24 words of the message around the matches, whitespace collapsed, each match between ``⟦`` and
+``⟧``, brackets rare enough in real text not to be confused with it) and ``score`` (BM25, higher is
+better). Equal scores put the most recent message first; undated messages come last.
+``role`` keeps one role; ``since`` (inclusive) and ``until`` (exclusive) keep messages sent in that
+interval, given as anything :class:`pandas.Timestamp` reads, UTC when no offset is given
+(``since="2024-01-01", until="2025-01-01"`` is the year 2024); undated messages then drop out.
+
+**The index** is built once per history and reused: in memory for the last few histories searched
+(recognised by their content, or for files by path, size and modification time), and for a Parquet
+folder on disk beside the Parquet files as ``search.sqlite``, with a fingerprint of those files. When
+the files change, the next search says so in a warning and rebuilds the index; it is never used stale.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import sqlite3
+import tempfile
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import corpus, frames
+from .errors import QueryError
+from .read import ROLES
+
+__all__ = ["RESULT_COLUMNS", "SearchIndex", "fts_query", "search"]
+
+#: Columns and dtypes of a result frame.
+RESULT_COLUMNS: dict[str, Any] = {
+    "source": frames.STRING,
+    "conv_index": frames.INT,
+    "conversation_id": frames.STRING,
+    "title": frames.STRING,
+    "ts": frames.TIMESTAMP,
+    "role": frames.ROLE,
+    "position": frames.INT,
+    "snippet": frames.STRING,
+    "score": np.dtype("float64"),
+}
+MARKS = ("⟦", "⟧")
+INDEX_FILE = "search.sqlite"
+_FORMAT = "memvelope-search-1"
+_TOKENIZER = "unicode61 remove_diacritics 2"
+_SNIPPET_TOKENS = 24
+_CACHED = 4  # in-memory indexes kept
+# Ideographs and kana: a zero-width space (a separator to the tokenizer, invisible in a snippet)
+# after each makes every one a token of its own.
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+_CJK_RE2 = "([" + "".join(f"\\x{{{ord(c):04x}}}" if c != "-" else "-" for c in _CJK_CLASS) + "])"
+_CJK = re.compile(f"([{_CJK_CLASS}])")
+_ZWSP = "\u200b"
+_OPERATORS = frozenset(("AND", "OR", "NOT"))
+_QUERY_TOKEN = re.compile(r'\s*(?:(")([^"]*)("?)(\*?)|(\()|(\))|([^\s()"]+))')
+_SEARCHABLE = re.compile(r"[^\W_]")
+
+
+# ---- queries -------------------------------------------------------------------------------------
+
+
+def fts_query(query: str) -> str:
+    """The FTS5 expression a query (see the module docstring) is run as.
+
+    Raises :class:`~memvelope_tools.QueryError` with the reason when the query cannot be run.
+    """
+    if not isinstance(query, str):
+        raise QueryError(f"a query is a string, not {type(query).__name__}")
+    out: list[str] = []
+    kinds: list[str] = []  # "term", "op", "(", ")"
+    pos = 0
+    text = query.rstrip()
+    while pos < len(text):
+        m = _QUERY_TOKEN.match(text, pos)
+        assert m is not None  # every non-space character starts some token
+        pos = m.end()
+        quote, phrase, closed, star, opening, closing, word = m.groups()
+        if quote:
+            if not closed:
+                raise QueryError(f"cannot search for {query!r}: a quote is not closed")
+            out.append(_phrase(phrase, query) + ("*" if star else ""))
+            kinds.append("term")
+        elif opening:
+            out.append("(")
+            kinds.append("(")
+        elif closing:
+            out.append(")")
+            kinds.append(")")
+        elif word in _OPERATORS:
+            out.append(word)
+            kinds.append("op")
+        else:
+            stem = word.rstrip("*")
+            if not stem:
+                raise QueryError(f"cannot search for {query!r}: '*' ends a word to search for its prefix (pyth*)")
+            out.append(_phrase(stem, query) + ("*" if stem != word else ""))
+            kinds.append("term")
+    if "term" not in kinds:
+        raise QueryError(f"cannot search for {query!r}: there is no word to search for")
+    for i, kind in enumerate(kinds):
+        before = kinds[i - 1] if i else "("
+        after = kinds[i + 1] if i + 1 < len(kinds) else ")"
+        if kind == "op" and (before in ("op", "(") or after in ("op", ")")):
+            raise QueryError(f"cannot search for {query!r}: {out[i]} needs a term on each side (a {out[i]} b)")
+    if kinds.count("(") != kinds.count(")"):
+        raise QueryError(f"cannot search for {query!r}: parentheses do not pair up")
+    return " ".join(out)
+
+
+def _phrase(words: str, query: str) -> str:
+    if not _SEARCHABLE.search(words):
+        raise QueryError(f"cannot search for {query!r}: {words!r} has no letter or digit to search for")
+    return '"' + _CJK.sub(r"\1" + _ZWSP, words).replace('"', '""') + '"'
+
+
+def _timestamp_ms(value: Any, name: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        ts = pd.Timestamp(value)
+    except (ValueError, TypeError):
+        raise QueryError(f"{name}={value!r} is not a date or time") from None
+    if ts is pd.NaT:
+        raise QueryError(f"{name}={value!r} is not a date or time")
+    ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+    return int(ts.as_unit("ns").value) // 1_000_000
+
+
+# ---- the index -----------------------------------------------------------------------------------
+
+
+class SearchIndex:
+    """An FTS5 index of a history's messages, with what a result row shows; query it with :meth:`search`."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path | None = None) -> None:
+        self._db = connection
+        self._lock = threading.Lock()
+        self.path = path
+
+    @classmethod
+    def build(cls, history: pd.DataFrame, *, path: Path | None = None, fingerprint: str = "") -> SearchIndex:
+        """Index a history frame (:data:`memvelope_tools.corpus.HISTORY_COLUMNS`), in memory or
+        into the SQLite file ``path`` (written whole, then renamed into place)."""
+        if path is None:
+            db = _connect(":memory:")
+            _fill(db, history, fingerprint)
+            return cls(db)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        try:
+            db = _connect(tmp)
+            try:
+                _fill(db, history, fingerprint)
+            finally:
+                db.close()
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        return cls(_connect(path, read_only=True), path)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM msgs").fetchone()[0])
+
+    def meta(self, key: str) -> str | None:
+        """A value stored with the index (``format``, ``fingerprint``)."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def search(
+        self,
+        query: str,
+        *,
+        role: str | None = None,
+        since: Any = None,
+        until: Any = None,
+        limit: int | None = 50,
+        marks: Sequence[str] = MARKS,
+    ) -> pd.DataFrame:
+        """Messages matching ``query``, best first (see the module docstring)."""
+        expression = fts_query(query)
+        where: list[str] = ["fts MATCH ?"]
+        params: list[str | int] = [expression]
+        if role is not None:
+            if role not in ROLES:
+                raise ValueError(f"role must be one of {', '.join(ROLES)} or None, got {role!r}")
+            where.append("m.role = ?")
+            params.append(ROLES.index(role))
+        for name, value, op in (("since", since, ">="), ("until", until, "<")):
+            ms = _timestamp_ms(value, name)
+            if ms is not None:
+                where.append(f"m.ts {op} ?")
+                params.append(ms)
+        if limit is not None and (not isinstance(limit, int) or limit < 0):
+            raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
+        sql = (
+            "SELECT fts.rowid, -bm25(fts) FROM fts JOIN msgs m ON m.id = fts.rowid WHERE "
+            + " AND ".join(where)
+            + " ORDER BY bm25(fts), m.ts IS NULL, m.ts DESC, fts.rowid LIMIT ?"
+        )
+        params.append(-1 if limit is None else limit)
+        open_mark, close_mark = marks
+        with self._lock:
+            try:
+                hits = self._db.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                detail = str(exc).removeprefix("fts5: ")
+                raise QueryError(f"cannot search for {query!r}: {detail}") from None
+            ids = [row[0] for row in hits]
+            snippets: dict[int, str] = {}
+            details: dict[int, tuple[Any, ...]] = {}
+            for chunk in _chunks(ids, 500):
+                marks_in = ",".join("?" * len(chunk))
+                snippets.update(
+                    self._db.execute(
+                        f"SELECT rowid, snippet(fts, 0, ?, ?, '…', {_SNIPPET_TOKENS}) FROM fts "
+                        f"WHERE fts MATCH ? AND rowid IN ({marks_in})",
+                        [open_mark, close_mark, expression, *chunk],
+                    ).fetchall()
+                )
+                for row in self._db.execute(
+                    "SELECT m.id, c.source, c.conv_index, c.conversation_id, c.title, m.ts, m.role, m.position "
+                    f"FROM msgs m JOIN convs c ON c.id = m.conv WHERE m.id IN ({marks_in})",
+                    chunk,
+                ):
+                    details[row[0]] = row[1:]
+        rows = [details[i] for i in ids]
+        frame = pd.DataFrame(
+            {
+                "source": [r[0] for r in rows],
+                "conv_index": np.array([r[1] for r in rows], dtype=np.int64),
+                "conversation_id": [r[2] for r in rows],
+                "title": [r[3] for r in rows],
+                "ts": pd.to_datetime(pd.array([r[4] for r in rows], dtype="Int64"), unit="ms", utc=True),
+                "role": pd.Categorical.from_codes([-1 if r[5] is None else r[5] for r in rows], dtype=frames.ROLE),
+                "position": np.array([r[6] for r in rows], dtype=np.int64),
+                "snippet": [" ".join(snippets[i].replace(_ZWSP, "").split()) for i in ids],
+                "score": np.array([row[1] for row in hits], dtype=np.float64),
+            }
+        )
+        return frames.conform(frame, RESULT_COLUMNS)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._db.close()
+
+
+def _chunks(values: list[int], size: int) -> Iterable[list[int]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def _connect(path: str | Path, *, read_only: bool = False) -> sqlite3.Connection:
+    if read_only:
+        return sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode = OFF")
+    db.execute("PRAGMA synchronous = OFF")
+    return db
+
+
+def _fill(db: sqlite3.Connection, history: pd.DataFrame, fingerprint: str) -> None:
+    """Create the tables and insert the history: one transaction, one executemany per table."""
+    db.executescript(
+        f"""
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE convs(id INTEGER PRIMARY KEY, source TEXT, conv_index INTEGER, conversation_id TEXT,
+                           title TEXT);
+        CREATE TABLE msgs(id INTEGER PRIMARY KEY, conv INTEGER, position INTEGER, role INTEGER, ts INTEGER);
+        CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = '{_TOKENIZER}');
+        """
+    )
+    n = len(history)
+    source = history["source"].astype(object).to_numpy()
+    conv_index = history["conv_index"].to_numpy(dtype=np.int64)
+    # A new conversation starts wherever (source, conv_index) changes from the row before.
+    starts = np.ones(n, dtype=bool)
+    if n:
+        starts[1:] = (conv_index[1:] != conv_index[:-1]) | (source[1:] != source[:-1])
+    conv = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)
+    ts = _ms(history["ts"])
+    role = history["role"].cat.codes.to_numpy() if n else np.zeros(0, dtype=np.int8)
+    db.execute("BEGIN")
+    db.executemany(
+        "INSERT INTO meta VALUES (?, ?)",
+        [("format", _FORMAT), ("tokenizer", _TOKENIZER), ("fingerprint", fingerprint)],
+    )
+    db.executemany(
+        "INSERT INTO convs VALUES (?, ?, ?, ?, ?)",
+        zip(
+            range(len(first)),
+            source[first].tolist(),
+            conv_index[first].tolist(),
+            _nullable(history["conversation_id"].iloc[first]),
+            _nullable(history["title"].iloc[first]),
+            strict=True,
+        ),
+    )
+    db.executemany(
+        "INSERT INTO msgs VALUES (?, ?, ?, ?, ?)",
+        zip(
+            range(n),
+            conv.tolist(),
+            history["position"].to_numpy(dtype=np.int64).tolist(),
+            [None if r < 0 else r for r in role.tolist()],
+            ts,
+            strict=True,
+        ),
+    )
+    db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)", enumerate(_index_texts(history["text"])))
+    db.execute("COMMIT")
+
+
+def _ms(ts: pd.Series) -> list[int | None]:
+    """Milliseconds since the epoch, None for NaT."""
+    out: list[int | None] = ts.to_numpy(dtype="datetime64[ms]").view(np.int64).tolist()
+    for i in np.flatnonzero(ts.isna().to_numpy()).tolist():
+        out[i] = None
+    return out
+
+
+def _nullable(values: pd.Series) -> list[str | None]:
+    return [None if v is pd.NA or v is None else str(v) for v in values.astype(object)]
+
+
+def _index_texts(text: pd.Series) -> list[str]:
+    """The texts as indexed: null as empty, a zero-width space after each ideograph and kana."""
+    array = pa.array(text.astype(frames.STRING).array, type=pa.string()) if len(text) else pa.array([], pa.string())
+    array = pc.replace_substring_regex(array.fill_null(""), pattern=_CJK_RE2, replacement="\\1" + _ZWSP)
+    return array.to_pylist()  # type: ignore[no-any-return]
+
+
+# ---- caching -------------------------------------------------------------------------------------
+
+_memory: OrderedDict[str, SearchIndex] = OrderedDict()
+_memory_lock = threading.Lock()
+
+
+def _remember(key: str, index: SearchIndex) -> SearchIndex:
+    with _memory_lock:
+        _memory[key] = index
+        _memory.move_to_end(key)
+        while len(_memory) > _CACHED:
+            _memory.popitem(last=False)
+    return index
+
+
+def _recall(key: str) -> SearchIndex | None:
+    with _memory_lock:
+        index = _memory.get(key)
+        if index is not None:
+            _memory.move_to_end(key)
+        return index
+
+
+def clear_cache() -> None:
+    """Forget the indexes kept in memory (files on disk stay)."""
+    with _memory_lock:
+        _memory.clear()
+
+
+def frame_fingerprint(history: pd.DataFrame) -> str:
+    """A digest of a history frame's content: equal for equal content, whatever object holds it."""
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(_FORMAT.encode())
+    table = pa.Table.from_pandas(history.loc[:, list(corpus.HISTORY_COLUMNS)], preserve_index=False)
+    for name in table.column_names:
+        digest.update(name.encode())
+        column = table.column(name)
+        for chunk in column.chunks:
+            if isinstance(chunk, pa.DictionaryArray):
+                chunk = chunk.cast(chunk.type.value_type)
+            digest.update(f"{chunk.type}:{chunk.offset}:{len(chunk)}:{chunk.null_count}".encode())
+            for buffer in chunk.buffers():
+                if buffer is not None:
+                    digest.update(memoryview(buffer))
+    return digest.hexdigest()
+
+
+def _files_fingerprint(paths: Iterable[Path]) -> str:
+    """Size, modification time and Parquet footer of each file: any rewrite changes it."""
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(_FORMAT.encode())
+    for path in paths:
+        stat = path.stat()
+        digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+        with open(path, "rb") as fh:
+            fh.seek(max(0, stat.st_size - 8))
+            tail = fh.read(8)
+            footer = int.from_bytes(tail[:4], "little") if len(tail) == 8 else 0
+            fh.seek(max(0, stat.st_size - 8 - footer))
+            digest.update(fh.read(footer + 8))
+    return digest.hexdigest()
+
+
+def _file_key(items: list[Any]) -> str | None:
+    """For files named by path only: a key from their paths, sizes and modification times."""
+    parts = []
+    for item in items:
+        if not isinstance(item, str | os.PathLike):
+            return None
+        try:
+            stat = os.stat(item)
+        except OSError:
+            return None
+        if not os.path.isfile(item):
+            return None
+        parts.append(f"{os.path.abspath(os.fspath(item))}:{stat.st_size}:{stat.st_mtime_ns}")
+    return "files:" + "\n".join(parts)
+
+
+def index_for(source: Any) -> SearchIndex:
+    """The search index of a history, built now or reused (see the module docstring)."""
+    if (folder := corpus.parquet_folder(source)) is not None:
+        return _folder_index(folder)
+    items = list(source) if isinstance(source, list | tuple) else [source]
+    file_key = _file_key(items) if items else None
+    if file_key is not None and (index := _recall(file_key)) is not None:
+        return index
+    history = corpus.history_frame(source)
+    key = "frame:" + frame_fingerprint(history)
+    index = _recall(key)
+    if index is None:
+        index = _remember(key, SearchIndex.build(history, fingerprint=key))
+    if file_key is not None:
+        _remember(file_key, index)
+    return index
+
+
+def _folder_index(folder: Path) -> SearchIndex:
+    files = [folder / name for name in ("messages.parquet", "conversations.parquet") if (folder / name).is_file()]
+    fingerprint = _files_fingerprint(files)
+    key = f"folder:{folder.resolve()}:{fingerprint}"
+    if (index := _recall(key)) is not None:
+        return index
+    path = folder / INDEX_FILE
+    if path.exists():
+        stored: SearchIndex | None = None
+        try:
+            stored = SearchIndex(_connect(path, read_only=True), path)
+            if stored.meta("format") == _FORMAT and stored.meta("fingerprint") == fingerprint:
+                return _remember(key, stored)
+            why = "the Parquet files changed since it was built"
+        except sqlite3.DatabaseError:
+            why = "it cannot be read"
+        if stored is not None:
+            stored.close()
+        warnings.warn(f"search index {path} is out of date ({why}); rebuilding it", stacklevel=4)
+    history = corpus.from_parquet(folder)
+    try:
+        index = SearchIndex.build(history, path=path, fingerprint=fingerprint)
+    except OSError as exc:
+        warnings.warn(f"cannot write {path} ({exc.strerror or exc}); keeping the index in memory only", stacklevel=4)
+        index = SearchIndex.build(history, fingerprint=fingerprint)
+    return _remember(key, index)
+
+
+# ---- the function --------------------------------------------------------------------------------
+
+
+def search(
+    source: Any,
+    query: str,
+    *,
+    role: str | None = None,
+    since: Any = None,
+    until: Any = None,
+    limit: int | None = 50,
+) -> pd.DataFrame:
+    """The messages of ``source`` matching ``query``, best first, at most ``limit`` of them
+    (``None``: all); see the module docstring for the query syntax, the filters and the columns."""
+    fts_query(query)  # a bad query fails before any index is built
+    return index_for(source).search(query, role=role, since=since, until=until, limit=limit)

@@ -1,0 +1,461 @@
+"""Search finds and ranks what was planted, honours the query syntax and filters, and never uses a stale index."""
+
+from __future__ import annotations
+
+import importlib
+import random
+import subprocess
+import sys
+import warnings
+
+import pandas as pd
+import pytest
+
+import memvelope_tools as mv
+from memvelope_tools.search import RESULT_COLUMNS, SearchIndex, clear_cache, fts_query
+
+search_module = importlib.import_module("memvelope_tools.search")
+
+_FILLER = (
+    "the a of to and in is it that for with on this be are as can or not your have we at roadmap plan data "
+    "model export function value table result error test meeting budget draft review idea question answer"
+)
+FILLER = _FILLER.split()
+
+
+def msg(i: int, role: str, ts: str | None, text: str) -> dict:
+    return {"id": f"m{i}", "role": role, "ts": ts, "text": text}
+
+
+def conv(cid: str, title: str | None, *messages: dict) -> dict:
+    return {"id": cid, "title": title, "created_at": None, "updated_at": None, "messages": list(messages)}
+
+
+def envelope(*convs: dict) -> dict:
+    return {
+        "memvelope": "envelope-v0",
+        "meta": {
+            "source_provider": "claude",
+            "conversation_count": len(convs),
+            "message_count": sum(len(c["messages"]) for c in convs),
+        },
+        "conversations": list(convs),
+    }
+
+
+def filler(rng: random.Random, n: int = 30) -> str:
+    return " ".join(rng.choices(FILLER, k=n))
+
+
+def haystack(seed: int = 1, n_conv: int = 40) -> tuple[dict, tuple[str, int]]:
+    """Forty conversations of filler; one message holds the phrase 'quantum gardening workshop'."""
+    rng = random.Random(seed)
+    convs = []
+    for c in range(n_conv):
+        messages = [
+            msg(j, ("user", "assistant")[j % 2], f"2024-{1 + c % 12:02d}-{1 + j:02d}T10:00:00.000Z", filler(rng))
+            for j in range(6)
+        ]
+        convs.append(conv(f"c{c}", f"title {c}", *messages))
+    # Decoys: the words of the phrase apart, or in another order.
+    convs[3]["messages"][1]["text"] += " quantum physics is hard; gardening is easy; a workshop on Friday"
+    convs[9]["messages"][2]["text"] += " workshop gardening quantum"
+    convs[27]["messages"][4]["text"] += " we booked the quantum gardening workshop for May"
+    return envelope(*convs), ("c27", 4)
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    clear_cache()
+    yield
+    clear_cache()
+
+
+# ---- ranking -------------------------------------------------------------------------------------
+
+
+def test_a_planted_phrase_ranks_first_and_decoys_do_not_match_the_phrase():
+    env, (cid, position) = haystack()
+    hits = mv.search(env, '"quantum gardening workshop"')
+    assert len(hits) == 1
+    assert (hits.loc[0, "conversation_id"], hits.loc[0, "position"]) == (cid, position)
+    words = mv.search(env, "quantum gardening workshop")  # all three words, anywhere
+    assert set(words["conversation_id"]) == {"c3", "c9", "c27"}
+    assert words["score"].is_monotonic_decreasing
+
+
+def test_results_are_in_score_order_and_more_occurrences_score_higher():
+    env = envelope(
+        conv("a", "A", msg(1, "user", "2024-01-01T00:00:00.000Z", "kettle " + "filler " * 20)),
+        conv("b", "B", msg(1, "user", "2024-01-01T00:00:00.000Z", "kettle kettle kettle " + "filler " * 18)),
+        conv("c", "C", msg(1, "user", "2024-01-01T00:00:00.000Z", "nothing to see " * 7)),
+    )
+    hits = mv.search(env, "kettle")
+    assert list(hits["conversation_id"]) == ["b", "a"]
+    assert hits.loc[0, "score"] > hits.loc[1, "score"] > 0
+
+
+def test_equal_scores_put_the_most_recent_first_and_undated_last():
+    same = "a note about the lighthouse"
+    env = envelope(
+        conv("old", "x", msg(1, "user", "2023-01-01T00:00:00.000Z", same)),
+        conv("none", "x", msg(1, "user", None, same)),
+        conv("new", "x", msg(1, "user", "2025-01-01T00:00:00.000Z", same)),
+        conv("mid", "x", msg(1, "user", "2024-01-01T00:00:00.000Z", same)),
+    )
+    hits = mv.search(env, "lighthouse")
+    assert hits["score"].nunique() == 1
+    assert list(hits["conversation_id"]) == ["new", "mid", "old", "none"]
+
+
+# ---- query syntax --------------------------------------------------------------------------------
+
+SYNTAX = envelope(
+    conv(
+        "s",
+        "syntax",
+        msg(0, "user", "2024-01-01T00:00:00.000Z", "I write Python with pandas"),
+        msg(1, "assistant", "2024-01-01T00:01:00.000Z", "Polars is also good for python people"),
+        msg(2, "user", "2024-01-01T00:02:00.000Z", "spark clusters and pandas frames"),
+        msg(3, "assistant", "2024-01-01T00:03:00.000Z", "C++ and e-mail and don't and 3.11"),
+        msg(4, "user", "2024-01-01T00:04:00.000Z", "pythonic code is a Pythonista's dream"),
+    ),
+)
+
+
+def positions(query: str, **kw) -> set[int]:
+    return set(mv.search(SYNTAX, query, **kw)["position"])
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("python", {0, 1}),  # whole words only, any case
+        ("pyth*", {0, 1, 4}),  # prefix
+        ('"python with pandas"', {0}),  # phrase
+        ('"pandas with python"', set()),  # a phrase keeps its order
+        ("python pandas", {0}),  # implicit AND
+        ("python AND pandas", {0}),
+        ("python OR spark", {0, 1, 2}),
+        ("pandas NOT python", {2}),
+        ("(polars OR spark) NOT clusters", {1}),
+        ("c++", {3}),  # punctuation inside a word needs no quoting
+        ("e-mail", {3}),
+        ("don't", {3}),
+        ("3.11", {3}),
+        ("and", {2, 3}),  # lower-case operators are ordinary words
+    ],
+)
+def test_query_syntax(query: str, expected: set[int]):
+    assert positions(query) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ("", "no word"),
+        ("   ", "no word"),
+        ("AND pandas", "AND needs a term on each side"),
+        ("pandas OR", "OR needs a term on each side"),
+        ("pandas AND OR spark", "needs a term on each side"),
+        ("NOT pandas", "NOT needs a term"),
+        ("(pandas", "parentheses"),
+        ("pandas)", "parentheses"),
+        ("()", "no word"),
+        ('"open phrase', "quote is not closed"),
+        ("*", "'\\*' ends a word"),
+        ("!!!", "no letter or digit"),
+        ("(pandas) (", "parentheses"),
+    ],
+)
+def test_a_bad_query_is_one_query_error_with_the_reason(query: str, reason: str):
+    with pytest.raises(mv.QueryError, match=reason) as info:
+        mv.search(SYNTAX, query)
+    assert info.value.reason == "bad-query"
+    assert isinstance(info.value, mv.MemvelopeError)
+    assert query.strip() == "" or repr(query) in str(info.value)
+
+
+def test_an_sqlite_syntax_error_becomes_a_query_error(monkeypatch):
+    # Whatever slips past the checks here is still a QueryError, never sqlite3's own error.
+    monkeypatch.setattr(search_module, "fts_query", lambda q: "NEAR(")
+    index = SearchIndex.build(search_module.corpus.history_frame(SYNTAX))
+    with pytest.raises(mv.QueryError, match="syntax error"):
+        index.search("anything")
+
+
+def test_a_bad_query_fails_before_the_source_is_read(tmp_path):
+    with pytest.raises(mv.QueryError):
+        mv.search(tmp_path / "missing.mve.json", "AND")
+
+
+def test_fts_query_quotes_every_word():
+    assert fts_query('pyth* "a b" OR c++') == '"pyth"* "a b" OR "c++"'
+    assert fts_query("東京 (a)") == '"東\u200b京\u200b" ( "a" )'
+
+
+# ---- filters -------------------------------------------------------------------------------------
+
+
+def test_role_since_and_until_filter():
+    assert positions("pandas", role="user") == {0, 2}
+    assert positions("pandas", role="assistant") == set()
+    assert positions("python OR pandas OR spark", since="2024-01-01T00:01:00Z") == {1, 2}
+    assert positions("python OR pandas OR spark", until="2024-01-01T00:01:00Z") == {0}  # until is exclusive
+    assert positions("python OR polars", since="2024-01-01", until="2024-01-02", role="assistant") == {1}
+    with pytest.raises(ValueError, match="role"):
+        mv.search(SYNTAX, "pandas", role="system")
+    with pytest.raises(mv.QueryError, match="since="):
+        mv.search(SYNTAX, "pandas", since="last tuesday-ish")
+
+
+def test_since_uses_utc_for_naive_times_and_converts_offsets():
+    # 2024-01-01T00:02Z is 01:02 in Berlin: since 01:01 Berlin time keeps it and drops 00:01Z.
+    assert positions("python OR pandas OR spark", since=pd.Timestamp("2024-01-01 01:01:30", tz="Europe/Berlin")) == {2}
+    assert positions("python OR pandas OR spark", since="2024-01-01 00:01:30") == {2}
+
+
+def test_undated_messages_drop_out_when_a_time_filter_is_given():
+    dated = msg(2, "user", "2024-05-01T00:00:00.000Z", "harbour")
+    env = envelope(conv("u", "t", msg(1, "user", None, "harbour"), dated))
+    assert len(mv.search(env, "harbour")) == 2
+    assert list(mv.search(env, "harbour", since="2000-01-01")["position"]) == [1]
+
+
+def test_limit():
+    env, _ = haystack()
+    assert len(mv.search(env, "roadmap", limit=3)) == 3
+    everything = mv.search(env, "roadmap", limit=None)
+    assert len(everything) > 50
+    assert len(mv.search(env, "roadmap")) == 50
+    assert mv.search(env, "roadmap", limit=0).empty
+    with pytest.raises(ValueError, match="limit"):
+        mv.search(env, "roadmap", limit=-1)
+
+
+# ---- languages -----------------------------------------------------------------------------------
+
+WORLD = envelope(
+    conv(
+        "w",
+        "Reisen",
+        msg(0, "user", "2024-01-01T00:00:00.000Z", "Ich möchte über die Brücke in Zürich gehen."),
+        msg(1, "user", "2024-01-01T00:00:00.000Z", "L'élève a pris un café à la crème."),
+        msg(2, "user", "2024-01-01T00:00:00.000Z", "El niño comió jalapeños en São Paulo."),
+        msg(3, "user", "2024-01-01T00:00:00.000Z", "Встреча в Москве завтра."),
+        msg(4, "user", "2024-01-01T00:00:00.000Z", "明日は東京に行きます。"),
+        msg(5, "user", "2024-01-01T00:00:00.000Z", "我们在北京学习中文。"),
+        msg(6, "user", "2024-01-01T00:00:00.000Z", "한국어 공부를 합니다"),
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "position"),
+    [
+        ("über", 0),
+        ("uber", 0),  # diacritics do not matter
+        ("BRÜCKE", 0),
+        ("zurich", 0),
+        ("eleve", 1),
+        ("CAFÉ", 1),
+        ("creme", 1),
+        ("nino", 2),
+        ("jalapenos", 2),
+        ("sao", 2),
+        ("москве", 3),
+        ("МОСКВЕ", 3),
+        ("東京", 4),  # no spaces between Japanese words: found inside the sentence
+        ("京に行", 4),
+        ("北京", 5),
+        ("中文", 5),
+        ("한국어", 6),
+        ("공부*", 6),
+    ],
+)
+def test_non_english_text(query: str, position: int):
+    assert list(mv.search(WORLD, query)["position"]) == [position]
+
+
+def test_cjk_does_not_match_characters_that_are_not_adjacent():
+    assert mv.search(WORLD, "東行").empty
+    assert mv.search(WORLD, "大阪").empty
+
+
+def test_snippets_mark_the_matches_and_keep_the_text_as_written():
+    hits = mv.search(WORLD, "zurich OR creme OR 東京")
+    snippets = dict(zip(hits["position"], hits["snippet"], strict=True))
+    assert snippets[0] == "Ich möchte über die Brücke in ⟦Zürich⟧ gehen."
+    assert snippets[1] == "L'élève a pris un café à la ⟦crème⟧."
+    assert snippets[4] == "明日は⟦東京⟧に行きます。"  # no zero-width space left from indexing
+
+
+def test_long_messages_get_a_shortened_snippet_with_whitespace_collapsed():
+    text = "\n\n".join(["word " * 40, "the  needle\tis here", "word " * 40])
+    hits = mv.search(envelope(conv("l", "t", msg(1, "user", None, text))), "needle")
+    snippet = hits.loc[0, "snippet"]
+    assert "⟦needle⟧ is here" in snippet
+    assert snippet.startswith("…") and snippet.endswith("…")
+    assert len(snippet.split()) <= 26 and "\n" not in snippet and "  " not in snippet
+
+
+# ---- results and inputs --------------------------------------------------------------------------
+
+
+def test_result_columns_dtypes_and_values():
+    hits = mv.search(SYNTAX, '"python with pandas"')
+    assert dict(hits.dtypes) == RESULT_COLUMNS
+    row = hits.iloc[0]
+    assert row["source"] == "doc0" and row["conv_index"] == 0 and row["conversation_id"] == "s"
+    assert row["title"] == "syntax" and row["role"] == "user" and row["position"] == 0
+    assert row["ts"] == pd.Timestamp("2024-01-01T00:00:00Z")
+    assert row["snippet"] == "I write ⟦Python with pandas⟧"
+    assert isinstance(hits.index, pd.RangeIndex)
+
+
+def test_every_kind_of_source_gives_the_same_hits(tmp_path):
+    env, _ = haystack()
+    path = tmp_path / "h.mve.json"
+    mv.write_envelope(env, path)
+    messages = mv.messages_frame(env)
+    with_titles = messages.merge(mv.conversations_frame(env)[["source", "conv_index", "title"]])
+    folder = tmp_path / "pq"
+    mv.to_parquet(env, folder, sources=["doc0"])
+    expected = mv.search(env, "gardening")
+    for source in (path, str(path), path.read_bytes(), open(path, "rb"), with_titles, folder, [env]):  # noqa: SIM115
+        hits = mv.search(source, "gardening")
+        pd.testing.assert_frame_equal(
+            hits.drop(columns="source"), expected.drop(columns="source"), obj=type(source).__name__
+        )
+    bare = mv.search(messages, "gardening")  # a messages frame has no titles
+    assert bare["title"].isna().all() and list(bare["position"]) == list(expected["position"])
+
+
+def test_several_documents_and_frames_together():
+    a = envelope(conv("a", "first", msg(1, "user", None, "shared word alpha")))
+    b = envelope(conv("b", "second", msg(1, "user", None, "shared word beta")))
+    hits = mv.search([a, b], "shared")
+    assert sorted(hits["source"]) == ["doc0", "doc1"]
+    mixed = mv.search([mv.messages_frame(a, sources=["left"]), b], "shared")
+    assert sorted(mixed["source"]) == ["doc0", "left"]
+    assert set(mixed["title"].dropna()) == {"second"}
+
+
+def test_search_on_a_converted_export():
+    env = mv.convert(mv.sample_path("chatgpt"))
+    hits = mv.search(env, "kafka")
+    assert not hits.empty
+    assert hits["snippet"].str.contains("⟦Kafka⟧", case=False).all()
+    assert "Kafka consumer lag keeps growing" in set(hits["title"])
+
+
+def test_empty_and_one_conversation_histories():
+    empty = mv.search(envelope(), "anything")
+    assert empty.empty and dict(empty.dtypes) == RESULT_COLUMNS
+    assert mv.search([], "anything").empty
+    assert mv.search(mv.messages_frame(envelope()), "anything").empty
+    one = envelope(conv("only", "t", msg(1, "user", None, "a single message")))
+    assert list(mv.search(one, "single")["conversation_id"]) == ["only"]
+
+
+def test_a_frame_without_the_message_columns_is_refused():
+    with pytest.raises(mv.FormatError, match="messages frame") as info:
+        mv.search(pd.DataFrame({"text": ["x"]}), "x")
+    assert info.value.reason == "wrong-frame"
+
+
+# ---- the index is reused and never stale ---------------------------------------------------------
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    calls: list[int] = []
+    original = SearchIndex.build.__func__
+
+    def counting(cls, history, **kw):
+        calls.append(len(history))
+        return original(cls, history, **kw)
+
+    monkeypatch.setattr(SearchIndex, "build", classmethod(counting))
+    return calls
+
+
+def test_the_index_of_a_frame_is_built_once_and_rebuilt_when_the_content_changes(builds):
+    env, _ = haystack()
+    frame = mv.messages_frame(env)
+    mv.search(frame, "roadmap")
+    mv.search(frame, "gardening")
+    mv.search(frame.copy(), "budget")  # same content in another object
+    assert len(builds) == 1
+    frame.loc[0, "text"] = "a zeppelin appears"  # changed in place
+    assert list(mv.search(frame, "zeppelin")["position"]) == [0]
+    assert len(builds) == 2
+
+
+def test_a_file_is_indexed_once_until_it_changes(tmp_path, builds):
+    path = tmp_path / "h.mve.json"
+    mv.write_envelope(envelope(conv("a", "t", msg(1, "user", None, "old words"))), path)
+    assert len(mv.search(path, "old")) == 1
+    assert len(mv.search(path, "old")) == 1
+    assert len(builds) == 1
+    mv.write_envelope(envelope(conv("a", "t", msg(1, "user", None, "new words here"))), path)
+    assert mv.search(path, "old").empty
+    assert len(mv.search(path, "new")) == 1
+    assert len(builds) == 2
+
+
+def test_a_parquet_folder_keeps_its_index_on_disk_and_rebuilds_it_when_the_files_change(tmp_path, builds):
+    folder = tmp_path / "history"
+    mv.to_parquet(envelope(conv("a", "first", msg(1, "user", None, "the lighthouse keeper"))), folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert list(mv.search(folder, "lighthouse")["title"]) == ["first"]
+    index_file = folder / "search.sqlite"
+    assert index_file.is_file()
+    assert len(builds) == 1
+    clear_cache()  # a new session: the file is read, not rebuilt
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(mv.search(folder, "keeper")) == 1
+    assert len(builds) == 1
+
+    mv.to_parquet(envelope(conv("b", "second", msg(1, "user", None, "the lighthouse is gone"))), folder)
+    with pytest.warns(UserWarning, match="out of date .*Parquet files changed.*rebuilding"):
+        hits = mv.search(folder, "lighthouse")
+    assert list(hits["title"]) == ["second"] and mv.search(folder, "keeper").empty
+    assert len(builds) == 2
+
+    index_file.write_bytes(b"not a database at all" * 100)
+    clear_cache()
+    with pytest.warns(UserWarning, match="cannot be read"):
+        assert list(mv.search(folder, "gone")["title"]) == ["second"]
+    assert len(builds) == 3
+    assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_read_only_folder_gets_an_index_in_memory(tmp_path, monkeypatch):
+    folder = tmp_path / "ro"
+    mv.to_parquet(envelope(conv("a", "t", msg(1, "user", None, "kept in memory"))), folder)
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(search_module.tempfile, "mkstemp", refuse)
+    with pytest.warns(UserWarning, match="in memory only"):
+        assert len(mv.search(folder, "memory")) == 1
+    assert not (folder / "search.sqlite").exists()
+
+
+def test_mv_search_stays_the_function_after_its_module_is_imported():
+    code = (
+        "import memvelope_tools.search, memvelope_tools.topics, memvelope_tools as mv; "
+        "print(callable(mv.search) and mv.search.__name__, callable(mv.topics) and mv.topics.__name__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["search", "topics"]
+
+
+def test_importing_the_package_does_not_import_sqlite_or_sklearn():
+    code = "import sys, memvelope_tools; print(any(m in sys.modules for m in ('sqlite3', 'sklearn', 'scipy')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
