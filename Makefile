@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint fuzz notebooks bench clean chromium
+.PHONY: demo test matrix lint fuzz notebooks bench clean chromium
 
 $(STAMP): pyproject.toml setup.py memvelope_tools/_textscan.c
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ chromium:
 # MEMVELOPE_REQUIRE_NATIVE: a C helper that failed to build (see setup.py) fails the tests instead of skipping.
 test: $(STAMP) lint chromium
 	MEMVELOPE_REQUIRE_NATIVE=1 MPLBACKEND=Agg $(PY) -m pytest -q
+
+# The suite on Python 3.12 and 3.13, and on 3.11 with the oldest declared version of every dependency.
+matrix: $(STAMP) chromium
+	$(VENV)/bin/nox
 
 fuzz: $(STAMP)
 	MEMVELOPE_FUZZ_EXAMPLES=20000 MPLBACKEND=Agg $(PY) -m pytest -q tests/test_properties.py tests/test_text.py
