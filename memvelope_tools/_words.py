@@ -18,14 +18,17 @@ _BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 def _bytewise_bit_count(x: np.ndarray) -> np.ndarray:
     """Set bits of every uint64 in ``x``, as ``np.bitwise_count`` (NumPy 2.0+) gives them, one byte at a time."""
-    return _BYTE_BITS[np.ascontiguousarray(x, dtype=np.uint64).view(np.uint8)].reshape(*x.shape, 8).sum(-1, np.uint8)
+    per_byte: np.ndarray = _BYTE_BITS[np.ascontiguousarray(x, dtype=np.uint64).view(np.uint8)]
+    counts: np.ndarray = per_byte.reshape(*x.shape, 8).sum(-1, np.uint8)
+    return counts
 
 
 if hasattr(np, "bitwise_count"):
 
     def _bit_count(x: np.ndarray) -> np.ndarray:
         """Set bits of every uint64 in ``x``."""
-        return np.bitwise_count(x)
+        counts: np.ndarray = np.bitwise_count(x)
+        return counts
 
 else:  # NumPy 1.x
     _bit_count = _bytewise_bit_count
