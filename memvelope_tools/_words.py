@@ -83,9 +83,10 @@ def _count_starts(space: np.ndarray, local: np.ndarray) -> np.ndarray:
 
     def before(p: np.ndarray) -> np.ndarray:  # word starts at bytes < p
         word, bit = p >> 6, (p & 63).astype(np.uint64)
-        return cum[word] + _bit_count(starts[word] & ((np.uint64(1) << bit) - np.uint64(1)))
+        below: np.ndarray = cum[word] + _bit_count(starts[word] & ((np.uint64(1) << bit) - np.uint64(1)))
+        return below
 
-    counts = before(local[1:]) - before(local[:-1])
+    counts: np.ndarray = before(local[1:]) - before(local[:-1])
     # A string's first byte starts a word iff it is not a space, whatever came before it.
     heads = local[:-1][local[:-1] < local[1:]]
     head_start = (starts[heads >> 6] >> (heads & 63).astype(np.uint64)) & np.uint64(1)
