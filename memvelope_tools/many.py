@@ -102,6 +102,9 @@ def convert_many(
     conversions are submitted to its cluster instead (paths must be readable by the workers). With
     ``parquet``, every envelope written also goes into that Parquet dataset folder, rows tagged with
     a ``source`` column (the input as given). Failures are collected, never raised.
+
+    Worker processes import the calling script, so a script that calls this with more than one
+    worker keeps its work under ``if __name__ == "__main__":``, as for any process pool.
     """
     out = output_folder(out_folder)
     sources = [os.fspath(i) for i in inputs]
