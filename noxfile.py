@@ -21,7 +21,7 @@ OLDEST = "3.11"  # the oldest Python pyproject.toml admits
 nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "uv"
 nox.options.error_on_missing_interpreters = True  # a missing Python fails the run, never skips it
-nox.options.sessions = ["tests", "oldest"]
+nox.options.sessions = ["oldest", "tests"]
 
 # Interpreters installed with pyenv are found even where its shims serve another version.
 _PYENV = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
@@ -39,17 +39,17 @@ _UV = find_uv_bin()
 _PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 
 
-@nox.session(python=NEWEST)
-def tests(session: nox.Session) -> None:
-    """The whole suite with the newest releases; a DeprecationWarning fails it."""
-    session.install("-e", _PACKAGE)
-    session.run(_UV, "pip", "freeze", external=True)
-    session.run(*_PYTEST, "-W", "error::DeprecationWarning", *session.posargs, env=_ENV)
-
-
 @nox.session(python=OLDEST)
 def oldest(session: nox.Session) -> None:
     """The whole suite with the lowest version every ``>=`` in pyproject.toml admits (newest for the rest)."""
     session.install("--resolution=lowest-direct", "-e", _PACKAGE)
     session.run(_UV, "pip", "freeze", external=True)
     session.run(*_PYTEST, *session.posargs, env=_ENV)
+
+
+@nox.session(python=NEWEST)
+def tests(session: nox.Session) -> None:
+    """The whole suite with the newest releases; a DeprecationWarning fails it."""
+    session.install("-e", _PACKAGE)
+    session.run(_UV, "pip", "freeze", external=True)
+    session.run(*_PYTEST, "-W", "error::DeprecationWarning", *session.posargs, env=_ENV)
