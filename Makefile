@@ -8,7 +8,7 @@ DEMO_STAMP := $(VENV)/.demo
 TEST_STAMP := $(VENV)/.test
 SOURCES := pyproject.toml setup.py memvelope_tools/_textscan.c
 
-.PHONY: demo test lint fuzz notebooks bench clean chromium
+.PHONY: demo test matrix lint fuzz notebooks bench clean chromium
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ chromium:
 # MEMVELOPE_REQUIRE_NATIVE: a C helper that failed to build (see setup.py) fails the tests instead of skipping.
 test: $(TEST_STAMP) lint chromium
 	MEMVELOPE_REQUIRE_NATIVE=1 MPLBACKEND=Agg $(PY) -m pytest -q
+
+# The suite on Python 3.12 and 3.13, and on 3.11 with the oldest declared version of every dependency.
+matrix: $(TEST_STAMP) chromium
+	$(VENV)/bin/nox
 
 fuzz: $(TEST_STAMP)
 	MEMVELOPE_FUZZ_EXAMPLES=20000 MPLBACKEND=Agg $(PY) -m pytest -q tests/test_properties.py tests/test_text.py

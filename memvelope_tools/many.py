@@ -9,6 +9,7 @@ carry a ``source`` column naming the export.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -101,6 +102,9 @@ def convert_many(
     conversions are submitted to its cluster instead (paths must be readable by the workers). With
     ``parquet``, every envelope written also goes into that Parquet dataset folder, rows tagged with
     a ``source`` column (the input as given). Failures are collected, never raised.
+
+    Worker processes import the calling script, so a script that calls this with more than one
+    worker keeps its work under ``if __name__ == "__main__":``, as for any process pool.
     """
     out = output_folder(out_folder)
     sources = [os.fspath(i) for i in inputs]
@@ -115,7 +119,7 @@ def convert_many(
     elif len(sources) <= 1 or workers == 1:
         outcomes = [convert_one(s, t) for s, t in zip(sources, targets, strict=True)]
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=worker_context()) as pool:
             outcomes = list(pool.map(convert_one, sources, targets))
     result = ManyResult()
     for outcome in outcomes:
@@ -130,6 +134,16 @@ def convert_many(
             [c.output for c in result.converted], parquet, sources=[c.input for c in result.converted], progress=False
         )
     return result
+
+
+def worker_context() -> multiprocessing.context.BaseContext:
+    """How worker processes start: from a fork server where the platform has one, else spawned.
+
+    Never forked from the caller, which may be running threads (a notebook kernel does): a forked child
+    can deadlock on a lock another thread held, and Python 3.12+ warns about exactly that.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 def _padded(gathered: list[Any], futures: list[Any]) -> list[Any]:

@@ -323,6 +323,21 @@ def test_large_text_crosses_word_count_slices(monkeypatch: pytest.MonkeyPatch) -
     assert word_counts(pa.array(texts)).tolist() == [2, 2, 0, 1, 4]
 
 
+def test_bit_count_without_numpy_2_counts_as_numpy_2_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NumPy 1.x has no ``np.bitwise_count``: the byte-table count gives the same bits, and the same words."""
+    import importlib
+
+    words_module = importlib.import_module("memvelope_tools._words")
+    edges = np.array([0, 1, 1 << 63, (1 << 64) - 1, 0x0123456789ABCDEF], dtype=np.uint64)
+    values = np.concatenate([edges, np.random.default_rng(0).integers(0, 1 << 64, 2000, dtype=np.uint64)])
+    for sample in (values, values[::3], values[:0]):
+        assert words_module._bytewise_bit_count(sample).tolist() == [int(v).bit_count() for v in sample]
+    monkeypatch.setattr(words_module, "_bit_count", words_module._bytewise_bit_count)
+    monkeypatch.setattr(words_module, "_WORD_CHUNK", 7)
+    texts = ["one two", " three\u3000four ", "", "five", "six seven eight nine", "x " * 100, "\xa0y\u2028z"]
+    assert word_counts(pa.array(texts)).tolist() == [len(t.split()) for t in texts]
+
+
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 def test_batches_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from generate import generate
 
 from memvelope_tools.cli import main
 from memvelope_tools.convert import convert, dumps_canonical
-from memvelope_tools.many import Converted, convert_many, output_names
+from memvelope_tools.many import Converted, convert_many, output_names, worker_context
 
 
 @pytest.fixture
@@ -39,6 +40,21 @@ def _check(result, exports: list[Path], out: Path) -> None:
 def test_convert_many_in_worker_processes(exports: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "out"
     _check(convert_many(exports, out, workers=2), exports, out)
+
+
+@pytest.mark.filterwarnings("error::DeprecationWarning")
+def test_worker_processes_are_not_forked_from_a_process_running_threads(exports: list[Path], tmp_path: Path) -> None:
+    """A forked child can deadlock on a lock another thread held (Python 3.12+ warns): a notebook runs threads."""
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        result = convert_many(exports, tmp_path / "out", workers=2)
+    finally:
+        stop.set()
+        other.join()
+    _check(result, exports, tmp_path / "out")
+    assert worker_context().get_start_method() in {"forkserver", "spawn"}
 
 
 def test_convert_many_to_parquet_with_source_column(exports: list[Path], tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import importlib
 import json
 import shutil
@@ -35,6 +36,26 @@ assert IR and ENVELOPES, "fixtures not found"
 
 pytestmark = pytest.mark.filterwarnings("ignore::UnicodeWarning")  # fixtures with lone surrogates
 
+# Parquet has no dictionary index width of its own: pyarrow 20 and later take it from the Arrow schema
+# stored in the file, older releases read every dictionary column back with int32 indices.
+READ_INDEX = pa.int8() if int(pa.__version__.split(".")[0]) >= 20 else pa.int32()
+
+
+def _as_read(schema: pa.Schema) -> pa.Schema:
+    """``schema`` as this pyarrow reads it back from Parquet."""
+    return pa.schema(
+        [
+            pa.field(f.name, pa.dictionary(READ_INDEX, f.type.value_type)) if pa.types.is_dictionary(f.type) else f
+            for f in schema
+        ]
+    )
+
+
+def _written_schema(path: Path) -> pa.Schema:
+    """The Arrow schema exactly as written, from the copy Arrow keeps in the file's metadata."""
+    stored = pq.read_metadata(path).metadata[b"ARROW:schema"]
+    return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(stored))).remove_metadata()
+
 
 def test_round_trip_gives_back_equal_frames_dtypes_included(tmp_path: Path) -> None:
     envs = [HAND, SAMPLE, *ENVELOPES]
@@ -67,10 +88,12 @@ def test_round_trip_of_dicts_with_null_and_duplicate_ids(tmp_path: Path) -> None
 
 def test_schema_is_the_declared_one_with_zstd_and_the_tags_in_metadata(tmp_path: Path) -> None:
     to_parquet([HAND, SAMPLE, IR[0]], tmp_path)
+    assert _written_schema(tmp_path / "messages.parquet").equals(arrow_schema(MESSAGE_COLUMNS))
+    assert _written_schema(tmp_path / "messages.parquet").field("role").type == pa.dictionary(pa.int8(), pa.string())
     schema = pq.read_schema(tmp_path / "messages.parquet")
-    assert schema.remove_metadata().equals(arrow_schema(MESSAGE_COLUMNS))
+    assert schema.remove_metadata().equals(_as_read(arrow_schema(MESSAGE_COLUMNS)))
     assert schema.field("ts").type == pa.timestamp("ms", tz="UTC")
-    assert schema.field("role").type == pa.dictionary(pa.int8(), pa.string())
+    assert schema.field("role").type == pa.dictionary(READ_INDEX, pa.string())
     meta = schema.metadata
     assert meta[b"memvelope.format"] == b"envelope-v0"
     assert meta[b"memvelope.provider"] == b"claude,chatgpt"  # hand.mve.json is claude, the sample chatgpt
@@ -79,7 +102,8 @@ def test_schema_is_the_declared_one_with_zstd_and_the_tags_in_metadata(tmp_path:
         {"source": "sample.mve.json", "format": "envelope-v0", "provider": "chatgpt"},
     ]
     facts = pq.read_schema(tmp_path / "facts.parquet")
-    assert facts.remove_metadata().equals(arrow_schema(FACT_COLUMNS))
+    assert facts.remove_metadata().equals(_as_read(arrow_schema(FACT_COLUMNS)))
+    assert _written_schema(tmp_path / "facts.parquet").equals(arrow_schema(FACT_COLUMNS))
     assert facts.metadata[b"memvelope.format"] == b"memvelope-ir-v0"
     assert facts.metadata[b"memvelope.provider"] == json.loads(IR[0].read_bytes())["meta"]["provider"].encode()
     file = pq.ParquetFile(tmp_path / "messages.parquet")
