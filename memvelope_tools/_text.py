@@ -29,7 +29,7 @@ from ._words import word_counts
 try:
     from . import _textscan
 except ImportError:  # pragma: no cover - exercised by the tests that monkeypatch it away
-    _textscan = None  # type: ignore[assignment]
+    _textscan = None
 
 _MAX_CHUNK_BYTES = 2**31 - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -323,7 +323,7 @@ def _documents(
             doc = _parse(data, name)
             del data
         else:
-            doc = load(source, progress=progress, conversations=False)
+            doc = load(source, progress=progress, conversations=False)  # type: ignore[arg-type]
             name = os.fspath(source) if isinstance(source, str | os.PathLike) else None
         # Conversations and messages are checked batch by batch while they are flattened (see _Builder).
         found = check(doc, source_name=name, conversations=False)
@@ -382,7 +382,7 @@ def _instant(value: str, name: str) -> pd.Timestamp:
             f"not a timestamp: {value!r}", reason="bad-timestamp", source=name, path="$.meta.generated_at"
         ) from None
     if ts.tzinfo is None:
-        return pd.NaT
+        return pd.NaT  # type: ignore[return-value]
     return ts.tz_convert("UTC").floor("us").as_unit("us")  # digits beyond microseconds are cut, not rounded
 
 

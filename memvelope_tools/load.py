@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal
 
-from .errors import ConversionError, FormatError, MemvelopeError
+from .errors import ConversionError, FormatError, MemvelopeError, Reason
 from .read import check, parse_source
 
 if TYPE_CHECKING:
@@ -303,7 +303,7 @@ def _refuse(found: Sniffed, name: str | None) -> None:
     message = wrong_file(found, "any")
     if message is None:
         return
-    reason = "invalid-json" if found.kind in ("parquet", "binary") else "no-provider"
+    reason: Reason = "invalid-json" if found.kind in ("parquet", "binary") else "no-provider"
     error = FormatError if found.kind in ("parquet", "binary") else ConversionError
     raise error(message, reason=reason, source=name)
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate, chain
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO, Literal, cast
 
 from ._progress import progress_bar
 from .errors import FormatError
@@ -96,7 +96,7 @@ def read(source: Source, *, progress: bool | None = None) -> dict[str, Any]:
     """
     doc, name = parse_source(source, progress=progress)
     check(doc, source_name=name)
-    return doc
+    return cast("dict[str, Any]", doc)
 
 
 def layer_of(doc: Any, *, source_name: str | None = None) -> Layer:
@@ -154,13 +154,13 @@ def parse_source(source: Source, *, progress: bool | None = None) -> tuple[Any, 
     if isinstance(source, dict):
         return source, None
     if isinstance(source, str | os.PathLike):
-        name = os.fspath(source)
-        return _parse(_read_file(name, progress), name), name
+        path = os.fspath(source)
+        return _parse(_read_file(path, progress), path), path
     if isinstance(source, bytes | bytearray | memoryview):
         return _parse(bytearray(source), None), None
     if hasattr(source, "read"):
-        name = getattr(source, "name", None)
-        name = name if isinstance(name, str) else None
+        raw_name = getattr(source, "name", None)
+        name = raw_name if isinstance(raw_name, str) else None
         data = source.read()
         if isinstance(data, str):
             raise FormatError(

@@ -148,7 +148,7 @@ def _timestamp_ms(value: Any, name: str) -> int | None:
         ts = pd.Timestamp(value)
     except (ValueError, TypeError):
         raise QueryError(f"{name}={value!r} is not a date or time") from None
-    if ts is pd.NaT:
+    if ts is pd.NaT:  # type: ignore[comparison-overlap]
         raise QueryError(f"{name}={value!r} is not a date or time")
     ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
     return int(ts.as_unit("ns").value) // 1_000_000
@@ -346,7 +346,7 @@ def _fill(db: sqlite3.Connection, history: pd.DataFrame, fingerprint: str) -> No
 
 def _ms(ts: pd.Series) -> list[int | None]:
     """Milliseconds since the epoch, None for NaT."""
-    out: list[int | None] = ts.to_numpy(dtype="datetime64[ms]").view(np.int64).tolist()
+    out: list[int | None] = list(ts.to_numpy(dtype="datetime64[ms]").view(np.int64).tolist())
     for i in np.flatnonzero(ts.isna().to_numpy()).tolist():
         out[i] = None
     return out

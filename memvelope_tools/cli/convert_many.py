@@ -45,12 +45,12 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 1
-        client = Client(args.scheduler)
+        client = Client(args.scheduler)  # type: ignore[no-untyped-call]
     try:
         result = convert_many(args.inputs, args.output, workers=args.workers, parquet=args.parquet, client=client)
     finally:
         if client is not None:
-            client.close()
+            client.close()  # type: ignore[no-untyped-call]
     if not args.quiet:
         for done in result.converted:
             print(

@@ -10,7 +10,8 @@ from operator import itemgetter
 from typing import Any
 
 from ..errors import MemvelopeError
-from ..read import CATEGORIES, ENVELOPE_TAG, IR_TAG, ROLES, layer_of
+from ..read import CATEGORIES, ROLES, layer_of
+from ..tags import ENVELOPE_TAG, IR_TAG
 from .common import load_input
 
 

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     for t, label in found.labels.items():
         terms = found.terms.loc[found.terms["topic"] == t, "term"].head(args.terms)
         size = int(sizes.get(t, 0))
-        rows.append({"topic": int(t), "label": label, "size": size, "share": size / total, "terms": list(terms)})
+        rows.append({"topic": int(str(t)), "label": label, "size": size, "share": size / total, "terms": list(terms)})
     if args.json:
         print(json.dumps({"unit": found.unit, "units": total, "topics": rows}, ensure_ascii=False, indent=1))
         return 0

@@ -44,7 +44,8 @@ def _document(path: str) -> Any:
 
 
 def _load_envelope(path: str) -> dict[str, Any]:
-    from ..validate import IR_TAG, detect_format, validate
+    from ..tags import IR_TAG
+    from ..validate import detect_format, validate
 
     doc = _document(path)
     if detect_format(doc) == IR_TAG:
@@ -62,7 +63,8 @@ def _load_envelope(path: str) -> dict[str, Any]:
 
 def check_file(path: str, envelope: dict[str, Any] | None = None) -> list[Violation]:
     """Violations of one file (schema, counts, and the cross-checks when ``envelope`` is given)."""
-    from ..validate import IR_TAG, Violation, check_ir_against_envelope, detect_format, sort_key, validate
+    from ..tags import IR_TAG
+    from ..validate import Violation, check_ir_against_envelope, detect_format, sort_key, validate
 
     doc = _document(path)
     try:

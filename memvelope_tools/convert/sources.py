@@ -72,7 +72,7 @@ class _ReadGuard:
             raise ConversionError(
                 f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=self._name
             ) from None
-        except (zipfile.BadZipFile, EOFError, *_DECOMPRESSION_ERRORS) as exc:
+        except (zipfile.BadZipFile, EOFError, *_DECOMPRESSION_ERRORS) as exc:  # type: ignore[misc]
             raise ConversionError(f"zip member is corrupt: {exc}", reason="bad-zip", source=self._name) from None
 
     def close(self) -> None:

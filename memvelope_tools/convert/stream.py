@@ -294,7 +294,11 @@ def write_streaming(
     report.parts = [p.name for p in parts]
     folder = Path(out).resolve().parent if out is not None else None
     if folder is not None and not folder.is_dir():
-        raise OutputError(f"output folder does not exist: {folder}", reason="output", source=os.fspath(out))
+        raise OutputError(
+            f"output folder does not exist: {folder}",
+            reason="output",
+            source=os.fspath(out) if out is not None else None,
+        )
     total = sum(p.size or 0 for p in parts) or None
     with _temporary(folder, out) as body:
         first = True
