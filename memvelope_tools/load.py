@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal
 
-from .errors import ConversionError, FormatError, MemvelopeError, Reason
+from .errors import ConversionError, FormatError, MemvelopeError
 from .read import check, parse_source
 
 if TYPE_CHECKING:
@@ -233,7 +233,9 @@ def explained(paths: Sequence[str | os.PathLike[str]]) -> Iterator[None]:
         message = wrong_file(sniff(culprit), "export")
         if message is None:
             raise
-        raise ConversionError(message, reason=exc.reason, source=culprit) from None
+        if exc.reason == "no-provider":
+            raise ConversionError(message, reason="no-provider", source=culprit) from None
+        raise ConversionError(message, reason="invalid-json", source=culprit) from None
 
 
 # ---- loading -------------------------------------------------------------------------------------
@@ -303,9 +305,9 @@ def _refuse(found: Sniffed, name: str | None) -> None:
     message = wrong_file(found, "any")
     if message is None:
         return
-    reason: Reason = "invalid-json" if found.kind in ("parquet", "binary") else "no-provider"
-    error = FormatError if found.kind in ("parquet", "binary") else ConversionError
-    raise error(message, reason=reason, source=name)
+    if found.kind in ("parquet", "binary"):
+        raise FormatError(message, reason="invalid-json", source=name)
+    raise ConversionError(message, reason="no-provider", source=name)
 
 
 def _document(value: Any, name: str | None, conversations: bool) -> dict[str, Any]:

@@ -4,7 +4,7 @@
 ``meta.format``) and reports every violation with its JSON path and a rule name; it also checks the
 counts the schema cannot express. :func:`check_ir_against_envelope` adds the checks that need the
 source envelope: counts, archetype figures, ``convo_id`` membership, ``provenance`` form
-(NOTES.md B4) and that the facts' dates are sourced (the rule of :mod:`memvelope_tools.ir.dates`).
+(conformance B4) and that the facts' dates are sourced (the rule of :mod:`memvelope_tools.ir.dates`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .read import layer_of, parse_source
 from .schema import SCHEMA_FILES, load_schema
 from .tags import ENVELOPE_TAG, IR_TAG
 
-#: ``imported:<provider>-export:<YYYY-MM>`` (NOTES.md B4).
+#: ``imported:<provider>-export:<YYYY-MM>`` (conformance B4).
 PROVENANCE: Final = re.compile(r"^imported:(?P<provider>[^:\s]+)-export:(?P<month>[0-9]{4}-(0[1-9]|1[0-2]))$")
 
 #: How far a ratio in ``archetype`` may differ from the exact value (allows rounding to 2 decimals).
@@ -263,7 +263,7 @@ def _index(conv: Mapping[str, Any]) -> _Convo:
             dates |= stated_dates(msg["text"])
         if isinstance(msg.get("ts"), str):
             stamps.append(msg["ts"])
-    # NOTES.md B4: the month of created_at; when that is null, a month of the conversation's messages.
+    # conformance B4: the month of created_at; when that is null, a month of the conversation's messages.
     months = {created[:7]} if isinstance(created, str) else {s[:7] for s in stamps}
     return _Convo(dates, stamps, months)
 

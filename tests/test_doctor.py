@@ -372,7 +372,7 @@ def test_non_array_part_is_explained(tmp_path: Path) -> None:
     report = doctor(ROOT / "fixtures" / "doctor" / "single-object" / "input.json")
     (part,) = report.parts
     assert part.top_level == "object" and "one ChatGPT conversation" in (part.note or "")
-    assert "NOTES A16" in report.summary()
+    assert "conformance A16" in report.summary()
 
 
 SINGLE_OBJECTS = [ROOT / "fixtures" / "doctor" / "single-object" / "input.json"] + [

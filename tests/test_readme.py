@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 
 #: What the test runs: python blocks, console blocks (each of its commands checked), and skipped blocks.
-EXPECTED_COUNTS = {"python": 9, "console": 9, "skipped": 2}
+EXPECTED_COUNTS = {"python": 10, "console": 9, "skipped": 2}
 
 _FENCE = re.compile(r"^```(\S*)\s*$")
 _SKIP = re.compile(r"^<!-- readme-test: skip \((.+)\) -->$")
@@ -207,6 +207,13 @@ def test_no_pointer_outside_the_repository() -> None:
     for path in [README, *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "fixtures").glob("*/README.md"))]:
         text = path.read_text(encoding="utf-8")
         assert "../shared" not in text and "NOTES" not in text, path.name
+
+
+def test_no_pointer_outside_the_repository_in_the_package() -> None:
+    """Docstrings, messages and doctor output cite docs/conformance.md, never the spec notes beside the repo."""
+    for path in sorted((ROOT / "memvelope_tools").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "../shared" not in text and "NOTES" not in text, path.relative_to(ROOT)
 
 
 def test_conformance_links_name_existing_entries() -> None:

@@ -1,8 +1,8 @@
 """ChatGPT export conversations (``mapping`` trees) to envelope conversations.
 
 Messages follow the active path (``current_node`` back through ``parent``, reversed; spec v0.2.0 and
-NOTES A1). The timestamp-sorted enumeration of every node is only the fallback for the three cases the
-spec names (NOTES A1, A2, A7).
+conformance A1). The timestamp-sorted enumeration of every node is only the fallback for the three cases the
+spec names (conformance A1, A2, A7).
 """
 
 from __future__ import annotations
@@ -92,12 +92,12 @@ def classify(node: object) -> Message | Drop:
         text = join_blocks(blocks)
     elif kind == "user_editable_context":
         text = join_blocks(v for v in (content.get("user_profile"), content.get("user_instructions")) if type(v) is str)
-    else:  # a present, non-prose content_type (null included: NOTES A10)
+    else:  # a present, non-prose content_type (null included: conformance A10)
         return Drop("content type", kind if type(kind) is str else json_type(kind))
     if not text:
         return EMPTY
     stamp = message.get("create_time")
-    if stamp is None:  # absent or null only (NOTES A27)
+    if stamp is None:  # absent or null only (conformance A27)
         stamp = node.get("create_time")
     return Message(role, text, stamp)
 
@@ -109,10 +109,10 @@ def active_path(mapping: dict[str, Any], current: object) -> list[Any]:
     path: list[Any] = []
     seen: set[str] = set()
     key: str = current
-    while key not in seen:  # a cycle ends the walk before revisiting a node (NOTES A4)
+    while key not in seen:  # a cycle ends the walk before revisiting a node (conformance A4)
         seen.add(key)
         node = mapping[key]
-        if type(node) is not dict:  # a malformed node ends the walk (NOTES A5)
+        if type(node) is not dict:  # a malformed node ends the walk (conformance A5)
             break
         path.append(node)
         parent = node.get("parent")
@@ -169,7 +169,7 @@ def title(element: object) -> str:
 
 
 def mapping_of(element: object) -> dict[str, Any] | None:
-    """The conversation's ``mapping`` object; None when the element is no conversation (NOTES A19)."""
+    """The conversation's ``mapping`` object; None when the element is no conversation (conformance A19)."""
     if type(element) is not dict:
         return None
     mapping = element.get("mapping")

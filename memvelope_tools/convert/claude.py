@@ -1,6 +1,6 @@
 """Claude export conversations (``chat_messages`` arrays) to envelope conversations.
 
-Source order is kept verbatim; ``parent_message_uuid`` branches are not linearised (NOTES A28).
+Source order is kept verbatim; ``parent_message_uuid`` branches are not linearised (conformance A28).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def looks_like(element: object) -> bool:
 
 
 def message_text(message: dict[str, Any]) -> str:
-    """Text blocks joined; else the flat ``text`` unless it holds the placeholder (NOTES A26)."""
+    """Text blocks joined; else the flat ``text`` unless it holds the placeholder (conformance A26)."""
     content = message.get("content")
     text = ""
     if type(content) is list:

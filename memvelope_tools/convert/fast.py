@@ -112,7 +112,7 @@ def _escape_dense(data: bytes) -> bool:
 
 
 def parse_part(data: bytes, source: str) -> Parsed:
-    """``JSON.parse`` of a part's bytes (after NOTES A17 decoding), as :func:`parse.loads_js` gives it.
+    """``JSON.parse`` of a part's bytes (after conformance A17 decoding), as :func:`parse.loads_js` gives it.
 
     Requires orjson. Raises ConversionError exactly where the reference path does.
     """

@@ -1,4 +1,4 @@
-"""Parse one export part as JavaScript's ``JSON.parse`` would see it (after NOTES A17 decoding).
+"""Parse one export part as JavaScript's ``JSON.parse`` would see it (after conformance A17 decoding).
 
 Differences from Python's defaults that matter here: a leading UTF-8 BOM is stripped and invalid UTF-8
 becomes U+FFFD (as a browser's ``File.text()`` decodes); ``NaN``/``Infinity`` literals are not JSON;
@@ -20,7 +20,7 @@ _REPLACEMENT_UTF8: Final = b"\xef\xbf\xbd"
 
 @dataclass(frozen=True)
 class Decoded:
-    """Decoded text of a part and how many invalid UTF-8 sequences were replaced (NOTES B3)."""
+    """Decoded text of a part and how many invalid UTF-8 sequences were replaced (conformance B3)."""
 
     text: str
     replaced: int

@@ -41,7 +41,7 @@ class Assembler:
         self._foreign: Callable[[object], bool] = lambda element: False
 
     def non_array(self) -> None:
-        """A part whose top level is not an array: it contributes nothing (NOTES A16)."""
+        """A part whose top level is not an array: it contributes nothing (conformance A16)."""
         self._non_arrays += 1
 
     def element(self, element: object, placeholders: Collection[str] = ()) -> None:

@@ -89,7 +89,7 @@ def map_role(token: object) -> Role | None:
         return None
     role = _ROLES.get(token)
     if role is None:
-        # Lowercasing only matters for tokens that are not already lowercase (NOTES A24).
+        # Lowercasing only matters for tokens that are not already lowercase (conformance A24).
         role = _ROLES.get(token.lower())
     return role
 

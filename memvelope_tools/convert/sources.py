@@ -1,4 +1,4 @@
-"""Inputs to an ordered list of export parts: files, folders and zip archives (NOTES A18, B1, B2).
+"""Inputs to an ordered list of export parts: files, folders and zip archives (conformance A18, B1, B2).
 
 A folder expands to the regular, non-hidden ``*.json`` files directly inside it; when any of them is a
 conversation part (``conversations.json`` or ``conversations-*.json``), only the conversation parts are

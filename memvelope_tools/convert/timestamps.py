@@ -1,6 +1,6 @@
 """The envelope-v0 timestamp profile: accepted source values in, ``YYYY-MM-DDTHH:mm:ss.sssZ`` or None out.
 
-Accepted source values (spec Rule 3, NOTES A11-A14, A23): a finite number; a bare-numeric string
+Accepted source values (spec Rule 3, conformance A11-A14, A23): a finite number; a bare-numeric string
 (``-?[0-9]+(\\.[0-9]+)?``, A12); a date-only ``YYYY-MM-DD``; or
 ``YYYY-MM-DD[T or SPACE]HH:mm[:ss[.fraction]][Z|[+-]hh:mm|[+-]hhmm]``. Everything else renders None.
 No host date parser is ever consulted, and nothing depends on the machine's time zone or locale.
@@ -70,7 +70,7 @@ def render_ms(ms: int) -> str | None:
 def _from_number(value: float) -> str | None:
     if not math.isfinite(value):
         return None
-    # IEEE-754 double multiplication, then truncation toward zero (NOTES A13), never rounding.
+    # IEEE-754 double multiplication, then truncation toward zero (conformance A13), never rounding.
     ms = value * 1000.0 if value < _SECONDS_LIMIT else value
     if not math.isfinite(ms):
         return None

@@ -34,7 +34,7 @@ def _non_array_note(value: object) -> str:
         what = "looks like one ChatGPT conversation"
     else:
         what = "not a conversation list"
-    return f"top level is {json_type(value)}, not an array ({what}); contributes nothing (NOTES A16)"
+    return f"top level is {json_type(value)}, not an array ({what}); contributes nothing (conformance A16)"
 
 
 def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: ZipLimits | None = None) -> Diagnosis:

@@ -1,7 +1,7 @@
 """Doctor's view of one Claude conversation: every ``chat_messages`` entry, kept or dropped, and why.
 
 Whether a message is kept, and why not, is the conversion core's ``classify``. ``parent_message_uuid``
-is read only to report branches and ordering: the envelope keeps source order and every branch (NOTES A28).
+is read only to report branches and ordering: the envelope keeps source order and every branch (conformance A28).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ class DistillStats:
 
 
 def conversation_month(conv: Mapping[str, Any]) -> str | None:
-    """The ``YYYY-MM`` of ``provenance`` (NOTES.md B4): the month of ``created_at``; when that is
+    """The ``YYYY-MM`` of ``provenance`` (conformance B4): the month of ``created_at``; when that is
     null, of the first message with a ``ts``; ``None`` when the conversation has no timestamp."""
     stamp = conversation_stamp(conv)
     return stamp[:7] if stamp else None

@@ -18,7 +18,7 @@ Fields: ``subject`` is ``"self"`` except for a relative named in the sentence ("
 subject ``"Ana"``, ``person``; a named pet is ``other``). ``category`` is the rule's, or ``null`` when no
 rule supports one. ``content`` is the sentence as written, whitespace collapsed. ``in_text_date`` is
 the first date the sentence states (:mod:`.dates`), ``effective_date`` that date or else the
-conversation's UTC day (``created_at``, else the first message ``ts``). ``provenance`` follows NOTES.md
+conversation's UTC day (``created_at``, else the first message ``ts``). ``provenance`` follows conformance
 B4; a conversation with no timestamp at all cannot form one and is skipped (counted in the stats).
 Repeated facts are merged by :func:`.facts.dedup`.
 """
