@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint fuzz notebooks bench clean chromium
 
-$(STAMP): pyproject.toml setup.py memvelope_tools/_textscan.c
+$(STAMP): pyproject.toml setup.py memvelope_tools/_textscan.c memvelope_tools/convert/_scan.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[all,dev]'

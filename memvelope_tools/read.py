@@ -9,8 +9,9 @@ Reading choices (the spec leaves them to readers):
 
 * A ``str`` source is a path, never JSON text; pass ``bytes`` for text in memory.
 * UTF-8 only: a leading BOM is skipped, invalid UTF-8 is refused (``reason="not-utf8"``).
-* Values are those of the standard library ``json``: lone surrogate escapes such as
-  ``"\\ud800"`` survive as they are (orjson, when installed, only speeds up the other inputs).
+* JSON as ``JSON.parse`` accepts it (so no ``NaN``), nested at most 1024 levels (``too-deep``);
+  values are those of the standard library ``json``: lone surrogate escapes such as ``"\\ud800"``
+  survive as they are, integers keep every digit (orjson, when installed, only speeds reading up).
 * When a top-level ``memvelope`` key is present it decides the layer, whatever ``meta.format``
   says; a non-string value there is refused as "not a Memvelope document".
 * Shape checks cover what the loaders rely on: every field of the spec's tables with its JSON
@@ -20,9 +21,7 @@ Reading choices (the spec leaves them to readers):
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import accumulate, chain
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from ._progress import progress_bar
+from .convert.elements import PYTHON, Reader, Refused, line_column
 from .errors import FormatError
 
 ENVELOPE_TAG = "envelope-v0"
@@ -46,16 +46,6 @@ Layer = Literal["envelope", "ir"]
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO | dict[str, Any]
 
 _CHUNK = 16 << 20
-# orjson turns integers beyond 64 bits into floats: anything that may be such a number (19+ digits
-# after a ':', '[' or ',') takes the json path. Inside strings this only costs speed, never values.
-_DIGITS = bytes(1 if 0x30 <= i <= 0x39 else 0 for i in range(256))
-_RUN = b"\x01" * 19
-_BEFORE_NUMBER = re.compile(rb"[:\[,][ \t\r\n]*-?$")
-
-try:
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is the optional "fast" extra
-    _orjson = None  # type: ignore[assignment]
 _BAR_MIN_BYTES = 64 << 20
 
 # Field checks: (name, allowed JSON types, allowed values or None).
@@ -201,61 +191,28 @@ def _read_file(name: str, progress: bool | None) -> bytearray:
         raise FormatError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=name) from None
 
 
-def _may_hold_long_number(data: bytes | bytearray) -> bool:
-    """Whether ``data`` may hold a JSON number of 19 digits or more (fast: digit runs first)."""
-    step, budget = _CHUNK, 1000  # past 1000 digit runs, do not look closer: just take the json path
-    for lo in range(0, len(data), step):
-        piece = bytes(data[lo : lo + step + 18]).translate(_DIGITS)
-        at = piece.find(_RUN)
-        while at != -1:
-            start = lo + at
-            while start > 0 and 0x30 <= data[start - 1] <= 0x39:
-                start -= 1
-            budget -= 1
-            if budget < 0 or _BEFORE_NUMBER.search(bytes(data[max(0, start - 64) : start])):
-                return True
-            at = piece.find(_RUN, at + 19)
-    return False
-
-
 def _parse(data: bytes | bytearray, name: str | None) -> Any:
-    """Parse UTF-8 JSON text (a leading BOM skipped) with the standard library's semantics.
-
-    With orjson installed it parses first, straight from the bytes, which needs far less memory
-    than a whole-file ``str`` (4 bytes per character as soon as the file holds one emoji). It
-    returns the same values as ``json.loads`` except for lone surrogate escapes, NaN/Infinity and
-    huge numbers, all of which it rejects or changes: those inputs (and every error) take the
-    standard library path, whose result or error is the one reported.
-    """
+    """Parse UTF-8 JSON text (a leading BOM skipped) as ``JSON.parse`` accepts it, with the standard
+    library's values (see :mod:`memvelope_tools.convert.elements`, the one reader)."""
     start = 3 if data[:3] == b"\xef\xbb\xbf" else 0
-    if _orjson is not None and not _may_hold_long_number(data):
-        view = memoryview(data)[start:]
-        try:
-            return _orjson.loads(view)
-        except _orjson.JSONDecodeError:
-            pass
-        finally:
-            view.release()
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FormatError(
-            f"not UTF-8: invalid byte sequence at byte offset {exc.start}", reason="not-utf8", source=name
-        ) from None
-    if isinstance(data, bytearray):
-        data.clear()  # the caller's buffer is not needed any more: free it before the tree is built
-    try:
-        return json.loads(text[1:] if text.startswith("\ufeff") else text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(
-            f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", reason="invalid-json", source=name
-        ) from None
-    except ValueError:  # CPython refuses int() of an integer literal of more than 4300 digits
-        raise FormatError(
-            "invalid JSON for this reader: an integer with more than 4300 digits", reason="invalid-json", source=name
-        ) from None
-    except RecursionError:
-        raise FormatError("invalid JSON: nested too deeply to parse", reason="too-deep", source=name) from None
+        return Reader(PYTHON).load(data, start)  # type: ignore[arg-type]
+    except Refused as exc:
+        raise format_error(exc, data, start, name) from None
+
+
+def format_error(exc: Refused, data: bytes | bytearray, start: int, name: str | None) -> FormatError:
+    """The FormatError for the reader's refusal ``exc`` of ``data`` (whose text begins at ``start``)."""
+    if exc.reason == "not-utf8":
+        return FormatError(f"not UTF-8: {exc.detail}", reason="not-utf8", source=name)
+    if exc.reason == "too-deep":
+        return FormatError(exc.detail, reason="too-deep", source=name)
+    if exc.detail == "an integer with more than 4300 digits":
+        return FormatError(f"invalid JSON for this reader: {exc.detail}", reason="invalid-json", source=name)
+    line, column = line_column(bytes(data), exc.offset)
+    if start and line == 1:
+        column -= 1  # the BOM is no character of the text
+    return FormatError(f"invalid JSON: {exc.detail} at line {line} column {column}", reason="invalid-json", source=name)
 
 
 # ---- tags ----------------------------------------------------------------------------------------

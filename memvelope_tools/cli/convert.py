@@ -6,9 +6,7 @@ import argparse
 import sys
 
 from .._atomic import atomic_write
-from ..convert import Report, ZipLimits, convert, convert_stream, expand
-from ..convert.fast import dumps_envelope
-from ..convert.stream import available as stream_available
+from ..convert import ConversionLog, ZipLimits, convert, convert_stream, dumps_envelope, expand
 
 _DEFAULTS = ZipLimits()
 # Inputs larger than this (bytes, inflated) are converted streaming: about as fast, and memory stays flat
@@ -56,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def _notes(report: Report, args: argparse.Namespace) -> None:
+def _notes(report: ConversionLog, args: argparse.Namespace) -> None:
     if args.quiet:
         return
     err = sys.stderr
@@ -72,7 +70,7 @@ def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:
     if args.stream or args.no_stream:
         return bool(args.stream)
     size = sum(p.size or 0 for p in expand(args.paths, limits).parts)
-    if size <= STREAM_ABOVE or not stream_available():
+    if size <= STREAM_ABOVE:
         return False
     if not args.quiet:
         print(
@@ -84,7 +82,7 @@ def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = Report()
+    report = ConversionLog()
     limits = ZipLimits(max_member_bytes=args.zip_max_bytes, max_ratio=args.zip_max_ratio)
     progress = False if args.quiet else None
     if _streaming(args, limits):
