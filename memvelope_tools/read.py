@@ -22,15 +22,28 @@ Reading choices (the spec leaves them to readers):
 from __future__ import annotations
 
 import os
+import re
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from itertools import accumulate, chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from ._progress import progress_bar
-from .convert.elements import PYTHON, Reader, Refused, line_column
+from .convert.elements import (
+    ARR_FIRST,
+    END,
+    OBJ_FIRST,
+    OBJ_KEY,
+    OBJ_NEXT,
+    PYTHON,
+    Reader,
+    Refused,
+    line_column,
+    scan,
+    skip_ws,
+)
 from .errors import FormatError
 
 ENVELOPE_TAG = "envelope-v0"
@@ -213,6 +226,96 @@ def format_error(exc: Refused, data: bytes | bytearray, start: int, name: str | 
     if start and line == 1:
         column -= 1  # the BOM is no character of the text
     return FormatError(f"invalid JSON: {exc.detail} at line {line} column {column}", reason="invalid-json", source=name)
+
+
+class Fallback(Exception):
+    """The file is not a plain envelope that :func:`stream_envelope` reads batch by batch: read it whole."""
+
+
+_SCAN_BATCH = 4 << 20  # bytes of conversations scanned at a time
+_CONVERSATIONS_KEY = re.compile(rb'"conversations"[ \t\n\r]*:[ \t\n\r]*\[')
+
+
+def stream_envelope(
+    data: bytes | bytearray, *, batch_messages: int, on_bytes: Callable[[int], Any] = lambda n: None
+) -> Iterator[tuple[str, Any]]:
+    """Yield ``("conversations", [conv, ...])`` batches of about ``batch_messages`` messages, then
+    ``("members", {other top-level keys})``, from an envelope file's bytes, so that the whole tree never
+    exists at once. Values are those of :func:`read`. Anything unusual (the top level not an object,
+    ``conversations`` before the ``memvelope`` tag or not an array, a repeated key, any error) raises
+    :class:`Fallback`, and the caller reads the file whole, which gives the ordinary result or error."""
+    reader = Reader(PYTHON)
+    view = memoryview(data)
+    try:
+        yield from _envelope_members(view, reader, batch_messages, on_bytes)
+    except Refused:
+        raise Fallback from None
+    finally:
+        view.release()
+
+
+def _envelope_members(
+    data: memoryview, reader: Reader, batch_messages: int, on_bytes: Callable[[int], Any]
+) -> Iterator[tuple[str, Any]]:
+    start = 3 if data[:3] == b"\xef\xbb\xbf" else 0
+    pos = skip_ws(data, start)  # type: ignore[arg-type]
+    if data[pos : pos + 1] != b"{":
+        raise Fallback
+    pos, state = pos + 1, OBJ_FIRST
+    members: dict[str, Any] = {}
+    done = 0
+    while state != END:
+        if state == OBJ_NEXT:
+            pos = skip_ws(data, pos)  # type: ignore[arg-type]
+            if data[pos : pos + 1] not in (b",", b"}"):
+                raise Fallback
+            state = OBJ_KEY if data[pos] == 0x2C else END
+            pos += 1
+            continue
+        key = _CONVERSATIONS_KEY.match(data, skip_ws(data, pos), len(data))  # type: ignore[arg-type]
+        if key is not None:
+            if members.get("memvelope") != ENVELOPE_TAG or "conversations" in members:
+                raise Fallback
+            members["conversations"] = None
+            pos = yield from _conversations(data, key.end(), reader, batch_messages)
+            state = OBJ_NEXT
+        else:
+            pos, state, found, error = scan(data, pos, state, True, 0)  # type: ignore[arg-type]
+            if error is not None:
+                raise Fallback
+            for name, value in reader.children(data, found):  # type: ignore[arg-type]
+                if name in members or name == "conversations":
+                    raise Fallback
+                members[name] = value
+        on_bytes(pos - done)
+        done = pos
+    if scan(data, pos, END, True)[3] is not None or "conversations" not in members:  # type: ignore[arg-type]
+        raise Fallback
+    del members["conversations"]
+    yield "members", members
+
+
+def _conversations(
+    data: memoryview, pos: int, reader: Reader, batch_messages: int
+) -> Generator[tuple[str, Any], None, int]:
+    """The batches of the conversations array whose ``[`` ends before ``pos``; returns where it ends."""
+    state = ARR_FIRST
+    batch: list[Any] = []
+    size = 0
+    while state != END:
+        pos, state, found, error = scan(data, pos, state, True, pos + _SCAN_BATCH, 1)  # type: ignore[arg-type]
+        if error is not None:
+            raise Fallback
+        for _, conv in reader.children(data, found):  # type: ignore[arg-type]
+            batch.append(conv)
+            messages = conv.get("messages") if isinstance(conv, dict) else None
+            size += len(messages) if isinstance(messages, list) else 1
+            if size >= batch_messages:
+                yield "conversations", batch
+                batch, size = [], 0
+    if batch:
+        yield "conversations", batch
+    return pos
 
 
 # ---- tags ----------------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from memvelope_tools.convert import elements
-
 from memvelope_tools.errors import FormatError
 from memvelope_tools.read import layer_of, read
 
@@ -106,7 +105,8 @@ def test_values_are_those_of_the_standard_json_module(text: str) -> None:
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
 def test_what_json_parse_refuses_is_refused(literal: str) -> None:
     # The standard json module reads these; JSON.parse, and so read(), does not.
-    text = '{"memvelope": "envelope-v0", "meta": {"source_provider": "a", "n": %s}, "conversations": []}' % literal
+    text = '{"memvelope": "envelope-v0", "meta": {"source_provider": "a", "n": N}, "conversations": []}'
+    text = text.replace("N", literal)
     with pytest.raises(FormatError) as info:
         read(text.encode())
     assert info.value.reason == "invalid-json" and f"line 1 column {text.index(literal) + 1}" in str(info.value)

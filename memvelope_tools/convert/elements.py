@@ -106,6 +106,11 @@ def _ws(b: bytes, i: int, n: int) -> int:
     return m.end()
 
 
+def skip_ws(buf: bytes, pos: int) -> int:
+    """The position of the first byte at or after ``pos`` that is not JSON whitespace."""
+    return _ws(buf, pos, len(buf))
+
+
 def _surrogate_flags(token: bytes) -> int:
     escapes = [(m.start(), m.end(), m.group(1)) for m in _ESCAPE.finditer(token)]
     k = 0
@@ -116,10 +121,10 @@ def _surrogate_flags(token: bytes) -> int:
             continue
         u = int(digits, 16)
         if 0xD800 <= u < 0xDC00:
-            if k < len(escapes) and escapes[k][0] == end and escapes[k][2] is not None:
-                if 0xDC00 <= int(escapes[k][2], 16) <= 0xDFFF:
-                    k += 1
-                    continue
+            low = escapes[k][2] if k < len(escapes) and escapes[k][0] == end else None
+            if low is not None and 0xDC00 <= int(low, 16) <= 0xDFFF:
+                k += 1
+                continue
             return LONE
         if 0xDC00 <= u <= 0xDFFF:
             return LONE

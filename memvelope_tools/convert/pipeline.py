@@ -231,4 +231,3 @@ def write_envelope(envelope: Envelope, path: str | os.PathLike[str]) -> None:
     data = dumps_envelope(envelope)
     with atomic_output(path) as fh:
         fh.write(data)
-
