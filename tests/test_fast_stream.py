@@ -36,10 +36,20 @@ LONE = re.compile(rb"\\ud[89a-f][0-9a-f]{2}(?!\\ud[c-f])")
 assert CASES, "no envelope fixtures found"
 
 
-def _stream_bytes(paths: list[Path], tmp_path: Path) -> bytes:
+def _stream_bytes(paths: list[Path], tmp_path: Path, workers: int = 1) -> bytes:
     out = tmp_path / "streamed.mve.json"
-    convert_stream(paths, out, progress=False)
+    convert_stream(paths, out, progress=False, workers=workers)
     return out.read_bytes()
+
+
+def _parallel_bytes(paths: list[Path], tmp_path: Path) -> bytes:
+    """Two worker processes, each batch one element: every range boundary falls between elements."""
+    saved = elements.BATCH
+    elements.BATCH = 1
+    try:
+        return _stream_bytes(paths, tmp_path, workers=2)
+    finally:
+        elements.BATCH = saved
 
 
 def _reference(paths: list[Path]) -> bytes:
@@ -68,6 +78,7 @@ def _all_paths(paths: list[Path], tmp_path: Path) -> dict[str, object]:
         "fast, checked serialiser": lambda: dumps_envelope(convert(*paths, fast=True)),
         "pure-Python scanner": lambda: _twin(paths),
         "stream to file": lambda: _stream_bytes(paths, tmp_path),
+        "two worker processes": lambda: _parallel_bytes(paths, tmp_path),
     }
     results: dict[str, object] = {}
     for name, run in runs.items():
@@ -249,3 +260,24 @@ def test_stream_to_stdout_and_no_output_on_error(tmp_path: Path, write_parts) ->
         convert_stream([bad], out)
     assert info.value.reason == "invalid-json"
     assert not out.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_worker_processes_take_the_batches_after_detection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memvelope_tools.convert import parallel
+
+    parts = generate(tmp_path / "export", "chatgpt", 400_000, seed=2, shards=2, lone_surrogate_every=50_000)
+    submitted: list[int] = []
+    submit = parallel.Pool.submit
+
+    def counted(self: parallel.Pool, tag: str, buf: bytes, found: list[int], *args: object) -> None:
+        submitted.append(len(found) // 6)
+        submit(self, tag, buf, found, *args)
+
+    monkeypatch.setattr(parallel.Pool, "submit", counted)
+    monkeypatch.setattr(elements, "BATCH", 4096)
+    log = ConversionLog()
+    out = tmp_path / "par.mve.json"
+    meta = convert_stream(parts, out, progress=False, workers=2, report=log)
+    assert len(submitted) > 3 and sum(submitted) < log.elements  # the first batch stays in this process
+    assert out.read_bytes() == _reference(parts)
+    assert meta["conversation_count"] == json.loads(out.read_bytes())["meta"]["conversation_count"]

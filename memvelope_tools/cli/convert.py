@@ -86,7 +86,9 @@ def run(args: argparse.Namespace) -> int:
     limits = ZipLimits(max_member_bytes=args.zip_max_bytes, max_ratio=args.zip_max_ratio)
     progress = False if args.quiet else None
     if _streaming(args, limits):
-        meta = convert_stream(args.paths, args.output, report=report, zip_limits=limits, progress=progress)
+        meta = convert_stream(
+            args.paths, args.output, report=report, zip_limits=limits, progress=progress, workers=None
+        )
         _notes(report, args)
         if args.verbose and args.output:
             print(

@@ -23,6 +23,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { BEGIN, ARR_FIRST, ARR_VALUE, ARR_NEXT, OBJ_FIRST, OBJ_KEY, OBJ_NEXT, END };
 enum {
@@ -42,6 +43,7 @@ enum { F_LONE = 1, F_BIG_INT = 2 };
 enum { OK, MORE, FAIL };
 
 #define LIMIT 1024
+#define ONES 0x0101010101010101ull
 
 typedef struct {
     int code;
@@ -86,8 +88,16 @@ scan_string(const uint8_t *b, Py_ssize_t i, Py_ssize_t n, int final, int *flags,
     Py_ssize_t start = i;
     i++;
     for (;;) {
-        while (i + 4 <= n && PLAIN[b[i]] && PLAIN[b[i + 1]] && PLAIN[b[i + 2]] && PLAIN[b[i + 3]]) {
-            i += 4;
+        /* Eight bytes at a time while none is a quote, a backslash or below 0x20. */
+        while (i + 8 <= n) {
+            uint64_t v;
+            memcpy(&v, b + i, 8);
+            uint64_t quote = v ^ (ONES * '"'), slash = v ^ (ONES * '\\');
+            uint64_t special = ((quote - ONES) & ~quote) | ((slash - ONES) & ~slash) | ((v - ONES * 0x20) & ~v);
+            if (special & (ONES * 0x80)) {
+                break;
+            }
+            i += 8;
         }
         while (i < n && PLAIN[b[i]]) {
             i++;

@@ -108,6 +108,15 @@ class Assembler:
         assert self.provider is not None
         return self.provider
 
+    @property
+    def failed(self) -> bool:
+        """True once detection failed: later elements are only counted."""
+        return self._error is not None
+
+    def skip(self, elements: int) -> None:
+        """Count elements given after detection failed, without looking at them."""
+        self.elements += elements
+
     def counts(self, conversations: int, messages: int, elements: int, foreign: int) -> None:
         """Add counts of elements taken elsewhere (by a worker process, with this provider)."""
         self.conversations += conversations
