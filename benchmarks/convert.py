@@ -1,15 +1,16 @@
 """Conversion speed and memory on generated exports, against the floor and the Node.js reference core.
 
 For each provider it generates (or reuses) a seeded export, then measures, each in a fresh process:
-ours (``memvelope convert``, in memory, orjson), ours streaming (``--stream``), the stdlib reference
-path, the floor (``orjson.loads`` of the parts, the stdlib parser where orjson refuses one, plus writing
-as many bytes as the envelope has), the orjson-only floor (as if orjson took lone surrogates), and
+ours (``memvelope convert --no-stream``: in memory, one process), ours streaming (``--stream``:
+bounded memory, one worker process per core), the reference path without orjson, the floor
+(``orjson.loads`` of the parts, the stdlib parser where orjson refuses one, plus writing as many bytes
+as the envelope has), the orjson-only floor (as if orjson took lone surrogates), and
 Node's ``JSON.parse`` of the parts + ``JSON.stringify(envelope, null, 2)``. It checks that the plain,
 fast and streaming outputs (and Node's stringify) are byte-identical, and prints wall time, peak RSS
 (whole process, VmHWM), MB/s and the ratios.
 
 Examples:
-  python benchmarks/convert.py                            # 200 MB ChatGPT and Claude exports
+  python benchmarks/convert.py                            # 200 MB ChatGPT and Claude exports, 1 and 4 parts
   python benchmarks/convert.py --size 2GB --only stream   # streaming memory on a 2 GB export
   python benchmarks/convert.py --rss-sizes 50MB,200MB,500MB --only stream
 """
@@ -54,17 +55,18 @@ def _measure(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict
         data = dumps_canonical(convert(*parts, fast=False, progress=False))
         Path(out).write_bytes(data)
     elif what in ("floor", "orjson-floor"):
+        import re
+
         import orjson
 
-        from memvelope_tools.convert.fast import Swap, swap_lone_escapes
-
+        surrogate_escape = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
         elapsed = 0.0
         for part in parts:
             t0 = time.perf_counter()
             data = Path(part).read_bytes()
             if what == "orjson-floor":  # untimed: as if orjson took lone surrogates
                 elapsed += time.perf_counter() - t0
-                data = swap_lone_escapes(data, Swap())
+                data = surrogate_escape.sub(rb"\\u0020", data)
                 t0 = time.perf_counter()
             try:
                 value = orjson.loads(data)
@@ -166,9 +168,9 @@ def _machine() -> str:
     )
 
 
-def run_provider(provider: str, args: argparse.Namespace, workdir: Path, size: int) -> dict[str, dict]:
-    print(f"\n== {provider}, {size / 1e6:.0f} MB, {args.shards} part(s)", flush=True)
-    parts = _export(workdir, provider, size, args.shards, args.seed)
+def run_provider(provider: str, args: argparse.Namespace, workdir: Path, size: int, shards: int) -> dict[str, dict]:
+    print(f"\n== {provider}, {size / 1e6:.0f} MB, {shards} part(s)", flush=True)
+    parts = _export(workdir, provider, size, shards, args.seed)
     input_bytes = sum(Path(p).stat().st_size for p in parts)
     outputs = {what: workdir / f"out-{provider}-{what}.mve.json" for what in ("fast", "stream", "plain")}
     wanted = args.only.split(",") if args.only else list(MEASURES)
@@ -218,7 +220,7 @@ def main() -> int:
     parser.add_argument("--provider", default="chatgpt,claude", help="chatgpt, claude or both (default)")
     parser.add_argument("--size", default="200MB", help="export size (default 200MB)")
     parser.add_argument("--rss-sizes", help="comma-separated sizes: repeat the run at each (RSS vs size)")
-    parser.add_argument("--shards", type=int, default=1, help="parts per export (default 1)")
+    parser.add_argument("--shards", default="1,4", help="parts per export, comma-separated (default 1,4)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--only", help=f"comma-separated subset of {','.join(MEASURES)}")
     parser.add_argument("--workdir", default=os.environ.get("MEMVELOPE_BENCH_DIR", "/tmp/memvelope-bench"))
@@ -231,8 +233,9 @@ def main() -> int:
     print(f"machine: {_machine()}")
     sizes = [parse_size(s) for s in (args.rss_sizes or args.size).split(",")]
     for size in sizes:
-        for provider in args.provider.split(","):
-            run_provider(provider.strip(), args, workdir, size)
+        for shards in (int(n) for n in str(args.shards).split(",")):
+            for provider in args.provider.split(","):
+                run_provider(provider.strip(), args, workdir, size, shards)
     return 0
 
 

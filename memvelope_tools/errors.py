@@ -18,7 +18,6 @@ Reason = Literal[
     "too-deep",
     "no-provider",
     "no-conversations",
-    "missing-dependency",
     # reading a Memvelope document (read, load, frames, validate)
     "not-utf8",
     "text-mode",

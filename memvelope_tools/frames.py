@@ -64,7 +64,6 @@ import pyarrow as pa
 
 from . import _text
 from ._progress import progress_bar
-from ._stream import Fallback, stream_envelope
 from ._text import strings as _strings
 from ._text import text_columns_later, utf8_ok
 from ._words import word_counts  # noqa: F401 - part of this module's tested surface
@@ -74,6 +73,7 @@ from .read import (
     CATEGORIES,
     ROLES,
     SUBJECT_TYPES,
+    Fallback,
     Source,
     _parse,
     _read_file,
@@ -81,6 +81,7 @@ from .read import (
     check_conversations,
     check_messages,
     source_label,
+    stream_envelope,
 )
 from .tags import IR_TAG
 
@@ -467,7 +468,7 @@ def _flatten_file(
 ) -> tuple[tuple[pa.Table, pa.Table | None], str]:
     """An envelope file's bytes as Arrow tables (and its provider), parsed a batch at a time.
 
-    Raises Fallback when the file must be read whole instead (see memvelope_tools._stream).
+    Raises Fallback when the file must be read whole instead (see memvelope_tools.read.stream_envelope).
     """
     builder = _Builder(label, name, with_messages)
     members: dict[str, Any] = {}

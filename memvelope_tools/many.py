@@ -70,17 +70,11 @@ def output_names(inputs: Sequence[str | os.PathLike[str]]) -> list[str]:
 
 
 def convert_one(source: str, output: str) -> Converted | Failed:
-    """Convert one export to ``output`` (streaming where ijson is installed, so memory stays bounded);
-    never raises for bad input."""
-    from .convert import convert, convert_stream, stream, write_envelope
+    """Convert one export to ``output`` (streaming, so memory stays bounded); never raises for bad input."""
+    from .convert import convert_stream
 
     try:
-        if stream.available():
-            meta = convert_stream(source, output, progress=False)
-        else:
-            envelope = convert(source, progress=False)
-            write_envelope(envelope, output)
-            meta = envelope["meta"]
+        meta = convert_stream(source, output, progress=False)
     except MemvelopeError as exc:
         return Failed(source, str(exc), exc.reason)
     except Exception as exc:  # a worker must report, not die: the other exports go on

@@ -9,8 +9,9 @@ Reading choices (the spec leaves them to readers):
 
 * A ``str`` source is a path, never JSON text; pass ``bytes`` for text in memory.
 * UTF-8 only: a leading BOM is skipped, invalid UTF-8 is refused (``reason="not-utf8"``).
-* Values are those of the standard library ``json``: lone surrogate escapes such as
-  ``"\\ud800"`` survive as they are (orjson, when installed, only speeds up the other inputs).
+* JSON as ``JSON.parse`` accepts it (so no ``NaN``), nested at most 1024 levels (``too-deep``);
+  values are those of the standard library ``json``: lone surrogate escapes such as ``"\\ud800"``
+  survive as they are, integers keep every digit (orjson, when installed, only speeds reading up).
 * When a top-level ``memvelope`` key is present it decides the layer, whatever ``meta.format``
   says; a non-string value there is refused as "not a Memvelope document".
 * Shape checks cover what the loaders rely on: every field of the spec's tables with its JSON
@@ -20,17 +21,30 @@ Reading choices (the spec leaves them to readers):
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from itertools import accumulate, chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, cast
 
 from ._progress import progress_bar
+from .convert.elements import (
+    ARR_FIRST,
+    END,
+    OBJ_FIRST,
+    OBJ_KEY,
+    OBJ_NEXT,
+    PYTHON,
+    Reader,
+    Refused,
+    line_column,
+    scan,
+    skip_ws,
+)
+from .convert.parse import json_error_message as json_error_message
 from .errors import FormatError
 from .tags import ENVELOPE_TAG, IR_TAG, RESERVED_TAGS, SUPPORTED_TAGS
 
@@ -42,16 +56,6 @@ Layer = Literal["envelope", "ir"]
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO | dict[str, Any]
 
 _CHUNK = 16 << 20
-# orjson turns integers beyond 64 bits into floats: anything that may be such a number (19+ digits
-# after a ':', '[' or ',') takes the json path. Inside strings this only costs speed, never values.
-_DIGITS = bytes(1 if 0x30 <= i <= 0x39 else 0 for i in range(256))
-_RUN = b"\x01" * 19
-_BEFORE_NUMBER = re.compile(rb"[:\[,][ \t\r\n]*-?$")
-
-try:
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is the optional "fast" extra
-    _orjson = None  # type: ignore[assignment]
 _BAR_MIN_BYTES = 64 << 20
 
 # Field checks: (name, allowed JSON types, allowed values or None).
@@ -201,79 +205,129 @@ def _read_file(name: str, progress: bool | None) -> bytearray:
         raise FormatError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=name) from None
 
 
-def _may_hold_long_number(data: bytes | bytearray) -> bool:
-    """Whether ``data`` may hold a JSON number of 19 digits or more (fast: digit runs first)."""
-    step, budget = _CHUNK, 1000  # past 1000 digit runs, do not look closer: just take the json path
-    for lo in range(0, len(data), step):
-        piece = bytes(data[lo : lo + step + 18]).translate(_DIGITS)
-        at = piece.find(_RUN)
-        while at != -1:
-            start = lo + at
-            while start > 0 and 0x30 <= data[start - 1] <= 0x39:
-                start -= 1
-            budget -= 1
-            if budget < 0 or _BEFORE_NUMBER.search(bytes(data[max(0, start - 64) : start])):
-                return True
-            at = piece.find(_RUN, at + 19)
-    return False
-
-
 def _parse(data: bytes | bytearray, name: str | None) -> Any:
-    """Parse UTF-8 JSON text (a leading BOM skipped) with the standard library's semantics.
-
-    With orjson installed it parses first, straight from the bytes, which needs far less memory
-    than a whole-file ``str`` (4 bytes per character as soon as the file holds one emoji). It
-    returns the same values as ``json.loads`` except for lone surrogate escapes, NaN/Infinity and
-    huge numbers, all of which it rejects or changes: those inputs (and every error) take the
-    standard library path, whose result or error is the one reported.
-    """
+    """Parse UTF-8 JSON text (a leading BOM skipped) as ``JSON.parse`` accepts it, with the standard
+    library's values (see :mod:`memvelope_tools.convert.elements`, the one reader)."""
     start = 3 if data[:3] == b"\xef\xbb\xbf" else 0
-    if _orjson is not None and not _may_hold_long_number(data):
-        view = memoryview(data)[start:]
-        try:
-            return _orjson.loads(view)
-        except _orjson.JSONDecodeError:
-            pass
-        finally:
-            view.release()
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        message = f"not UTF-8: invalid byte sequence at byte offset {exc.start}"
-        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte order mark
-            message += "; the file looks like UTF-16 text, save it as UTF-8 and try again"
-        raise FormatError(message, reason="not-utf8", source=name) from None
-    if isinstance(data, bytearray):
-        data.clear()  # the caller's buffer is not needed any more: free it before the tree is built
-    text = text[1:] if text.startswith("\ufeff") else text
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(json_error_message(text, exc), reason="invalid-json", source=name) from None
-    except ValueError:  # CPython refuses int() of an integer literal of more than 4300 digits
-        raise FormatError(
-            "not valid JSON for this reader: an integer with more than 4300 digits", reason="invalid-json", source=name
-        ) from None
-    except RecursionError:
-        raise FormatError(TOO_DEEP, reason="too-deep", source=name) from None
+        return Reader(PYTHON).load(data, start)  # type: ignore[arg-type]
+    except Refused as exc:
+        raise format_error(exc, data, start, name) from None
+
+
+def format_error(exc: Refused, data: bytes | bytearray, start: int, name: str | None) -> FormatError:
+    """The FormatError for the reader's refusal ``exc`` of ``data`` (whose text begins at ``start``)."""
+    if exc.reason == "not-utf8":
+        return FormatError(f"not UTF-8: {exc.detail}", reason="not-utf8", source=name)
+    if exc.reason == "too-deep":
+        return FormatError(exc.detail, reason="too-deep", source=name)
+    if exc.detail == "an integer with more than 4300 digits":
+        return FormatError(f"not valid JSON for this reader: {exc.detail}", reason="invalid-json", source=name)
+    head = bytes(data[start : start + 4096])
+    if len(data) - start <= 4096 and not head.strip(b" \t\n\r"):
+        message = "not valid JSON: the file is empty" + (" (only whitespace)" if head else "")
+        return FormatError(message, reason="invalid-json", source=name)
+    line, column = line_column(bytes(data), exc.offset)
+    if start and line == 1:
+        column -= 1  # the BOM is no character of the text
+    message = f"not valid JSON: {exc.detail} at line {line} column {column}"
+    if b"\x00" in head:  # ASCII saved as UTF-16 has a NUL beside every character
+        message += "; the file looks like UTF-16 text, save it as UTF-8 and try again"
+    return FormatError(message, reason="invalid-json", source=name)
 
 
 #: The wording of JSON nested deeper than the parser can go, for every reader and command.
 TOO_DEEP = "JSON nested too deeply to parse"
 
 
-def json_error_message(text: str, exc: json.JSONDecodeError) -> str:
-    """The one wording, for every reader and command, of JSON text that does not parse.
+class Fallback(Exception):
+    """The file is not a plain envelope that :func:`stream_envelope` reads batch by batch: read it whole."""
 
-    ``text`` is the decoded text (a leading BOM removed): an empty file and UTF-16 text (a NUL
-    beside every ASCII character) get a hint instead of the parser's bare complaint.
-    """
-    if not text.strip(" \t\n\r"):
-        return "not valid JSON: the file is empty" + (" (only whitespace)" if text else "")
-    message = f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-    if "\x00" in text[:4096]:
-        message += "; the file looks like UTF-16 text, save it as UTF-8 and try again"
-    return message
+
+_SCAN_BATCH = 4 << 20  # bytes of conversations scanned at a time
+_CONVERSATIONS_KEY = re.compile(rb'"conversations"[ \t\n\r]*:[ \t\n\r]*\[')
+
+
+def stream_envelope(
+    data: bytes | bytearray, *, batch_messages: int, on_bytes: Callable[[int], Any] = lambda n: None
+) -> Iterator[tuple[str, Any]]:
+    """Yield ``("conversations", [conv, ...])`` batches of about ``batch_messages`` messages, then
+    ``("members", {other top-level keys})``, from an envelope file's bytes, so that the whole tree never
+    exists at once. Values are those of :func:`read`. Anything unusual (the top level not an object,
+    ``conversations`` before the ``memvelope`` tag or not an array, a repeated key, any error) raises
+    :class:`Fallback`, and the caller reads the file whole, which gives the ordinary result or error."""
+    reader = Reader(PYTHON)
+    view = memoryview(data)
+    try:
+        yield from _envelope_members(view, reader, batch_messages, on_bytes)
+    except Refused:
+        raise Fallback from None
+    finally:
+        view.release()
+
+
+def _envelope_members(
+    data: memoryview, reader: Reader, batch_messages: int, on_bytes: Callable[[int], Any]
+) -> Iterator[tuple[str, Any]]:
+    start = 3 if bytes(data[:3]) == b"\xef\xbb\xbf" else 0
+    pos = skip_ws(data, start)  # type: ignore[arg-type]
+    if bytes(data[pos : pos + 1]) != b"{":
+        raise Fallback
+    pos, state = pos + 1, OBJ_FIRST
+    members: dict[str, Any] = {}
+    done = 0
+    while state != END:
+        if state == OBJ_NEXT:
+            pos = skip_ws(data, pos)  # type: ignore[arg-type]
+            if bytes(data[pos : pos + 1]) not in (b",", b"}"):
+                raise Fallback
+            state = OBJ_KEY if data[pos] == 0x2C else END
+            pos += 1
+            continue
+        key = _CONVERSATIONS_KEY.match(data, skip_ws(data, pos), len(data))  # type: ignore[arg-type]
+        if key is not None:
+            if members.get("memvelope") != ENVELOPE_TAG or "conversations" in members:
+                raise Fallback
+            members["conversations"] = None
+            pos = yield from _conversations(data, key.end(), reader, batch_messages)
+            state = OBJ_NEXT
+        else:
+            pos, state, found, error = scan(data, pos, state, True, 0)  # type: ignore[arg-type]
+            if error is not None:
+                raise Fallback
+            for name, value in reader.children(data, found):  # type: ignore[arg-type]
+                if name in members or name == "conversations":
+                    raise Fallback
+                members[name] = value
+        on_bytes(pos - done)
+        done = pos
+    if scan(data, pos, END, True)[3] is not None or "conversations" not in members:  # type: ignore[arg-type]
+        raise Fallback
+    del members["conversations"]
+    yield "members", members
+
+
+def _conversations(
+    data: memoryview, pos: int, reader: Reader, batch_messages: int
+) -> Generator[tuple[str, Any], None, int]:
+    """The batches of the conversations array whose ``[`` ends before ``pos``; returns where it ends."""
+    state = ARR_FIRST
+    batch: list[Any] = []
+    size = 0
+    while state != END:
+        pos, state, found, error = scan(data, pos, state, True, pos + _SCAN_BATCH, 1)  # type: ignore[arg-type]
+        if error is not None:
+            raise Fallback
+        for _, conv in reader.children(data, found):  # type: ignore[arg-type]
+            batch.append(conv)
+            messages = conv.get("messages") if isinstance(conv, dict) else None
+            size += len(messages) if isinstance(messages, list) else 1
+            if size >= batch_messages:
+                yield "conversations", batch
+                batch, size = [], 0
+    if batch:
+        yield "conversations", batch
+    return pos
 
 
 # ---- tags ----------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools.convert import Report, convert_values
+from memvelope_tools.convert import ConversionLog, convert_values
 
 CHATGPT = {
     "conversation_id": "g",
@@ -83,7 +83,7 @@ def test_bom_stripped_and_invalid_utf8_replaced(write_parts) -> None:  # A17
     assert mv.convert(bom)["conversations"][0]["title"] == "x"
     raw = body.replace(b'"hi"', b'"h\xffi\xed\xa0\x80"')
     (bad,) = write_parts(raw, names=["bad.json"])
-    report = Report()
+    report = ConversionLog()
     env = mv.convert(bad, report=report)
     assert env["conversations"][0]["messages"][0]["text"] == "h\ufffdi\ufffd\ufffd\ufffd"
     assert report.replaced == {str(bad): 4}

@@ -1,4 +1,5 @@
-"""The fast (orjson) and streaming (ijson) paths give the plain path's bytes, or its error, on every input."""
+"""Every conversion path (orjson or not, in memory or streaming to a file, C scanner or its twin) gives the
+bytes, or the error, of the reference: each part parsed whole by the stdlib reference parser."""
 
 from __future__ import annotations
 
@@ -12,11 +13,20 @@ from generate import generate
 
 from memvelope_tools.cli import main
 from memvelope_tools.conformance import case_inputs, find_cases
-from memvelope_tools.convert import ConversionError, Report, convert, convert_stream, dumps_canonical, fast
-from memvelope_tools.convert import stream as streaming
+from memvelope_tools.convert import (
+    ConversionError,
+    ConversionLog,
+    convert,
+    convert_stream,
+    convert_values,
+    dumps_canonical,
+    dumps_envelope,
+    elements,
+    expand,
+)
+from memvelope_tools.convert.parse import decode, loads_js
 
 pytest.importorskip("orjson")
-pytest.importorskip("ijson")
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = find_cases(ROOT / "fixtures" / "envelope")
@@ -26,20 +36,49 @@ LONE = re.compile(rb"\\ud[89a-f][0-9a-f]{2}(?!\\ud[c-f])")
 assert CASES, "no envelope fixtures found"
 
 
-def _stream_bytes(paths: list[Path], tmp_path: Path) -> bytes:
+def _stream_bytes(paths: list[Path], tmp_path: Path, workers: int = 1) -> bytes:
     out = tmp_path / "streamed.mve.json"
-    convert_stream(paths, out, progress=False)
+    convert_stream(paths, out, progress=False, workers=workers)
     return out.read_bytes()
+
+
+def _parallel_bytes(paths: list[Path], tmp_path: Path) -> bytes:
+    """Two worker processes, each batch one element: every range boundary falls between elements."""
+    saved = elements.BATCH
+    elements.BATCH = 1
+    try:
+        return _stream_bytes(paths, tmp_path, workers=2)
+    finally:
+        elements.BATCH = saved
+
+
+def _reference(paths: list[Path]) -> bytes:
+    """Each part decoded and parsed whole by the stdlib reference parser, then converted."""
+    parts = expand(paths).parts
+    values = [loads_js(decode(p.read()).text, p.name) for p in parts]
+    source = parts[0].name if len(parts) == 1 else f"{parts[0].name} and {len(parts) - 1} more part(s)"
+    return dumps_canonical(convert_values(values, source))
+
+
+def _twin(paths: list[Path]) -> bytes:
+    native = elements._native
+    elements._native = None  # the pure-Python scanner
+    try:
+        return dumps_envelope(convert(*paths))
+    finally:
+        elements._native = native
 
 
 def _all_paths(paths: list[Path], tmp_path: Path) -> dict[str, object]:
     """Bytes (or the error reason) from every path; the plain one is the reference."""
     runs = {
-        "plain": lambda: dumps_canonical(convert(*paths, fast=False)),
-        "fast": lambda: fast.dumps_envelope(convert(*paths, fast=True), trusted=True),
-        "fast, checked serialiser": lambda: fast.dumps_envelope(convert(*paths, fast=True)),
-        "stream, in memory": lambda: dumps_canonical(convert(*paths, stream=True)),
+        "plain": lambda: _reference(paths),
+        "no orjson": lambda: dumps_canonical(convert(*paths, fast=False)),
+        "fast": lambda: dumps_envelope(convert(*paths, fast=True), trusted=True),
+        "fast, checked serialiser": lambda: dumps_envelope(convert(*paths, fast=True)),
+        "pure-Python scanner": lambda: _twin(paths),
         "stream to file": lambda: _stream_bytes(paths, tmp_path),
+        "two worker processes": lambda: _parallel_bytes(paths, tmp_path),
     }
     results: dict[str, object] = {}
     for name, run in runs.items():
@@ -128,7 +167,7 @@ def test_bom_invalid_utf8_and_lone_surrogate_in_one_part(tmp_path: Path, write_p
     body = ("[" + _claude('"bad \\ud800 here"') + "]").encode("utf-8").replace(b"bad", b"b\xffd\xc3")
     paths = write_parts(b"\xef\xbb\xbf" + body)
     _assert_all_equal(_all_paths(paths, tmp_path))
-    plain, quick, streamed = Report(), Report(), Report()
+    plain, quick, streamed = ConversionLog(), ConversionLog(), ConversionLog()
     convert(*paths, report=plain, fast=False)
     convert(*paths, report=quick, fast=True)
     convert(*paths, report=streamed, stream=True)
@@ -170,11 +209,12 @@ def test_stream_chunk_boundaries(tmp_path: Path, write_parts, monkeypatch: pytes
     raw = '"raw \U0010f83d' + " " * 40 + 'lone \\ud83d"'  # a placeholder character of its own, far from "\\"
     literals = [r'"\ud83d\ude00 é \ud83d \\ud83d \ude00 \\\ude01"', r'"中文 \u00e9\ud800"', raw]
     for pad in range(20):  # shifts every byte across the reader's cuts
-        elements = (_claude(t, f"u{i}", '"title"') for i, t in enumerate(literals))
-        paths = write_parts("[" + " " * pad + ",".join(elements) + "]")
-        expected = dumps_canonical(convert(*paths, fast=False))
+        convs = (_claude(t, f"u{i}", '"title"') for i, t in enumerate(literals))
+        paths = write_parts("[" + " " * pad + ",".join(convs) + "]")
+        expected = _reference(paths)
         for chunk in (1, 2, 3, 5, 7, 13):
-            monkeypatch.setattr(streaming, "_CHUNK", chunk)
+            monkeypatch.setattr(elements, "CHUNK", chunk)
+            monkeypatch.setattr(elements, "BATCH", chunk)
             assert _stream_bytes(paths, tmp_path) == expected, (pad, chunk)
 
 
@@ -187,7 +227,7 @@ def test_checked_serialiser_falls_back_for_values_orjson_writes_differently() ->
         {"s": "lone \ud83d", "nested": [{"x": "\udc00"}]},
         {"empty": [], "o": {}},
     ):
-        assert fast.dumps_envelope(value) == dumps_canonical(value)
+        assert dumps_envelope(value) == dumps_canonical(value)
 
 
 def test_cli_stream_flag_and_automatic_switch(tmp_path: Path, capsys, monkeypatch, write_parts) -> None:
@@ -220,3 +260,24 @@ def test_stream_to_stdout_and_no_output_on_error(tmp_path: Path, write_parts) ->
         convert_stream([bad], out)
     assert info.value.reason == "invalid-json"
     assert not out.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_worker_processes_take_the_batches_after_detection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memvelope_tools.convert import parallel
+
+    parts = generate(tmp_path / "export", "chatgpt", 400_000, seed=2, shards=2, lone_surrogate_every=50_000)
+    submitted: list[int] = []
+    submit = parallel.Pool.submit
+
+    def counted(self: parallel.Pool, tag: str, buf: bytes, found: list[int], *args: object) -> None:
+        submitted.append(len(found) // 6)
+        submit(self, tag, buf, found, *args)
+
+    monkeypatch.setattr(parallel.Pool, "submit", counted)
+    monkeypatch.setattr(elements, "BATCH", 4096)
+    log = ConversionLog()
+    out = tmp_path / "par.mve.json"
+    meta = convert_stream(parts, out, progress=False, workers=2, report=log)
+    assert len(submitted) > 3 and sum(submitted) < log.elements  # the first batch stays in this process
+    assert out.read_bytes() == _reference(parts)
+    assert meta["conversation_count"] == json.loads(out.read_bytes())["meta"]["conversation_count"]

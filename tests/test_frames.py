@@ -366,9 +366,12 @@ def test_files_are_flattened_while_parsed_with_the_same_result(
 ) -> None:
     import importlib
 
-    monkeypatch.setattr(importlib.import_module("memvelope_tools._stream"), "_CHUNK", chunk)
+    read_module = importlib.import_module("memvelope_tools.read")
+    monkeypatch.setattr(read_module, "_SCAN_BATCH", chunk)
     for path in [*ENVELOPES, HAND]:
         doc = json.loads(path.read_bytes())
+        kinds = [kind for kind, _ in read_module.stream_envelope(path.read_bytes(), batch_messages=3)]
+        assert kinds[-1] == "members" and "conversations" in kinds  # read batch by batch, no fallback
         pd.testing.assert_frame_equal(messages_frame(path, sources=["x"]), messages_frame(doc, sources=["x"]))
         pd.testing.assert_frame_equal(conversations_frame(path, sources=["x"]), conversations_frame(doc, sources=["x"]))
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools.convert import Report
+from memvelope_tools.convert import ConversionLog
 from memvelope_tools.errors import ConversionError, FormatError, MemvelopeError
 from memvelope_tools.load import Sniffed, sniff, wrong_file
 
@@ -176,11 +176,11 @@ def test_report_counts_elements_of_the_other_provider(tmp_path: Path) -> None:
     path = tmp_path / "conversations.json"
     # Detection looks at the first five elements (Claude would win there): the Claude ones come after.
     path.write_text(json.dumps([CHATGPT_CONV] * 5 + [CLAUDE_CONV, CLAUDE_CONV]))
-    report = Report()
+    report = ConversionLog()
     doc = mv.load(path, report=report)
     assert doc["meta"]["source_provider"] == "chatgpt" and doc["meta"]["conversation_count"] == 5
     assert report.foreign == 2
-    alone = Report()
+    alone = ConversionLog()
     mv.convert(SAMPLE, report=alone)
     assert alone.foreign == 0
 

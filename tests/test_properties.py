@@ -460,7 +460,30 @@ def stream_or_error(paths: list[Path], out: Path) -> bytes | str:
 
 OPTIONS = set(inspect.signature(convert).parameters)
 HAS_ORJSON = importlib.util.find_spec("orjson") is not None
-HAS_IJSON = importlib.util.find_spec("ijson") is not None
+
+
+def whole_parts_or_error(paths: list[Path]) -> bytes | str:
+    """The reference: each part decoded and parsed whole by the stdlib parser, then converted."""
+    from memvelope_tools.convert import convert_values, expand
+    from memvelope_tools.convert.parse import decode, loads_js
+
+    try:
+        parts = expand(paths).parts
+        values = [loads_js(decode(p.read()).text, p.name) for p in parts]
+        return dumps_canonical(convert_values(values))
+    except ConversionError as exc:
+        return f"ConversionError {exc.reason}"
+
+
+def twin_or_error(paths: list[Path]) -> bytes | str:
+    """As the default conversion, with the pure-Python twin of the C scanner."""
+    from memvelope_tools.convert import elements
+
+    native, elements._native = elements._native, None
+    try:
+        return convert_or_error(paths)
+    finally:
+        elements._native = native
 
 
 def convert_every_way(folder: Path, parts: list[bytes]) -> None:
@@ -469,12 +492,11 @@ def convert_every_way(folder: Path, parts: list[bytes]) -> None:
     reference = convert_or_error(paths, **({"fast": False} if "fast" in OPTIONS else {}))
     event(reference if isinstance(reference, str) else "envelope")
     results = {"again": convert_or_error(paths, **({"fast": False} if "fast" in OPTIONS else {}))}
+    results["whole parts, stdlib parser"] = whole_parts_or_error(paths)
+    results["pure-Python scanner"] = twin_or_error(paths)
     if "fast" in OPTIONS and HAS_ORJSON:
         results["fast"] = convert_or_error(paths, fast=True)
-    if "stream" in OPTIONS and HAS_IJSON:
-        results["stream"] = convert_or_error(paths, stream=True)
-    if HAS_IJSON:
-        results["convert_stream"] = stream_or_error(paths, folder.parent / "streamed.mve.json")
+    results["convert_stream"] = stream_or_error(paths, folder.parent / "streamed.mve.json")
     for name, got in results.items():
         assert got == reference, f"{name} differs from the plain conversion"
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from memvelope_tools.convert import elements
 from memvelope_tools.errors import FormatError
 from memvelope_tools.read import layer_of, read
 
@@ -80,7 +81,7 @@ def test_bom_is_skipped() -> None:
 @pytest.mark.parametrize("use_orjson", [True, False], ids=["orjson", "stdlib"])
 def test_lone_surrogate_escapes_survive(monkeypatch: pytest.MonkeyPatch, use_orjson: bool) -> None:
     if not use_orjson:
-        monkeypatch.setattr(read_module, "_orjson", None)
+        monkeypatch.setattr(elements, "orjson", None)
     env = _envelope()
     data = json.dumps(env).replace('"ok"', '"o\\ud800k"').encode()
     assert read(data)["conversations"][0]["messages"][2]["text"] == "o\ud800k"
@@ -91,15 +92,24 @@ def test_lone_surrogate_escapes_survive(monkeypatch: pytest.MonkeyPatch, use_orj
     [
         '{"memvelope": "envelope-v0", "meta": {"source_provider": "a", "n": 12345678901234567890123},'
         ' "conversations": []}',
-        '{"memvelope": "envelope-v0", "meta": {"source_provider": "a", "n": NaN}, "conversations": []}',
         '{"memvelope": "envelope-v0", "meta": {"source_provider": "a", "n": 1e400}, "conversations": []}',
         '{"memvelope": "envelope-v1", "memvelope": "envelope-v0", "meta": {"source_provider": "a"},'
         ' "conversations": []}',
     ],
 )
 def test_values_are_those_of_the_standard_json_module(text: str) -> None:
-    # orjson (when installed) would give floats for huge integers and refuse NaN; read() must not.
+    # orjson (when installed) would give floats for huge integers; read() must not.
     assert read(text.encode()) == json.loads(text)
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_what_json_parse_refuses_is_refused(literal: str) -> None:
+    # The standard json module reads these; JSON.parse, and so read(), does not.
+    text = '{"memvelope": "envelope-v0", "meta": {"source_provider": "a", "n": N}, "conversations": []}'
+    text = text.replace("N", literal)
+    with pytest.raises(FormatError) as info:
+        read(text.encode())
+    assert info.value.reason == "invalid-json" and f"line 1 column {text.index(literal) + 1}" in str(info.value)
 
 
 def _set(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:

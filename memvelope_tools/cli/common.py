@@ -10,7 +10,7 @@ from .._atomic import check_output_file, check_output_folder
 from ..load import document_file, load
 
 if TYPE_CHECKING:
-    from ..convert import Report
+    from ..convert import ConversionLog
 
 __all__ = [
     "check_output_file",
@@ -24,7 +24,7 @@ __all__ = [
 _PROVIDERS = {"chatgpt": "ChatGPT", "claude": "Claude"}
 
 
-def conversion_notes(report: Report, provider: str | None, *, quiet: bool = False) -> None:
+def conversion_notes(report: ConversionLog, provider: str | None, *, quiet: bool = False) -> None:
     """The notes every command that converts prints on stderr: repaired UTF-8 and the elements of
     the other provider that the spec leaves out of an export."""
     if quiet:
@@ -43,9 +43,9 @@ def conversion_notes(report: Report, provider: str | None, *, quiet: bool = Fals
 
 def load_input(source: str | os.PathLike[str], *, quiet: bool = False) -> dict[str, Any]:
     """The document ``source`` names (an export is converted in memory, with its notes on stderr)."""
-    from ..convert import Report
+    from ..convert import ConversionLog
 
-    report = Report()
+    report = ConversionLog()
     doc = load(source, report=report, progress=False if quiet else None)
     if report.parts:
         conversion_notes(report, doc.get("meta", {}).get("source_provider"), quiet=quiet)

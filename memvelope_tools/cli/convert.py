@@ -6,10 +6,8 @@ import argparse
 import sys
 
 from .._atomic import atomic_write
-from ..convert import Report, ZipLimits, convert, convert_stream, expand
-from ..convert.fast import dumps_envelope
-from ..convert.stream import available as stream_available
-from ..load import explained
+from ..convert import ConversionLog, ZipLimits, convert, convert_stream, dumps_envelope, expand
+from ..sniffing import explained
 from .common import check_output_file, conversion_notes
 
 _DEFAULTS = ZipLimits()
@@ -58,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def _notes(report: Report, provider: str, args: argparse.Namespace) -> None:
+def _notes(report: ConversionLog, provider: str, args: argparse.Namespace) -> None:
     if args.quiet:
         return
     err = sys.stderr
@@ -73,7 +71,7 @@ def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:
     if args.stream or args.no_stream:
         return bool(args.stream)
     size = sum(p.size or 0 for p in expand(args.paths, limits).parts)
-    if size <= STREAM_ABOVE or not stream_available():
+    if size <= STREAM_ABOVE:
         return False
     if not args.quiet:
         print(
@@ -92,11 +90,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    report = Report()
+    report = ConversionLog()
     limits = ZipLimits(max_member_bytes=args.zip_max_bytes, max_ratio=args.zip_max_ratio)
     progress = False if args.quiet else None
     if _streaming(args, limits):
-        meta = convert_stream(args.paths, args.output, report=report, zip_limits=limits, progress=progress)
+        meta = convert_stream(
+            args.paths, args.output, report=report, zip_limits=limits, progress=progress, workers=None
+        )
         _notes(report, meta["source_provider"], args)
         if args.verbose and args.output:
             print(

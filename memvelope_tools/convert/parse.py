@@ -50,6 +50,16 @@ _DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
 _LONG_INT_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_long_int)
 
 
+def reference_loads(text: str) -> Any:
+    """``JSON.parse(text)`` for text known to be valid JSON (numbers as Python ints and floats)."""
+    try:
+        return _DECODER.decode(text)
+    except ValueError as exc:  # only on this rare path do integers go through a Python hook
+        if type(exc) is not ValueError or "integer string conversion" not in str(exc):
+            raise
+        return _LONG_INT_DECODER.decode(text)
+
+
 def loads_js(text: str, source: str) -> Any:
     """``JSON.parse(text)``, raising ConversionError naming ``source`` and the position."""
     try:
@@ -69,6 +79,18 @@ def loads_js(text: str, source: str) -> Any:
 
 def _invalid_json_message(text: str, exc: json.JSONDecodeError) -> str:
     """The parser's complaint, worded as every command words it (with the empty-file and UTF-16 hints)."""
-    from ..read import json_error_message
-
     return json_error_message(text, exc)
+
+
+def json_error_message(text: str, exc: json.JSONDecodeError) -> str:
+    """The one wording, for every reader and command, of JSON text that does not parse.
+
+    ``text`` is the decoded text (a leading BOM removed): an empty file and UTF-16 text (a NUL
+    beside every ASCII character) get a hint instead of the parser's bare complaint.
+    """
+    if not text.strip(" \t\n\r"):
+        return "not valid JSON: the file is empty" + (" (only whitespace)" if text else "")
+    message = f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    if "\x00" in text[:4096]:
+        message += "; the file looks like UTF-16 text, save it as UTF-8 and try again"
+    return message

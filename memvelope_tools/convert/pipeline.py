@@ -1,93 +1,52 @@
-"""Merging parts element by element, so a part's parse tree is freed as it is consumed.
+"""A conversion from start to end: sources, then elements, then assembly, then the envelope, then bytes.
 
-The result is the one :func:`memvelope_tools.convert.convert_values` gives for the same values: the
-provider is detected from the first five elements of the merged array, every element is normalised
-with that provider's mapping in order, and when detection fails the remaining parts are still read, so
-that an invalid part is reported before "no provider" exactly as when every part is parsed first.
+Every conversion reads its parts through the one reader (:mod:`.elements`) in bounded batches, so an
+export's parse tree is never held whole; what is held is the conversations themselves (:func:`convert`)
+or, when writing straight to a file (:func:`convert_stream`), one batch at a time.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Callable, Collection, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
 
-from ..errors import ConversionError
-from . import DETECTION_WINDOW, NORMALISERS, Report, build_envelope, chatgpt, claude, detect_provider, fast
-from .parse import decode, loads_js
+from .._atomic import atomic_output
+from .._progress import Bar, progress_bar
+from ..errors import OutputError
+from .assemble import Assembler, Conversation
+from .elements import FIELDS, JS, PartElements, Reader
+from .envelope import Envelope, build_envelope, dumps_envelope, envelope_frame, fragment
+from .log import ConversionLog
+from .parallel import Piece, Pool, workers_for
+from .sources import Expansion, Part, ZipLimits, expand
 
-if TYPE_CHECKING:
-    from .._progress import Bar
-    from .sources import Part
 
-Conversation = dict[str, Any]
+def describe(parts: Sequence[Part]) -> str | None:
+    """How errors name a list of parts: the first part's name, and how many more there are."""
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0].name
+    return f"{parts[0].name} and {len(parts) - 1} more part(s)"
 
 
-class Assembler:
-    """Takes the merged array's elements one at a time and hands each normalised conversation to ``emit``."""
-
-    def __init__(self, emit: Callable[[Conversation], None], source: str | None) -> None:
-        self.emit = emit
-        self.source = source
-        self.provider: str | None = None
-        self.conversations = 0
-        self.messages = 0
-        self._pending: list[tuple[object, Collection[str]]] = []
-        self._non_arrays = 0
-        self._normalise: Callable[[object], Conversation | None] | None = None
-        self._error: ConversionError | None = None
-        self.foreign = 0  # elements of the other provider, left out
-        self._foreign: Callable[[object], bool] = lambda element: False
-
-    def non_array(self) -> None:
-        """A part whose top level is not an array: it contributes nothing (conformance A16)."""
-        self._non_arrays += 1
-
-    def element(self, element: object, placeholders: Collection[str] = ()) -> None:
-        """The next element of the merged array; ``placeholders`` as in :class:`fast.Parsed`."""
-        if self._normalise is not None:
-            self._take(element, placeholders)
-        elif self._error is None:
-            self._pending.append((element, placeholders))
-            if len(self._pending) >= DETECTION_WINDOW:
-                self._detect()
-
-    def finish(self) -> str:
-        """The provider, once every element was given; raises the error the reference path raises."""
-        if self._normalise is None and self._error is None:
-            self._detect()
-        if self._error is not None:
-            raise self._error
-        if not self.conversations:
-            build_envelope(self.provider or "", [], self.source)  # raises the "no-conversations" error
-        assert self.provider is not None
-        return self.provider
-
-    def _detect(self) -> None:
-        pending, self._pending = self._pending, []
-        try:
-            self.provider = detect_provider([e for e, _ in pending], self.source, non_arrays=self._non_arrays)
-        except ConversionError as exc:
-            self._error = exc  # raised by finish(), after the remaining parts were read
-            return
-        self._normalise = NORMALISERS[self.provider]
-        self._foreign = chatgpt.looks_like if self.provider == "claude" else claude.looks_like
-        for element, placeholders in pending:
-            self._take(element, placeholders)
-
-    def _take(self, element: object, placeholders: Collection[str]) -> None:
-        assert self._normalise is not None
-        if self._foreign(element):
-            self.foreign += 1
-        conversation = self._normalise(element)
-        if conversation is None:
-            return
-        if placeholders:
-            fast.restore_strings(conversation, placeholders)
-        self.conversations += 1
-        self.messages += len(conversation["messages"])
-        self.emit(conversation)
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: parse trees hold no cycles, and the millions of containers a
+    large export creates would otherwise set it off over and over (a third of the parse time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def counting(emit: Callable[[Conversation], None], bar: Bar) -> Callable[[Conversation], None]:
@@ -107,50 +66,220 @@ def counting(emit: Callable[[Conversation], None], bar: Bar) -> Callable[[Conver
     return counted
 
 
-def parse_whole(part: Part, report: Report, use_fast: bool) -> fast.Parsed:
-    """One part parsed whole: by orjson where ``use_fast``, else by the reference parser."""
-    data = part.read()
-    if use_fast:
-        parsed = fast.parse_part(data, part.name)
-    else:
-        decoded = decode(data)
-        parsed = fast.Parsed(loads_js(decoded.text, part.name), decoded.replaced)
-    del data
-    if parsed.replaced:
-        report.replaced[part.name] = parsed.replaced
-    return parsed
+def feed(
+    parts: Sequence[Part],
+    log: ConversionLog,
+    assembler: Assembler,
+    bar: Bar,
+    *,
+    fast: bool = True,
+    workers: int = 1,
+    write: Callable[[Piece], None] | None = None,
+) -> str:
+    """Read every part's elements into ``assembler``; return the provider.
+
+    With ``workers > 1`` and a ``write``, the batches after the provider is known go to that many
+    worker processes, and ``write`` receives their pieces in order (see :mod:`.parallel`).
+    """
+    log.parts = [p.name for p in parts]
+    pool: Pool | None = None
+
+    def take(tag: str, piece: Piece) -> None:
+        assert write is not None
+        write(piece)
+        assembler.counts(piece.conversations, piece.messages, piece.elements, piece.foreign)
+        if piece.replaced:
+            log.replaced[tag] = log.replaced.get(tag, 0) + piece.replaced
+
+    try:
+        for part in parts:
+            reader = Reader(JS, use_orjson=fast)
+            elements = PartElements(part, reader, on_bytes=bar.update)
+            for buf, found, offset in elements.ranges():
+                if not elements.is_array:
+                    elements.values(buf, found, offset)  # checked, and its repairs counted
+                elif assembler.failed:
+                    assembler.skip(len(found) // FIELDS)  # read on only to report a broken later part
+                elif pool is not None:
+                    pool.submit(part.name, buf, found, assembler.provider or "", fast)
+                else:
+                    for element in elements.values(buf, found, offset):
+                        assembler.element(element)
+                    if assembler.provider is not None and workers > 1 and write is not None:
+                        pool = Pool(workers, take)
+            if not elements.is_array:
+                assembler.non_array()
+            if reader.replaced:
+                log.replaced[part.name] = log.replaced.get(part.name, 0) + reader.replaced
+        if pool is not None:
+            pool.drain()
+    finally:
+        if pool is not None:
+            pool.close()
+    provider = assembler.finish()
+    log.elements, log.foreign = assembler.elements, assembler.foreign
+    return provider
 
 
-def parse_parts(parts: Sequence[Part], report: Report, use_fast: bool, bar: Bar) -> Iterator[fast.Parsed]:
-    """Each part parsed whole, in order (see :func:`parse_whole`)."""
-    for part in parts:
-        parsed = parse_whole(part, report, use_fast)
-        bar.update(part.size or 0)
-        yield parsed
-
-
-def assemble(parsed: Iterator[fast.Parsed], assembler: Assembler) -> str:
-    """Feed parsed parts to ``assembler``, freeing each element once consumed; return the provider."""
-    for part in parsed:
-        value = part.value
+def convert_values(values: Iterable[object], source: str | None = None) -> Envelope:
+    """Convert already-parsed part values (each a part's top-level JSON value), in order."""
+    conversations: list[Conversation] = []
+    assembler = Assembler(conversations.append, source)
+    for value in values:
         if type(value) is list:
-            for index, element in enumerate(value):
-                value[index] = None  # the element's tree is freed once normalised
-                assembler.element(element, part.placeholders)
-        else:
+            for element in value:
+                assembler.element(element)
+        else:  # a part whose top level is not an array contributes nothing
             assembler.non_array()
-        del part, value
-    return assembler.finish()
+    return build_envelope(assembler.finish(), conversations, source)
+
+
+def convert_parts(
+    parts: Sequence[Part],
+    log: ConversionLog | None = None,
+    *,
+    fast: bool | None = None,
+    stream: bool = False,
+    progress: bool | None = None,
+) -> Envelope:
+    """Convert an ordered list of parts (see :func:`memvelope_tools.convert.sources.expand`).
+
+    Options as for :func:`convert`.
+    """
+    log = log if log is not None else ConversionLog()
+    conversations: list[Conversation] = []
+    total = sum(p.size or 0 for p in parts) or None
+    with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():
+        assembler = Assembler(counting(conversations.append, bar), describe(parts))
+        provider = feed(parts, log, assembler, bar, fast=fast is not False)
+    return build_envelope(provider, conversations, describe(parts))
+
+
+def convert(
+    *paths: str | os.PathLike[str],
+    report: ConversionLog | None = None,
+    zip_limits: ZipLimits | None = None,
+    fast: bool | None = None,
+    stream: bool = False,
+    progress: bool | None = None,
+) -> Envelope:
+    """Convert one export, given as part files, folders and/or zips in order, to an envelope.
+
+    Raises :class:`ConversionError` (with ``.reason``) when the export cannot be converted.
+    Pass a :class:`ConversionLog` as ``report`` to learn which parts were read and which files were
+    passed over. ``fast`` parses with orjson (default: when installed). Parts are always read in
+    bounded batches; ``stream`` is accepted for compatibility and changes nothing (see
+    :func:`convert_stream` to bound memory by the batch rather than the envelope). Every option gives
+    the same envelope. ``progress`` shows a bar on stderr (default: on a terminal).
+    """
+    from ..sniffing import explained
+
+    with explained(paths):
+        expansion: Expansion = expand(paths, zip_limits)
+        if report is not None:
+            report.ignored = expansion.ignored
+            report.chose = expansion.chose
+        return convert_parts(expansion.parts, report, fast=fast, stream=stream, progress=progress)
+
+
+def _copy(src: IO[bytes], dst: IO[bytes]) -> None:
+    src.seek(0)
+    shutil.copyfileobj(src, dst, 4 << 20)
 
 
 @contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: parse trees hold no cycles, and the millions of containers a
-    large export creates would otherwise set it off over and over (a third of the parse time)."""
-    enabled = gc.isenabled()
-    gc.disable()
+def _temporary(folder: Path | None, out: str | os.PathLike[str] | None) -> Iterator[IO[bytes]]:
+    """An anonymous temporary file beside the output (so the final copy stays on one filesystem)."""
     try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+        with tempfile.TemporaryFile(prefix=".memvelope-", dir=folder) as fh:
+            yield fh
+    except OutputError:
+        raise
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write output: {exc.strerror or exc}",
+            reason="output",
+            source=os.fspath(out) if out is not None else None,
+        ) from exc
+
+
+def convert_stream(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str] | None,
+    *,
+    report: ConversionLog | None = None,
+    zip_limits: ZipLimits | None = None,
+    progress: bool | None = None,
+    stdout: Any = None,
+    workers: int | None = 1,
+) -> dict[str, Any]:
+    """Convert one export straight to a canonical envelope file, holding a few batches at a time.
+
+    Peak memory is bounded by the batches and the largest conversation, not the export. The bytes
+    written are those of ``write_envelope(convert(paths), out)``; ``out`` is written atomically. With
+    ``out=None`` the bytes go to the binary stream ``stdout``. ``workers`` worker processes parse,
+    normalise and serialise the elements (1: none, all in this process; None: one per core for an
+    export of 32 MB or more, as ``memvelope convert`` does). Workers start clean interpreters, so a
+    script that asks for them must guard its entry point with ``if __name__ == "__main__":``.
+    Returns the envelope's ``meta``.
+    """
+    inputs = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    expansion: Expansion = expand(inputs, zip_limits)
+    log = report if report is not None else ConversionLog()
+    log.ignored = expansion.ignored
+    log.chose = expansion.chose
+    parts = expansion.parts
+    folder = Path(out).resolve().parent if out is not None else None
+    if folder is not None and not folder.is_dir():
+        raise OutputError(f"output folder does not exist: {folder}", reason="output", source=str(out))
+    total = sum(p.size or 0 for p in parts) or None
+    with _temporary(folder, out) as body:
+        first = True
+
+        def emit(conversation: Conversation) -> None:
+            nonlocal first
+            body.write(b"    " if first else b",\n    ")
+            first = False
+            body.write(fragment(conversation))
+
+        def write(piece: Piece) -> None:
+            nonlocal first
+            if piece.conversations:
+                body.write(b"    " if first else b",\n    ")
+                first = False
+                body.write(piece.body)
+
+        with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():
+            assembler = Assembler(counting(emit, bar), describe(parts))
+            provider = feed(parts, log, assembler, bar, workers=workers_for(total or 0, workers), write=write)
+        meta = {
+            "source_provider": provider,
+            "conversation_count": assembler.conversations,
+            "message_count": assembler.messages,
+        }
+        head, tail = envelope_frame(meta)
+        if out is None:
+            target = stdout if stdout is not None else _stdout()
+            target.write(head)
+            _copy(body, target)
+            target.write(tail)
+            target.flush()
+        else:
+            with atomic_output(out) as fh:
+                fh.write(head)
+                _copy(body, fh)
+                fh.write(tail)
+    return meta
+
+
+def _stdout() -> IO[bytes]:
+    import sys
+
+    return sys.stdout.buffer
+
+
+def write_envelope(envelope: Envelope, path: str | os.PathLike[str]) -> None:
+    """Write the envelope's canonical bytes to ``path`` atomically (temporary file, then rename)."""
+    data = dumps_envelope(envelope)
+    with atomic_output(path) as fh:
+        fh.write(data)

@@ -15,7 +15,7 @@ from typing import Final
 from ..convert import ZipLimits, build_envelope, detect_provider, expand
 from ..convert import chatgpt as chatgpt_core
 from ..convert import claude as claude_core
-from ..convert.parse import decode, loads_js
+from ..convert.elements import JS, Reader, load_part
 from ..errors import ConversionError
 from ..jsontypes import json_type
 from . import chatgpt, claude
@@ -52,9 +52,9 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: 
     non_arrays = 0
     singles: list[tuple[str, object]] = []  # non-array parts that look like one conversation
     for order, part in enumerate(expansion.parts, 1):
-        decoded = decode(part.read())
-        value = loads_js(decoded.text, part.name)
-        info = PartInfo(order, part.name, part.size, json_type(value), 0, decoded.replaced)
+        reader = Reader(JS)
+        value = load_part(part, reader)
+        info = PartInfo(order, part.name, part.size, json_type(value), 0, reader.replaced)
         if type(value) is list:
             owners.append((len(merged), part.name))
             merged.extend(value)

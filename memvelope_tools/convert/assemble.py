@@ -1,0 +1,152 @@
+"""The merged array's elements to conversations: the provider is detected from the first five elements
+(Claude wins), then every element is normalised by that provider's rules, in order.
+
+When detection fails the remaining parts are still read, so that an invalid part is reported before
+"no provider", as when every part is parsed before anything is detected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+from ..errors import ConversionError
+from . import chatgpt, claude
+from .envelope import build_envelope
+
+Conversation = dict[str, Any]
+Normaliser = Callable[[object], "Conversation | None"]
+
+NORMALISERS: Final[Mapping[str, Normaliser]] = {
+    "claude": claude.normalise,
+    "chatgpt": chatgpt.normalise,
+}
+SHAPES: Final[Mapping[str, Callable[[object], bool]]] = {
+    "claude": claude.looks_like,
+    "chatgpt": chatgpt.looks_like,
+}
+OTHER: Final = {"claude": "chatgpt", "chatgpt": "claude"}
+DETECTION_WINDOW: Final = 5
+
+
+def detect_provider(elements: Sequence[object], source: str | None = None, *, non_arrays: int = 0) -> str:
+    """The provider token, from the first five elements of the merged array (Claude wins)."""
+    window = elements[:DETECTION_WINDOW]
+    if any(claude.looks_like(e) for e in window):
+        return "claude"
+    if any(chatgpt.looks_like(e) for e in window):
+        return "chatgpt"
+    if not elements:
+        msg = "the export holds no conversations (no part has a top-level array with elements)"
+        if non_arrays:
+            msg = (
+                "the export holds no conversations: its top level is not an array (a part whose top "
+                "level is an object contributes nothing; a single conversation must be inside [ ])"
+            )
+    else:
+        msg = (
+            "cannot identify the provider: none of the first five elements looks like a ChatGPT "
+            "conversation (an object with a 'mapping' object) or a Claude one ('uuid' and 'chat_messages')"
+        )
+    raise ConversionError(msg, reason="no-provider", source=source)
+
+
+class Assembler:
+    """Takes the merged array's elements in order and hands each normalised conversation to ``emit``.
+
+    Counts what it saw: ``elements``, ``conversations``, ``messages`` and ``foreign`` (elements the
+    other provider's shape check accepts).
+    """
+
+    def __init__(self, emit: Callable[[Conversation], None], source: str | None) -> None:
+        self.emit = emit
+        self.source = source
+        self.provider: str | None = None
+        self.elements = self.conversations = self.messages = self.foreign = 0
+        self._pending: list[object] = []
+        self._non_arrays = 0
+        self._normalise: Normaliser | None = None
+        self._foreign: Callable[[object], bool] | None = None
+        self._error: ConversionError | None = None
+
+    def non_array(self) -> None:
+        """A part whose top level is not an array: it contributes nothing."""
+        self._non_arrays += 1
+
+    def detect(self, first: Sequence[object]) -> str | None:
+        """Detect the provider from ``first`` (the merged array's first elements, at least five when
+        there are that many), without taking them; None when detection failed (raised by finish)."""
+        try:
+            provider = detect_provider(first, self.source, non_arrays=self._non_arrays)
+        except ConversionError as exc:
+            self._error = exc
+            return None
+        self.provider = provider
+        self._normalise = NORMALISERS[provider]
+        self._foreign = SHAPES[OTHER[provider]]
+        return provider
+
+    def element(self, element: object) -> None:
+        """The next element of the merged array."""
+        if self._normalise is not None:
+            self._take(element)
+        elif self._error is None:
+            self._pending.append(element)
+            if len(self._pending) >= DETECTION_WINDOW:
+                self._flush()
+        else:
+            self.elements += 1
+
+    def finish(self) -> str:
+        """The provider, once every element was given; raises the error the reference path raises."""
+        if self._normalise is None and self._error is None:
+            self._flush()
+        if self._error is not None:
+            raise self._error
+        if not self.conversations:
+            build_envelope(self.provider or "", [], self.source)  # raises the "no-conversations" error
+        assert self.provider is not None
+        return self.provider
+
+    @property
+    def failed(self) -> bool:
+        """True once detection failed: later elements are only counted."""
+        return self._error is not None
+
+    def skip(self, elements: int) -> None:
+        """Count elements given after detection failed, without looking at them."""
+        self.elements += elements
+
+    def counts(self, conversations: int, messages: int, elements: int, foreign: int) -> None:
+        """Add counts of elements taken elsewhere (by a worker process, with this provider)."""
+        self.conversations += conversations
+        self.messages += messages
+        self.elements += elements
+        self.foreign += foreign
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        if self.detect(pending) is None:
+            self.elements += len(pending)
+            return
+        for element in pending:
+            self._take(element)
+
+    def _take(self, element: object) -> None:
+        assert self._normalise is not None and self._foreign is not None
+        self.elements += 1
+        if self._foreign(element):
+            self.foreign += 1
+        conversation = self._normalise(element)
+        if conversation is None:
+            return
+        self.conversations += 1
+        self.messages += len(conversation["messages"])
+        self.emit(conversation)
+
+
+def take_all(provider: str, elements: list[Any]) -> tuple[list[Conversation], int, int]:
+    """Normalise ``elements`` with ``provider``'s rules: (conversations, messages, foreign)."""
+    normalise, foreign = NORMALISERS[provider], SHAPES[OTHER[provider]]
+    conversations = [c for c in map(normalise, elements) if c is not None]
+    return conversations, sum(len(c["messages"]) for c in conversations), sum(map(foreign, elements))
