@@ -235,6 +235,17 @@ def test_unpaired_surrogates_become_replacement_characters_with_a_warning() -> N
     assert msgs["text"].iloc[2] == "o\ufffdk" and msgs["chars"].iloc[2] == 3
 
 
+def test_unpaired_surrogates_in_the_provider_and_the_source_label_too() -> None:
+    env = _hand()
+    env["meta"]["source_provider"] = "\ud800"
+    for make in (conversations_frame, messages_frame):
+        with pytest.warns(UnicodeWarning) as caught:
+            frame = make(env, sources=["a\udcffb"])
+        warned = sorted(str(w.message).split(" contain")[0] for w in caught)
+        assert warned == ["1 source provider value(s)", "1 source value(s)"]
+        assert set(frame["provider"]) == {"\ufffd"} and set(frame["source"]) == {"a\ufffdb"}
+
+
 def test_facts_frame_on_the_fixtures() -> None:
     path = FIXTURES / "ir" / "valid" / "offset-and-unknown-fields.mv.json"
     facts = facts_frame(path)
