@@ -11,7 +11,7 @@ file (ensure_ascii=False, indent=2, like a converter's output) and prints, in on
   against the file size (target: at most 3x).
 
 Usage: ``python benchmarks/frames.py [--messages 1000000] [--seed 7] [--emoji-share 0.01] [--repeat 3]
-[--numpy]`` (``--numpy``: the path used when the C helper ``memvelope_tools._textscan`` was not built).
+[--numpy]`` (``--numpy``: the path used when the C helper ``memvelope_tools.frames._textscan`` was not built).
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def main() -> None:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.numpy:
-        from memvelope_tools import _text
+        from memvelope_tools.frames import text as _text
 
         _text._textscan = None
     if args.child:
@@ -146,8 +146,8 @@ def main() -> None:
 
     import pandas as pd
 
-    from memvelope_tools import _text
     from memvelope_tools.frames import messages_frame
+    from memvelope_tools.frames import text as _text
 
     t0 = time.perf_counter()
     env = build_envelope(args.messages, args.seed, args.emoji_share)

@@ -159,9 +159,9 @@ def parse_source(source: Source, *, progress: bool | None = None) -> tuple[Any, 
         return source, None
     if isinstance(source, str | os.PathLike):
         path = os.fspath(source)
-        return _parse(_read_file(path, progress), path), path
+        return parse_json(read_file(path, progress), path), path
     if isinstance(source, bytes | bytearray | memoryview):
-        return _parse(bytearray(source), None), None
+        return parse_json(bytearray(source), None), None
     if hasattr(source, "read"):
         raw_name = getattr(source, "name", None)
         name = raw_name if isinstance(raw_name, str) else None
@@ -172,14 +172,15 @@ def parse_source(source: Source, *, progress: bool | None = None) -> tuple[Any, 
                 reason="text-mode",
                 source=name,
             )
-        return _parse(bytearray(data), name), name
+        return parse_json(bytearray(data), name), name
     raise FormatError(
         f"cannot read a {type(source).__name__}: expected a path, bytes, a binary file object or a dict",
         reason="bad-source",
     )
 
 
-def _read_file(name: str, progress: bool | None) -> bytearray:
+def read_file(name: str, progress: bool | None) -> bytearray:
+    """The bytes of file ``name`` in one buffer (a bar when large, see :func:`read`); FormatError when unreadable."""
     try:
         with open(name, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
@@ -205,7 +206,7 @@ def _read_file(name: str, progress: bool | None) -> bytearray:
         raise FormatError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=name) from None
 
 
-def _parse(data: bytes | bytearray, name: str | None) -> Any:
+def parse_json(data: bytes | bytearray, name: str | None) -> Any:
     """Parse UTF-8 JSON text (a leading BOM skipped) as ``JSON.parse`` accepts it, with the standard
     library's values (see :mod:`memvelope_tools.convert.elements`, the one reader)."""
     start = 3 if data[:3] == b"\xef\xbb\xbf" else 0

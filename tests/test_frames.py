@@ -317,7 +317,7 @@ def test_word_counts_equal_str_split(texts: list[str], cut: int) -> None:
 def test_large_text_crosses_word_count_slices(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
-    words_module = importlib.import_module("memvelope_tools._words")
+    words_module = importlib.import_module("memvelope_tools.frames.words")
     monkeypatch.setattr(words_module, "_WORD_CHUNK", 7)
     texts = ["one two", " three\u3000four ", "", "five", "six seven eight nine"]
     assert word_counts(pa.array(texts)).tolist() == [2, 2, 0, 1, 4]
@@ -327,7 +327,7 @@ def test_bit_count_without_numpy_2_counts_as_numpy_2_does(monkeypatch: pytest.Mo
     """NumPy 1.x has no ``np.bitwise_count``: the byte-table count gives the same bits, and the same words."""
     import importlib
 
-    words_module = importlib.import_module("memvelope_tools._words")
+    words_module = importlib.import_module("memvelope_tools.frames.words")
     edges = np.array([0, 1, 1 << 63, (1 << 64) - 1, 0x0123456789ABCDEF], dtype=np.uint64)
     values = np.concatenate([edges, np.random.default_rng(0).integers(0, 1 << 64, 2000, dtype=np.uint64)])
     for sample in (values, values[::3], values[:0]):
@@ -342,7 +342,7 @@ def test_bit_count_without_numpy_2_counts_as_numpy_2_does(monkeypatch: pytest.Mo
 def test_batches_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
-    frames_module = importlib.import_module("memvelope_tools.frames")
+    frames_module = importlib.import_module("memvelope_tools.frames.flatten")
     whole = messages_frame(ENVELOPES)
     convs = conversations_frame(ENVELOPES)
     monkeypatch.setattr(frames_module, "_BATCH", 2)

@@ -1,4 +1,4 @@
-"""Texts as Arrow columns (memvelope_tools._text): text, chars and words against plain Python.
+"""Texts as Arrow columns (memvelope_tools.frames.text): text, chars and words against plain Python.
 
 Every test runs twice: with the compiled helper (``_textscan``) and with the NumPy path that
 stands in for it when no C compiler was there at install.
@@ -21,9 +21,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memvelope_tools import _text
-from memvelope_tools import frames as frames_module
+from memvelope_tools.errors import FormatError
 from memvelope_tools.frames import conversations_frame, messages_frame
+from memvelope_tools.frames import flatten as flatten_module
+from memvelope_tools.frames import text as _text
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 NATIVE = _text._textscan
@@ -86,8 +87,8 @@ def _has_surrogate(s: str) -> bool:
 def impl(request: pytest.FixtureRequest) -> Iterator[str]:
     if request.param == "native" and NATIVE is None:
         if os.environ.get("MEMVELOPE_REQUIRE_NATIVE"):
-            pytest.fail("memvelope_tools._textscan was not built (pip install printed why)")
-        pytest.skip("memvelope_tools._textscan is not built here (no C compiler at install)")
+            pytest.fail("memvelope_tools.frames._textscan was not built (pip install printed why)")
+        pytest.skip("memvelope_tools.frames._textscan is not built here (no C compiler at install)")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_text, "_textscan", NATIVE if request.param == "native" else None)
         yield request.param
@@ -110,7 +111,7 @@ def _check(texts: list[str]) -> None:
 def test_the_compiled_helper_is_built_where_make_test_runs() -> None:
     if not os.environ.get("MEMVELOPE_REQUIRE_NATIVE"):
         pytest.skip("only `make test` requires the C helper (MEMVELOPE_REQUIRE_NATIVE=1)")
-    assert NATIVE is not None, "memvelope_tools._textscan was not built (pip install printed why)"
+    assert NATIVE is not None, "memvelope_tools.frames._textscan was not built (pip install printed why)"
 
 
 # 150 examples per path by default; `make fuzz` (MEMVELOPE_FUZZ_EXAMPLES=20000) runs 1,000.
@@ -123,7 +124,7 @@ texts_strategy = st.lists(st.lists(st.sampled_from(TRICKY), max_size=15).map("".
 @given(texts=texts_strategy)
 def test_text_chars_and_words_equal_python(which: str, texts: list[str]) -> None:
     if which == "native" and NATIVE is None:
-        pytest.skip("memvelope_tools._textscan is not built here")
+        pytest.skip("memvelope_tools.frames._textscan is not built here")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_text, "_textscan", NATIVE if which == "native" else None)
         _check(texts)
@@ -214,7 +215,7 @@ def test_a_text_that_is_not_a_string_is_a_type_error_for_the_frames_to_report(im
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 def test_both_paths_give_equal_frames_on_the_fixtures() -> None:
     if NATIVE is None:
-        pytest.skip("memvelope_tools._textscan is not built here")
+        pytest.skip("memvelope_tools.frames._textscan is not built here")
     envelopes = sorted((FIXTURES / "envelope").glob("*/expected.mve.json"))
     native_msgs, native_convs = messages_frame(envelopes), conversations_frame(envelopes)
     with pytest.MonkeyPatch.context() as mp:
@@ -246,7 +247,7 @@ def test_frames_in_small_batches_equal_python(impl: str) -> None:
     expected = [_fffd(t) for t in texts]
     with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
         warnings.simplefilter("ignore", UnicodeWarning)
-        mp.setattr(frames_module, "_BATCH", 7)
+        mp.setattr(flatten_module, "_BATCH", 7)
         msgs = messages_frame(env)
         convs = conversations_frame(env)
     assert msgs["text"].tolist() == expected
@@ -255,7 +256,7 @@ def test_frames_in_small_batches_equal_python(impl: str) -> None:
     assert convs["chars"].tolist() == [sum(len(t) for t in expected[k * 6 : (k + 1) * 6]) for k in range(5)]
 
 
-@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools._textscan is not built here")
+@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools.frames._textscan is not built here")
 def test_the_helper_refuses_bad_arguments_instead_of_writing_out_of_bounds() -> None:
     texts = ("ab", "中文", "😀")
     n = len(texts)
@@ -290,7 +291,7 @@ def test_the_helper_refuses_bad_arguments_instead_of_writing_out_of_bounds() -> 
 def pipelined(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every batch's texts go to the worker threads (normally only batches of 2,048 texts or more)."""
     monkeypatch.setattr(_text, "_PARALLEL_MIN_TEXTS", 1)
-    monkeypatch.setattr(frames_module, "_BATCH", 3)
+    monkeypatch.setattr(flatten_module, "_BATCH", 3)
 
 
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
@@ -299,7 +300,7 @@ def test_pipelined_batches_give_the_same_frames(pipelined: None) -> None:
     msgs, convs = messages_frame(envelopes), conversations_frame(envelopes)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_text, "_PARALLEL_MIN_TEXTS", 1 << 30)
-        mp.setattr(frames_module, "_BATCH", 1 << 16)
+        mp.setattr(flatten_module, "_BATCH", 1 << 16)
         pd.testing.assert_frame_equal(msgs, messages_frame(envelopes))
         pd.testing.assert_frame_equal(convs, conversations_frame(envelopes))
 
@@ -334,7 +335,7 @@ def test_a_text_that_is_no_string_in_a_later_batch_is_reported_with_its_path(
         doc = tmp_path / "bad.mve.json"
         doc.write_text(__import__("json").dumps(_many(texts)), encoding="utf-8")
     for frame in (messages_frame, conversations_frame):
-        with pytest.raises(frames_module.FormatError) as info:
+        with pytest.raises(FormatError) as info:
             frame(doc)
         assert info.value.path == "$.conversations[16].messages[1].text"
 
@@ -344,7 +345,7 @@ def test_the_first_problem_is_reported_even_when_a_later_batch_is_read_first(pip
     texts[4] = None  # conversation 2, message 0: its texts are still being worked on ...
     doc = _many(texts)
     del doc["conversations"][5]["messages"][1]["role"]  # ... when this batch is read
-    with pytest.raises(frames_module.FormatError) as info:
+    with pytest.raises(FormatError) as info:
         messages_frame(doc)
     assert info.value.path == "$.conversations[2].messages[0].text"
 

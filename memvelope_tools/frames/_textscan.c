@@ -3,7 +3,7 @@
  * The frames need, for every message text (a Python str): its UTF-8 bytes for an Arrow string
  * column, its length in code points and its word count (len(s.split())). Python can only encode
  * a str under the GIL, one at a time; these two functions read the strs' own storage with the GIL
- * released, so the caller can run them on several threads (see memvelope_tools/_text.py).
+ * released, so the caller can run them on several threads (see memvelope_tools/frames/text.py).
  *
  *   scan(texts, start, stop, sizes, chars, words) -> int
  *       For texts[start:stop], write the UTF-8 size, code points and words of each into the int64
@@ -12,7 +12,7 @@
  *       Write the UTF-8 of texts[i] into out[offsets[i]:offsets[i + 1]] for i in [start, stop).
  *
  * texts is a tuple (it cannot change while the GIL is released) of str; anything else in it is a
- * TypeError naming its index. Surrogates follow memvelope_tools._text: a high surrogate followed
+ * TypeError naming its index. Surrogates follow memvelope_tools.frames.text: a high surrogate followed
  * by a low one is the one character they encode, any other surrogate becomes U+FFFD.
  * Whitespace is what str.isspace() says: a list unchanged since Unicode 6.3, which the tests check
  * against the running Python.

@@ -24,10 +24,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._words import word_counts
+from .words import word_counts
 
 try:
-    from . import _textscan
+    from . import _textscan  # type: ignore[attr-defined,unused-ignore]
 except ImportError:  # pragma: no cover - exercised by the tests that monkeypatch it away
     _textscan = None
 
