@@ -21,6 +21,8 @@ Reading choices (the spec leaves them to readers):
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
 import re
 from bisect import bisect_right
@@ -181,23 +183,49 @@ def parse_source(source: Source, *, progress: bool | None = None) -> tuple[Any, 
 
 def read_file(name: str, progress: bool | None) -> bytearray:
     """The bytes of file ``name`` in one buffer (a bar when large, see :func:`read`); FormatError when unreadable."""
+    with _file_errors(name), open(name, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        buf = bytearray(size)  # one buffer, filled in place: no second copy of a big file
+        view = memoryview(buf)
+        done = 0
+        with progress_bar(
+            size, desc=f"reading {Path(name).name}", unit="B", enabled=progress if size >= _BAR_MIN_BYTES else False
+        ) as bar:
+            while done < size and (n := fh.readinto(view[done : done + _CHUNK])):
+                done += n
+                bar.update(n)
+        view.release()
+        del buf[done:]
+        if done == size:
+            buf += fh.read()  # the file grew while being read
+        return buf
+
+
+def map_file(name: str) -> mmap.mmap | bytearray:
+    """The bytes of file ``name`` mapped into memory, read-only (an empty file as an empty bytearray), for
+    readers that go through a file once: the pages read can be given back (see :func:`release`)."""
+    with _file_errors(name), open(name, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return bytearray()
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def release(data: Any, start: int, end: int) -> int:
+    """Give back the memory of ``data[start:end]`` when ``data`` is a mapped file (its bytes stay readable,
+    from the file); returns where the memory given back ends (``start`` when nothing was)."""
+    if not isinstance(data, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+        return start
+    end -= end % mmap.PAGESIZE
+    if end > start:
+        data.madvise(mmap.MADV_DONTNEED, start, end - start)
+        return end
+    return start
+
+
+@contextlib.contextmanager
+def _file_errors(name: str) -> Iterator[None]:
     try:
-        with open(name, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            buf = bytearray(size)  # one buffer, filled in place: no second copy of a big file
-            view = memoryview(buf)
-            done = 0
-            with progress_bar(
-                size, desc=f"reading {Path(name).name}", unit="B", enabled=progress if size >= _BAR_MIN_BYTES else False
-            ) as bar:
-                while done < size and (n := fh.readinto(view[done : done + _CHUNK])):
-                    done += n
-                    bar.update(n)
-            view.release()
-            del buf[done:]
-            if done == size:
-                buf += fh.read()  # the file grew while being read
-            return buf
+        yield
     except FileNotFoundError:
         raise FormatError("no such file or folder", reason="not-found", source=name) from None
     except IsADirectoryError:
@@ -206,7 +234,7 @@ def read_file(name: str, progress: bool | None) -> bytearray:
         raise FormatError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=name) from None
 
 
-def parse_json(data: bytes | bytearray, name: str | None) -> Any:
+def parse_json(data: bytes | bytearray | mmap.mmap, name: str | None) -> Any:
     """Parse UTF-8 JSON text (a leading BOM skipped) as ``JSON.parse`` accepts it, with the standard
     library's values (see :mod:`memvelope_tools.convert.elements`, the one reader)."""
     start = 3 if data[:3] == b"\xef\xbb\xbf" else 0
@@ -216,7 +244,7 @@ def parse_json(data: bytes | bytearray, name: str | None) -> Any:
         raise format_error(exc, data, start, name) from None
 
 
-def format_error(exc: Refused, data: bytes | bytearray, start: int, name: str | None) -> FormatError:
+def format_error(exc: Refused, data: bytes | bytearray | mmap.mmap, start: int, name: str | None) -> FormatError:
     """The FormatError for the reader's refusal ``exc`` of ``data`` (whose text begins at ``start``)."""
     if exc.reason == "not-utf8":
         return FormatError(f"not UTF-8: {exc.detail}", reason="not-utf8", source=name)
@@ -250,25 +278,39 @@ _CONVERSATIONS_KEY = re.compile(rb'"conversations"[ \t\n\r]*:[ \t\n\r]*\[')
 
 
 def stream_envelope(
-    data: bytes | bytearray, *, batch_messages: int, on_bytes: Callable[[int], Any] = lambda n: None
+    data: Any, *, batch_messages: int, on_bytes: Callable[[int], Any] = lambda n: None, span_bytes: int = 0
 ) -> Iterator[tuple[str, Any]]:
     """Yield ``("conversations", [conv, ...])`` batches of about ``batch_messages`` messages, then
     ``("members", {other top-level keys})``, from an envelope file's bytes, so that the whole tree never
     exists at once. Values are those of :func:`read`. Anything unusual (the top level not an object,
     ``conversations`` before the ``memvelope`` tag or not an array, a repeated key, any error) raises
-    :class:`Fallback`, and the caller reads the file whole, which gives the ordinary result or error."""
+    :class:`Fallback`, and the caller reads the file whole, which gives the ordinary result or error.
+
+    With ``span_bytes``, the conversations come unparsed instead: ``("spans", found)`` for about
+    ``span_bytes`` of them at a time, ``found`` as :func:`memvelope_tools.convert.elements.scan` reports
+    the children of the array (six ints each: the value's ``start`` and ``end`` in ``data`` are the third
+    and fourth, its flags the fifth); :func:`parse_spans` gives their values."""
     reader = Reader(PYTHON)
     view = memoryview(data)
     try:
-        yield from _envelope_members(view, reader, batch_messages, on_bytes)
+        yield from _envelope_members(view, reader, batch_messages, on_bytes, span_bytes)
     except Refused:
         raise Fallback from None
     finally:
         view.release()
 
 
+def parse_spans(data: Any, found: list[int]) -> list[Any]:
+    """The values of the conversations in a ``("spans", found)`` of :func:`stream_envelope`, as :func:`read`
+    reads them; :class:`Fallback` when they are not what it accepts (reading the file whole says why)."""
+    try:
+        return [value for _, value in Reader(PYTHON).children(data, found)]
+    except Refused:
+        raise Fallback from None
+
+
 def _envelope_members(
-    data: memoryview, reader: Reader, batch_messages: int, on_bytes: Callable[[int], Any]
+    data: memoryview, reader: Reader, batch_messages: int, on_bytes: Callable[[int], Any], span_bytes: int
 ) -> Iterator[tuple[str, Any]]:
     start = 3 if bytes(data[:3]) == b"\xef\xbb\xbf" else 0
     pos = skip_ws(data, start)  # type: ignore[arg-type]
@@ -290,7 +332,10 @@ def _envelope_members(
             if members.get("memvelope") != ENVELOPE_TAG or "conversations" in members:
                 raise Fallback
             members["conversations"] = None
-            pos = yield from _conversations(data, key.end(), reader, batch_messages)
+            if span_bytes:
+                pos = yield from _spans(data, key.end(), span_bytes)
+            else:
+                pos = yield from _conversations(data, key.end(), reader, batch_messages)
             state = OBJ_NEXT
         else:
             pos, state, found, error = scan(data, pos, state, True, 0)  # type: ignore[arg-type]
@@ -328,6 +373,19 @@ def _conversations(
                 batch, size = [], 0
     if batch:
         yield "conversations", batch
+    return pos
+
+
+def _spans(data: memoryview, pos: int, span_bytes: int) -> Generator[tuple[str, Any], None, int]:
+    """The conversations array whose ``[`` ends before ``pos``, scanned ``span_bytes`` at a time; returns
+    where it ends."""
+    state = ARR_FIRST
+    while state != END:
+        pos, state, found, error = scan(data, pos, state, True, pos + span_bytes, 1)  # type: ignore[arg-type]
+        if error is not None:
+            raise Fallback
+        if found:
+            yield "spans", found
     return pos
 
 

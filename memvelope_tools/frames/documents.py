@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from ..errors import FormatError
 from ..load import load
-from ..read import Fallback, Source, check, parse_json, read_file, source_label
+from ..read import Fallback, Source, check, map_file, parse_json, read_file, source_label
 from ..sniffing import document_file
 from ..tags import IR_TAG
 from .flatten import flatten_file
@@ -82,7 +82,7 @@ def documents(
         path = document_file(source)
         if path is not None:
             name = os.fspath(source) if isinstance(source, str | os.PathLike) else os.fspath(path)
-            data = read_file(os.fspath(path), progress)
+            data = map_file(os.fspath(path)) if stream is not None else read_file(os.fspath(path), progress)
             if stream is not None:
                 try:
                     flat = Flat(*flatten_file(data, label, name, stream, progress))

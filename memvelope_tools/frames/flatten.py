@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+from concurrent.futures import Future, wait
 from operator import itemgetter
 from typing import Any
 
@@ -17,13 +18,15 @@ import numpy as np
 import pyarrow as pa
 
 from .._progress import progress_bar
+from ..convert.elements import FIELDS
 from ..errors import FormatError
-from ..read import ROLES, check, check_conversations, check_messages, stream_envelope
+from ..read import ROLES, check, check_conversations, check_messages, parse_spans, release, stream_envelope
 from . import text
 from .columns import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, MS, arrow_schema, timestamps
-from .text import strings, text_columns_later
+from .text import Conversations, strings, text_columns_later
 
 _BATCH = 1 << 16
+_SPAN_BYTES = 16 << 20  # bytes of conversations read into columns at a time
 _STR_OR_NONE = frozenset((str, type(None)))
 
 
@@ -43,25 +46,64 @@ def flatten(
 
 
 def flatten_file(
-    data: bytearray, label: str, name: str, with_messages: bool, progress: bool | None
+    data: Any, label: str, name: str, with_messages: bool, progress: bool | None
 ) -> tuple[tuple[pa.Table, pa.Table | None], str]:
     """An envelope file's bytes as Arrow tables (and its provider), parsed a batch at a time.
 
-    Raises Fallback when the file must be read whole instead (see memvelope_tools.read.stream_envelope).
+    With the compiled helper, conversations go from their JSON text straight into columns, on the
+    worker threads, while the main thread scans the next ones; those that are not the plain case are
+    parsed. The memory of a mapped file's bytes is given back once they are read. Raises Fallback when
+    the file must be read whole instead (see memvelope_tools.read.stream_envelope).
     """
     builder = _Builder(label, name, with_messages)
     members: dict[str, Any] = {}
+    pending: collections.deque[tuple[list[int], list[Future[Conversations | None]]]] = collections.deque()
+    released = 0
+
+    def take_oldest() -> None:
+        nonlocal released
+        found, parts = pending.popleft()
+        columns = [part.result() for part in parts]
+        if not builder.add_columns(columns, found):
+            builder.add(parse_spans(data, found), release=True, bar=None)
+        released = release(data, released, found[-3])
+
+    span_bytes = _SPAN_BYTES if text.native() else 0
     with progress_bar(
         len(data), desc=f"parsing {label}", unit="B", enabled=progress if len(data) >= 64 << 20 else False
     ) as bar:
-        for kind, value in stream_envelope(data, batch_messages=_BATCH, on_bytes=bar.update):
-            if kind == "conversations":
-                builder.add(value, release=True, bar=None)
-            else:
-                members = value
+        try:
+            for kind, value in stream_envelope(data, batch_messages=_BATCH, on_bytes=bar.update, span_bytes=span_bytes):
+                if kind == "spans":
+                    pending.append((value, _columns_later(data, value)))
+                    while len(pending) > 1:
+                        take_oldest()
+                elif kind == "conversations":
+                    builder.add(value, release=True, bar=None)
+                else:
+                    members = value
+            while pending:
+                take_oldest()
+        finally:
+            for _, parts in pending:  # the workers read data until they are done
+                wait(parts)
     check({**members, "conversations": []}, source_name=name)  # tags and meta
     provider = members["meta"]["source_provider"]
     return builder.tables(provider), provider
+
+
+def _columns_later(data: Any, found: list[int]) -> list[Future[Conversations | None]]:
+    """The columns of the conversations ``found`` (a window of stream_envelope's spans), a part per worker thread."""
+    children = np.array(found, dtype=np.int64).reshape(-1, FIELDS)
+    if children[:, 4].any():  # a lone surrogate escape or a long integer: parsed instead
+        return []
+    spans = children[:, 2:4]
+    ends = spans[:, 1] - spans[0, 0]
+    parts = text.threads()
+    cuts = np.searchsorted(ends, [ends[-1] * k // parts for k in range(1, parts)], side="right")
+    bounds = sorted({0, len(spans), *cuts.tolist()})
+    pool = text.executor()
+    return [pool.submit(text.conversation_columns, data, spans[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
 
 
 class _Builder:
@@ -108,6 +150,36 @@ class _Builder:
             if bar is not None:
                 bar.update(hi - lo)
         self.n_conv += len(convs)
+
+    def add_columns(self, parts: list[Conversations | None], found: list[int]) -> bool:
+        """Add the conversations of ``found`` (a window of spans) from their columns, in ``parts``.
+
+        False, adding nothing, when there are none (a part was not the plain case) or a message
+        timestamp is no timestamp: the caller parses them instead, which says where the problem is.
+        """
+        if not parts or any(part is None for part in parts):
+            return False
+        try:
+            stamps = [part.ts.cast(MS) for part in parts if part is not None]
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return False
+        while self.pending:  # the texts of earlier batches come first
+            self._resolve()
+        cols = self.cols
+        for part, ts in zip(parts, stamps, strict=True):
+            assert part is not None
+            for key, values in self.conv_cols.items():
+                values += part.fields[key].to_pylist()
+            self.counts.append(part.counts)
+            self.n_conv += len(part.counts)
+            cols["assistant"].append(part.is_assistant)
+            cols["ts"].append(ts)
+            cols["chars"].append(part.chars)
+            if self.with_messages:
+                cols["id"].append(part.message_ids)
+                cols["text"].append(part.text)
+                cols["words"].append(part.words)
+        return True
 
     def _resolve(self) -> None:
         texts, batch, first = self.pending.popleft()
