@@ -207,7 +207,10 @@ def map_file(name: str) -> mmap.mmap | bytearray:
     with _file_errors(name), open(name, "rb") as fh:
         if os.fstat(fh.fileno()).st_size == 0:
             return bytearray()
-        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        if hasattr(mmap, "MADV_SEQUENTIAL"):
+            data.madvise(mmap.MADV_SEQUENTIAL)  # read ahead
+        return data
 
 
 def release(data: Any, start: int, end: int) -> int:

@@ -28,6 +28,7 @@ from .text import Conversations, strings, text_columns_later
 _BATCH = 1 << 16
 _SPAN_BYTES = 16 << 20  # bytes of conversations read into columns at a time
 _STR_OR_NONE = frozenset((str, type(None)))
+_Read = tuple[Conversations, pa.Array]  # columns, and the messages' timestamps parsed
 
 
 def flatten(
@@ -57,14 +58,14 @@ def flatten_file(
     """
     builder = _Builder(label, name, with_messages)
     members: dict[str, Any] = {}
-    pending: collections.deque[tuple[list[int], list[Future[Conversations | None]]]] = collections.deque()
+    pending: collections.deque[tuple[list[int], list[Future[_Read | None]]]] = collections.deque()
     released = 0
 
     def take_oldest() -> None:
         nonlocal released
         found, parts = pending.popleft()
         columns = [part.result() for part in parts]
-        if not builder.add_columns(columns, found):
+        if not builder.add_columns(columns):
             builder.add(parse_spans(data, found), release=True, bar=None)
         released = release(data, released, found[-3])
 
@@ -92,7 +93,7 @@ def flatten_file(
     return builder.tables(provider), provider
 
 
-def _columns_later(data: Any, found: list[int]) -> list[Future[Conversations | None]]:
+def _columns_later(data: Any, found: list[int]) -> list[Future[_Read | None]]:
     """The columns of the conversations ``found`` (a window of stream_envelope's spans), a part per worker thread."""
     children = np.array(found, dtype=np.int64).reshape(-1, FIELDS)
     if children[:, 4].any():  # a lone surrogate escape or a long integer: parsed instead
@@ -103,7 +104,21 @@ def _columns_later(data: Any, found: list[int]) -> list[Future[Conversations | N
     cuts = np.searchsorted(ends, [ends[-1] * k // parts for k in range(1, parts)], side="right")
     bounds = sorted({0, len(spans), *cuts.tolist()})
     pool = text.executor()
-    return [pool.submit(text.conversation_columns, data, spans[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
+    return [pool.submit(_read_columns, data, spans[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
+
+
+def _read_columns(data: Any, spans: np.ndarray) -> _Read | None:
+    """The conversations at ``spans`` as columns, and their messages' timestamps parsed (on a worker thread).
+
+    None when they are to be parsed instead: not the plain case, or a timestamp that is none.
+    """
+    columns = text.conversation_columns(data, spans)
+    if columns is None:
+        return None
+    try:
+        return columns, columns.ts.cast(MS)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
 
 
 class _Builder:
@@ -151,23 +166,20 @@ class _Builder:
                 bar.update(hi - lo)
         self.n_conv += len(convs)
 
-    def add_columns(self, parts: list[Conversations | None], found: list[int]) -> bool:
-        """Add the conversations of ``found`` (a window of spans) from their columns, in ``parts``.
+    def add_columns(self, parts: list[_Read | None]) -> bool:
+        """Add conversations from their columns and parsed timestamps, in ``parts`` (see _read_columns).
 
-        False, adding nothing, when there are none (a part was not the plain case) or a message
-        timestamp is no timestamp: the caller parses them instead, which says where the problem is.
+        False, adding nothing, when a part has none: the caller parses those conversations instead,
+        which says where any problem is.
         """
         if not parts or any(part is None for part in parts):
-            return False
-        try:
-            stamps = [part.ts.cast(MS) for part in parts if part is not None]
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return False
         while self.pending:  # the texts of earlier batches come first
             self._resolve()
         cols = self.cols
-        for part, ts in zip(parts, stamps, strict=True):
-            assert part is not None
+        for read in parts:
+            assert read is not None
+            part, ts = read
             for key, values in self.conv_cols.items():
                 values += part.fields[key].to_pylist()
             self.counts.append(part.counts)
