@@ -276,27 +276,25 @@ class Fallback(Exception):
     """The file is not a plain envelope that :func:`stream_envelope` reads batch by batch: read it whole."""
 
 
-_SCAN_BATCH = 4 << 20  # bytes of conversations scanned at a time
 _CONVERSATIONS_KEY = re.compile(rb'"conversations"[ \t\n\r]*:[ \t\n\r]*\[')
 
 
 def stream_envelope(
-    data: Any, *, batch_messages: int, on_bytes: Callable[[int], Any] = lambda n: None, span_bytes: int = 0
+    data: Any, *, span_bytes: int, on_bytes: Callable[[int], Any] = lambda n: None
 ) -> Iterator[tuple[str, Any]]:
-    """Yield ``("conversations", [conv, ...])`` batches of about ``batch_messages`` messages, then
-    ``("members", {other top-level keys})``, from an envelope file's bytes, so that the whole tree never
-    exists at once. Values are those of :func:`read`. Anything unusual (the top level not an object,
-    ``conversations`` before the ``memvelope`` tag or not an array, a repeated key, any error) raises
-    :class:`Fallback`, and the caller reads the file whole, which gives the ordinary result or error.
+    """Yield ``("spans", found)`` for about ``span_bytes`` of conversations at a time, then ``("members",
+    {other top-level keys})``, from an envelope file's bytes, so that the whole tree never exists at once.
 
-    With ``span_bytes``, the conversations come unparsed instead: ``("spans", found)`` for about
-    ``span_bytes`` of them at a time, ``found`` as :func:`memvelope_tools.convert.elements.scan` reports
-    the children of the array (six ints each: the value's ``start`` and ``end`` in ``data`` are the third
-    and fourth, its flags the fifth); :func:`parse_spans` gives their values."""
+    ``found`` lists the conversations as :func:`memvelope_tools.convert.elements.scan` reports the
+    children of an array (six ints each: the third and fourth are where the value starts and ends in
+    ``data``, the fifth its flags); :func:`parse_spans` gives their values, those of :func:`read`.
+    Anything unusual (the top level not an object, ``conversations`` before the ``memvelope`` tag or
+    not an array, a repeated key, any error) raises :class:`Fallback`, and the caller reads the file
+    whole, which gives the ordinary result or error."""
     reader = Reader(PYTHON)
     view = memoryview(data)
     try:
-        yield from _envelope_members(view, reader, batch_messages, on_bytes, span_bytes)
+        yield from _envelope_members(view, reader, span_bytes, on_bytes)
     except Refused:
         raise Fallback from None
     finally:
@@ -313,7 +311,7 @@ def parse_spans(data: Any, found: list[int]) -> list[Any]:
 
 
 def _envelope_members(
-    data: memoryview, reader: Reader, batch_messages: int, on_bytes: Callable[[int], Any], span_bytes: int
+    data: memoryview, reader: Reader, span_bytes: int, on_bytes: Callable[[int], Any]
 ) -> Iterator[tuple[str, Any]]:
     start = 3 if bytes(data[:3]) == b"\xef\xbb\xbf" else 0
     pos = skip_ws(data, start)  # type: ignore[arg-type]
@@ -335,10 +333,7 @@ def _envelope_members(
             if members.get("memvelope") != ENVELOPE_TAG or "conversations" in members:
                 raise Fallback
             members["conversations"] = None
-            if span_bytes:
-                pos = yield from _spans(data, key.end(), span_bytes)
-            else:
-                pos = yield from _conversations(data, key.end(), reader, batch_messages)
+            pos = yield from _spans(data, key.end(), span_bytes)
             state = OBJ_NEXT
         else:
             pos, state, found, error = scan(data, pos, state, True, 0)  # type: ignore[arg-type]
@@ -354,29 +349,6 @@ def _envelope_members(
         raise Fallback
     del members["conversations"]
     yield "members", members
-
-
-def _conversations(
-    data: memoryview, pos: int, reader: Reader, batch_messages: int
-) -> Generator[tuple[str, Any], None, int]:
-    """The batches of the conversations array whose ``[`` ends before ``pos``; returns where it ends."""
-    state = ARR_FIRST
-    batch: list[Any] = []
-    size = 0
-    while state != END:
-        pos, state, found, error = scan(data, pos, state, True, pos + _SCAN_BATCH, 1)  # type: ignore[arg-type]
-        if error is not None:
-            raise Fallback
-        for _, conv in reader.children(data, found):  # type: ignore[arg-type]
-            batch.append(conv)
-            messages = conv.get("messages") if isinstance(conv, dict) else None
-            size += len(messages) if isinstance(messages, list) else 1
-            if size >= batch_messages:
-                yield "conversations", batch
-                batch, size = [], 0
-    if batch:
-        yield "conversations", batch
-    return pos
 
 
 def _spans(data: memoryview, pos: int, span_bytes: int) -> Generator[tuple[str, Any], None, int]:

@@ -367,11 +367,11 @@ def test_files_are_flattened_while_parsed_with_the_same_result(
     import importlib
 
     read_module = importlib.import_module("memvelope_tools.read")
-    monkeypatch.setattr(read_module, "_SCAN_BATCH", chunk)
+    monkeypatch.setattr(importlib.import_module("memvelope_tools.frames.flatten"), "_SPAN_BYTES", chunk)
     for path in [*ENVELOPES, HAND]:
         doc = json.loads(path.read_bytes())
-        kinds = [kind for kind, _ in read_module.stream_envelope(path.read_bytes(), batch_messages=3)]
-        assert kinds[-1] == "members" and "conversations" in kinds  # read batch by batch, no fallback
+        kinds = [kind for kind, _ in read_module.stream_envelope(path.read_bytes(), span_bytes=chunk)]
+        assert kinds[-1] == "members" and "spans" in kinds  # read a window at a time, no fallback
         pd.testing.assert_frame_equal(messages_frame(path, sources=["x"]), messages_frame(doc, sources=["x"]))
         pd.testing.assert_frame_equal(conversations_frame(path, sources=["x"]), conversations_frame(doc, sources=["x"]))
 

@@ -10,6 +10,9 @@
  *       buffers at the same index; return how many of them held a surrogate code point.
  *   encode(texts, start, stop, offsets, out) -> None
  *       Write the UTF-8 of texts[i] into out[offsets[i]:offsets[i + 1]] for i in [start, stop).
+ *   extract(buf, spans) -> columns or None
+ *       The same columns, and the conversations' own, straight from the JSON text of an envelope's
+ *       conversations (see the section below), so that no Python object is made for them.
  *
  * texts is a tuple (it cannot change while the GIL is released) of str; anything else in it is a
  * TypeError naming its index. Surrogates follow memvelope_tools.frames.text: a high surrogate followed
@@ -992,7 +995,7 @@ static PyMethodDef textscan_methods[] = {
 
 static struct PyModuleDef textscan_module = {
     PyModuleDef_HEAD_INIT, "_textscan",
-    "UTF-8, character and word counts of Python strs, computed without the GIL.", -1, textscan_methods,
+    "UTF-8, character and word counts of Python strs and of envelope JSON text, computed without the GIL.", -1, textscan_methods,
     NULL, NULL, NULL, NULL,
 };
 

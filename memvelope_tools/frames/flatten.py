@@ -69,18 +69,15 @@ def flatten_file(
             builder.add(parse_spans(data, found), release=True, bar=None)
         released = release(data, released, found[-3])
 
-    span_bytes = _SPAN_BYTES if text.native() else 0
     with progress_bar(
         len(data), desc=f"parsing {label}", unit="B", enabled=progress if len(data) >= 64 << 20 else False
     ) as bar:
         try:
-            for kind, value in stream_envelope(data, batch_messages=_BATCH, on_bytes=bar.update, span_bytes=span_bytes):
+            for kind, value in stream_envelope(data, span_bytes=_SPAN_BYTES, on_bytes=bar.update):
                 if kind == "spans":
                     pending.append((value, _columns_later(data, value)))
                     while len(pending) > 1:
                         take_oldest()
-                elif kind == "conversations":
-                    builder.add(value, release=True, bar=None)
                 else:
                     members = value
             while pending:
@@ -96,7 +93,7 @@ def flatten_file(
 def _columns_later(data: Any, found: list[int]) -> list[Future[_Read | None]]:
     """The columns of the conversations ``found`` (a window of stream_envelope's spans), a part per worker thread."""
     children = np.array(found, dtype=np.int64).reshape(-1, FIELDS)
-    if children[:, 4].any():  # a lone surrogate escape or a long integer: parsed instead
+    if not text.native() or children[:, 4].any():  # (flags: a lone surrogate escape or a long integer)
         return []
     spans = children[:, 2:4]
     ends = spans[:, 1] - spans[0, 0]

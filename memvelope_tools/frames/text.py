@@ -1,4 +1,5 @@
-"""Python strings as Arrow UTF-8 columns, with their character and word counts.
+"""Python strings as Arrow UTF-8 columns, with their character and word counts; and the same
+columns read straight from the JSON text of an envelope's conversations.
 
 ``chars`` counts code points and ``words`` is ``len(s.split())``. Text with unpaired surrogates
 (legal in JSON, not in UTF-8) gets U+FFFD in their place, with a :class:`UnicodeWarning` saying how
@@ -6,7 +7,8 @@ many values were changed; a surrogate pair held as two code units is the one cha
 
 Two implementations give the same columns. The compiled ``_textscan`` module (built at install
 when a C compiler is there) reads each ``str``'s storage with the GIL released, on several threads;
-without it, CPython encodes each text under the GIL and NumPy counts words over the bytes.
+without it, CPython encodes each text under the GIL and NumPy counts words over the bytes. Only the
+compiled module reads JSON text (:func:`conversation_columns`); without it, conversations are parsed.
 """
 
 from __future__ import annotations
