@@ -202,11 +202,11 @@ def read_file(name: str, progress: bool | None) -> bytearray:
 
 
 def map_file(name: str) -> mmap.mmap | bytearray:
-    """The bytes of file ``name`` mapped into memory, read-only (an empty file as an empty bytearray), for
-    readers that go through a file once: the pages read can be given back (see :func:`release`)."""
+    """The bytes of file ``name`` mapped into memory, read-only, for readers that go through a file once:
+    the pages read can be given back (see :func:`release`). A file of no size is read instead."""
     with _file_errors(name), open(name, "rb") as fh:
         if os.fstat(fh.fileno()).st_size == 0:
-            return bytearray()
+            return read_file(name, False)  # empty, or a file whose size says nothing
         data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         if hasattr(mmap, "MADV_SEQUENTIAL"):
             data.madvise(mmap.MADV_SEQUENTIAL)  # read ahead

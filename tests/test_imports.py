@@ -88,6 +88,7 @@ def test_the_graph_is_built_from_every_module() -> None:
     assert "memvelope_tools.convert.elements" in graph["memvelope_tools.read"]
     assert "memvelope_tools.convert._scan" in graph["memvelope_tools.convert.elements"]
     assert "memvelope_tools.doctor.text" in graph["memvelope_tools.doctor.findings"]  # inside a function
+    assert "memvelope_tools.frames._textscan" in graph["memvelope_tools.frames.text"]
 
 
 def test_the_cycle_finder_finds_cycles() -> None:
