@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .errors import ConversionError, FormatError, MemvelopeError
 from .read import check, parse_source
-from .sniffing import _HEAD, Kind, Sniffed, _classify, _from_head, _sniff, explained, sniff, wrong_file
+from .sniffing import Kind, Sniffed, classify, document_file, explained, sniff, sniff_value, wrong_file
 
 if TYPE_CHECKING:
     from .convert import ConversionLog
@@ -71,7 +71,7 @@ def load(
         return _convert(paths, report, progress)
     if isinstance(source, str | os.PathLike):
         path = _expand_user(source)
-        found, value = _sniff(path)
+        found, value = sniff_value(path)
         name = os.fspath(path)
         if found.kind in ("zip", "folder", "export", "missing"):
             return _convert([path], report, progress)
@@ -113,7 +113,7 @@ def _refuse(found: Sniffed, name: str | None) -> None:
 
 
 def _document(value: Any, name: str | None, conversations: bool) -> dict[str, Any]:
-    found = _classify(value, name)
+    found = classify(value, name)
     if found.kind in ("conversation", "manifest"):
         _refuse(found, name)
     check(value, source_name=name, conversations=conversations)
@@ -132,7 +132,7 @@ def _from_bytes(
 ) -> dict[str, Any]:
     from .convert import Part, convert_parts
 
-    found, value = _sniff(data)
+    found, value = sniff_value(data)
     label = name or "<bytes>"
     if found.kind == "zip":
         with tempfile.TemporaryDirectory(prefix="memvelope-") as tmp:
@@ -155,17 +155,3 @@ def _renamed(exc: MemvelopeError, prefix: str) -> MemvelopeError:
     """``exc`` with a temporary folder's path taken out of the file it names."""
     source = exc.source.replace(prefix, "") if exc.source else exc.source
     return type(exc)(exc.msg, reason=exc.reason, source=source, path=exc.path)
-
-
-def document_file(source: Any) -> Path | None:
-    """The file ``source`` names when its first bytes show a Memvelope document (for readers that
-    stream the file themselves); ``None`` when ``source`` is to go through :func:`load`."""
-    if not isinstance(source, str | os.PathLike):
-        return None
-    path = Path(os.path.expanduser(os.fspath(source)))
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(_HEAD)
-    except OSError:
-        return None
-    return path if _from_head(head) in ("envelope", "ir") else None

@@ -27,19 +27,11 @@ import pyarrow.parquet as pq
 from ._atomic import atomic_output, output_folder
 from ._progress import progress_bar
 from .errors import FormatError
-from .frames import (
-    CONVERSATION_COLUMNS,
-    FACT_COLUMNS,
-    MESSAGE_COLUMNS,
-    _documents,
-    _facts,
-    _Flat,
-    _flatten,
-    _pandas,
-    archetype_frame,
-    arrow_schema,
-    dedupe_tables,
-)
+from .frames.columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, arrow_schema, to_pandas
+from .frames.documents import Flat, documents
+from .frames.envelopes import dedupe_tables
+from .frames.facts import archetype_frame, fact_table
+from .frames.flatten import flatten
 from .read import Source
 from .tags import ENVELOPE_TAG, IR_TAG
 
@@ -68,10 +60,10 @@ def to_parquet(
     parts: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
     described: dict[str, list[dict[str, Any]]] = {"envelope": [], "ir": []}
     ir_docs: list[dict[str, Any]] = []
-    for label, doc, name, owned in _documents(doc_or_docs, sources, None, progress=progress, stream=True):
-        if isinstance(doc, _Flat) or "memvelope" in doc:
+    for label, doc, name, owned in documents(doc_or_docs, sources, None, progress=progress, stream=True):
+        if isinstance(doc, Flat) or "memvelope" in doc:
             convs, msgs = (
-                doc.tables if isinstance(doc, _Flat) else _flatten(doc, label, name, True, progress, owned=owned)
+                doc.tables if isinstance(doc, Flat) else flatten(doc, label, name, True, progress, owned=owned)
             )
             parts["conversations"].append(convs)
             parts["messages"].append(msgs)
@@ -79,11 +71,11 @@ def to_parquet(
                 {
                     "source": label,
                     "format": ENVELOPE_TAG,
-                    "provider": doc.provider if isinstance(doc, _Flat) else doc["meta"]["source_provider"],
+                    "provider": doc.provider if isinstance(doc, Flat) else doc["meta"]["source_provider"],
                 }
             )
         else:
-            parts["facts"].append(_facts(doc, label))
+            parts["facts"].append(fact_table(doc, label))
             described["ir"].append({"source": label, "format": IR_TAG, "provider": doc["meta"]["provider"]})
             ir_docs.append({"source": label, "meta": doc["meta"], "archetype": doc["archetype"]})
         del doc
@@ -129,7 +121,7 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
         if missing:
             raise FormatError(f"missing column(s) {', '.join(missing)}", reason="bad-parquet", source=str(path))
         metadata = table.schema.metadata or {}
-        frames[table_name] = _pandas(table.select(list(columns)), columns, None)
+        frames[table_name] = to_pandas(table.select(list(columns)), columns, None)
         if table_name == "facts" and b"memvelope.ir" in metadata:
             docs = json.loads(metadata[b"memvelope.ir"])
             frames["archetype"] = archetype_frame(

@@ -21,6 +21,8 @@ Reading choices (the spec leaves them to readers):
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
 import re
 from bisect import bisect_right
@@ -159,9 +161,9 @@ def parse_source(source: Source, *, progress: bool | None = None) -> tuple[Any, 
         return source, None
     if isinstance(source, str | os.PathLike):
         path = os.fspath(source)
-        return _parse(_read_file(path, progress), path), path
+        return parse_json(read_file(path, progress), path), path
     if isinstance(source, bytes | bytearray | memoryview):
-        return _parse(bytearray(source), None), None
+        return parse_json(bytearray(source), None), None
     if hasattr(source, "read"):
         raw_name = getattr(source, "name", None)
         name = raw_name if isinstance(raw_name, str) else None
@@ -172,31 +174,61 @@ def parse_source(source: Source, *, progress: bool | None = None) -> tuple[Any, 
                 reason="text-mode",
                 source=name,
             )
-        return _parse(bytearray(data), name), name
+        return parse_json(bytearray(data), name), name
     raise FormatError(
         f"cannot read a {type(source).__name__}: expected a path, bytes, a binary file object or a dict",
         reason="bad-source",
     )
 
 
-def _read_file(name: str, progress: bool | None) -> bytearray:
+def read_file(name: str, progress: bool | None) -> bytearray:
+    """The bytes of file ``name`` in one buffer (a bar when large, see :func:`read`); FormatError when unreadable."""
+    with _file_errors(name), open(name, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        buf = bytearray(size)  # one buffer, filled in place: no second copy of a big file
+        view = memoryview(buf)
+        done = 0
+        with progress_bar(
+            size, desc=f"reading {Path(name).name}", unit="B", enabled=progress if size >= _BAR_MIN_BYTES else False
+        ) as bar:
+            while done < size and (n := fh.readinto(view[done : done + _CHUNK])):
+                done += n
+                bar.update(n)
+        view.release()
+        del buf[done:]
+        if done == size:
+            buf += fh.read()  # the file grew while being read
+        return buf
+
+
+def map_file(name: str) -> mmap.mmap | bytearray:
+    """The bytes of file ``name`` mapped into memory, read-only, for readers that go through a file once:
+    the pages read can be given back (see :func:`release`). A file of no size is read instead."""
+    with _file_errors(name), open(name, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return read_file(name, False)  # empty, or a file whose size says nothing
+        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        if hasattr(mmap, "MADV_SEQUENTIAL"):
+            data.madvise(mmap.MADV_SEQUENTIAL)  # read ahead
+        return data
+
+
+def release(data: Any, start: int, end: int) -> int:
+    """Give back the memory of ``data[start:end]`` when ``data`` is a mapped file (its bytes stay readable,
+    from the file); returns where the memory given back ends (``start`` when nothing was)."""
+    if not isinstance(data, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+        return start
+    end -= end % mmap.PAGESIZE
+    if end > start:
+        data.madvise(mmap.MADV_DONTNEED, start, end - start)
+        return end
+    return start
+
+
+@contextlib.contextmanager
+def _file_errors(name: str) -> Iterator[None]:
     try:
-        with open(name, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            buf = bytearray(size)  # one buffer, filled in place: no second copy of a big file
-            view = memoryview(buf)
-            done = 0
-            with progress_bar(
-                size, desc=f"reading {Path(name).name}", unit="B", enabled=progress if size >= _BAR_MIN_BYTES else False
-            ) as bar:
-                while done < size and (n := fh.readinto(view[done : done + _CHUNK])):
-                    done += n
-                    bar.update(n)
-            view.release()
-            del buf[done:]
-            if done == size:
-                buf += fh.read()  # the file grew while being read
-            return buf
+        yield
     except FileNotFoundError:
         raise FormatError("no such file or folder", reason="not-found", source=name) from None
     except IsADirectoryError:
@@ -205,7 +237,7 @@ def _read_file(name: str, progress: bool | None) -> bytearray:
         raise FormatError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=name) from None
 
 
-def _parse(data: bytes | bytearray, name: str | None) -> Any:
+def parse_json(data: bytes | bytearray | mmap.mmap, name: str | None) -> Any:
     """Parse UTF-8 JSON text (a leading BOM skipped) as ``JSON.parse`` accepts it, with the standard
     library's values (see :mod:`memvelope_tools.convert.elements`, the one reader)."""
     start = 3 if data[:3] == b"\xef\xbb\xbf" else 0
@@ -215,7 +247,7 @@ def _parse(data: bytes | bytearray, name: str | None) -> Any:
         raise format_error(exc, data, start, name) from None
 
 
-def format_error(exc: Refused, data: bytes | bytearray, start: int, name: str | None) -> FormatError:
+def format_error(exc: Refused, data: bytes | bytearray | mmap.mmap, start: int, name: str | None) -> FormatError:
     """The FormatError for the reader's refusal ``exc`` of ``data`` (whose text begins at ``start``)."""
     if exc.reason == "not-utf8":
         return FormatError(f"not UTF-8: {exc.detail}", reason="not-utf8", source=name)
@@ -244,30 +276,42 @@ class Fallback(Exception):
     """The file is not a plain envelope that :func:`stream_envelope` reads batch by batch: read it whole."""
 
 
-_SCAN_BATCH = 4 << 20  # bytes of conversations scanned at a time
 _CONVERSATIONS_KEY = re.compile(rb'"conversations"[ \t\n\r]*:[ \t\n\r]*\[')
 
 
 def stream_envelope(
-    data: bytes | bytearray, *, batch_messages: int, on_bytes: Callable[[int], Any] = lambda n: None
+    data: Any, *, span_bytes: int, on_bytes: Callable[[int], Any] = lambda n: None
 ) -> Iterator[tuple[str, Any]]:
-    """Yield ``("conversations", [conv, ...])`` batches of about ``batch_messages`` messages, then
-    ``("members", {other top-level keys})``, from an envelope file's bytes, so that the whole tree never
-    exists at once. Values are those of :func:`read`. Anything unusual (the top level not an object,
-    ``conversations`` before the ``memvelope`` tag or not an array, a repeated key, any error) raises
-    :class:`Fallback`, and the caller reads the file whole, which gives the ordinary result or error."""
+    """Yield ``("spans", found)`` for about ``span_bytes`` of conversations at a time, then ``("members",
+    {other top-level keys})``, from an envelope file's bytes, so that the whole tree never exists at once.
+
+    ``found`` lists the conversations as :func:`memvelope_tools.convert.elements.scan` reports the
+    children of an array (six ints each: the third and fourth are where the value starts and ends in
+    ``data``, the fifth its flags); :func:`parse_spans` gives their values, those of :func:`read`.
+    Anything unusual (the top level not an object, ``conversations`` before the ``memvelope`` tag or
+    not an array, a repeated key, any error) raises :class:`Fallback`, and the caller reads the file
+    whole, which gives the ordinary result or error."""
     reader = Reader(PYTHON)
     view = memoryview(data)
     try:
-        yield from _envelope_members(view, reader, batch_messages, on_bytes)
+        yield from _envelope_members(view, reader, span_bytes, on_bytes)
     except Refused:
         raise Fallback from None
     finally:
         view.release()
 
 
+def parse_spans(data: Any, found: list[int]) -> list[Any]:
+    """The values of the conversations in a ``("spans", found)`` of :func:`stream_envelope`, as :func:`read`
+    reads them; :class:`Fallback` when they are not what it accepts (reading the file whole says why)."""
+    try:
+        return [value for _, value in Reader(PYTHON).children(data, found)]
+    except Refused:
+        raise Fallback from None
+
+
 def _envelope_members(
-    data: memoryview, reader: Reader, batch_messages: int, on_bytes: Callable[[int], Any]
+    data: memoryview, reader: Reader, span_bytes: int, on_bytes: Callable[[int], Any]
 ) -> Iterator[tuple[str, Any]]:
     start = 3 if bytes(data[:3]) == b"\xef\xbb\xbf" else 0
     pos = skip_ws(data, start)  # type: ignore[arg-type]
@@ -289,7 +333,7 @@ def _envelope_members(
             if members.get("memvelope") != ENVELOPE_TAG or "conversations" in members:
                 raise Fallback
             members["conversations"] = None
-            pos = yield from _conversations(data, key.end(), reader, batch_messages)
+            pos = yield from _spans(data, key.end(), span_bytes)
             state = OBJ_NEXT
         else:
             pos, state, found, error = scan(data, pos, state, True, 0)  # type: ignore[arg-type]
@@ -307,26 +351,16 @@ def _envelope_members(
     yield "members", members
 
 
-def _conversations(
-    data: memoryview, pos: int, reader: Reader, batch_messages: int
-) -> Generator[tuple[str, Any], None, int]:
-    """The batches of the conversations array whose ``[`` ends before ``pos``; returns where it ends."""
+def _spans(data: memoryview, pos: int, span_bytes: int) -> Generator[tuple[str, Any], None, int]:
+    """The conversations array whose ``[`` ends before ``pos``, scanned ``span_bytes`` at a time; returns
+    where it ends."""
     state = ARR_FIRST
-    batch: list[Any] = []
-    size = 0
     while state != END:
-        pos, state, found, error = scan(data, pos, state, True, pos + _SCAN_BATCH, 1)  # type: ignore[arg-type]
+        pos, state, found, error = scan(data, pos, state, True, pos + span_bytes, 1)  # type: ignore[arg-type]
         if error is not None:
             raise Fallback
-        for _, conv in reader.children(data, found):  # type: ignore[arg-type]
-            batch.append(conv)
-            messages = conv.get("messages") if isinstance(conv, dict) else None
-            size += len(messages) if isinstance(messages, list) else 1
-            if size >= batch_messages:
-                yield "conversations", batch
-                batch, size = [], 0
-    if batch:
-        yield "conversations", batch
+        if found:
+            yield "spans", found
     return pos
 
 

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 from .errors import ConversionError, MemvelopeError
 from .read import parse_source
 
-__all__ = ["Kind", "Sniffed", "explained", "sniff", "wrong_file"]
+__all__ = ["Kind", "Sniffed", "classify", "document_file", "explained", "sniff", "sniff_value", "wrong_file"]
 
 Kind = Literal[
     "envelope",  # an envelope-v0 document
@@ -59,10 +59,10 @@ def sniff(source: Any) -> Sniffed:
     character; an object by its tags when they open the file (as :func:`write_envelope` writes
     them), else by its parsed value. A tagged document still has to pass :func:`read`'s checks.
     """
-    return _sniff(source)[0]
+    return sniff_value(source)[0]
 
 
-def _sniff(source: Any) -> tuple[Sniffed, Any]:
+def sniff_value(source: Any) -> tuple[Sniffed, Any]:
     """:func:`sniff`, and the parsed value when one had to be parsed (else ``None``)."""
     if isinstance(source, str | os.PathLike):
         path = Path(os.path.expanduser(os.fspath(source)))
@@ -82,7 +82,7 @@ def _sniff(source: Any) -> tuple[Sniffed, Any]:
             value, _ = parse_source(path)
         except MemvelopeError:
             return Sniffed("json"), None
-        return _classify(value, path.name), value
+        return classify(value, path.name), value
     if isinstance(source, bytes | bytearray | memoryview):
         data = bytes(source)
         kind = _from_head(data[:_HEAD])
@@ -92,8 +92,8 @@ def _sniff(source: Any) -> tuple[Sniffed, Any]:
             value, _ = parse_source(data)
         except MemvelopeError:
             return Sniffed("json"), None
-        return _classify(value, None), value
-    return _classify(source, None), source
+        return classify(value, None), value
+    return classify(source, None), source
 
 
 def _from_head(head: bytes) -> Kind | None:
@@ -120,6 +120,20 @@ def _from_head(head: bytes) -> Kind | None:
     return None
 
 
+def document_file(source: Any) -> Path | None:
+    """The file ``source`` names when its first bytes show a Memvelope document (for readers that
+    stream the file themselves); ``None`` when ``source`` is to go through :func:`memvelope_tools.load`."""
+    if not isinstance(source, str | os.PathLike):
+        return None
+    path = Path(os.path.expanduser(os.fspath(source)))
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_HEAD)
+    except OSError:
+        return None
+    return path if _from_head(head) in ("envelope", "ir") else None
+
+
 def _is_binary(head: bytes) -> bool:
     """Neither UTF-8 text nor UTF-16/32 text (which has a NUL beside every ASCII character)."""
     sample = head[:512]
@@ -135,7 +149,8 @@ def _is_binary(head: bytes) -> bool:
     return False
 
 
-def _classify(value: Any, name: str | None) -> Sniffed:
+def classify(value: Any, name: str | None) -> Sniffed:
+    """What a parsed JSON ``value`` is (``name``, the file's name, tells a manifest by its name)."""
     from .convert import chatgpt, claude
 
     if isinstance(value, list):

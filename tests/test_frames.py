@@ -328,7 +328,7 @@ def test_word_counts_equal_str_split(texts: list[str], cut: int) -> None:
 def test_large_text_crosses_word_count_slices(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
-    words_module = importlib.import_module("memvelope_tools._words")
+    words_module = importlib.import_module("memvelope_tools.frames.words")
     monkeypatch.setattr(words_module, "_WORD_CHUNK", 7)
     texts = ["one two", " three\u3000four ", "", "five", "six seven eight nine"]
     assert word_counts(pa.array(texts)).tolist() == [2, 2, 0, 1, 4]
@@ -338,7 +338,7 @@ def test_bit_count_without_numpy_2_counts_as_numpy_2_does(monkeypatch: pytest.Mo
     """NumPy 1.x has no ``np.bitwise_count``: the byte-table count gives the same bits, and the same words."""
     import importlib
 
-    words_module = importlib.import_module("memvelope_tools._words")
+    words_module = importlib.import_module("memvelope_tools.frames.words")
     edges = np.array([0, 1, 1 << 63, (1 << 64) - 1, 0x0123456789ABCDEF], dtype=np.uint64)
     values = np.concatenate([edges, np.random.default_rng(0).integers(0, 1 << 64, 2000, dtype=np.uint64)])
     for sample in (values, values[::3], values[:0]):
@@ -353,7 +353,7 @@ def test_bit_count_without_numpy_2_counts_as_numpy_2_does(monkeypatch: pytest.Mo
 def test_batches_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
-    frames_module = importlib.import_module("memvelope_tools.frames")
+    frames_module = importlib.import_module("memvelope_tools.frames.flatten")
     whole = messages_frame(ENVELOPES)
     convs = conversations_frame(ENVELOPES)
     monkeypatch.setattr(frames_module, "_BATCH", 2)
@@ -378,11 +378,11 @@ def test_files_are_flattened_while_parsed_with_the_same_result(
     import importlib
 
     read_module = importlib.import_module("memvelope_tools.read")
-    monkeypatch.setattr(read_module, "_SCAN_BATCH", chunk)
+    monkeypatch.setattr(importlib.import_module("memvelope_tools.frames.flatten"), "_SPAN_BYTES", chunk)
     for path in [*ENVELOPES, HAND]:
         doc = json.loads(path.read_bytes())
-        kinds = [kind for kind, _ in read_module.stream_envelope(path.read_bytes(), batch_messages=3)]
-        assert kinds[-1] == "members" and "conversations" in kinds  # read batch by batch, no fallback
+        kinds = [kind for kind, _ in read_module.stream_envelope(path.read_bytes(), span_bytes=chunk)]
+        assert kinds[-1] == "members" and "spans" in kinds  # read a window at a time, no fallback
         pd.testing.assert_frame_equal(messages_frame(path, sources=["x"]), messages_frame(doc, sources=["x"]))
         pd.testing.assert_frame_equal(conversations_frame(path, sources=["x"]), conversations_frame(doc, sources=["x"]))
 

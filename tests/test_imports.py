@@ -10,8 +10,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "memvelope_tools"
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -88,6 +88,7 @@ def test_the_graph_is_built_from_every_module() -> None:
     assert "memvelope_tools.convert.elements" in graph["memvelope_tools.read"]
     assert "memvelope_tools.convert._scan" in graph["memvelope_tools.convert.elements"]
     assert "memvelope_tools.doctor.text" in graph["memvelope_tools.doctor.findings"]  # inside a function
+    assert "memvelope_tools.frames._textscan" in graph["memvelope_tools.frames.text"]
 
 
 def test_the_cycle_finder_finds_cycles() -> None:
@@ -98,3 +99,101 @@ def test_the_cycle_finder_finds_cycles() -> None:
 def test_no_import_cycle_in_the_package() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+# ---- private names -------------------------------------------------------------------------------
+#
+# The rule: a name that starts with an underscore (not a dunder) belongs to the module that defines
+# it. No module of the package takes one from another module of the package, neither by
+# ``from module import _name`` nor as ``module._name`` on a module it imported. A private
+# submodule (a C helper such as ``frames._textscan``) is the exception: modules inside its own
+# package (the package that holds it, and that package's subpackages) may import it.
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _may_import_submodule(importer: str, target: str) -> bool:
+    package = target.rpartition(".")[0]
+    return importer == package or importer.startswith(package + ".")
+
+
+def private_imports(package: Path = PACKAGE) -> list[str]:
+    """Every place a module of ``package`` uses another module's underscore name, as ``module:line name``."""
+    root = package.name
+    sources = {module_name(p, package): p for p in package.rglob("*.py")}
+    files = {**sources, **{module_name(p, package): p for p in package.rglob("*.c")}}
+    found: list[str] = []
+    for name, path in sorted(sources.items()):
+        here = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules: dict[str, str] = {}  # local name -> module of the package it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == root:
+                        modules[alias.asname or alias.name] = alias.name
+                        parts = alias.name.split(".")
+                        for i, part in enumerate(parts[1:], 1):
+                            module = ".".join(parts[: i + 1])
+                            if _private(part) and module != name and not _may_import_submodule(name, module):
+                                found.append(f"{name}:{node.lineno} {module}")
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = here.split(".")
+                    base_name = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+                else:
+                    base_name = node.module or ""
+                if base_name.split(".")[0] != root:
+                    continue
+                for alias in node.names:
+                    target = f"{base_name}.{alias.name}"
+                    if target in files:  # a submodule
+                        modules[alias.asname or alias.name] = target
+                        if _private(alias.name) and not _may_import_submodule(name, target):
+                            found.append(f"{name}:{node.lineno} {target}")
+                    elif _private(alias.name) and base_name != name:
+                        found.append(f"{name}:{node.lineno} {target}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and _private(node.attr):
+                owner = modules.get(ast.unparse(node.value))
+                if owner is not None and owner != name:
+                    target = f"{owner}.{node.attr}"
+                    if target not in files or not _may_import_submodule(name, target):
+                        found.append(f"{name}:{node.lineno} {target}")
+    return found
+
+
+def test_the_private_name_finder_finds_each_kind(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("_hidden = 1\npublic = 2\n__version__ = '1'\n")
+    (package / "_helper.c").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "_native.c").write_text("")
+    (package / "b.py").write_text(
+        "from .a import _hidden, public, __version__\n"  # one offender
+        "from . import a\n"
+        "import pkg.a as alias\n"
+        "x = a._hidden + alias._hidden + a.public\n"  # two offenders
+        "from . import _helper\n"  # a private submodule of its own package: allowed
+        "from .sub import _native\n"  # a subpackage's private submodule: not allowed
+        "import pkg.sub._native\n"  # the same
+        "import os\n"
+        "y = os._exit\n"  # not the package's: out of scope
+    )
+    (package / "sub" / "c.py").write_text("from . import _native\nfrom .._helper import thing\n")  # both allowed
+    assert private_imports(package) == [
+        "pkg.b:1 pkg.a._hidden",
+        "pkg.b:6 pkg.sub._native",
+        "pkg.b:7 pkg.sub._native",
+        "pkg.b:4 pkg.a._hidden",
+        "pkg.b:4 pkg.a._hidden",
+    ]
+
+
+def test_no_module_uses_another_modules_private_names() -> None:
+    offenders = private_imports()
+    assert not offenders, "underscore names used outside their module:\n" + "\n".join(offenders)

@@ -1,4 +1,4 @@
-"""Texts as Arrow columns (memvelope_tools._text): text, chars and words against plain Python.
+"""Texts as Arrow columns (memvelope_tools.frames.text): text, chars and words against plain Python.
 
 Every test runs twice: with the compiled helper (``_textscan``) and with the NumPy path that
 stands in for it when no C compiler was there at install.
@@ -6,9 +6,11 @@ stands in for it when no C compiler was there at install.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
+import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,9 +23,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memvelope_tools import _text
-from memvelope_tools import frames as frames_module
+from memvelope_tools.errors import FormatError
 from memvelope_tools.frames import conversations_frame, messages_frame
+from memvelope_tools.frames import flatten as flatten_module
+from memvelope_tools.frames import text as _text
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 NATIVE = _text._textscan
@@ -86,8 +89,8 @@ def _has_surrogate(s: str) -> bool:
 def impl(request: pytest.FixtureRequest) -> Iterator[str]:
     if request.param == "native" and NATIVE is None:
         if os.environ.get("MEMVELOPE_REQUIRE_NATIVE"):
-            pytest.fail("memvelope_tools._textscan was not built (pip install printed why)")
-        pytest.skip("memvelope_tools._textscan is not built here (no C compiler at install)")
+            pytest.fail("memvelope_tools.frames._textscan was not built (pip install printed why)")
+        pytest.skip("memvelope_tools.frames._textscan is not built here (no C compiler at install)")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_text, "_textscan", NATIVE if request.param == "native" else None)
         yield request.param
@@ -110,7 +113,7 @@ def _check(texts: list[str]) -> None:
 def test_the_compiled_helper_is_built_where_make_test_runs() -> None:
     if not os.environ.get("MEMVELOPE_REQUIRE_NATIVE"):
         pytest.skip("only `make test` requires the C helper (MEMVELOPE_REQUIRE_NATIVE=1)")
-    assert NATIVE is not None, "memvelope_tools._textscan was not built (pip install printed why)"
+    assert NATIVE is not None, "memvelope_tools.frames._textscan was not built (pip install printed why)"
 
 
 # 150 examples per path by default; `make fuzz` (MEMVELOPE_FUZZ_EXAMPLES=20000) runs 1,000.
@@ -123,7 +126,7 @@ texts_strategy = st.lists(st.lists(st.sampled_from(TRICKY), max_size=15).map("".
 @given(texts=texts_strategy)
 def test_text_chars_and_words_equal_python(which: str, texts: list[str]) -> None:
     if which == "native" and NATIVE is None:
-        pytest.skip("memvelope_tools._textscan is not built here")
+        pytest.skip("memvelope_tools.frames._textscan is not built here")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_text, "_textscan", NATIVE if which == "native" else None)
         _check(texts)
@@ -214,7 +217,7 @@ def test_a_text_that_is_not_a_string_is_a_type_error_for_the_frames_to_report(im
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 def test_both_paths_give_equal_frames_on_the_fixtures() -> None:
     if NATIVE is None:
-        pytest.skip("memvelope_tools._textscan is not built here")
+        pytest.skip("memvelope_tools.frames._textscan is not built here")
     envelopes = sorted((FIXTURES / "envelope").glob("*/expected.mve.json"))
     native_msgs, native_convs = messages_frame(envelopes), conversations_frame(envelopes)
     with pytest.MonkeyPatch.context() as mp:
@@ -246,7 +249,7 @@ def test_frames_in_small_batches_equal_python(impl: str) -> None:
     expected = [_fffd(t) for t in texts]
     with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
         warnings.simplefilter("ignore", UnicodeWarning)
-        mp.setattr(frames_module, "_BATCH", 7)
+        mp.setattr(flatten_module, "_BATCH", 7)
         msgs = messages_frame(env)
         convs = conversations_frame(env)
     assert msgs["text"].tolist() == expected
@@ -255,7 +258,7 @@ def test_frames_in_small_batches_equal_python(impl: str) -> None:
     assert convs["chars"].tolist() == [sum(len(t) for t in expected[k * 6 : (k + 1) * 6]) for k in range(5)]
 
 
-@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools._textscan is not built here")
+@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools.frames._textscan is not built here")
 def test_the_helper_refuses_bad_arguments_instead_of_writing_out_of_bounds() -> None:
     texts = ("ab", "中文", "😀")
     n = len(texts)
@@ -290,7 +293,7 @@ def test_the_helper_refuses_bad_arguments_instead_of_writing_out_of_bounds() -> 
 def pipelined(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every batch's texts go to the worker threads (normally only batches of 2,048 texts or more)."""
     monkeypatch.setattr(_text, "_PARALLEL_MIN_TEXTS", 1)
-    monkeypatch.setattr(frames_module, "_BATCH", 3)
+    monkeypatch.setattr(flatten_module, "_BATCH", 3)
 
 
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
@@ -299,7 +302,7 @@ def test_pipelined_batches_give_the_same_frames(pipelined: None) -> None:
     msgs, convs = messages_frame(envelopes), conversations_frame(envelopes)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_text, "_PARALLEL_MIN_TEXTS", 1 << 30)
-        mp.setattr(frames_module, "_BATCH", 1 << 16)
+        mp.setattr(flatten_module, "_BATCH", 1 << 16)
         pd.testing.assert_frame_equal(msgs, messages_frame(envelopes))
         pd.testing.assert_frame_equal(convs, conversations_frame(envelopes))
 
@@ -334,7 +337,7 @@ def test_a_text_that_is_no_string_in_a_later_batch_is_reported_with_its_path(
         doc = tmp_path / "bad.mve.json"
         doc.write_text(__import__("json").dumps(_many(texts)), encoding="utf-8")
     for frame in (messages_frame, conversations_frame):
-        with pytest.raises(frames_module.FormatError) as info:
+        with pytest.raises(FormatError) as info:
             frame(doc)
         assert info.value.path == "$.conversations[16].messages[1].text"
 
@@ -344,7 +347,7 @@ def test_the_first_problem_is_reported_even_when_a_later_batch_is_read_first(pip
     texts[4] = None  # conversation 2, message 0: its texts are still being worked on ...
     doc = _many(texts)
     del doc["conversations"][5]["messages"][1]["role"]  # ... when this batch is read
-    with pytest.raises(frames_module.FormatError) as info:
+    with pytest.raises(FormatError) as info:
         messages_frame(doc)
     assert info.value.path == "$.conversations[2].messages[0].text"
 
@@ -372,3 +375,173 @@ def test_a_forked_child_starts_its_own_threads(impl: str) -> None:
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+# ---- envelope files read straight into columns -----------------------------------------------------
+
+WHITESPACE = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+LOOKALIKES = ["\u200b", "\u180e", "\ufeff", "\u2060", "’", "—", "“", "é", "中", "😀", "\x7f", "\x80", "\x9f"]
+
+
+def _envelope(texts: list[str], **extra: Any) -> dict[str, Any]:
+    conversations = []
+    for k in range(0, len(texts), 5):
+        messages = [
+            {"id": f"m{i}", "role": ("user", "assistant")[i % 2], "ts": None if i % 3 else "2024-02-29T23:59:59.999Z"}
+            | {"text": t}
+            for i, t in enumerate(texts[k : k + 5])
+        ]
+        conversations.append(
+            {
+                "id": None if k % 10 else f"c{k}\u00e9",
+                "title": f't"\\/{k}',
+                "created_at": "2024-01-01T00:00:00.000Z",
+                "updated_at": None,
+                "messages": messages,
+                **extra,
+            }
+        )
+    conversations.append({"id": "empty", "title": "", "created_at": None, "updated_at": None, "messages": []})
+    return {"memvelope": "envelope-v0", "meta": {"source_provider": "claude"}, "conversations": conversations}
+
+
+def _frames_from(path: Path, general: bool) -> tuple[Any, Any]:
+    """Both frames of ``path``: read straight into columns, or (``general``) parsed and flattened."""
+    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnicodeWarning)
+        if general:
+            mp.setattr(_text, "conversation_columns", lambda *_: None)
+        try:
+            return messages_frame(path), conversations_frame(path)
+        except FormatError as exc:
+            return (exc.reason, exc.path, str(exc)), None
+
+
+def _parsed_count(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one each time conversations are parsed rather than read into columns."""
+    calls: list[int] = []
+    parse = flatten_module.parse_spans
+
+    def counting(data: Any, found: list[int]) -> list[Any]:
+        calls.append(len(found))
+        return parse(data, found)
+
+    monkeypatch.setattr(flatten_module, "parse_spans", counting)
+    return calls
+
+
+@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools.frames._textscan is not built here")
+@pytest.mark.parametrize("dump", [{"ensure_ascii": False}, {"ensure_ascii": True}, {"indent": 2}])
+@pytest.mark.parametrize("span_bytes", [64, 16 << 20])
+def test_files_read_straight_into_columns_equal_the_parsed_frames(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dump: dict[str, Any], span_bytes: int
+) -> None:
+    texts = [
+        *WHITESPACE,
+        *LOOKALIKES,
+        "".join(WHITESPACE),
+        "a" + "b".join(WHITESPACE) + "c",
+        " lead and trail ",
+        'escapes " \\ / \b \f \n \r \t \x00 \x1f',
+        "pair 😀👩\u200d💻 and 𝄞",
+        "",
+        "x" * 5000,
+        *(t for t in TRICKY if not _has_surrogate(t)),
+    ]
+    env = _envelope(texts, **{"x-unknown": {"nested": ["]", "}", '"', "\\", 1e300, -0.5, True, None, {}]}})
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(env, **dump), encoding="utf-8")
+    monkeypatch.setattr(flatten_module, "_SPAN_BYTES", span_bytes)
+    parsed = _parsed_count(monkeypatch)
+    msgs, convs = _frames_from(path, general=False)
+    assert parsed == []  # every conversation went straight into columns
+    pd.testing.assert_frame_equal(msgs, messages_frame(env, sources=["e.json"]))
+    pd.testing.assert_frame_equal(convs, conversations_frame(env, sources=["e.json"]))
+    assert msgs["words"].tolist() == [len(t.split()) for t in texts]
+    assert msgs["chars"].tolist() == [len(t) for t in texts]
+
+
+def _unusual(env: dict[str, Any]) -> list[str]:
+    """Envelope texts (``env`` serialised) that the columns reader leaves to the parser."""
+    plain = json.dumps(env)
+    c0 = json.dumps(env["conversations"][0])
+    m0 = json.dumps(env["conversations"][0]["messages"][0])
+    swap = lambda old, new: plain.replace(old, new, 1)  # noqa: E731
+    return [
+        swap(m0, m0[:-1] + ', "text": "again"}'),  # a repeated key: the last one counts
+        swap(c0, c0[:-1] + ', "title": "again"}'),
+        swap('"id": "m0"', '"\\u0069d": "m0", "id": "m1"'),  # a key written with an escape
+        swap('"role": "user"', '"role": "\\u0075ser"'),
+        swap('"text": "a"', '"text": "\\ud800 lone"'),  # a lone surrogate: U+FFFD and a warning
+        swap('"text": "a"', '"text": 7'),  # errors, with their paths
+        swap('"role": "user"', '"role": "system"'),
+        swap('"title": "t', '"title": null, "x": "t'),
+        swap('"messages": [', '"messages": [3, '),
+        swap('"ts": "2024-02-29T23:59:59.999Z"', '"ts": "yesterday"'),
+        swap('"conversations": [', '"conversations": ["not an object", '),
+        swap('"id": "m0"', '"ids": "m0"'),
+        swap(c0, c0[:-1] + ', "x-big": ' + "9" * 30 + "}"),
+        swap(c0, c0[:-1] + ', "x-huge": ' + "9" * 5000 + "}"),
+    ]
+
+
+@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools.frames._textscan is not built here")
+def test_unusual_conversations_are_parsed_with_the_same_frames_or_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = _envelope(["a", "b c", "d"] * 4)
+    path = tmp_path / "e.json"
+    parsed = _parsed_count(monkeypatch)
+    for text in _unusual(env):
+        path.write_text(text, encoding="utf-8")
+        parsed.clear()
+        got = _frames_from(path, general=False)
+        assert parsed, text  # left to the parser
+        expected = _frames_from(path, general=True)
+        if got[1] is None:
+            assert got == expected, text
+        else:
+            pd.testing.assert_frame_equal(got[0], expected[0])
+            pd.testing.assert_frame_equal(got[1], expected[1])
+    path.write_text(json.dumps(env).replace('"created_at": "2024-01-01T00:00:00.000Z"', '"created_at": "soon"'))
+    assert _frames_from(path, general=False)[0][:2] == ("bad-timestamp", "$.conversations[0].created_at")
+    assert _frames_from(path, general=False) == _frames_from(path, general=True)
+    for bad in (b"\xff", b"\xed\xa0\x80", b"\xc0\xaf", b"\xe2\x80", b"\xf4\x90\x80\x80"):  # not UTF-8
+        for where in (b'"text": "a', b'"title": "t', b'"x-u": "', b'"x-\xc3\xa9'):
+            data = json.dumps(env).encode().replace(b'"text": "a', b'"x-u": "", "x-\xc3\xa9": 1, "text": "a', 1)
+            path.write_bytes(data.replace(where, where + bad, 1))
+            parsed.clear()
+            got = _frames_from(path, general=False)
+            assert got[0][0] == "not-utf8" and got == _frames_from(path, general=True)
+
+
+_ANY_TEXT = st.lists(st.sampled_from([*TRICKY, *WHITESPACE, *LOOKALIKES, '"', "\\", "/", "\x01"]), max_size=8).map(
+    "".join
+)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _ANY_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_ANY_TEXT, inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools.frames._textscan is not built here")
+@settings(max_examples=int(os.environ.get("MEMVELOPE_FUZZ_EXAMPLES", "150")), deadline=None)
+@given(
+    texts=st.lists(_ANY_TEXT, min_size=1, max_size=12),
+    extra=st.dictionaries(_ANY_TEXT, _JSON, max_size=2),
+    ascii=st.booleans(),
+)
+def test_any_envelope_file_gives_the_same_frames_either_way(
+    texts: list[str], extra: dict[str, Any], ascii: bool
+) -> None:
+    env = _envelope(texts, **extra)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "e.json"
+        path.write_bytes(json.dumps(env, ensure_ascii=ascii).encode("utf-8", "surrogatepass"))
+        got, expected = _frames_from(path, general=False), _frames_from(path, general=True)
+    if got[1] is None or expected[1] is None:
+        assert got == expected
+    else:
+        pd.testing.assert_frame_equal(got[0], expected[0])
+        pd.testing.assert_frame_equal(got[1], expected[1])

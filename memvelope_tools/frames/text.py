@@ -1,4 +1,5 @@
-"""Python strings as Arrow UTF-8 columns, with their character and word counts.
+"""Python strings as Arrow UTF-8 columns, with their character and word counts; and the same
+columns read straight from the JSON text of an envelope's conversations.
 
 ``chars`` counts code points and ``words`` is ``len(s.split())``. Text with unpaired surrogates
 (legal in JSON, not in UTF-8) gets U+FFFD in their place, with a :class:`UnicodeWarning` saying how
@@ -6,7 +7,8 @@ many values were changed; a surrogate pair held as two code units is the one cha
 
 Two implementations give the same columns. The compiled ``_textscan`` module (built at install
 when a C compiler is there) reads each ``str``'s storage with the GIL released, on several threads;
-without it, CPython encodes each text under the GIL and NumPy counts words over the bytes.
+without it, CPython encodes each text under the GIL and NumPy counts words over the bytes. Only the
+compiled module reads JSON text (:func:`conversation_columns`); without it, conversations are parsed.
 """
 
 from __future__ import annotations
@@ -18,16 +20,17 @@ import re
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._words import word_counts
+from .words import word_counts
 
 try:
-    from . import _textscan
+    from . import _textscan  # type: ignore[attr-defined,unused-ignore]
 except ImportError:  # pragma: no cover - exercised by the tests that monkeypatch it away
     _textscan = None
 
@@ -37,6 +40,25 @@ _PARALLEL_MIN_TEXTS = 2048  # below this, starting threads costs more than it sa
 _pool: ThreadPoolExecutor | None = None
 
 Columns = tuple[list[pa.Array] | None, np.ndarray, np.ndarray | None]
+
+
+@dataclass(frozen=True)
+class Conversations:
+    """Columns of conversations read straight from their JSON text (see :func:`conversation_columns`).
+
+    ``fields`` holds the conversations' ``id``, ``title``, ``created_at`` and ``updated_at``
+    (strings, null where JSON has null), ``counts`` their numbers of messages; the message
+    columns follow in message order.
+    """
+
+    fields: dict[str, pa.Array]
+    counts: np.ndarray
+    message_ids: pa.Array
+    is_assistant: np.ndarray
+    ts: pa.Array
+    text: pa.Array
+    chars: np.ndarray
+    words: np.ndarray
 
 
 def strings(values: list[Any], what: str) -> pa.Array:
@@ -81,7 +103,7 @@ def text_columns_later(values: Sequence[Any], what: str, *, with_text: bool = Tr
 
             return fail
         return lambda: result
-    future = _executor().submit(_native_work, _as_tuple(values), with_text)
+    future = executor().submit(_native_work, _as_tuple(values), with_text)
 
     def resolve() -> Columns:
         chunks, chars, words, changed = future.result()
@@ -106,6 +128,50 @@ def char_counts(values: Sequence[Any]) -> np.ndarray:
         dtype=np.int64,
         count=len(values),
     )
+
+
+def native() -> bool:
+    """Whether the compiled helper is there (else the NumPy path gives the same columns)."""
+    return _textscan is not None
+
+
+def conversation_columns(buf: Any, spans: np.ndarray) -> Conversations | None:
+    """The columns of the conversations whose JSON text is at ``buf[start:end]`` for each row of ``spans``.
+
+    Each span must hold one value the JSON scanner accepted, with no surrogate escape that is not
+    half of a pair and no integer of 19 digits or more. None when the compiled helper is missing or
+    the conversations are not the plain case (see ``_textscan.c``): the caller then parses them.
+    Runs without the GIL.
+    """
+    if _textscan is None:
+        return None
+    out = _textscan.extract(buf, np.ascontiguousarray(spans, dtype=np.int64))
+    if out is None:
+        return None
+    ids, title, created, updated, counts, message_ids, roles, ts, text, chars, words = out
+    return Conversations(
+        fields={
+            "id": _string_array(ids),
+            "title": _string_array(title),
+            "created_at": _string_array(created),
+            "updated_at": _string_array(updated),
+        },
+        counts=np.frombuffer(counts, dtype=np.int64),
+        message_ids=_string_array(message_ids),
+        is_assistant=np.frombuffer(roles, dtype=np.int64).astype(bool),
+        ts=_string_array(ts),
+        text=_string_array(text),
+        chars=np.frombuffer(chars, dtype=np.int64),
+        words=np.frombuffer(words, dtype=np.int64),
+    )
+
+
+def _string_array(column: tuple[bytes, bytes, bytes]) -> pa.Array:
+    data, offsets, valid = column
+    present = np.frombuffer(valid, dtype=np.bool_)
+    nulls = len(present) - int(np.count_nonzero(present))
+    bitmap = pa.py_buffer(np.packbits(present, bitorder="little")) if nulls else None
+    return pa.StringArray.from_buffers(len(present), pa.py_buffer(offsets), pa.py_buffer(data), bitmap, nulls)
 
 
 def utf8_ok(s: str) -> bool:
@@ -180,7 +246,8 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def _executor() -> ThreadPoolExecutor:
+def executor() -> ThreadPoolExecutor:
+    """The pool of worker threads for the text work (started on first use, one per process)."""
     global _pool
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=threads(), thread_name_prefix="memvelope-text")
@@ -191,7 +258,7 @@ def _run(fn: Any, texts: tuple[Any, ...], spans: list[tuple[int, int]], *buffers
     """``fn(texts, lo, hi, *buffers)`` for every span, on worker threads when there are several."""
     if len(spans) == 1:
         return _run_here(fn, texts, spans, *buffers)
-    futures = [_executor().submit(fn, texts, lo, hi, *buffers) for lo, hi in spans]
+    futures = [executor().submit(fn, texts, lo, hi, *buffers) for lo, hi in spans]
     return [f.result() for f in futures]
 
 
