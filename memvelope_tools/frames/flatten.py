@@ -213,6 +213,8 @@ class _Builder:
         starts = np.zeros(n_conv, dtype=np.int64)
         np.cumsum(counts[:-1], out=starts[1:])
         name = self.name
+        label_value = strings([label], "source")[0]
+        provider_value = strings([provider], "source provider")[0]
 
         def conv_path(field: str) -> Any:
             return lambda i: f"$.conversations[{i}].{field}"
@@ -226,8 +228,8 @@ class _Builder:
         ids = strings(self.conv_cols["id"], "conversation id")
         conv_table = pa.Table.from_arrays(
             [
-                pa.repeat(pa.scalar(label, pa.string()), n_conv),
-                pa.repeat(pa.scalar(provider, pa.string()), n_conv),
+                pa.repeat(label_value, n_conv),
+                pa.repeat(provider_value, n_conv),
                 pa.array(np.arange(n_conv, dtype=np.int64)),
                 ids,
                 strings(self.conv_cols["title"], "title"),
@@ -246,8 +248,8 @@ class _Builder:
             return conv_table, None
         msg_table = pa.Table.from_arrays(
             [
-                pa.repeat(pa.scalar(label, pa.string()), total),
-                pa.repeat(pa.scalar(provider, pa.string()), total),
+                pa.repeat(label_value, total),
+                pa.repeat(provider_value, total),
                 pa.array(conv_index),
                 ids.take(pa.array(conv_index)),
                 pa.chunked_array(cols["id"], type=pa.string()),
