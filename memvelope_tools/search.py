@@ -24,7 +24,8 @@ interval, given as anything :class:`pandas.Timestamp` reads, UTC when no offset 
 (``since="2024-01-01", until="2025-01-01"`` is the year 2024); undated messages then drop out.
 
 **The index** is built once per history and reused: in memory for the last few histories searched
-(recognised by their content, or for files by path, size and modification time), and for a Parquet
+(recognised by their content, or for files by path, size and modification time; a frame's large
+Arrow-backed text by the buffers that hold it, which pandas never changes in place), and for a Parquet
 folder on disk beside the Parquet files as ``search.sqlite``, with a fingerprint of those files. When
 the files change, the next search says so in a warning and rebuilds the index; it is never used stale.
 """
@@ -40,7 +41,7 @@ import tempfile
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,10 +70,13 @@ RESULT_COLUMNS: dict[str, Any] = {
 }
 MARKS = ("⟦", "⟧")
 INDEX_FILE = "search.sqlite"
-_FORMAT = "memvelope-search-1"
+_FORMAT = "memvelope-search-2"
 _TOKENIZER = "unicode61 remove_diacritics 2"
 _SNIPPET_TOKENS = 24
 _CACHED = 4  # in-memory indexes kept
+_HASHED = 1 << 24  # Arrow buffers up to this size are hashed into a frame's key, larger ones named
+_BATCH = 1 << 16  # texts converted to Python at a time while indexing
+_BUILD_OPTIONS = (("automerge", 0), ("crisismerge", 1 << 16), ("hashsize", 8 << 20))
 # Ideographs and kana: a zero-width space (a separator to the tokenizer, invisible in a snippet)
 # after each makes every one a token of its own.
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
@@ -225,9 +229,10 @@ class SearchIndex:
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
         sql = (
-            "SELECT fts.rowid, -bm25(fts) FROM fts JOIN msgs m ON m.id = fts.rowid WHERE "
-            + " AND ".join(where)
-            + " ORDER BY bm25(fts), m.ts IS NULL, m.ts DESC, fts.rowid LIMIT ?"
+            "SELECT fts.rowid, -bm25(fts) FROM fts "
+            + ("JOIN msgs m ON m.id = fts.rowid " if len(where) > 1 else "")
+            + ("WHERE " + " AND ".join(where))
+            + " ORDER BY bm25(fts), fts.rowid LIMIT ?"  # row ids break ties (see _fill)
         )
         params.append(-1 if limit is None else limit)
         open_mark, close_mark = marks
@@ -286,8 +291,8 @@ def _connect(path: str | Path, *, read_only: bool = False) -> sqlite3.Connection
     if read_only:
         return sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    db.execute("PRAGMA journal_mode = OFF")
-    db.execute("PRAGMA synchronous = OFF")
+    for pragma in ("journal_mode = OFF", "synchronous = OFF", "temp_store = MEMORY"):
+        db.execute(f"PRAGMA {pragma}")
     return db
 
 
@@ -302,6 +307,10 @@ def _fill(db: sqlite3.Connection, history: pd.DataFrame, fingerprint: str) -> No
         CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = '{_TOKENIZER}');
         """
     )
+    # Segments are merged once, at the end, rather than while the rows go in.
+    for option, value in _BUILD_OPTIONS:
+        with contextlib.suppress(sqlite3.OperationalError):  # an older SQLite without the option
+            db.execute("INSERT INTO fts(fts, rank) VALUES (?, ?)", (option, value))
     n = len(history)
     source = history["source"].astype(object).to_numpy()
     conv_index = history["conv_index"].to_numpy(dtype=np.int64)
@@ -312,6 +321,11 @@ def _fill(db: sqlite3.Connection, history: pd.DataFrame, fingerprint: str) -> No
     conv = np.cumsum(starts) - 1
     first = np.flatnonzero(starts)
     ts = _ms(history["ts"])
+    undated = history["ts"].isna().to_numpy()
+    ms = np.where(undated, 0, history["ts"].to_numpy(dtype="datetime64[ms]").view(np.int64))
+    # Row ids follow the order that breaks equal scores (dated first, the most recent first, then frame
+    # order), so a query ranks by score and row id alone, without reading the messages it does not show.
+    order = np.lexsort((np.arange(n), -ms, undated))
     role = history["role"].cat.codes.to_numpy() if n else np.zeros(0, dtype=np.int8)
     db.execute("BEGIN")
     db.executemany(
@@ -333,14 +347,16 @@ def _fill(db: sqlite3.Connection, history: pd.DataFrame, fingerprint: str) -> No
         "INSERT INTO msgs VALUES (?, ?, ?, ?, ?)",
         zip(
             range(n),
-            conv.tolist(),
-            history["position"].to_numpy(dtype=np.int64).tolist(),
-            [None if r < 0 else r for r in role.tolist()],
-            ts,
+            conv[order].tolist(),
+            history["position"].to_numpy(dtype=np.int64)[order].tolist(),
+            [None if r < 0 else r for r in role[order].tolist()],
+            [ts[i] for i in order.tolist()],
             strict=True,
         ),
     )
-    db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)", enumerate(_index_texts(history["text"])))
+    # Row ids in increasing order: FTS5 writes out what it holds whenever a row id goes back.
+    db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)", enumerate(_index_texts(history["text"], order)))
+    db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
     db.execute("COMMIT")
 
 
@@ -356,34 +372,41 @@ def _nullable(values: pd.Series) -> list[str | None]:
     return [None if v is pd.NA or v is None else str(v) for v in values.astype(object)]
 
 
-def _index_texts(text: pd.Series) -> list[str]:
-    """The texts as indexed: null as empty, a zero-width space after each ideograph and kana."""
-    array = pa.array(text.astype(frames.STRING).array, type=pa.string()) if len(text) else pa.array([], pa.string())
-    array = pc.replace_substring_regex(array.fill_null(""), pattern=_CJK_RE2, replacement="\\1" + _ZWSP)
-    return array.to_pylist()  # type: ignore[no-any-return]
+def _index_texts(text: pd.Series, order: np.ndarray) -> Iterator[str]:
+    """The texts as indexed, in ``order``: null as empty, a zero-width space after each ideograph and kana."""
+    array = pa.chunked_array([pa.array(text.astype(frames.STRING).array, type=pa.string())])
+    for start in range(0, len(order), _BATCH):
+        batch = array.take(order[start : start + _BATCH]).combine_chunks().fill_null("")
+        wide = pc.invert(pc.string_is_ascii(batch))  # only text beyond ASCII can hold an ideograph
+        if pc.any(wide).as_py():
+            spaced = pc.replace_substring_regex(batch.filter(wide), pattern=_CJK_RE2, replacement="\\1" + _ZWSP)
+            batch = pc.replace_with_mask(batch, wide, spaced)
+        yield from batch.to_pylist()
 
 
 # ---- caching -------------------------------------------------------------------------------------
 
-_memory: OrderedDict[str, SearchIndex] = OrderedDict()
+_memory: OrderedDict[str, tuple[SearchIndex, tuple[pa.Buffer, ...]]] = OrderedDict()
 _memory_lock = threading.Lock()
 
 
-def _remember(key: str, index: SearchIndex) -> SearchIndex:
+def _remember(key: str, index: SearchIndex, pins: tuple[pa.Buffer, ...] = ()) -> SearchIndex:
+    """Keep ``index`` under ``key`` (with the buffers the key relies on) for the last few indexes."""
     with _memory_lock:
-        _memory[key] = index
+        _memory[key] = (index, pins)
         _memory.move_to_end(key)
-        while len(_memory) > _CACHED:
+        while len({id(kept) for kept, _ in _memory.values()}) > _CACHED:
             _memory.popitem(last=False)
     return index
 
 
 def _recall(key: str) -> SearchIndex | None:
     with _memory_lock:
-        index = _memory.get(key)
-        if index is not None:
-            _memory.move_to_end(key)
-        return index
+        entry = _memory.get(key)
+        if entry is None:
+            return None
+        _memory.move_to_end(key)
+        return entry[0]
 
 
 def clear_cache() -> None:
@@ -392,14 +415,21 @@ def clear_cache() -> None:
         _memory.clear()
 
 
+def _arrow_columns(history: pd.DataFrame) -> Iterator[tuple[str, pa.ChunkedArray, bool]]:
+    """Each column of a history frame as Arrow, and whether pandas holds it as Arrow (immutable) data."""
+    table = pa.Table.from_pandas(history.loc[:, list(corpus.HISTORY_COLUMNS)], preserve_index=False)
+    for name in table.column_names:
+        dtype = history[name].dtype
+        held = isinstance(dtype, pd.ArrowDtype) or (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow")
+        yield name, table.column(name), held
+
+
 def frame_fingerprint(history: pd.DataFrame) -> str:
     """A digest of a history frame's content: equal for equal content, whatever object holds it."""
     digest = hashlib.blake2b(digest_size=20)
     digest.update(_FORMAT.encode())
-    table = pa.Table.from_pandas(history.loc[:, list(corpus.HISTORY_COLUMNS)], preserve_index=False)
-    for name in table.column_names:
+    for name, column, _ in _arrow_columns(history):
         digest.update(name.encode())
-        column = table.column(name)
         for chunk in column.chunks:
             if isinstance(chunk, pa.DictionaryArray):
                 chunk = chunk.cast(chunk.type.value_type)
@@ -408,6 +438,32 @@ def frame_fingerprint(history: pd.DataFrame) -> str:
                 if buffer is not None:
                     digest.update(memoryview(buffer))
     return digest.hexdigest()
+
+
+def _frame_key(history: pd.DataFrame) -> tuple[str, tuple[pa.Buffer, ...]]:
+    """A key for exactly this content held in exactly these buffers, and the buffers it names.
+
+    Like :func:`frame_fingerprint`, except that a large buffer of Arrow data is named by its
+    address rather than hashed: pandas never writes into Arrow data (a change makes new buffers),
+    and while the key is kept its buffers are kept alive, so their addresses are not reused.
+    """
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(_FORMAT.encode())
+    pins: list[pa.Buffer] = []
+    for name, column, held in _arrow_columns(history):
+        digest.update(name.encode())
+        for chunk in column.chunks:
+            digest.update(f"{chunk.type}:{chunk.offset}:{len(chunk)}:{chunk.null_count}".encode())
+            parts = [chunk.indices, chunk.dictionary] if isinstance(chunk, pa.DictionaryArray) else [chunk]
+            for buffer in (buffer for part in parts for buffer in part.buffers()):
+                if buffer is None:
+                    continue
+                if held and buffer.size > _HASHED:
+                    digest.update(f"@{buffer.address}:{buffer.size}".encode())
+                    pins.append(buffer)
+                else:
+                    digest.update(memoryview(buffer))
+    return "buffers:" + digest.hexdigest(), tuple(pins)
 
 
 def _files_fingerprint(paths: Iterable[Path]) -> str:
@@ -451,10 +507,14 @@ def index_for(source: Any) -> SearchIndex:
     if file_key is not None and (index := _recall(file_key)) is not None:
         return index
     history = corpus.history_frame(source)
-    key = "frame:" + frame_fingerprint(history)
-    index = _recall(key)
+    quick_key, pins = _frame_key(history)
+    index = _recall(quick_key)
     if index is None:
-        index = _remember(key, SearchIndex.build(history, fingerprint=key))
+        key = "frame:" + frame_fingerprint(history)
+        index = _recall(key)
+        if index is None:
+            index = _remember(key, SearchIndex.build(history, fingerprint=key))
+        _remember(quick_key, index, pins)
     if file_key is not None:
         _remember(file_key, index)
     return index
@@ -471,9 +531,12 @@ def _folder_index(folder: Path) -> SearchIndex:
         stored: SearchIndex | None = None
         try:
             stored = SearchIndex(_connect(path, read_only=True), path)
-            if stored.meta("format") == _FORMAT and stored.meta("fingerprint") == fingerprint:
+            if stored.meta("format") != _FORMAT:
+                why = "it was built by another version"
+            elif stored.meta("fingerprint") == fingerprint:
                 return _remember(key, stored)
-            why = "the Parquet files changed since it was built"
+            else:
+                why = "the Parquet files changed since it was built"
         except sqlite3.DatabaseError:
             why = "it cannot be read"
         if stored is not None:

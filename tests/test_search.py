@@ -380,16 +380,22 @@ def builds(monkeypatch):
     return calls
 
 
-def test_the_index_of_a_frame_is_built_once_and_rebuilt_when_the_content_changes(builds):
+@pytest.mark.parametrize("hashed", [1 << 24, 0], ids=["text hashed", "text named by its buffers"])
+def test_the_index_of_a_frame_is_built_once_and_rebuilt_when_the_content_changes(builds, monkeypatch, hashed):
+    monkeypatch.setattr(search_module, "_HASHED", hashed)
     env, _ = haystack()
     frame = mv.messages_frame(env)
     mv.search(frame, "roadmap")
     mv.search(frame, "gardening")
     mv.search(frame.copy(), "budget")  # same content in another object
+    mv.search(frame.astype({"text": object}), "budget")  # same content in other buffers
     assert len(builds) == 1
     frame.loc[0, "text"] = "a zeppelin appears"  # changed in place
     assert list(mv.search(frame, "zeppelin")["position"]) == [0]
     assert len(builds) == 2
+    frame.loc[0, "position"] = 7
+    assert list(mv.search(frame, "zeppelin")["position"]) == [7]
+    assert len(builds) == 3
 
 
 def test_a_file_is_indexed_once_until_it_changes(tmp_path, builds):
