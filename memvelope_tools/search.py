@@ -50,22 +50,23 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import corpus, frames
+from . import corpus
 from .errors import QueryError
+from .frames import INT, ROLE, STRING, TIMESTAMP, conform
 from .read import ROLES
 
 __all__ = ["RESULT_COLUMNS", "SearchIndex", "fts_query", "search"]
 
 #: Columns and dtypes of a result frame.
 RESULT_COLUMNS: dict[str, Any] = {
-    "source": frames.STRING,
-    "conv_index": frames.INT,
-    "conversation_id": frames.STRING,
-    "title": frames.STRING,
-    "ts": frames.TIMESTAMP,
-    "role": frames.ROLE,
-    "position": frames.INT,
-    "snippet": frames.STRING,
+    "source": STRING,
+    "conv_index": INT,
+    "conversation_id": STRING,
+    "title": STRING,
+    "ts": TIMESTAMP,
+    "role": ROLE,
+    "position": INT,
+    "snippet": STRING,
     "score": np.dtype("float64"),
 }
 MARKS = ("⟦", "⟧")
@@ -268,13 +269,13 @@ class SearchIndex:
                 "conversation_id": [r[2] for r in rows],
                 "title": [r[3] for r in rows],
                 "ts": pd.to_datetime(pd.array([r[4] for r in rows], dtype="Int64"), unit="ms", utc=True),
-                "role": pd.Categorical.from_codes([-1 if r[5] is None else r[5] for r in rows], dtype=frames.ROLE),
+                "role": pd.Categorical.from_codes([-1 if r[5] is None else r[5] for r in rows], dtype=ROLE),
                 "position": np.array([r[6] for r in rows], dtype=np.int64),
                 "snippet": [" ".join(snippets[i].replace(_ZWSP, "").split()) for i in ids],
                 "score": np.array([row[1] for row in hits], dtype=np.float64),
             }
         )
-        return frames.conform(frame, RESULT_COLUMNS)
+        return conform(frame, RESULT_COLUMNS)
 
     def close(self) -> None:
         """Close the database connection."""
@@ -374,7 +375,7 @@ def _nullable(values: pd.Series) -> list[str | None]:
 
 def _index_texts(text: pd.Series, order: np.ndarray) -> Iterator[str]:
     """The texts as indexed, in ``order``: null as empty, a zero-width space after each ideograph and kana."""
-    array = pa.chunked_array([pa.array(text.astype(frames.STRING).array, type=pa.string())])
+    array = pa.chunked_array([pa.array(text.astype(STRING).array, type=pa.string())])
     for start in range(0, len(order), _BATCH):
         batch = array.take(order[start : start + _BATCH]).combine_chunks().fill_null("")
         wide = pc.invert(pc.string_is_ascii(batch))  # only text beyond ASCII can hold an ideograph

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 import importlib
+import os
 import random
 import subprocess
 import sys
@@ -329,6 +331,31 @@ def test_every_kind_of_source_gives_the_same_hits(tmp_path):
         )
     bare = mv.search(messages, "gardening")  # a messages frame has no titles
     assert bare["title"].isna().all() and list(bare["position"]) == list(expected["position"])
+
+
+def test_a_file_is_read_once(tmp_path, monkeypatch):
+    env, _ = haystack()
+    path = tmp_path / "h.mve.json"
+    mv.write_envelope(env, path)
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def counting(file, *args, **kwargs):
+        if isinstance(file, str | os.PathLike) and os.path.abspath(file) == str(path):
+            opened.append(os.fspath(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting)
+    mv.messages_frame(str(path))
+    by_one_frame_function = len(opened)
+    opened.clear()
+    history = search_module.corpus.history_frame(str(path))
+    assert 0 < len(opened) == by_one_frame_function
+    expected = mv.messages_frame(env).merge(mv.conversations_frame(env)[["source", "conv_index", "title"]])
+    pd.testing.assert_frame_equal(
+        history.drop(columns="source"),
+        search_module.corpus.from_messages(expected).drop(columns="source"),
+    )
 
 
 def test_several_documents_and_frames_together():
