@@ -246,12 +246,15 @@ class SearchIndex:
             ids = [row[0] for row in hits]
             snippets: dict[int, str] = {}
             details: dict[int, tuple[Any, ...]] = {}
+            # FTS5 looks a query up again for each row id it is given, and expanding a prefix costs
+            # a scan of the terms: a query with one reads its matches once and keeps the rows shown.
+            rowid = "+rowid" if '"*' in expression else "rowid"
             for chunk in _chunks(ids, 500):
                 marks_in = ",".join("?" * len(chunk))
                 snippets.update(
                     self._db.execute(
                         f"SELECT rowid, snippet(fts, 0, ?, ?, '…', {_SNIPPET_TOKENS}) FROM fts "
-                        f"WHERE fts MATCH ? AND rowid IN ({marks_in})",
+                        f"WHERE fts MATCH ? AND {rowid} IN ({marks_in})",
                         [open_mark, close_mark, expression, *chunk],
                     ).fetchall()
                 )
