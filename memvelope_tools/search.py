@@ -215,34 +215,14 @@ class SearchIndex:
     ) -> pd.DataFrame:
         """Messages matching ``query``, best first (see the module docstring)."""
         expression = fts_query(query)
-        where: list[str] = ["fts MATCH ?"]
-        params: list[str | int] = [expression]
-        if role is not None:
-            if role not in ROLES:
-                raise ValueError(f"role must be one of {', '.join(ROLES)} or None, got {role!r}")
-            where.append("m.role = ?")
-            params.append(ROLES.index(role))
-        for name, value, op in (("since", since, ">="), ("until", until, "<")):
-            ms = _timestamp_ms(value, name)
-            if ms is not None:
-                where.append(f"m.ts {op} ?")
-                params.append(ms)
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
-        sql = (
-            "SELECT fts.rowid, -bm25(fts) FROM fts "
-            + ("JOIN msgs m ON m.id = fts.rowid " if len(where) > 1 else "")
-            + ("WHERE " + " AND ".join(where))
-            + " ORDER BY bm25(fts), fts.rowid LIMIT ?"  # row ids break ties (see _fill)
-        )
+        source, params = _matching(expression, role, since, until)
+        sql = f"SELECT fts.rowid, -bm25(fts) {source} ORDER BY bm25(fts), fts.rowid LIMIT ?"  # ties: see _fill
         params.append(-1 if limit is None else limit)
         open_mark, close_mark = marks
         with self._lock:
-            try:
-                hits = self._db.execute(sql, params).fetchall()
-            except sqlite3.OperationalError as exc:
-                detail = str(exc).removeprefix("fts5: ")
-                raise QueryError(f"cannot search for {query!r}: {detail}") from None
+            hits = self._run(sql, params, query)
             ids = [row[0] for row in hits]
             snippets: dict[int, str] = {}
             details: dict[int, tuple[Any, ...]] = {}
@@ -280,10 +260,41 @@ class SearchIndex:
         )
         return conform(frame, RESULT_COLUMNS)
 
+    def count(self, query: str, *, role: str | None = None, since: Any = None, until: Any = None) -> int:
+        """How many messages match ``query`` (and the filters, as :meth:`search` takes them)."""
+        source, params = _matching(fts_query(query), role, since, until)
+        with self._lock:
+            return int(self._run(f"SELECT count(*) {source}", params, query)[0][0])
+
+    def _run(self, sql: str, params: list[str | int], query: str) -> list[Any]:
+        try:
+            return self._db.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            detail = str(exc).removeprefix("fts5: ")
+            raise QueryError(f"cannot search for {query!r}: {detail}") from None
+
     def close(self) -> None:
         """Close the database connection."""
         with self._lock:
             self._db.close()
+
+
+def _matching(expression: str, role: str | None, since: Any, until: Any) -> tuple[str, list[str | int]]:
+    """The FROM and WHERE clauses selecting the messages that match, and their parameters."""
+    where: list[str] = ["fts MATCH ?"]
+    params: list[str | int] = [expression]
+    if role is not None:
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)} or None, got {role!r}")
+        where.append("m.role = ?")
+        params.append(ROLES.index(role))
+    for name, value, op in (("since", since, ">="), ("until", until, "<")):
+        ms = _timestamp_ms(value, name)
+        if ms is not None:
+            where.append(f"m.ts {op} ?")
+            params.append(ms)
+    join = "JOIN msgs m ON m.id = fts.rowid " if len(where) > 1 else ""
+    return f"FROM fts {join}WHERE {' AND '.join(where)}", params
 
 
 def _chunks(values: list[int], size: int) -> Iterable[list[int]]:

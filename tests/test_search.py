@@ -233,6 +233,10 @@ def test_limit():
     assert mv.search(env, "roadmap", limit=0).empty
     with pytest.raises(ValueError, match="limit"):
         mv.search(env, "roadmap", limit=-1)
+    index = search_module.index_for(env)
+    assert index.count("roadmap") == len(everything)
+    assert index.count("roadmap", role="user") == len(index.search("roadmap", role="user", limit=None)) > 0
+    assert index.count("zeppelin") == 0
 
 
 # ---- languages -----------------------------------------------------------------------------------
