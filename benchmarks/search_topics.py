@@ -161,6 +161,7 @@ def stage_search(n_messages: int, seed: int, repeat: int) -> dict[str, Any]:
             runs.append(time.perf_counter() - t)
         matches = index.count(query, role=role)
         latency[name] = {"query": query, "ms": statistics.median(runs) * 1000, "hits": len(hits), "matches": matches}
+    query_peak = _peak_rss_bytes() - base_query
     mv.search(frame, "warm")  # builds the cached index once
     runs = []
     for _ in range(repeat):
@@ -175,7 +176,7 @@ def stage_search(n_messages: int, seed: int, repeat: int) -> dict[str, Any]:
         "peak_extra": peak,
         "latency": latency,
         "cached_call_ms": statistics.median(runs) * 1000,
-        "query_peak_extra": _peak_rss_bytes() - base_query,
+        "query_peak_extra": query_peak,
     }
 
 
