@@ -28,15 +28,26 @@ interval, given as anything :class:`pandas.Timestamp` reads, UTC when no offset 
 Arrow-backed text by the buffers that hold it, which pandas never changes in place), and for a Parquet
 folder on disk beside the Parquet files as ``search.sqlite``, with a fingerprint of those files. When
 the files change, the next search says so in a warning and rebuilds the index; it is never used stale.
+
+**Large histories** (:data:`SHARD_MIN` messages or more, on a machine with more than one CPU) are
+indexed in two parts built side by side, the second by a Python process of its own, every other
+message in each. Each part ranks its messages with its own BM25 statistics, as the shards of a
+search engine do: scores differ slightly from those of one index over everything, and two
+messages with equal text in different parts can score unequally (so equal scores no longer
+always put the most recent first). Which messages match, and their snippets, do not change. Beside
+a Parquet folder the second part is kept as ``search.1.sqlite``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import re
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import threading
 import warnings
@@ -55,7 +66,7 @@ from .errors import QueryError
 from .frames import INT, ROLE, STRING, TIMESTAMP, conform
 from .read import ROLES
 
-__all__ = ["RESULT_COLUMNS", "SearchIndex", "fts_query", "search"]
+__all__ = ["RESULT_COLUMNS", "SHARD_MIN", "SearchIndex", "fts_query", "search"]
 
 #: Columns and dtypes of a result frame.
 RESULT_COLUMNS: dict[str, Any] = {
@@ -75,6 +86,9 @@ _FORMAT = "memvelope-search-2"
 _TOKENIZER = "unicode61 remove_diacritics 2"
 _SNIPPET_TOKENS = 24
 _CACHED = 4  # in-memory indexes kept
+_SHARDS = 2  # parts a large index is built in, side by side
+#: Messages from which an index is built in parts, by as many processes (when there are CPUs for it).
+SHARD_MIN = 200_000
 _HASHED = 1 << 24  # Arrow buffers up to this size are hashed into a frame's key, larger ones named
 _BATCH = 1 << 16  # texts converted to Python at a time while indexing
 _BUILD_OPTIONS = (("automerge", 0), ("crisismerge", 1 << 16), ("hashsize", 8 << 20))
@@ -163,35 +177,73 @@ def _timestamp_ms(value: Any, name: str) -> int | None:
 
 
 class SearchIndex:
-    """An FTS5 index of a history's messages, with what a result row shows; query it with :meth:`search`."""
+    """An FTS5 index of a history's messages, with what a result row shows; query it with :meth:`search`.
+
+    A large history is indexed in parts built side by side (:data:`SHARD_MIN`), attached to one
+    connection: each part ranks with its own BM25 statistics (see the module docstring).
+    """
 
     def __init__(self, connection: sqlite3.Connection, path: Path | None = None) -> None:
         self._db = connection
         self._lock = threading.Lock()
         self.path = path
+        shards = connection.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
+        self._schemas = ["main"] + [f"s{i}" for i in range(1, int(shards[0]) if shards else 1)]
 
     @classmethod
     def build(cls, history: pd.DataFrame, *, path: Path | None = None, fingerprint: str = "") -> SearchIndex:
         """Index a history frame (:data:`memvelope_tools.corpus.HISTORY_COLUMNS`), in memory or
         into the SQLite file ``path`` (written whole, then renamed into place)."""
+        shards = _SHARDS if len(history) >= SHARD_MIN and (os.cpu_count() or 1) > 1 else 1
         if path is None:
             db = _connect(":memory:")
-            _fill(db, history, fingerprint)
-            return cls(db)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.close(fd)
+            if shards == 1:
+                _fill(db, history, fingerprint, [])
+                return cls(db)
+            with tempfile.TemporaryDirectory(prefix="memvelope-search-", ignore_cleanup_errors=True) as folder:
+                parts = [Path(folder) / f"{i}.sqlite" for i in range(1, shards)]
+                _fill(db, history, fingerprint, parts)
+                for i, part in enumerate(parts, 1):
+                    db.execute(f"ATTACH ? AS s{i}", (os.fspath(part),))
+                # Where open files can be deleted, the parts live on until the connection closes.
+                return cls(db)
+        made: list[str] = []
         try:
+            tmp = _temp_beside(path, made)
+            parts = [Path(_temp_beside(_shard_path(path, i), made)) for i in range(1, shards)]
             db = _connect(tmp)
             try:
-                _fill(db, history, fingerprint)
+                _fill(db, history, fingerprint, parts)
             finally:
                 db.close()
+            for i, part in enumerate(parts, 1):
+                os.replace(part, _shard_path(path, i))
             os.replace(tmp, path)
         except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            for name in made:
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
             raise
-        return cls(_connect(path, read_only=True), path)
+        return cls.open(path)
+
+    @classmethod
+    def open(cls, path: Path) -> SearchIndex:
+        """The index kept in the SQLite file ``path`` (and the parts beside it), read-only.
+
+        Raises :class:`sqlite3.DatabaseError` when it or one of its parts cannot be read.
+        """
+        db = _connect(path, read_only=True)
+        try:
+            shards = db.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
+            build = db.execute("SELECT value FROM meta WHERE key = 'build'").fetchone()
+            for i in range(1, int(shards[0]) if shards else 1):
+                db.execute(f"ATTACH ? AS s{i}", (f"{_shard_path(path, i).resolve().as_uri()}?mode=ro",))
+                if db.execute(f"SELECT value FROM s{i}.meta WHERE key = 'build'").fetchone() != build:
+                    raise sqlite3.DatabaseError(f"{_shard_path(path, i).name} belongs to another index")
+        except BaseException:
+            db.close()
+            raise
+        return cls(db, path)
 
     def __len__(self) -> int:
         with self._lock:
@@ -217,8 +269,13 @@ class SearchIndex:
         expression = fts_query(query)
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
-        source, params = _matching(expression, role, since, until)
-        sql = f"SELECT fts.rowid, -bm25(fts) {source} ORDER BY bm25(fts), fts.rowid LIMIT ?"  # ties: see _fill
+        arms, params = [], []
+        for schema in self._schemas:
+            source, arm_params = _matching(schema, expression, role, since, until)
+            arms.append(f"SELECT fts.rowid AS id, bm25(fts) AS score {source}")
+            params += arm_params
+        # Row ids break ties (see _fill).
+        sql = f"SELECT id, -score FROM ({' UNION ALL '.join(arms)}) ORDER BY score, id LIMIT ?"
         params.append(-1 if limit is None else limit)
         open_mark, close_mark = marks
         with self._lock:
@@ -229,15 +286,18 @@ class SearchIndex:
             # FTS5 looks a query up again for each row id it is given, and expanding a prefix costs
             # a scan of the terms: a query with one reads its matches once and keeps the rows shown.
             rowid = "+rowid" if '"*' in expression else "rowid"
+            for shard, schema in enumerate(self._schemas):
+                for chunk in _chunks([i for i in ids if i % len(self._schemas) == shard], 500):
+                    marks_in = ",".join("?" * len(chunk))
+                    snippets.update(
+                        self._db.execute(
+                            f"SELECT rowid, snippet(fts, 0, ?, ?, '…', {_SNIPPET_TOKENS}) FROM {schema}.fts "
+                            f"WHERE fts MATCH ? AND {rowid} IN ({marks_in})",
+                            [open_mark, close_mark, expression, *chunk],
+                        ).fetchall()
+                    )
             for chunk in _chunks(ids, 500):
                 marks_in = ",".join("?" * len(chunk))
-                snippets.update(
-                    self._db.execute(
-                        f"SELECT rowid, snippet(fts, 0, ?, ?, '…', {_SNIPPET_TOKENS}) FROM fts "
-                        f"WHERE fts MATCH ? AND {rowid} IN ({marks_in})",
-                        [open_mark, close_mark, expression, *chunk],
-                    ).fetchall()
-                )
                 for row in self._db.execute(
                     "SELECT m.id, c.source, c.conv_index, c.conversation_id, c.title, m.ts, m.role, m.position "
                     f"FROM msgs m JOIN convs c ON c.id = m.conv WHERE m.id IN ({marks_in})",
@@ -262,9 +322,13 @@ class SearchIndex:
 
     def count(self, query: str, *, role: str | None = None, since: Any = None, until: Any = None) -> int:
         """How many messages match ``query`` (and the filters, as :meth:`search` takes them)."""
-        source, params = _matching(fts_query(query), role, since, until)
+        expression = fts_query(query)
+        total = 0
         with self._lock:
-            return int(self._run(f"SELECT count(*) {source}", params, query)[0][0])
+            for schema in self._schemas:
+                source, params = _matching(schema, expression, role, since, until)
+                total += int(self._run(f"SELECT count(*) {source}", params, query)[0][0])
+        return total
 
     def _run(self, sql: str, params: list[str | int], query: str) -> list[Any]:
         try:
@@ -279,8 +343,8 @@ class SearchIndex:
             self._db.close()
 
 
-def _matching(expression: str, role: str | None, since: Any, until: Any) -> tuple[str, list[str | int]]:
-    """The FROM and WHERE clauses selecting the messages that match, and their parameters."""
+def _matching(schema: str, expression: str, role: str | None, since: Any, until: Any) -> tuple[str, list[str | int]]:
+    """The FROM and WHERE clauses selecting the messages of one part that match, and their parameters."""
     where: list[str] = ["fts MATCH ?"]
     params: list[str | int] = [expression]
     if role is not None:
@@ -293,13 +357,25 @@ def _matching(expression: str, role: str | None, since: Any, until: Any) -> tupl
         if ms is not None:
             where.append(f"m.ts {op} ?")
             params.append(ms)
-    join = "JOIN msgs m ON m.id = fts.rowid " if len(where) > 1 else ""
-    return f"FROM fts {join}WHERE {' AND '.join(where)}", params
+    join = "JOIN main.msgs m ON m.id = fts.rowid " if len(where) > 1 else ""
+    return f"FROM {schema}.fts {join}WHERE {' AND '.join(where)}", params
 
 
 def _chunks(values: list[int], size: int) -> Iterable[list[int]]:
     for start in range(0, len(values), size):
         yield values[start : start + size]
+
+
+def _shard_path(path: Path, i: int) -> Path:
+    """Where part ``i`` (from 1) of the index kept in ``path`` is kept."""
+    return path.with_name(f"{path.stem}.{i}{path.suffix}")
+
+
+def _temp_beside(path: Path, made: list[str]) -> str:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    made.append(tmp)
+    return tmp
 
 
 def _connect(path: str | Path, *, read_only: bool = False) -> sqlite3.Connection:
@@ -311,22 +387,28 @@ def _connect(path: str | Path, *, read_only: bool = False) -> sqlite3.Connection
     return db
 
 
-def _fill(db: sqlite3.Connection, history: pd.DataFrame, fingerprint: str) -> None:
-    """Create the tables and insert the history: one transaction, one executemany per table."""
-    db.executescript(
-        f"""
-        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-        CREATE TABLE convs(id INTEGER PRIMARY KEY, source TEXT, conv_index INTEGER, conversation_id TEXT,
-                           title TEXT);
-        CREATE TABLE msgs(id INTEGER PRIMARY KEY, conv INTEGER, position INTEGER, role INTEGER, ts INTEGER);
-        CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = '{_TOKENIZER}');
-        """
-    )
+def _create_fts(db: sqlite3.Connection) -> None:
+    db.execute(f"CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = '{_TOKENIZER}')")
     # Segments are merged once, at the end, rather than while the rows go in.
     for option, value in _BUILD_OPTIONS:
         with contextlib.suppress(sqlite3.OperationalError):  # an older SQLite without the option
             db.execute("INSERT INTO fts(fts, rank) VALUES (?, ?)", (option, value))
+
+
+def _fill(db: sqlite3.Connection, history: pd.DataFrame, fingerprint: str, parts: list[Path]) -> None:
+    """Create the tables and insert the history, the texts of every ``len(parts) + 1``-th row id
+    here and the others into the SQLite files ``parts``, each by a process of its own."""
+    db.executescript(
+        """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE convs(id INTEGER PRIMARY KEY, source TEXT, conv_index INTEGER, conversation_id TEXT,
+                           title TEXT);
+        CREATE TABLE msgs(id INTEGER PRIMARY KEY, conv INTEGER, position INTEGER, role INTEGER, ts INTEGER);
+        """
+    )
+    _create_fts(db)
     n = len(history)
+    step = len(parts) + 1
     source = history["source"].astype(object).to_numpy()
     conv_index = history["conv_index"].to_numpy(dtype=np.int64)
     # A new conversation starts wherever (source, conv_index) changes from the row before.
@@ -342,37 +424,115 @@ def _fill(db: sqlite3.Connection, history: pd.DataFrame, fingerprint: str) -> No
     # order), so a query ranks by score and row id alone, without reading the messages it does not show.
     order = np.lexsort((np.arange(n), -ms, undated))
     role = history["role"].cat.codes.to_numpy() if n else np.zeros(0, dtype=np.int8)
-    db.execute("BEGIN")
-    db.executemany(
-        "INSERT INTO meta VALUES (?, ?)",
-        [("format", _FORMAT), ("tokenizer", _TOKENIZER), ("fingerprint", fingerprint)],
-    )
-    db.executemany(
-        "INSERT INTO convs VALUES (?, ?, ?, ?, ?)",
-        zip(
-            range(len(first)),
-            source[first].tolist(),
-            conv_index[first].tolist(),
-            _nullable(history["conversation_id"].iloc[first]),
-            _nullable(history["title"].iloc[first]),
-            strict=True,
-        ),
-    )
-    db.executemany(
-        "INSERT INTO msgs VALUES (?, ?, ?, ?, ?)",
-        zip(
-            range(n),
-            conv[order].tolist(),
-            history["position"].to_numpy(dtype=np.int64)[order].tolist(),
-            [None if r < 0 else r for r in role[order].tolist()],
-            [ts[i] for i in order.tolist()],
-            strict=True,
-        ),
-    )
+    build = os.urandom(8).hex()
+    with contextlib.ExitStack() as stack:
+        workers = [
+            stack.enter_context(_Part(part, _index_batches(history["text"], order[i::step]), i, step, build))
+            for i, part in enumerate(parts, 1)
+        ]
+        db.execute("BEGIN")
+        db.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [
+                ("format", _FORMAT),
+                ("tokenizer", _TOKENIZER),
+                ("fingerprint", fingerprint),
+                ("shards", str(step)),
+                ("build", build),
+            ],
+        )
+        db.executemany(
+            "INSERT INTO convs VALUES (?, ?, ?, ?, ?)",
+            zip(
+                range(len(first)),
+                source[first].tolist(),
+                conv_index[first].tolist(),
+                _nullable(history["conversation_id"].iloc[first]),
+                _nullable(history["title"].iloc[first]),
+                strict=True,
+            ),
+        )
+        db.executemany(
+            "INSERT INTO msgs VALUES (?, ?, ?, ?, ?)",
+            zip(
+                range(n),
+                conv[order].tolist(),
+                history["position"].to_numpy(dtype=np.int64)[order].tolist(),
+                [None if r < 0 else r for r in role[order].tolist()],
+                [ts[i] for i in order.tolist()],
+                strict=True,
+            ),
+        )
+        _insert_texts(db, _index_batches(history["text"], order[::step]), 0, step)
+        db.execute("COMMIT")
+        for worker in workers:
+            worker.finish()
+
+
+def _insert_texts(db: sqlite3.Connection, batches: Iterable[pa.StringArray], first: int, step: int) -> None:
+    """Insert the texts as row ids ``first``, ``first + step``, ... and merge the index."""
+    texts = (text for batch in batches for text in batch.to_pylist())
     # Row ids in increasing order: FTS5 writes out what it holds whenever a row id goes back.
-    db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)", enumerate(_index_texts(history["text"], order)))
+    db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)", zip(itertools.count(first, step), texts))
     db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-    db.execute("COMMIT")
+
+
+class _Part:
+    """A part of the index built by another process, from texts handed over in an Arrow file.
+
+    When that process cannot be started or fails, :meth:`finish` builds the part here.
+    """
+
+    def __init__(self, path: Path, batches: Iterable[pa.StringArray], first: int, step: int, build: str) -> None:
+        self.args = [os.fspath(path), os.fspath(path) + ".arrow", str(first), str(step), build]
+        with pa.OSFile(self.args[1], "wb") as sink, pa.ipc.new_stream(sink, pa.schema([("text", pa.string())])) as out:
+            for batch in batches:
+                out.write_batch(pa.record_batch([batch], names=["text"]))
+        code = (
+            f"import sys; sys.path.insert(0, {os.fspath(Path(__file__).resolve().parents[1])!r}); "
+            "from memvelope_tools.search import build_part; build_part(*sys.argv[1:])"
+        )
+        self.process: subprocess.Popen[bytes] | None = None
+        with contextlib.suppress(OSError):
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", code, *self.args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+
+    def __enter__(self) -> _Part:
+        return self
+
+    def finish(self) -> None:
+        if self.process is None or self.process.wait() != 0:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.args[0])
+            build_part(*self.args)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.args[1])
+
+
+def build_part(path: str, texts: str, first: str, step: str, build: str) -> None:
+    """Build part of an index: the texts of the Arrow stream ``texts`` as row ids ``first``,
+    ``first + step``, ..., into a new SQLite file ``path`` (run by :class:`SearchIndex.build`)."""
+    db = _connect(path)
+    try:
+        db.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
+        _create_fts(db)
+        db.execute("BEGIN")
+        db.execute("INSERT INTO meta VALUES ('build', ?)", (build,))
+        with pa.memory_map(texts) as source:
+            reader = pa.ipc.open_stream(source)
+            _insert_texts(db, (batch.column(0) for batch in reader), int(first), int(step))
+        db.execute("COMMIT")
+    finally:
+        db.close()
 
 
 def _ms(ts: pd.Series) -> list[int | None]:
@@ -387,7 +547,7 @@ def _nullable(values: pd.Series) -> list[str | None]:
     return [None if v is pd.NA or v is None else str(v) for v in values.astype(object)]
 
 
-def _index_texts(text: pd.Series, order: np.ndarray) -> Iterator[str]:
+def _index_batches(text: pd.Series, order: np.ndarray) -> Iterator[pa.StringArray]:
     """The texts as indexed, in ``order``: null as empty, a zero-width space after each ideograph and kana."""
     array = pa.chunked_array([pa.array(text.astype(STRING).array, type=pa.string())])
     for start in range(0, len(order), _BATCH):
@@ -396,7 +556,7 @@ def _index_texts(text: pd.Series, order: np.ndarray) -> Iterator[str]:
         if pc.any(wide).as_py():
             spaced = pc.replace_substring_regex(batch.filter(wide), pattern=_CJK_RE2, replacement="\\1" + _ZWSP)
             batch = pc.replace_with_mask(batch, wide, spaced)
-        yield from batch.to_pylist()
+        yield batch
 
 
 # ---- caching -------------------------------------------------------------------------------------
@@ -545,7 +705,7 @@ def _folder_index(folder: Path) -> SearchIndex:
     if path.exists():
         stored: SearchIndex | None = None
         try:
-            stored = SearchIndex(_connect(path, read_only=True), path)
+            stored = SearchIndex.open(path)
             if stored.meta("format") != _FORMAT:
                 why = "it was built by another version"
             elif stored.meta("fingerprint") == fingerprint:

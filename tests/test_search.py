@@ -496,3 +496,75 @@ def test_importing_the_package_does_not_import_sqlite_or_sklearn():
     code = "import sys, memvelope_tools; print(any(m in sys.modules for m in ('sqlite3', 'sklearn', 'scipy')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ---- an index built in parts -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def in_parts(monkeypatch):
+    """Every index is built in two parts, as a large history's is."""
+    monkeypatch.setattr(search_module, "SHARD_MIN", 1)
+    monkeypatch.setattr(search_module.os, "cpu_count", lambda: 2)
+
+
+def by_message(hits: pd.DataFrame) -> pd.DataFrame:
+    return hits.drop(columns="score").sort_values(["conv_index", "position"]).reset_index(drop=True)
+
+
+@pytest.mark.parametrize(
+    ("query", "kw"),
+    [
+        ('"quantum gardening workshop"', {}),
+        ("roadmap", {}),
+        ("garden*", {}),
+        ("roadmap NOT budget", {"role": "user"}),
+        ("roadmap", {"since": "2024-03-01", "until": "2024-06-01"}),
+    ],
+)
+def test_an_index_in_parts_finds_the_same_messages_with_the_same_snippets(in_parts, query, kw):
+    env, planted = haystack()
+    history = search_module.corpus.history_frame(env)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_module, "SHARD_MIN", 10**9)
+        whole = SearchIndex.build(history)
+    parts = SearchIndex.build(history)
+    assert len(whole._schemas) == 1 and len(parts._schemas) == 2
+    expected = whole.search(query, limit=None, **kw)
+    got = parts.search(query, limit=None, **kw)
+    assert len(got) > 0
+    pd.testing.assert_frame_equal(by_message(got), by_message(expected))
+    assert parts.count(query, **kw) == whole.count(query, **kw) == len(got)
+    assert list(got["score"]) == sorted(got["score"], reverse=True)
+    top = parts.search('"quantum gardening workshop"')
+    assert (top.loc[0, "conversation_id"], top.loc[0, "position"]) == planted
+
+
+def test_an_index_in_parts_is_kept_beside_a_parquet_folder_and_rebuilt_when_a_part_is_not_its_own(
+    in_parts, tmp_path, builds
+):
+    env, planted = haystack()
+    folder = tmp_path / "history"
+    mv.to_parquet(env, folder, sources=["doc0"])
+    assert list(mv.search(folder, '"quantum gardening workshop"')["position"]) == [planted[1]]
+    assert {p.name for p in folder.iterdir() if "search" in p.name} == {"search.sqlite", "search.1.sqlite"}
+    clear_cache()
+    assert len(mv.search(folder, "roadmap", limit=None)) == len(mv.search(env, "roadmap", limit=None))
+    assert len(builds) == 2  # the folder once, the envelope once
+    other = tmp_path / "other"
+    mv.to_parquet(env, other, sources=["doc0"])
+    mv.search(other, "roadmap")
+    (folder / "search.1.sqlite").write_bytes((other / "search.1.sqlite").read_bytes())
+    clear_cache()
+    with pytest.warns(UserWarning, match="cannot be read"):
+        assert len(mv.search(folder, '"quantum gardening workshop"')) == 1
+    assert len(builds) == 4
+    assert not [p.name for p in folder.iterdir() if p.name.endswith((".tmp", ".arrow"))]
+
+
+def test_a_part_whose_process_cannot_start_is_built_here(in_parts, monkeypatch):
+    monkeypatch.setattr(search_module.sys, "executable", "/nonexistent/python")
+    env, planted = haystack()
+    hits = mv.search(env, '"quantum gardening workshop"')
+    assert (hits.loc[0, "conversation_id"], hits.loc[0, "position"]) == planted
+    assert len(mv.search(env, "roadmap", limit=None)) > 50
