@@ -219,6 +219,8 @@ class SearchIndex:
             for i, part in enumerate(parts, 1):
                 os.replace(part, _shard_path(path, i))
             os.replace(tmp, path)
+            with contextlib.suppress(FileNotFoundError):  # a part of an earlier, larger index
+                os.unlink(_shard_path(path, shards))
         except BaseException:
             for name in made:
                 with contextlib.suppress(OSError):

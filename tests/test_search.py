@@ -541,7 +541,7 @@ def test_an_index_in_parts_finds_the_same_messages_with_the_same_snippets(in_par
 
 
 def test_an_index_in_parts_is_kept_beside_a_parquet_folder_and_rebuilt_when_a_part_is_not_its_own(
-    in_parts, tmp_path, builds
+    in_parts, tmp_path, builds, monkeypatch
 ):
     env, planted = haystack()
     folder = tmp_path / "history"
@@ -560,6 +560,11 @@ def test_an_index_in_parts_is_kept_beside_a_parquet_folder_and_rebuilt_when_a_pa
         assert len(mv.search(folder, '"quantum gardening workshop"')) == 1
     assert len(builds) == 4
     assert not [p.name for p in folder.iterdir() if p.name.endswith((".tmp", ".arrow"))]
+    monkeypatch.setattr(search_module, "SHARD_MIN", 10**9)
+    mv.to_parquet(envelope(conv("a", "t", msg(1, "user", None, "a smaller history"))), folder)
+    with pytest.warns(UserWarning, match="Parquet files changed"):
+        assert len(mv.search(folder, "smaller")) == 1
+    assert {p.name for p in folder.iterdir() if "search" in p.name} == {"search.sqlite"}
 
 
 def test_a_part_whose_process_cannot_start_is_built_here(in_parts, monkeypatch):
