@@ -118,7 +118,7 @@ def vocabulary(rng: np.random.Generator, size: int = 20_000) -> np.ndarray:
     while len(words) < size:
         n = int(rng.integers(1, 4))
         words.add("".join(str(rng.choice(consonants)) + str(rng.choice(vowels)) for _ in range(n + 1)))
-    return np.array(sorted(words, key=len))
+    return np.array(sorted(words, key=lambda w: (len(w), w)))  # not set order, which varies by run
 
 
 def history(n_messages: int, seed: int, topics: bool) -> Any:
