@@ -15,17 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
-from . import frames
 from .errors import FormatError
+from .frames import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, STRING, conform, envelope_tables
 
 #: The columns of a history frame: those of a messages frame that search and topics use, and the title.
 HISTORY_COLUMNS: dict[str, Any] = {
     **{
-        name: frames.MESSAGE_COLUMNS[name]
+        name: MESSAGE_COLUMNS[name]
         for name in ("source", "conv_index", "conversation_id", "position", "role", "ts", "text")
     },
-    "title": frames.STRING,
+    "title": STRING,
 }
 _NEEDED = tuple(name for name in HISTORY_COLUMNS if name != "title")
 
@@ -64,7 +65,7 @@ def history_frame(source: Any) -> pd.DataFrame:
     if documents:
         parts.append((first_document, _from_documents(documents)))
     if not parts:
-        return frames.conform(pd.DataFrame({name: [] for name in HISTORY_COLUMNS}), HISTORY_COLUMNS)
+        return conform(pd.DataFrame({name: [] for name in HISTORY_COLUMNS}), HISTORY_COLUMNS)
     ordered = [frame for _, frame in sorted(parts, key=lambda part: part[0])]
     if len(ordered) == 1:
         return ordered[0]
@@ -81,8 +82,8 @@ def from_messages(messages: pd.DataFrame) -> pd.DataFrame:
             reason="wrong-frame",
         )
     if "title" not in messages.columns:
-        messages = messages.assign(title=pd.Series(pd.NA, index=messages.index, dtype=frames.STRING))
-    return frames.conform(messages, HISTORY_COLUMNS)
+        messages = messages.assign(title=pd.Series(pd.NA, index=messages.index, dtype=STRING))
+    return conform(messages, HISTORY_COLUMNS)
 
 
 def from_tables(messages: pd.DataFrame, conversations: pd.DataFrame | None) -> pd.DataFrame:
@@ -102,6 +103,12 @@ def from_parquet(folder: Path) -> pd.DataFrame:
 
 
 def _from_documents(documents: list[Any]) -> pd.DataFrame:
-    messages = frames.messages_frame(documents)
-    conversations = frames.conversations_frame(documents)
-    return from_tables(messages, conversations)
+    """The history of envelopes, each read once, as :func:`memvelope_tools.messages_frame` and
+    :func:`memvelope_tools.conversations_frame` read them."""
+    conversations, messages = envelope_tables(documents)
+    assert messages is not None
+
+    def frame(table: pa.Table, columns: dict[str, Any]) -> pd.DataFrame:
+        return conform(table.to_pandas(types_mapper={pa.string(): STRING}.get), columns)
+
+    return from_tables(frame(messages, MESSAGE_COLUMNS), frame(conversations, CONVERSATION_COLUMNS))

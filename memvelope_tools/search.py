@@ -24,23 +24,35 @@ interval, given as anything :class:`pandas.Timestamp` reads, UTC when no offset 
 (``since="2024-01-01", until="2025-01-01"`` is the year 2024); undated messages then drop out.
 
 **The index** is built once per history and reused: in memory for the last few histories searched
-(recognised by their content, or for files by path, size and modification time), and for a Parquet
+(recognised by their content, or for files by path, size and modification time; a frame's large
+Arrow-backed text by the buffers that hold it, which pandas never changes in place), and for a Parquet
 folder on disk beside the Parquet files as ``search.sqlite``, with a fingerprint of those files. When
 the files change, the next search says so in a warning and rebuilds the index; it is never used stale.
+
+**Large histories** (:data:`SHARD_MIN` messages or more, on a machine with more than one CPU) are
+indexed in two parts built side by side, the second by a Python process of its own, every other
+message in each. Each part ranks its messages with its own BM25 statistics, as the shards of a
+search engine do: scores differ slightly from those of one index over everything, and two
+messages with equal text in different parts can score unequally (so equal scores no longer
+always put the most recent first). Which messages match, and their snippets, do not change. Beside
+a Parquet folder the second part is kept as ``search.1.sqlite``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import re
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,30 +61,37 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import corpus, frames
+from . import corpus
 from .errors import QueryError
+from .frames import INT, ROLE, STRING, TIMESTAMP, conform
 from .read import ROLES
 
-__all__ = ["RESULT_COLUMNS", "SearchIndex", "fts_query", "search"]
+__all__ = ["RESULT_COLUMNS", "SHARD_MIN", "SearchIndex", "fts_query", "search"]
 
 #: Columns and dtypes of a result frame.
 RESULT_COLUMNS: dict[str, Any] = {
-    "source": frames.STRING,
-    "conv_index": frames.INT,
-    "conversation_id": frames.STRING,
-    "title": frames.STRING,
-    "ts": frames.TIMESTAMP,
-    "role": frames.ROLE,
-    "position": frames.INT,
-    "snippet": frames.STRING,
+    "source": STRING,
+    "conv_index": INT,
+    "conversation_id": STRING,
+    "title": STRING,
+    "ts": TIMESTAMP,
+    "role": ROLE,
+    "position": INT,
+    "snippet": STRING,
     "score": np.dtype("float64"),
 }
 MARKS = ("⟦", "⟧")
 INDEX_FILE = "search.sqlite"
-_FORMAT = "memvelope-search-1"
+_FORMAT = "memvelope-search-2"
 _TOKENIZER = "unicode61 remove_diacritics 2"
 _SNIPPET_TOKENS = 24
 _CACHED = 4  # in-memory indexes kept
+_SHARDS = 2  # parts a large index is built in, side by side
+#: Messages from which an index is built in parts, by as many processes (when there are CPUs for it).
+SHARD_MIN = 200_000
+_HASHED = 1 << 24  # Arrow buffers up to this size are hashed into a frame's key, larger ones named
+_BATCH = 1 << 16  # texts converted to Python at a time while indexing
+_BUILD_OPTIONS = (("automerge", 0), ("crisismerge", 1 << 16), ("hashsize", 8 << 20))
 # Ideographs and kana: a zero-width space (a separator to the tokenizer, invisible in a snippet)
 # after each makes every one a token of its own.
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
@@ -158,35 +177,75 @@ def _timestamp_ms(value: Any, name: str) -> int | None:
 
 
 class SearchIndex:
-    """An FTS5 index of a history's messages, with what a result row shows; query it with :meth:`search`."""
+    """An FTS5 index of a history's messages, with what a result row shows; query it with :meth:`search`.
+
+    A large history is indexed in parts built side by side (:data:`SHARD_MIN`), attached to one
+    connection: each part ranks with its own BM25 statistics (see the module docstring).
+    """
 
     def __init__(self, connection: sqlite3.Connection, path: Path | None = None) -> None:
         self._db = connection
         self._lock = threading.Lock()
         self.path = path
+        shards = connection.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
+        self._schemas = ["main"] + [f"s{i}" for i in range(1, int(shards[0]) if shards else 1)]
 
     @classmethod
     def build(cls, history: pd.DataFrame, *, path: Path | None = None, fingerprint: str = "") -> SearchIndex:
         """Index a history frame (:data:`memvelope_tools.corpus.HISTORY_COLUMNS`), in memory or
         into the SQLite file ``path`` (written whole, then renamed into place)."""
+        shards = _SHARDS if len(history) >= SHARD_MIN and (os.cpu_count() or 1) > 1 else 1
         if path is None:
             db = _connect(":memory:")
-            _fill(db, history, fingerprint)
-            return cls(db)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.close(fd)
+            if shards == 1:
+                _fill(db, history, fingerprint, [])
+                return cls(db)
+            with tempfile.TemporaryDirectory(prefix="memvelope-search-", ignore_cleanup_errors=True) as folder:
+                parts = [Path(folder) / f"{i}.sqlite" for i in range(1, shards)]
+                _fill(db, history, fingerprint, parts)
+                for i, part in enumerate(parts, 1):
+                    db.execute(f"ATTACH ? AS s{i}", (os.fspath(part),))
+                # Where open files can be deleted, the parts live on until the connection closes.
+                return cls(db)
+        made: list[str] = []
         try:
+            tmp = _temp_beside(path, made)
+            parts = [Path(_temp_beside(_shard_path(path, i), made)) for i in range(1, shards)]
             db = _connect(tmp)
             try:
-                _fill(db, history, fingerprint)
+                _fill(db, history, fingerprint, parts)
             finally:
                 db.close()
+            for i, part in enumerate(parts, 1):
+                os.replace(part, _shard_path(path, i))
             os.replace(tmp, path)
+            with contextlib.suppress(FileNotFoundError):  # a part of an earlier, larger index
+                os.unlink(_shard_path(path, shards))
         except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            for name in made:
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
             raise
-        return cls(_connect(path, read_only=True), path)
+        return cls.open(path)
+
+    @classmethod
+    def open(cls, path: Path) -> SearchIndex:
+        """The index kept in the SQLite file ``path`` (and the parts beside it), read-only.
+
+        Raises :class:`sqlite3.DatabaseError` when it or one of its parts cannot be read.
+        """
+        db = _connect(path, read_only=True)
+        try:
+            shards = db.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
+            build = db.execute("SELECT value FROM meta WHERE key = 'build'").fetchone()
+            for i in range(1, int(shards[0]) if shards else 1):
+                db.execute(f"ATTACH ? AS s{i}", (f"{_shard_path(path, i).resolve().as_uri()}?mode=ro",))
+                if db.execute(f"SELECT value FROM s{i}.meta WHERE key = 'build'").fetchone() != build:
+                    raise sqlite3.DatabaseError(f"{_shard_path(path, i).name} belongs to another index")
+        except BaseException:
+            db.close()
+            raise
+        return cls(db, path)
 
     def __len__(self) -> int:
         with self._lock:
@@ -210,45 +269,37 @@ class SearchIndex:
     ) -> pd.DataFrame:
         """Messages matching ``query``, best first (see the module docstring)."""
         expression = fts_query(query)
-        where: list[str] = ["fts MATCH ?"]
-        params: list[str | int] = [expression]
-        if role is not None:
-            if role not in ROLES:
-                raise ValueError(f"role must be one of {', '.join(ROLES)} or None, got {role!r}")
-            where.append("m.role = ?")
-            params.append(ROLES.index(role))
-        for name, value, op in (("since", since, ">="), ("until", until, "<")):
-            ms = _timestamp_ms(value, name)
-            if ms is not None:
-                where.append(f"m.ts {op} ?")
-                params.append(ms)
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
-        sql = (
-            "SELECT fts.rowid, -bm25(fts) FROM fts JOIN msgs m ON m.id = fts.rowid WHERE "
-            + " AND ".join(where)
-            + " ORDER BY bm25(fts), m.ts IS NULL, m.ts DESC, fts.rowid LIMIT ?"
-        )
+        arms, params = [], []
+        for schema in self._schemas:
+            source, arm_params = _matching(schema, expression, role, since, until)
+            arms.append(f"SELECT fts.rowid AS id, bm25(fts) AS score {source}")
+            params += arm_params
+        # Row ids break ties (see _fill).
+        sql = f"SELECT id, -score FROM ({' UNION ALL '.join(arms)}) ORDER BY score, id LIMIT ?"
         params.append(-1 if limit is None else limit)
         open_mark, close_mark = marks
         with self._lock:
-            try:
-                hits = self._db.execute(sql, params).fetchall()
-            except sqlite3.OperationalError as exc:
-                detail = str(exc).removeprefix("fts5: ")
-                raise QueryError(f"cannot search for {query!r}: {detail}") from None
+            hits = self._run(sql, params, query)
             ids = [row[0] for row in hits]
             snippets: dict[int, str] = {}
             details: dict[int, tuple[Any, ...]] = {}
+            # FTS5 looks a query up again for each row id it is given, and expanding a prefix costs
+            # a scan of the terms: a query with one reads its matches once and keeps the rows shown.
+            rowid = "+rowid" if '"*' in expression else "rowid"
+            for shard, schema in enumerate(self._schemas):
+                for chunk in _chunks([i for i in ids if i % len(self._schemas) == shard], 500):
+                    marks_in = ",".join("?" * len(chunk))
+                    snippets.update(
+                        self._db.execute(
+                            f"SELECT rowid, snippet(fts, 0, ?, ?, '…', {_SNIPPET_TOKENS}) FROM {schema}.fts "
+                            f"WHERE fts MATCH ? AND {rowid} IN ({marks_in})",
+                            [open_mark, close_mark, expression, *chunk],
+                        ).fetchall()
+                    )
             for chunk in _chunks(ids, 500):
                 marks_in = ",".join("?" * len(chunk))
-                snippets.update(
-                    self._db.execute(
-                        f"SELECT rowid, snippet(fts, 0, ?, ?, '…', {_SNIPPET_TOKENS}) FROM fts "
-                        f"WHERE fts MATCH ? AND rowid IN ({marks_in})",
-                        [open_mark, close_mark, expression, *chunk],
-                    ).fetchall()
-                )
                 for row in self._db.execute(
                     "SELECT m.id, c.source, c.conv_index, c.conversation_id, c.title, m.ts, m.role, m.position "
                     f"FROM msgs m JOIN convs c ON c.id = m.conv WHERE m.id IN ({marks_in})",
@@ -263,13 +314,30 @@ class SearchIndex:
                 "conversation_id": [r[2] for r in rows],
                 "title": [r[3] for r in rows],
                 "ts": pd.to_datetime(pd.array([r[4] for r in rows], dtype="Int64"), unit="ms", utc=True),
-                "role": pd.Categorical.from_codes([-1 if r[5] is None else r[5] for r in rows], dtype=frames.ROLE),
+                "role": pd.Categorical.from_codes([-1 if r[5] is None else r[5] for r in rows], dtype=ROLE),
                 "position": np.array([r[6] for r in rows], dtype=np.int64),
                 "snippet": [" ".join(snippets[i].replace(_ZWSP, "").split()) for i in ids],
                 "score": np.array([row[1] for row in hits], dtype=np.float64),
             }
         )
-        return frames.conform(frame, RESULT_COLUMNS)
+        return conform(frame, RESULT_COLUMNS)
+
+    def count(self, query: str, *, role: str | None = None, since: Any = None, until: Any = None) -> int:
+        """How many messages match ``query`` (and the filters, as :meth:`search` takes them)."""
+        expression = fts_query(query)
+        total = 0
+        with self._lock:
+            for schema in self._schemas:
+                source, params = _matching(schema, expression, role, since, until)
+                total += int(self._run(f"SELECT count(*) {source}", params, query)[0][0])
+        return total
+
+    def _run(self, sql: str, params: list[str | int], query: str) -> list[Any]:
+        try:
+            return self._db.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            detail = str(exc).removeprefix("fts5: ")
+            raise QueryError(f"cannot search for {query!r}: {detail}") from None
 
     def close(self) -> None:
         """Close the database connection."""
@@ -277,32 +345,72 @@ class SearchIndex:
             self._db.close()
 
 
+def _matching(schema: str, expression: str, role: str | None, since: Any, until: Any) -> tuple[str, list[str | int]]:
+    """The FROM and WHERE clauses selecting the messages of one part that match, and their parameters."""
+    where: list[str] = ["fts MATCH ?"]
+    params: list[str | int] = [expression]
+    if role is not None:
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)} or None, got {role!r}")
+        where.append("m.role = ?")
+        params.append(ROLES.index(role))
+    for name, value, op in (("since", since, ">="), ("until", until, "<")):
+        ms = _timestamp_ms(value, name)
+        if ms is not None:
+            where.append(f"m.ts {op} ?")
+            params.append(ms)
+    join = "JOIN main.msgs m ON m.id = fts.rowid " if len(where) > 1 else ""
+    return f"FROM {schema}.fts {join}WHERE {' AND '.join(where)}", params
+
+
 def _chunks(values: list[int], size: int) -> Iterable[list[int]]:
     for start in range(0, len(values), size):
         yield values[start : start + size]
+
+
+def _shard_path(path: Path, i: int) -> Path:
+    """Where part ``i`` (from 1) of the index kept in ``path`` is kept."""
+    return path.with_name(f"{path.stem}.{i}{path.suffix}")
+
+
+def _temp_beside(path: Path, made: list[str]) -> str:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    made.append(tmp)
+    return tmp
 
 
 def _connect(path: str | Path, *, read_only: bool = False) -> sqlite3.Connection:
     if read_only:
         return sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    db.execute("PRAGMA journal_mode = OFF")
-    db.execute("PRAGMA synchronous = OFF")
+    for pragma in ("journal_mode = OFF", "synchronous = OFF", "temp_store = MEMORY"):
+        db.execute(f"PRAGMA {pragma}")
     return db
 
 
-def _fill(db: sqlite3.Connection, history: pd.DataFrame, fingerprint: str) -> None:
-    """Create the tables and insert the history: one transaction, one executemany per table."""
+def _create_fts(db: sqlite3.Connection) -> None:
+    db.execute(f"CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = '{_TOKENIZER}')")
+    # Segments are merged once, at the end, rather than while the rows go in.
+    for option, value in _BUILD_OPTIONS:
+        with contextlib.suppress(sqlite3.OperationalError):  # an older SQLite without the option
+            db.execute("INSERT INTO fts(fts, rank) VALUES (?, ?)", (option, value))
+
+
+def _fill(db: sqlite3.Connection, history: pd.DataFrame, fingerprint: str, parts: list[Path]) -> None:
+    """Create the tables and insert the history, the texts of every ``len(parts) + 1``-th row id
+    here and the others into the SQLite files ``parts``, each by a process of its own."""
     db.executescript(
-        f"""
+        """
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
         CREATE TABLE convs(id INTEGER PRIMARY KEY, source TEXT, conv_index INTEGER, conversation_id TEXT,
                            title TEXT);
         CREATE TABLE msgs(id INTEGER PRIMARY KEY, conv INTEGER, position INTEGER, role INTEGER, ts INTEGER);
-        CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = '{_TOKENIZER}');
         """
     )
+    _create_fts(db)
     n = len(history)
+    step = len(parts) + 1
     source = history["source"].astype(object).to_numpy()
     conv_index = history["conv_index"].to_numpy(dtype=np.int64)
     # A new conversation starts wherever (source, conv_index) changes from the row before.
@@ -312,36 +420,121 @@ def _fill(db: sqlite3.Connection, history: pd.DataFrame, fingerprint: str) -> No
     conv = np.cumsum(starts) - 1
     first = np.flatnonzero(starts)
     ts = _ms(history["ts"])
+    undated = history["ts"].isna().to_numpy()
+    ms = np.where(undated, 0, history["ts"].to_numpy(dtype="datetime64[ms]").view(np.int64))
+    # Row ids follow the order that breaks equal scores (dated first, the most recent first, then frame
+    # order), so a query ranks by score and row id alone, without reading the messages it does not show.
+    order = np.lexsort((np.arange(n), -ms, undated))
     role = history["role"].cat.codes.to_numpy() if n else np.zeros(0, dtype=np.int8)
-    db.execute("BEGIN")
-    db.executemany(
-        "INSERT INTO meta VALUES (?, ?)",
-        [("format", _FORMAT), ("tokenizer", _TOKENIZER), ("fingerprint", fingerprint)],
-    )
-    db.executemany(
-        "INSERT INTO convs VALUES (?, ?, ?, ?, ?)",
-        zip(
-            range(len(first)),
-            source[first].tolist(),
-            conv_index[first].tolist(),
-            _nullable(history["conversation_id"].iloc[first]),
-            _nullable(history["title"].iloc[first]),
-            strict=True,
-        ),
-    )
-    db.executemany(
-        "INSERT INTO msgs VALUES (?, ?, ?, ?, ?)",
-        zip(
-            range(n),
-            conv.tolist(),
-            history["position"].to_numpy(dtype=np.int64).tolist(),
-            [None if r < 0 else r for r in role.tolist()],
-            ts,
-            strict=True,
-        ),
-    )
-    db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)", enumerate(_index_texts(history["text"])))
-    db.execute("COMMIT")
+    build = os.urandom(8).hex()
+    with contextlib.ExitStack() as stack:
+        workers = [
+            stack.enter_context(_Part(part, _index_batches(history["text"], order[i::step]), i, step, build))
+            for i, part in enumerate(parts, 1)
+        ]
+        db.execute("BEGIN")
+        db.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [
+                ("format", _FORMAT),
+                ("tokenizer", _TOKENIZER),
+                ("fingerprint", fingerprint),
+                ("shards", str(step)),
+                ("build", build),
+            ],
+        )
+        db.executemany(
+            "INSERT INTO convs VALUES (?, ?, ?, ?, ?)",
+            zip(
+                range(len(first)),
+                source[first].tolist(),
+                conv_index[first].tolist(),
+                _nullable(history["conversation_id"].iloc[first]),
+                _nullable(history["title"].iloc[first]),
+                strict=True,
+            ),
+        )
+        db.executemany(
+            "INSERT INTO msgs VALUES (?, ?, ?, ?, ?)",
+            zip(
+                range(n),
+                conv[order].tolist(),
+                history["position"].to_numpy(dtype=np.int64)[order].tolist(),
+                [None if r < 0 else r for r in role[order].tolist()],
+                [ts[i] for i in order.tolist()],
+                strict=True,
+            ),
+        )
+        _insert_texts(db, _index_batches(history["text"], order[::step]), 0, step)
+        db.execute("COMMIT")
+        for worker in workers:
+            worker.finish()
+
+
+def _insert_texts(db: sqlite3.Connection, batches: Iterable[pa.StringArray], first: int, step: int) -> None:
+    """Insert the texts as row ids ``first``, ``first + step``, ... and merge the index."""
+    texts = (text for batch in batches for text in batch.to_pylist())
+    # Row ids in increasing order: FTS5 writes out what it holds whenever a row id goes back.
+    db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)", zip(itertools.count(first, step), texts))
+    db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+
+
+class _Part:
+    """A part of the index built by another process, from texts handed over in an Arrow file.
+
+    When that process cannot be started or fails, :meth:`finish` builds the part here.
+    """
+
+    def __init__(self, path: Path, batches: Iterable[pa.StringArray], first: int, step: int, build: str) -> None:
+        self.args = [os.fspath(path), os.fspath(path) + ".arrow", str(first), str(step), build]
+        with pa.OSFile(self.args[1], "wb") as sink, pa.ipc.new_stream(sink, pa.schema([("text", pa.string())])) as out:
+            for batch in batches:
+                out.write_batch(pa.record_batch([batch], names=["text"]))
+        code = (
+            f"import sys; sys.path.insert(0, {os.fspath(Path(__file__).resolve().parents[1])!r}); "
+            "from memvelope_tools.search import build_part; build_part(*sys.argv[1:])"
+        )
+        self.process: subprocess.Popen[bytes] | None = None
+        with contextlib.suppress(OSError):
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", code, *self.args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+
+    def __enter__(self) -> _Part:
+        return self
+
+    def finish(self) -> None:
+        if self.process is None or self.process.wait() != 0:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.args[0])
+            build_part(*self.args)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.args[1])
+
+
+def build_part(path: str, texts: str, first: str, step: str, build: str) -> None:
+    """Build part of an index: the texts of the Arrow stream ``texts`` as row ids ``first``,
+    ``first + step``, ..., into a new SQLite file ``path`` (run by :class:`SearchIndex.build`)."""
+    db = _connect(path)
+    try:
+        db.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
+        _create_fts(db)
+        db.execute("BEGIN")
+        db.execute("INSERT INTO meta VALUES ('build', ?)", (build,))
+        with pa.memory_map(texts) as source:
+            reader = pa.ipc.open_stream(source)
+            _insert_texts(db, (batch.column(0) for batch in reader), int(first), int(step))
+        db.execute("COMMIT")
+    finally:
+        db.close()
 
 
 def _ms(ts: pd.Series) -> list[int | None]:
@@ -356,34 +549,41 @@ def _nullable(values: pd.Series) -> list[str | None]:
     return [None if v is pd.NA or v is None else str(v) for v in values.astype(object)]
 
 
-def _index_texts(text: pd.Series) -> list[str]:
-    """The texts as indexed: null as empty, a zero-width space after each ideograph and kana."""
-    array = pa.array(text.astype(frames.STRING).array, type=pa.string()) if len(text) else pa.array([], pa.string())
-    array = pc.replace_substring_regex(array.fill_null(""), pattern=_CJK_RE2, replacement="\\1" + _ZWSP)
-    return array.to_pylist()  # type: ignore[no-any-return]
+def _index_batches(text: pd.Series, order: np.ndarray) -> Iterator[pa.StringArray]:
+    """The texts as indexed, in ``order``: null as empty, a zero-width space after each ideograph and kana."""
+    array = pa.chunked_array([pa.array(text.astype(STRING).array, type=pa.string())])
+    for start in range(0, len(order), _BATCH):
+        batch = array.take(order[start : start + _BATCH]).combine_chunks().fill_null("")
+        wide = pc.invert(pc.string_is_ascii(batch))  # only text beyond ASCII can hold an ideograph
+        if pc.any(wide).as_py():
+            spaced = pc.replace_substring_regex(batch.filter(wide), pattern=_CJK_RE2, replacement="\\1" + _ZWSP)
+            batch = pc.replace_with_mask(batch, wide, spaced)
+        yield batch
 
 
 # ---- caching -------------------------------------------------------------------------------------
 
-_memory: OrderedDict[str, SearchIndex] = OrderedDict()
+_memory: OrderedDict[str, tuple[SearchIndex, tuple[pa.Buffer, ...]]] = OrderedDict()
 _memory_lock = threading.Lock()
 
 
-def _remember(key: str, index: SearchIndex) -> SearchIndex:
+def _remember(key: str, index: SearchIndex, pins: tuple[pa.Buffer, ...] = ()) -> SearchIndex:
+    """Keep ``index`` under ``key`` (with the buffers the key relies on) for the last few indexes."""
     with _memory_lock:
-        _memory[key] = index
+        _memory[key] = (index, pins)
         _memory.move_to_end(key)
-        while len(_memory) > _CACHED:
+        while len({id(kept) for kept, _ in _memory.values()}) > _CACHED:
             _memory.popitem(last=False)
     return index
 
 
 def _recall(key: str) -> SearchIndex | None:
     with _memory_lock:
-        index = _memory.get(key)
-        if index is not None:
-            _memory.move_to_end(key)
-        return index
+        entry = _memory.get(key)
+        if entry is None:
+            return None
+        _memory.move_to_end(key)
+        return entry[0]
 
 
 def clear_cache() -> None:
@@ -392,14 +592,21 @@ def clear_cache() -> None:
         _memory.clear()
 
 
+def _arrow_columns(history: pd.DataFrame) -> Iterator[tuple[str, pa.ChunkedArray, bool]]:
+    """Each column of a history frame as Arrow, and whether pandas holds it as Arrow (immutable) data."""
+    table = pa.Table.from_pandas(history.loc[:, list(corpus.HISTORY_COLUMNS)], preserve_index=False)
+    for name in table.column_names:
+        dtype = history[name].dtype
+        held = isinstance(dtype, pd.ArrowDtype) or (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow")
+        yield name, table.column(name), held
+
+
 def frame_fingerprint(history: pd.DataFrame) -> str:
     """A digest of a history frame's content: equal for equal content, whatever object holds it."""
     digest = hashlib.blake2b(digest_size=20)
     digest.update(_FORMAT.encode())
-    table = pa.Table.from_pandas(history.loc[:, list(corpus.HISTORY_COLUMNS)], preserve_index=False)
-    for name in table.column_names:
+    for name, column, _ in _arrow_columns(history):
         digest.update(name.encode())
-        column = table.column(name)
         for chunk in column.chunks:
             if isinstance(chunk, pa.DictionaryArray):
                 chunk = chunk.cast(chunk.type.value_type)
@@ -408,6 +615,32 @@ def frame_fingerprint(history: pd.DataFrame) -> str:
                 if buffer is not None:
                     digest.update(memoryview(buffer))
     return digest.hexdigest()
+
+
+def _frame_key(history: pd.DataFrame) -> tuple[str, tuple[pa.Buffer, ...]]:
+    """A key for exactly this content held in exactly these buffers, and the buffers it names.
+
+    Like :func:`frame_fingerprint`, except that a large buffer of Arrow data is named by its
+    address rather than hashed: pandas never writes into Arrow data (a change makes new buffers),
+    and while the key is kept its buffers are kept alive, so their addresses are not reused.
+    """
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(_FORMAT.encode())
+    pins: list[pa.Buffer] = []
+    for name, column, held in _arrow_columns(history):
+        digest.update(name.encode())
+        for chunk in column.chunks:
+            digest.update(f"{chunk.type}:{chunk.offset}:{len(chunk)}:{chunk.null_count}".encode())
+            parts = [chunk.indices, chunk.dictionary] if isinstance(chunk, pa.DictionaryArray) else [chunk]
+            for buffer in (buffer for part in parts for buffer in part.buffers()):
+                if buffer is None:
+                    continue
+                if held and buffer.size > _HASHED:
+                    digest.update(f"@{buffer.address}:{buffer.size}".encode())
+                    pins.append(buffer)
+                else:
+                    digest.update(memoryview(buffer))
+    return "buffers:" + digest.hexdigest(), tuple(pins)
 
 
 def _files_fingerprint(paths: Iterable[Path]) -> str:
@@ -451,10 +684,14 @@ def index_for(source: Any) -> SearchIndex:
     if file_key is not None and (index := _recall(file_key)) is not None:
         return index
     history = corpus.history_frame(source)
-    key = "frame:" + frame_fingerprint(history)
-    index = _recall(key)
+    quick_key, pins = _frame_key(history)
+    index = _recall(quick_key)
     if index is None:
-        index = _remember(key, SearchIndex.build(history, fingerprint=key))
+        key = "frame:" + frame_fingerprint(history)
+        index = _recall(key)
+        if index is None:
+            index = _remember(key, SearchIndex.build(history, fingerprint=key))
+        _remember(quick_key, index, pins)
     if file_key is not None:
         _remember(file_key, index)
     return index
@@ -470,10 +707,13 @@ def _folder_index(folder: Path) -> SearchIndex:
     if path.exists():
         stored: SearchIndex | None = None
         try:
-            stored = SearchIndex(_connect(path, read_only=True), path)
-            if stored.meta("format") == _FORMAT and stored.meta("fingerprint") == fingerprint:
+            stored = SearchIndex.open(path)
+            if stored.meta("format") != _FORMAT:
+                why = "it was built by another version"
+            elif stored.meta("fingerprint") == fingerprint:
                 return _remember(key, stored)
-            why = "the Parquet files changed since it was built"
+            else:
+                why = "the Parquet files changed since it was built"
         except sqlite3.DatabaseError:
             why = "it cannot be read"
         if stored is not None:

@@ -45,8 +45,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import corpus, frames
+from . import corpus
 from .errors import TopicsError
+from .frames import STRING, TIMESTAMP
 
 __all__ = ["Topics", "topics"]
 
@@ -212,7 +213,7 @@ def _units(history: pd.DataFrame, unit: str) -> tuple[pd.DataFrame, np.ndarray]:
     first = np.flatnonzero(starts)
     units = history.iloc[first][["source", "conv_index", "conversation_id", "title"]].reset_index(drop=True)
     ts = history["ts"].groupby(unit_of_message).min() if n else history["ts"].iloc[:0]
-    units["ts"] = ts.reset_index(drop=True).astype(frames.TIMESTAMP)
+    units["ts"] = ts.reset_index(drop=True).astype(TIMESTAMP)
     units["n_messages"] = np.diff(np.append(first, n)).astype(np.int64)
     return units, unit_of_message
 
@@ -224,7 +225,7 @@ def count_words(texts: pd.Series, unit_of_text: np.ndarray, n_units: int) -> tup
     """
     from scipy import sparse
 
-    array = pa.array(texts.astype(frames.STRING).array, type=pa.string()) if len(texts) else pa.array([], pa.string())
+    array = pa.array(texts.astype(STRING).array, type=pa.string()) if len(texts) else pa.array([], pa.string())
     array = array.cast(pa.large_string()).fill_null("")
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
@@ -380,14 +381,14 @@ def _result(
         labels.append(label)
         rows.extend((t, rank, words[i], float(components[t, i])) for rank, i in enumerate(top))
     terms = pd.DataFrame(rows, columns=["topic", "rank", "term", "weight"])
-    terms.insert(1, "label", pd.array([labels[t] for t in terms["topic"]], dtype=frames.STRING))
-    terms["term"] = terms["term"].astype(frames.STRING)
+    terms.insert(1, "label", pd.array([labels[t] for t in terms["topic"]], dtype=STRING))
+    terms["term"] = terms["term"].astype(STRING)
 
     assignments = units.copy()
     topic = pd.array(main, dtype=pd.Int64Dtype())
     topic[main < 0] = pd.NA
     assignments["topic"] = topic
-    assignments["label"] = pd.array([labels[t] if t >= 0 else None for t in main], dtype=frames.STRING)
+    assignments["label"] = pd.array([labels[t] if t >= 0 else None for t in main], dtype=STRING)
     weight = pd.array(shares[np.arange(len(main)), np.maximum(main, 0)], dtype=pd.Float64Dtype())
     weight[main < 0] = pd.NA
     assignments["weight"] = weight

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 import importlib
+import os
 import random
 import subprocess
 import sys
@@ -231,6 +233,10 @@ def test_limit():
     assert mv.search(env, "roadmap", limit=0).empty
     with pytest.raises(ValueError, match="limit"):
         mv.search(env, "roadmap", limit=-1)
+    index = search_module.index_for(env)
+    assert index.count("roadmap") == len(everything)
+    assert index.count("roadmap", role="user") == len(index.search("roadmap", role="user", limit=None)) > 0
+    assert index.count("zeppelin") == 0
 
 
 # ---- languages -----------------------------------------------------------------------------------
@@ -331,6 +337,31 @@ def test_every_kind_of_source_gives_the_same_hits(tmp_path):
     assert bare["title"].isna().all() and list(bare["position"]) == list(expected["position"])
 
 
+def test_a_file_is_read_once(tmp_path, monkeypatch):
+    env, _ = haystack()
+    path = tmp_path / "h.mve.json"
+    mv.write_envelope(env, path)
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def counting(file, *args, **kwargs):
+        if isinstance(file, str | os.PathLike) and os.path.abspath(file) == str(path):
+            opened.append(os.fspath(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting)
+    mv.messages_frame(str(path))
+    by_one_frame_function = len(opened)
+    opened.clear()
+    history = search_module.corpus.history_frame(str(path))
+    assert 0 < len(opened) == by_one_frame_function
+    expected = mv.messages_frame(env).merge(mv.conversations_frame(env)[["source", "conv_index", "title"]])
+    pd.testing.assert_frame_equal(
+        history.drop(columns="source"),
+        search_module.corpus.from_messages(expected).drop(columns="source"),
+    )
+
+
 def test_several_documents_and_frames_together():
     a = envelope(conv("a", "first", msg(1, "user", None, "shared word alpha")))
     b = envelope(conv("b", "second", msg(1, "user", None, "shared word beta")))
@@ -380,16 +411,22 @@ def builds(monkeypatch):
     return calls
 
 
-def test_the_index_of_a_frame_is_built_once_and_rebuilt_when_the_content_changes(builds):
+@pytest.mark.parametrize("hashed", [1 << 24, 0], ids=["text hashed", "text named by its buffers"])
+def test_the_index_of_a_frame_is_built_once_and_rebuilt_when_the_content_changes(builds, monkeypatch, hashed):
+    monkeypatch.setattr(search_module, "_HASHED", hashed)
     env, _ = haystack()
     frame = mv.messages_frame(env)
     mv.search(frame, "roadmap")
     mv.search(frame, "gardening")
     mv.search(frame.copy(), "budget")  # same content in another object
+    mv.search(frame.astype({"text": object}), "budget")  # same content in other buffers
     assert len(builds) == 1
     frame.loc[0, "text"] = "a zeppelin appears"  # changed in place
     assert list(mv.search(frame, "zeppelin")["position"]) == [0]
     assert len(builds) == 2
+    frame.loc[0, "position"] = 7
+    assert list(mv.search(frame, "zeppelin")["position"]) == [7]
+    assert len(builds) == 3
 
 
 def test_a_file_is_indexed_once_until_it_changes(tmp_path, builds):
@@ -459,3 +496,80 @@ def test_importing_the_package_does_not_import_sqlite_or_sklearn():
     code = "import sys, memvelope_tools; print(any(m in sys.modules for m in ('sqlite3', 'sklearn', 'scipy')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ---- an index built in parts -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def in_parts(monkeypatch):
+    """Every index is built in two parts, as a large history's is."""
+    monkeypatch.setattr(search_module, "SHARD_MIN", 1)
+    monkeypatch.setattr(search_module.os, "cpu_count", lambda: 2)
+
+
+def by_message(hits: pd.DataFrame) -> pd.DataFrame:
+    return hits.drop(columns="score").sort_values(["conv_index", "position"]).reset_index(drop=True)
+
+
+@pytest.mark.parametrize(
+    ("query", "kw"),
+    [
+        ('"quantum gardening workshop"', {}),
+        ("roadmap", {}),
+        ("garden*", {}),
+        ("roadmap NOT budget", {"role": "user"}),
+        ("roadmap", {"since": "2024-03-01", "until": "2024-06-01"}),
+    ],
+)
+def test_an_index_in_parts_finds_the_same_messages_with_the_same_snippets(in_parts, query, kw):
+    env, planted = haystack()
+    history = search_module.corpus.history_frame(env)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_module, "SHARD_MIN", 10**9)
+        whole = SearchIndex.build(history)
+    parts = SearchIndex.build(history)
+    assert len(whole._schemas) == 1 and len(parts._schemas) == 2
+    expected = whole.search(query, limit=None, **kw)
+    got = parts.search(query, limit=None, **kw)
+    assert len(got) > 0
+    pd.testing.assert_frame_equal(by_message(got), by_message(expected))
+    assert parts.count(query, **kw) == whole.count(query, **kw) == len(got)
+    assert list(got["score"]) == sorted(got["score"], reverse=True)
+    top = parts.search('"quantum gardening workshop"')
+    assert (top.loc[0, "conversation_id"], top.loc[0, "position"]) == planted
+
+
+def test_an_index_in_parts_is_kept_beside_a_parquet_folder_and_rebuilt_when_a_part_is_not_its_own(
+    in_parts, tmp_path, builds, monkeypatch
+):
+    env, planted = haystack()
+    folder = tmp_path / "history"
+    mv.to_parquet(env, folder, sources=["doc0"])
+    assert list(mv.search(folder, '"quantum gardening workshop"')["position"]) == [planted[1]]
+    assert {p.name for p in folder.iterdir() if "search" in p.name} == {"search.sqlite", "search.1.sqlite"}
+    clear_cache()
+    assert len(mv.search(folder, "roadmap", limit=None)) == len(mv.search(env, "roadmap", limit=None))
+    assert len(builds) == 2  # the folder once, the envelope once
+    other = tmp_path / "other"
+    mv.to_parquet(env, other, sources=["doc0"])
+    mv.search(other, "roadmap")
+    (folder / "search.1.sqlite").write_bytes((other / "search.1.sqlite").read_bytes())
+    clear_cache()
+    with pytest.warns(UserWarning, match="cannot be read"):
+        assert len(mv.search(folder, '"quantum gardening workshop"')) == 1
+    assert len(builds) == 4
+    assert not [p.name for p in folder.iterdir() if p.name.endswith((".tmp", ".arrow"))]
+    monkeypatch.setattr(search_module, "SHARD_MIN", 10**9)
+    mv.to_parquet(envelope(conv("a", "t", msg(1, "user", None, "a smaller history"))), folder)
+    with pytest.warns(UserWarning, match="Parquet files changed"):
+        assert len(mv.search(folder, "smaller")) == 1
+    assert {p.name for p in folder.iterdir() if "search" in p.name} == {"search.sqlite"}
+
+
+def test_a_part_whose_process_cannot_start_is_built_here(in_parts, monkeypatch):
+    monkeypatch.setattr(search_module.sys, "executable", "/nonexistent/python")
+    env, planted = haystack()
+    hits = mv.search(env, '"quantum gardening workshop"')
+    assert (hits.loc[0, "conversation_id"], hits.loc[0, "position"]) == planted
+    assert len(mv.search(env, "roadmap", limit=None)) > 50
