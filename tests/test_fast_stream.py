@@ -23,6 +23,7 @@ from memvelope_tools.convert import (
     dumps_envelope,
     elements,
     expand,
+    pipeline,
 )
 from memvelope_tools.convert.parse import decode, loads_js
 
@@ -52,6 +53,23 @@ def _parallel_bytes(paths: list[Path], tmp_path: Path) -> bytes:
         elements.BATCH = saved
 
 
+def _spilled_bytes(paths: list[Path], tmp_path: Path) -> bytes:
+    """Only the first 100 bytes of the envelope's body held in memory, the rest in a temporary file."""
+    saved = pipeline.SPOOL_BYTES
+    pipeline.SPOOL_BYTES = 100
+    try:
+        return _stream_bytes(paths, tmp_path)
+    finally:
+        pipeline.SPOOL_BYTES = saved
+
+
+def _in_memory_bytes(paths: list[Path], tmp_path: Path) -> bytes:
+    """As ``memvelope convert --no-stream`` on a large export: two workers, the body held in memory."""
+    out = tmp_path / "in-memory.mve.json"
+    convert_stream(paths, out, progress=False, workers=2, in_memory=True)
+    return out.read_bytes()
+
+
 def _reference(paths: list[Path]) -> bytes:
     """Each part decoded and parsed whole by the stdlib reference parser, then converted."""
     parts = expand(paths).parts
@@ -79,6 +97,8 @@ def _all_paths(paths: list[Path], tmp_path: Path) -> dict[str, object]:
         "pure-Python scanner": lambda: _twin(paths),
         "stream to file": lambda: _stream_bytes(paths, tmp_path),
         "two worker processes": lambda: _parallel_bytes(paths, tmp_path),
+        "stream, spilled to a file": lambda: _spilled_bytes(paths, tmp_path),
+        "two workers, in memory": lambda: _in_memory_bytes(paths, tmp_path),
     }
     results: dict[str, object] = {}
     for name, run in runs.items():

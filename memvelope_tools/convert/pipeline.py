@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import os
 import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from .._atomic import atomic_output
 from .._progress import Bar, progress_bar
@@ -215,15 +216,34 @@ def _copy(src: IO[bytes], dst: IO[bytes]) -> None:
     shutil.copyfileobj(src, dst, 4 << 20)
 
 
+SPOOL_BYTES: Final = 128 << 20  # envelope bytes held in memory while streaming; the rest goes to a file
+
+
 class _Spool:
-    """Envelope bytes held in memory, piece by piece (what a temporary file holds otherwise)."""
+    """Envelope bytes in order: the first ``limit`` bytes held in memory, the rest in a temporary file
+    from ``overflow()`` (opened when first needed), so most exports are written once, not twice."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: float, overflow: Callable[[], IO[bytes]]) -> None:
         self.pieces: list[bytes] = []
+        self.held = 0
+        self.limit = limit
+        self.file: IO[bytes] | None = None
+        self._overflow = overflow
 
-    def write(self, data: bytes) -> int:
-        self.pieces.append(data)
-        return len(data)
+    def write(self, data: bytes) -> None:
+        if self.file is None and self.held + len(data) <= self.limit:
+            self.pieces.append(data)
+            self.held += len(data)
+            return
+        if self.file is None:
+            self.file = self._overflow()
+        self.file.write(data)
+
+    def copy_to(self, target: IO[bytes]) -> None:
+        """Write everything, in order, to ``target``."""
+        target.writelines(self.pieces)
+        if self.file is not None:
+            _copy(self.file, target)
 
 
 @contextlib.contextmanager
@@ -255,14 +275,15 @@ def convert_stream(
 ) -> dict[str, Any]:
     """Convert one export straight to a canonical envelope file, holding a few batches at a time.
 
-    Peak memory is bounded by the batches and the largest conversation, not the export; with
-    ``in_memory`` the envelope's bytes are held in memory rather than in a temporary file until the
-    end. The bytes written are those of ``write_envelope(convert(paths), out)``; ``out`` is written
-    atomically. With ``out=None`` the bytes go to the binary stream ``stdout``. ``workers`` worker
-    processes parse, normalise and serialise the elements (1: none, all in this process; None: one
-    per core for an export of 32 MB or more, as ``memvelope convert`` does). Where workers cannot be
-    forked from a process with one thread they start clean interpreters, so a script that asks for
-    them must guard its entry point with ``if __name__ == "__main__":``. Returns the envelope's ``meta``.
+    Peak memory is bounded by the batches, the largest conversation and the first 128 MiB of the
+    envelope's bytes (the rest waits in a temporary file), not by the export; with ``in_memory`` all
+    the envelope's bytes are held in memory until the end. The bytes written are those of
+    ``write_envelope(convert(paths), out)``; ``out`` is written atomically. With ``out=None`` the
+    bytes go to the binary stream ``stdout``. ``workers`` worker processes parse, normalise and
+    serialise the elements (1: none, all in this process; None: one per core for an export of 32 MB
+    or more, as ``memvelope convert`` does). Where workers cannot be forked from a process with one
+    thread they start clean interpreters, so a script that asks for them must guard its entry point
+    with ``if __name__ == "__main__":``. Returns the envelope's ``meta``.
     """
     inputs = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     expansion: Expansion = expand(inputs, zip_limits)
@@ -278,7 +299,7 @@ def convert_stream(
     pool = Pool(count) if count > 1 else None  # its processes start while this one reads
     try:
         with contextlib.ExitStack() as stack:
-            body: IO[bytes] | _Spool = _Spool() if in_memory else stack.enter_context(_temporary(folder, out))
+            body = _Spool(math.inf if in_memory else SPOOL_BYTES, lambda: stack.enter_context(_temporary(folder, out)))
             meta = _body(parts, log, body, pool, progress, total)
             head, tail = envelope_frame(meta)
             if out is None:
@@ -297,7 +318,7 @@ def convert_stream(
 def _body(
     parts: Sequence[Part],
     log: ConversionLog,
-    body: IO[bytes] | _Spool,
+    body: _Spool,
     pool: Pool | None,
     progress: bool | None,
     total: int | None,
@@ -328,12 +349,9 @@ def _body(
     }
 
 
-def _finish(target: IO[bytes], head: bytes, body: IO[bytes] | _Spool, tail: bytes) -> None:
+def _finish(target: IO[bytes], head: bytes, body: _Spool, tail: bytes) -> None:
     target.write(head)
-    if isinstance(body, _Spool):
-        target.writelines(body.pieces)
-    else:
-        _copy(body, target)
+    body.copy_to(target)
     target.write(tail)
 
 
