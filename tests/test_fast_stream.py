@@ -4,12 +4,16 @@ bytes, or the error, of the reference: each part parsed whole by the stdlib refe
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from generate import generate
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memvelope_tools.cli import main
 from memvelope_tools.conformance import case_inputs, find_cases
@@ -301,3 +305,47 @@ def test_worker_processes_take_the_batches_after_detection(tmp_path: Path, monke
     assert len(submitted) > 3 and sum(submitted) < log.elements  # the first batch stays in this process
     assert out.read_bytes() == _reference(parts)
     assert meta["conversation_count"] == json.loads(out.read_bytes())["meta"]["conversation_count"]
+
+
+_TRICKY_TEXT = st.text(
+    alphabet=st.sampled_from(list('ab "\\/\n\t\x00\x1f\u00e9\u4e2d\u2028\U0001f600\ud800\udc00\udbff\udfff\U0010f800')),
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=st.lists(_TRICKY_TEXT, min_size=1, max_size=14),
+    cuts=st.lists(st.integers(0, 14), max_size=3),
+    batch=st.integers(1, 600),
+    ascii_only=st.booleans(),
+)
+def test_cutting_between_parts_and_batches_changes_nothing(
+    tmp_path_factory: pytest.TempPathFactory, texts: list[str], cuts: list[int], batch: int, ascii_only: bool
+) -> None:
+    # Escapes, surrogate pairs, lone surrogates (and, unescaped, the invalid UTF-8 they become) land on
+    # either side of every part and batch boundary; the workers read their ranges from the files.
+    folder = tmp_path_factory.mktemp("cut")
+    convs = [_claude(json.dumps(t, ensure_ascii=ascii_only), f"u{i}", '"t"') for i, t in enumerate(texts)]
+    bounds = [0, *sorted({min(c, len(convs)) for c in cuts}), len(convs)]
+    paths = []
+    for k, (a, b) in enumerate(itertools.pairwise(bounds)):
+        path = folder / f"conversations-{k:03d}.json"
+        path.write_bytes(("[" + ",\n".join(convs[a:b]) + "]").encode("utf-8", "surrogatepass"))
+        paths.append(path)
+
+    def outcome(run: Callable[[], bytes]) -> object:
+        try:
+            return run()
+        except ConversionError as exc:
+            return ("error", exc.reason)
+
+    expected = outcome(lambda: _reference(paths))
+    saved = elements.BATCH
+    elements.BATCH = batch
+    try:
+        assert outcome(lambda: _stream_bytes(paths, folder, workers=2)) == expected
+        assert outcome(lambda: _stream_bytes(paths, folder, workers=1)) == expected
+        assert outcome(lambda: _in_memory_bytes(paths, folder)) == expected
+    finally:
+        elements.BATCH = saved
