@@ -53,7 +53,7 @@ def _measure(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict
         assert status == 0
         wall = time.perf_counter() - start
         workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest worker's peak
-        return {"wall": wall, "rss_mb": _peak_mb(), "workers_rss_mb": workers}
+        return {"wall": wall, "rss_mb": _peak_mb(), "workers_rss_mb": workers, "cpu": _cpu()}
     elif what == "plain":
         from memvelope_tools.convert import convert, dumps_canonical
 
@@ -87,11 +87,17 @@ def _measure(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict
                 fh.write(block[: min(left, len(block))])
                 left -= len(block)
         elapsed += time.perf_counter() - t0
-        return {"wall": elapsed, "rss_mb": _peak_mb()}
+        return {"wall": elapsed, "rss_mb": _peak_mb(), "cpu": _cpu()}
     else:
         raise ValueError(what)
     wall = time.perf_counter() - start
-    return {"wall": wall, "rss_mb": _peak_mb()}
+    return {"wall": wall, "rss_mb": _peak_mb(), "cpu": _cpu()}
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished child processes (the workers), user + system."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def _peak_mb() -> float:
@@ -104,11 +110,10 @@ def _peak_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _child(what: str, parts: list[str], out: str, envelope_bytes: int, repeat: int = 1) -> dict[str, float]:
-    """The fastest of ``repeat`` runs (the machine is shared: the least disturbed run is the one to
-    compare), with the highest peak RSS of them all."""
-    runs = [_once(what, parts, out, envelope_bytes) for _ in range(repeat)]
-    if not runs[0]:
+def _best(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fastest run (the machine is shared: the least disturbed run is the one to compare), with the
+    highest peak RSS of them all."""
+    if not runs or not runs[0]:
         return {}
     best = dict(min(runs, key=lambda r: r["wall"]))
     for key in ("rss_mb", "workers_rss_mb"):
@@ -200,25 +205,29 @@ def run_provider(provider: str, args: argparse.Namespace, workdir: Path, size: i
     input_bytes = sum(Path(p).stat().st_size for p in parts)
     outputs = {what: workdir / f"out-{provider}-{what}.mve.json" for what in ("fast", "stream", "plain")}
     wanted = args.only.split(",") if args.only else list(MEASURES)
-    results: dict[str, dict[str, Any]] = {}
-    for what in ("fast", "stream", "plain"):
-        if what in wanted:
-            repeat = 1 if what == "plain" else args.repeat
-            results[what] = _child(what, parts, str(outputs[what]), 0, repeat)
-    reference = next((outputs[w] for w in ("fast", "stream", "plain") if w in results), None)
-    envelope_bytes = reference.stat().st_size if reference else 0
-    for what in ("floor", "orjson-floor"):
-        if what in wanted and reference:
-            results[what] = _child(what, parts, str(workdir / "out-floor.bin"), envelope_bytes, args.repeat)
-    if "node" in wanted and reference:
-        results["node"] = _child("node", parts, str(reference), envelope_bytes, args.repeat)
+    runs: dict[str, list[dict[str, Any]]] = {what: [] for what in MEASURES if what in wanted}
+    reference: Path | None = None
+    envelope_bytes = 0
+    for round_ in range(args.repeat):  # round by round, so a busy spell disturbs every measure alike
+        for what in runs:
+            if what in ("fast", "stream", "plain"):
+                if what != "plain" or not round_:
+                    runs[what].append(_once(what, parts, str(outputs[what]), 0))
+                    reference = reference or outputs[what]
+                    envelope_bytes = reference.stat().st_size
+            elif reference is not None and what in ("floor", "orjson-floor"):
+                runs[what].append(_once(what, parts, str(workdir / "out-floor.bin"), envelope_bytes))
+            elif reference is not None:
+                runs[what].append(_once(what, parts, str(reference), envelope_bytes))
+    results = {what: _best(r) for what, r in runs.items() if r}
     print(f"  input {input_bytes / 1e6:.1f} MB, envelope {envelope_bytes / 1e6:.1f} MB; best of {args.repeat} runs")
-    print(f"  {'':14}{'wall s':>9}{'MB/s':>9}{'peak RSS MB':>13}{'RSS/input':>11}{'worker RSS MB':>15}")
+    print(f"  {'':14}{'wall s':>9}{'CPU s':>8}{'MB/s':>9}{'peak RSS MB':>13}{'RSS/input':>11}{'worker RSS MB':>15}")
     for what, r in results.items():
         if r:
             workers = f"{r['workers_rss_mb']:15.0f}" if r.get("workers_rss_mb") else f"{'-':>15}"
+            cpu = f"{r['cpu']:8.2f}" if "cpu" in r else f"{'-':>8}"
             print(
-                f"  {what:14}{r['wall']:9.2f}{input_bytes / 1e6 / r['wall']:9.1f}{r['rss_mb']:13.0f}"
+                f"  {what:14}{r['wall']:9.2f}{cpu}{input_bytes / 1e6 / r['wall']:9.1f}{r['rss_mb']:13.0f}"
                 f"{r['rss_mb'] * 2**20 / input_bytes:11.2f}{workers}"
             )
     if results.get("node"):
@@ -279,7 +288,7 @@ def main() -> int:
     parser.add_argument("--rss-sizes", help="comma-separated sizes: repeat the run at each (RSS vs size)")
     parser.add_argument("--shards", default="1,4", help="parts per export, comma-separated (default 1,4)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each measurement, the fastest kept (default 3)")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds of measurements, the fastest kept (default 5)")
     parser.add_argument("--only", help=f"comma-separated subset of {','.join(MEASURES)}")
     parser.add_argument("--workdir", default=os.environ.get("MEMVELOPE_BENCH_DIR", "/tmp/memvelope-bench"))
     args = parser.parse_args()

@@ -97,6 +97,7 @@ def pool() -> Iterator[parallel.Pool]:
     """Two worker processes shared by many conversions (each conversion closes its pool otherwise)."""
     shared = parallel.Pool(2)
     close, shared.close = shared.close, shared._pending.clear  # type: ignore[method-assign]
+    shared.release = lambda: None  # type: ignore[method-assign]
     yield shared
     close()
 

@@ -162,6 +162,11 @@ class Pool:
         assert self.write is not None
         self.write(tag, piece)
 
+    def release(self) -> None:
+        """Let the workers exit (every batch written), without waiting for them: they leave while the
+        parent writes the output."""
+        self._executor.shutdown(wait=False)
+
     def close(self) -> None:
-        """Stop the workers (dropping batches not written)."""
+        """Stop the workers (dropping batches not written) and wait for them to exit."""
         self._executor.shutdown(wait=True, cancel_futures=True)

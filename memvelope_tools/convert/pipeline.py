@@ -301,6 +301,8 @@ def convert_stream(
         with contextlib.ExitStack() as stack:
             body = _Spool(math.inf if in_memory else SPOOL_BYTES, lambda: stack.enter_context(_temporary(folder, out)))
             meta = _body(parts, log, body, pool, progress, total)
+            if pool is not None:
+                pool.release()
             head, tail = envelope_frame(meta)
             if out is None:
                 target = stdout if stdout is not None else _stdout()
