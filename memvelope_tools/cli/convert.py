@@ -35,9 +35,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     mode.add_argument(
         "--stream",
         action="store_true",
-        help="parse incrementally, holding one conversation at a time (same bytes; the default above 128 MiB of input)",
+        help="hold at most 128 MiB of the envelope in memory, the rest in a temporary file (same bytes; the "
+        "default above 128 MiB of input)",
     )
-    mode.add_argument("--no-stream", action="store_true", help="never switch to streaming by itself")
+    mode.add_argument(
+        "--no-stream", action="store_true", help="never switch to streaming by itself (the envelope is held in memory)"
+    )
     p.add_argument(
         "--zip-max-bytes",
         type=int,
@@ -74,8 +77,8 @@ def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:
         return False
     if not args.quiet:
         print(
-            f"memvelope: the export is {size / 1e6:,.0f} MB: converting streaming, one conversation at a "
-            "time (--no-stream to convert in memory)",
+            f"memvelope: the export is {size / 1e6:,.0f} MB: converting streaming, the envelope through a "
+            "temporary file (--no-stream to hold it in memory)",
             file=sys.stderr,
         )
     return True
