@@ -44,7 +44,7 @@ MEASURES = ("fast", "stream", "plain", "floor", "orjson-floor", "node")
 
 
 def _measure(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict[str, Any]:
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), _cpu()
     if what in ("fast", "stream"):
         from memvelope_tools.cli import main
 
@@ -53,7 +53,7 @@ def _measure(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict
         assert status == 0
         wall = time.perf_counter() - start
         workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest worker's peak
-        return {"wall": wall, "rss_mb": _peak_mb(), "workers_rss_mb": workers, "cpu": _cpu()}
+        return {"wall": wall, "rss_mb": _peak_mb(), "workers_rss_mb": workers, "cpu": _cpu() - start_cpu}
     elif what == "plain":
         from memvelope_tools.convert import convert, dumps_canonical
 
@@ -66,12 +66,15 @@ def _measure(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict
 
         surrogate_escape = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
         elapsed = 0.0
+        untimed_cpu = _cpu()  # the start-up and imports, and below the surrogate swap
         for part in parts:
             t0 = time.perf_counter()
             data = Path(part).read_bytes()
             if what == "orjson-floor":  # untimed: as if orjson took lone surrogates
                 elapsed += time.perf_counter() - t0
+                c0 = _cpu()
                 data = surrogate_escape.sub(rb"\\u0020", data)
+                untimed_cpu += _cpu() - c0
                 t0 = time.perf_counter()
             try:
                 value = orjson.loads(data)
@@ -87,15 +90,16 @@ def _measure(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict
                 fh.write(block[: min(left, len(block))])
                 left -= len(block)
         elapsed += time.perf_counter() - t0
-        return {"wall": elapsed, "rss_mb": _peak_mb(), "cpu": _cpu()}
+        return {"wall": elapsed, "rss_mb": _peak_mb(), "cpu": _cpu() - untimed_cpu}
     else:
         raise ValueError(what)
     wall = time.perf_counter() - start
-    return {"wall": wall, "rss_mb": _peak_mb(), "cpu": _cpu()}
+    return {"wall": wall, "rss_mb": _peak_mb(), "cpu": _cpu() - start_cpu}
 
 
 def _cpu() -> float:
-    """CPU seconds of this process and of its finished child processes (the workers), user + system."""
+    """CPU seconds of this process and of its finished child processes (the workers), user + system;
+    measures report what they spent from their start (the floors: in their timed sections only)."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
 
