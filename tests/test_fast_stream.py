@@ -349,3 +349,19 @@ def test_cutting_between_parts_and_batches_changes_nothing(
         assert outcome(lambda: _in_memory_bytes(paths, folder)) == expected
     finally:
         elements.BATCH = saved
+
+
+def test_workers_count_repairs_and_elements_as_one_process(tmp_path: Path, write_parts) -> None:
+    # Invalid UTF-8 and a foreign element after the first five: counted by the workers that read them.
+    late = [_claude('"b\\u00e9d"', f"u{i}") for i in range(6)]
+    late.append('{"mapping": {}, "title": "a ChatGPT one"}')
+    body = ("[" + ",".join(late) + "]").encode().replace(b"b\\u00e9d", b"b\xffd")
+    paths = write_parts(b"\xef\xbb\xbf" + body)
+    logs = []
+    for workers in (1, 2):
+        log = ConversionLog()
+        convert_stream(paths, tmp_path / f"w{workers}.mve.json", progress=False, workers=workers, report=log)
+        logs.append(log)
+    assert logs[0] == logs[1]
+    assert list(logs[1].replaced.values()) == [12] and logs[1].elements == 7 and logs[1].foreign == 1
+    assert (tmp_path / "w1.mve.json").read_bytes() == (tmp_path / "w2.mve.json").read_bytes()
