@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ from memvelope_tools.convert import (
     convert_values,
     dumps_canonical,
     elements,
+    parallel,
+    pipeline,
 )
 from memvelope_tools.convert.parse import decode, loads_js
 from memvelope_tools.errors import FormatError
@@ -39,7 +42,9 @@ def reference(data: bytes) -> bytes | tuple[str, str]:
         return ("error", exc.reason)
 
 
-def every_path(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+def every_path(
+    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pool: parallel.Pool | None = None
+) -> dict[str, object]:
     def run(name: str, fn) -> None:
         try:
             results[name] = fn()
@@ -49,6 +54,11 @@ def every_path(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> d
     def to_file() -> bytes:
         out = tmp_path / "out.mve.json"
         convert_stream(path, out, progress=False)
+        return out.read_bytes()
+
+    def workers() -> bytes:
+        out = tmp_path / "workers.mve.json"
+        convert_stream(path, out, progress=False, workers=2)
         return out.read_bytes()
 
     results: dict[str, object] = {}
@@ -61,29 +71,48 @@ def every_path(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> d
     with monkeypatch.context() as m:
         m.setattr(elements, "_native", None)
         run("pure-Python scanner", lambda: dumps_canonical(convert(path, progress=False)))
+    if pool is not None:  # the file mapped, the elements after the first five parsed by a worker
+        with monkeypatch.context() as m:
+            m.setattr(pipeline, "Pool", lambda count: pool)
+            run("worker processes", workers)
     return results
 
 
 CONV = '{"uuid": "c", "name": "t", "chat_messages": [{"sender": "human", "text": "hi there", "created_at": 1}]}'
+# Six conversations before it: the first five detect the provider in the converting process, the rest
+# (the sixth and CONV) go to the worker processes on that path.
+HEAD = "[" + "".join(CONV.replace('"c"', f'"c{i}"').replace("hi there", f"hello {i}") + ", " for i in range(6))
 # Where a byte goes: between tokens, inside a string, before the "[" and after the "]" of the part.
 PLACES = {
-    "between tokens": lambda b: ("[" + CONV.replace('"uuid":', '"uuid":\x00')).encode().replace(b"\x00", b) + b"]",
-    "inside a string": lambda b: ("[" + CONV + "]").encode().replace(b"hi there", b"hi" + b + b"there"),
-    "before the array": lambda b: b + ("[" + CONV + "]").encode(),
-    "after the array": lambda b: ("[" + CONV + "]").encode() + b,
-    "after an element": lambda b: ("[" + CONV).encode() + b + b"]",
+    "between tokens": lambda b: (HEAD + CONV.replace('"uuid":', '"uuid":\x00')).encode().replace(b"\x00", b) + b"]",
+    "inside a string": lambda b: (HEAD + CONV + "]").encode().replace(b"hi there", b"hi" + b + b"there"),
+    "before the array": lambda b: b + (HEAD + CONV + "]").encode(),
+    "after the array": lambda b: (HEAD + CONV + "]").encode() + b,
+    "after an element": lambda b: (HEAD + CONV).encode() + b + b"]",
 }
 
 
+@pytest.fixture(scope="module")
+def pool() -> Iterator[parallel.Pool]:
+    """Two worker processes shared by many conversions (each conversion closes its pool otherwise)."""
+    shared = parallel.Pool(2)
+    close, shared.close = shared.close, shared._pending.clear  # type: ignore[method-assign]
+    shared.release = lambda: None  # type: ignore[method-assign]
+    yield shared
+    close()
+
+
 @pytest.mark.parametrize("place", list(PLACES))
-def test_every_byte_value_everywhere_as_json_parse(place: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_byte_value_everywhere_as_json_parse(
+    place: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pool: parallel.Pool
+) -> None:
     path = tmp_path / "conversations.json"
     accepted = set()
     for value in range(256):
         data = PLACES[place](bytes([value]))
         path.write_bytes(data)
         expected = reference(data)
-        results = every_path(path, tmp_path, monkeypatch)
+        results = every_path(path, tmp_path, monkeypatch, pool)
         for name, got in results.items():
             assert got == expected, f"byte 0x{value:02x} {place}: {name} gives {got!r}, JSON.parse {expected!r}"
         if isinstance(expected, bytes):

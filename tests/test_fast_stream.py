@@ -4,12 +4,16 @@ bytes, or the error, of the reference: each part parsed whole by the stdlib refe
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from generate import generate
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memvelope_tools.cli import main
 from memvelope_tools.conformance import case_inputs, find_cases
@@ -23,6 +27,7 @@ from memvelope_tools.convert import (
     dumps_envelope,
     elements,
     expand,
+    pipeline,
 )
 from memvelope_tools.convert.parse import decode, loads_js
 
@@ -52,6 +57,23 @@ def _parallel_bytes(paths: list[Path], tmp_path: Path) -> bytes:
         elements.BATCH = saved
 
 
+def _spilled_bytes(paths: list[Path], tmp_path: Path) -> bytes:
+    """Only the first 100 bytes of the envelope's body held in memory, the rest in a temporary file."""
+    saved = pipeline.SPOOL_BYTES
+    pipeline.SPOOL_BYTES = 100
+    try:
+        return _stream_bytes(paths, tmp_path)
+    finally:
+        pipeline.SPOOL_BYTES = saved
+
+
+def _in_memory_bytes(paths: list[Path], tmp_path: Path) -> bytes:
+    """As ``memvelope convert --no-stream`` on a large export: two workers, the body held in memory."""
+    out = tmp_path / "in-memory.mve.json"
+    convert_stream(paths, out, progress=False, workers=2, in_memory=True)
+    return out.read_bytes()
+
+
 def _reference(paths: list[Path]) -> bytes:
     """Each part decoded and parsed whole by the stdlib reference parser, then converted."""
     parts = expand(paths).parts
@@ -79,6 +101,8 @@ def _all_paths(paths: list[Path], tmp_path: Path) -> dict[str, object]:
         "pure-Python scanner": lambda: _twin(paths),
         "stream to file": lambda: _stream_bytes(paths, tmp_path),
         "two worker processes": lambda: _parallel_bytes(paths, tmp_path),
+        "stream, spilled to a file": lambda: _spilled_bytes(paths, tmp_path),
+        "two workers, in memory": lambda: _in_memory_bytes(paths, tmp_path),
     }
     results: dict[str, object] = {}
     for name, run in runs.items():
@@ -281,3 +305,63 @@ def test_worker_processes_take_the_batches_after_detection(tmp_path: Path, monke
     assert len(submitted) > 3 and sum(submitted) < log.elements  # the first batch stays in this process
     assert out.read_bytes() == _reference(parts)
     assert meta["conversation_count"] == json.loads(out.read_bytes())["meta"]["conversation_count"]
+
+
+_TRICKY_TEXT = st.text(
+    alphabet=st.sampled_from(list('ab "\\/\n\t\x00\x1f\u00e9\u4e2d\u2028\U0001f600\ud800\udc00\udbff\udfff\U0010f800')),
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=st.lists(_TRICKY_TEXT, min_size=1, max_size=14),
+    cuts=st.lists(st.integers(0, 14), max_size=3),
+    batch=st.integers(1, 600),
+    ascii_only=st.booleans(),
+)
+def test_cutting_between_parts_and_batches_changes_nothing(
+    tmp_path_factory: pytest.TempPathFactory, texts: list[str], cuts: list[int], batch: int, ascii_only: bool
+) -> None:
+    # Escapes, surrogate pairs, lone surrogates (and, unescaped, the invalid UTF-8 they become) land on
+    # either side of every part and batch boundary; the workers read their ranges from the files.
+    folder = tmp_path_factory.mktemp("cut")
+    convs = [_claude(json.dumps(t, ensure_ascii=ascii_only), f"u{i}", '"t"') for i, t in enumerate(texts)]
+    bounds = [0, *sorted({min(c, len(convs)) for c in cuts}), len(convs)]
+    paths = []
+    for k, (a, b) in enumerate(itertools.pairwise(bounds)):
+        path = folder / f"conversations-{k:03d}.json"
+        path.write_bytes(("[" + ",\n".join(convs[a:b]) + "]").encode("utf-8", "surrogatepass"))
+        paths.append(path)
+
+    def outcome(run: Callable[[], bytes]) -> object:
+        try:
+            return run()
+        except ConversionError as exc:
+            return ("error", exc.reason)
+
+    expected = outcome(lambda: _reference(paths))
+    saved = elements.BATCH
+    elements.BATCH = batch
+    try:
+        assert outcome(lambda: _stream_bytes(paths, folder, workers=2)) == expected
+        assert outcome(lambda: _stream_bytes(paths, folder, workers=1)) == expected
+        assert outcome(lambda: _in_memory_bytes(paths, folder)) == expected
+    finally:
+        elements.BATCH = saved
+
+
+def test_workers_count_repairs_and_elements_as_one_process(tmp_path: Path, write_parts) -> None:
+    # Invalid UTF-8 and a foreign element after the first five: counted by the workers that read them.
+    late = [_claude('"b\\u00e9d"', f"u{i}") for i in range(6)]
+    late.append('{"mapping": {}, "title": "a ChatGPT one"}')
+    body = ("[" + ",".join(late) + "]").encode().replace(b"b\\u00e9d", b"b\xffd")
+    paths = write_parts(b"\xef\xbb\xbf" + body)
+    logs = []
+    for workers in (1, 2):
+        log = ConversionLog()
+        convert_stream(paths, tmp_path / f"w{workers}.mve.json", progress=False, workers=workers, report=log)
+        logs.append(log)
+    assert logs[0] == logs[1]
+    assert list(logs[1].replaced.values()) == [12] and logs[1].elements == 7 and logs[1].foreign == 1
+    assert (tmp_path / "w1.mve.json").read_bytes() == (tmp_path / "w2.mve.json").read_bytes()

@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .._atomic import atomic_write
-from ..convert import ConversionLog, ZipLimits, convert, convert_stream, dumps_envelope, expand
+from ..convert import ConversionLog, ZipLimits, convert_stream, expand
 from ..sniffing import explained
 from .common import check_output_file, conversion_notes
 
 _DEFAULTS = ZipLimits()
-# Inputs larger than this (bytes, inflated) are converted streaming: about as fast, and memory stays flat
-# (in memory, a parsed export takes about 7x its size).
+# Inputs larger than this (bytes, inflated) are converted streaming: as fast, and memory stays flat (in
+# memory, the envelope's bytes are held until the end, about half the export's size).
 STREAM_ABOVE = 128 * 1024**2
 
 
@@ -36,9 +35,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     mode.add_argument(
         "--stream",
         action="store_true",
-        help="parse incrementally, holding one conversation at a time (same bytes; the default above 128 MiB of input)",
+        help="hold at most 128 MiB of the envelope in memory, the rest in a temporary file (same bytes; the "
+        "default above 128 MiB of input)",
     )
-    mode.add_argument("--no-stream", action="store_true", help="never switch to streaming by itself")
+    mode.add_argument(
+        "--no-stream", action="store_true", help="never switch to streaming by itself (the envelope is held in memory)"
+    )
     p.add_argument(
         "--zip-max-bytes",
         type=int,
@@ -75,8 +77,8 @@ def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:
         return False
     if not args.quiet:
         print(
-            f"memvelope: the export is {size / 1e6:,.0f} MB: converting streaming, one conversation at a "
-            "time (--no-stream to convert in memory)",
+            f"memvelope: the export is {size / 1e6:,.0f} MB: converting streaming, the envelope through a "
+            "temporary file (--no-stream to hold it in memory)",
             file=sys.stderr,
         )
     return True
@@ -93,31 +95,15 @@ def _run(args: argparse.Namespace) -> int:
     report = ConversionLog()
     limits = ZipLimits(max_member_bytes=args.zip_max_bytes, max_ratio=args.zip_max_ratio)
     progress = False if args.quiet else None
-    if _streaming(args, limits):
-        meta = convert_stream(
-            args.paths, args.output, report=report, zip_limits=limits, progress=progress, workers=None
+    in_memory = not _streaming(args, limits)
+    meta = convert_stream(
+        args.paths, args.output, report=report, zip_limits=limits, progress=progress, workers=None, in_memory=in_memory
+    )
+    _notes(report, meta["source_provider"], args)
+    if args.verbose and args.output:
+        print(
+            f"memvelope: wrote {args.output}: {meta['source_provider']}, "
+            f"{meta['conversation_count']} conversations, {meta['message_count']} messages",
+            file=sys.stderr,
         )
-        _notes(report, meta["source_provider"], args)
-        if args.verbose and args.output:
-            print(
-                f"memvelope: wrote {args.output}: {meta['source_provider']}, "
-                f"{meta['conversation_count']} conversations, {meta['message_count']} messages",
-                file=sys.stderr,
-            )
-        return 0
-    envelope = convert(*args.paths, report=report, zip_limits=limits, progress=progress)
-    data = dumps_envelope(envelope, trusted=True)
-    _notes(report, envelope["meta"]["source_provider"], args)
-    if args.output:
-        atomic_write(args.output, data)
-        if args.verbose:
-            meta = envelope["meta"]
-            print(
-                f"memvelope: wrote {args.output}: {meta['source_provider']}, "
-                f"{meta['conversation_count']} conversations, {meta['message_count']} messages",
-                file=sys.stderr,
-            )
-    else:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
     return 0

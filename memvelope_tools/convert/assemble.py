@@ -143,10 +143,3 @@ class Assembler:
         self.conversations += 1
         self.messages += len(conversation["messages"])
         self.emit(conversation)
-
-
-def take_all(provider: str, elements: list[Any]) -> tuple[list[Conversation], int, int]:
-    """Normalise ``elements`` with ``provider``'s rules: (conversations, messages, foreign)."""
-    normalise, foreign = NORMALISERS[provider], SHAPES[OTHER[provider]]
-    conversations = [c for c in map(normalise, elements) if c is not None]
-    return conversations, sum(len(c["messages"]) for c in conversations), sum(map(foreign, elements))

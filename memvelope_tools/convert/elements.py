@@ -15,7 +15,10 @@ from __future__ import annotations
 import codecs
 import contextlib
 import json
+import mmap
+import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -509,6 +512,7 @@ _BOM: Final = b"\xef\xbb\xbf"
 CHUNK: Final = 8 << 20  # bytes read at a time (twice that, and on, while one element is unfinished)
 _MAX_CHUNK: Final = 256 << 20
 BATCH: Final = 4 << 20  # bytes of elements scanned before they are handed on
+_RELEASE: Final = getattr(mmap, "MADV_DONTNEED", None)  # drops mapped pages from this process's memory
 
 
 class PartElements:
@@ -526,6 +530,7 @@ class PartElements:
         self.part, self.reader, self.chunk = part, reader, chunk or CHUNK
         self.on_bytes = on_bytes
         self.is_array: bool | None = None
+        self.mapped = False
 
     def batches(self) -> Iterator[list[Any]]:
         """The elements' values (or, for a part whose top level is no array, its members' values)."""
@@ -539,10 +544,45 @@ class PartElements:
         except Refused as exc:
             raise self.error(exc) from None
 
-    def ranges(self) -> Iterator[tuple[bytes, list[int], int]]:
-        """The scanned children, a batch at a time (see the class)."""
+    def ranges(self, *, mapped: bool = False) -> Iterator[tuple[bytes, list[int], int]]:
+        """The scanned children, a batch at a time (see the class).
+
+        With ``mapped``, a part that is a non-empty regular file is mapped into memory rather than read
+        (``self.mapped`` turns True): the buffer is then the whole file, positions in it are the
+        file's, and each batch's pages leave this process's memory once the next batch is asked for.
+        """
         with self.part.open() as fh:
-            yield from self._ranges(fh)
+            mm = _map(fh) if mapped and self.part.path is not None else None
+            if mm is None:
+                yield from self._ranges(fh)
+                return
+            with mm:
+                self.mapped = True
+                yield from self._mapped_ranges(mm)  # type: ignore[misc]
+
+    def _mapped_ranges(self, mm: mmap.mmap) -> Iterator[tuple[mmap.mmap, list[int], int]]:
+        size = len(mm)
+        skip = len(_BOM) if mm[: len(_BOM)] == _BOM else 0
+        pos, state, released = skip, BEGIN, 0
+        if self.on_bytes is not None:
+            self.on_bytes(skip)
+        while True:
+            new_pos, new_state, found, error = scan(mm, pos, state, True, pos + BATCH, 0)  # type: ignore[arg-type]
+            if self.on_bytes is not None:
+                self.on_bytes(new_pos - pos)
+            if self.is_array is None and new_state != BEGIN:
+                self.is_array = mm[_ws(mm, pos, size)] == 0x5B  # type: ignore[arg-type]
+            if found:
+                yield mm, found, -skip
+            if error is not None:
+                raise self.error(refusal(error, -skip))
+            pos, state = new_pos, new_state
+            if state == END and pos >= size:
+                return
+            done = pos - pos % mmap.PAGESIZE
+            if done > released and _RELEASE is not None:
+                mm.madvise(_RELEASE, released, done - released)
+                released = done
 
     def _ranges(self, fh: Any) -> Iterator[tuple[bytes, list[int], int]]:
         buf, pos, state, offset = b"", 0, BEGIN, 0
@@ -598,6 +638,18 @@ class PartElements:
         if b"\x00" in head:  # ASCII saved as UTF-16 (or UTF-32) has a NUL beside every character
             message += "; the file looks like UTF-16 text, save it as UTF-8 and convert again"
         return ConversionError(message, reason="invalid-json", source=self.part.name)
+
+
+def _map(fh: Any) -> mmap.mmap | None:
+    """The bytes of the open file ``fh`` mapped into memory, when it is a non-empty regular file."""
+    try:
+        fd = fh.fileno()
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+            return None
+        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is an OSError
+        return None
 
 
 def _locate(fh: Any, head: bytes, offset: int) -> tuple[int, int]:

@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from .._atomic import atomic_output
 from .._progress import Bar, progress_bar
 from ..errors import OutputError
 from .assemble import Assembler, Conversation
 from .elements import FIELDS, JS, PartElements, Reader
-from .envelope import Envelope, build_envelope, dumps_envelope, envelope_frame, fragment
+from .envelope import SEPARATOR, Envelope, build_envelope, dumps_envelope, envelope_frame, fragment
 from .log import ConversionLog
 from .parallel import Piece, Pool, workers_for
 from .sources import Expansion, Part, ZipLimits, expand
@@ -73,16 +75,15 @@ def feed(
     bar: Bar,
     *,
     fast: bool = True,
-    workers: int = 1,
+    pool: Pool | None = None,
     write: Callable[[Piece], None] | None = None,
 ) -> str:
     """Read every part's elements into ``assembler``; return the provider.
 
-    With ``workers > 1`` and a ``write``, the batches after the provider is known go to that many
-    worker processes, and ``write`` receives their pieces in order (see :mod:`.parallel`).
+    With a ``pool`` (and a ``write``), the elements after the provider is known go to its worker
+    processes, and ``write`` receives their pieces in order (see :mod:`.parallel`).
     """
     log.parts = [p.name for p in parts]
-    pool: Pool | None = None
 
     def take(tag: str, piece: Piece) -> None:
         assert write is not None
@@ -91,31 +92,38 @@ def feed(
         if piece.replaced:
             log.replaced[tag] = log.replaced.get(tag, 0) + piece.replaced
 
-    try:
-        for part in parts:
-            reader = Reader(JS, use_orjson=fast)
-            elements = PartElements(part, reader, on_bytes=bar.update)
-            for buf, found, offset in elements.ranges():
-                if not elements.is_array:
-                    elements.values(buf, found, offset)  # checked, and its repairs counted
-                elif assembler.failed:
-                    assembler.skip(len(found) // FIELDS)  # read on only to report a broken later part
-                elif pool is not None:
-                    pool.submit(part.name, buf, found, assembler.provider or "", fast)
-                else:
-                    for element in elements.values(buf, found, offset):
-                        assembler.element(element)
-                    if assembler.provider is not None and workers > 1 and write is not None:
-                        pool = Pool(workers, take)
+    if pool is not None:
+        pool.write = take
+    for part in parts:
+        reader = Reader(JS, use_orjson=fast)
+        elements = PartElements(part, reader, on_bytes=bar.update)
+        for buf, found, offset in elements.ranges(mapped=pool is not None):
             if not elements.is_array:
-                assembler.non_array()
-            if reader.replaced:
-                log.replaced[part.name] = log.replaced.get(part.name, 0) + reader.replaced
-        if pool is not None:
-            pool.drain()
-    finally:
-        if pool is not None:
-            pool.close()
+                elements.values(buf, found, offset)  # checked, and its repairs counted
+                continue
+            if assembler.failed:
+                assembler.skip(len(found) // FIELDS)  # read on only to report a broken later part
+                continue
+            if pool is None:
+                for element in elements.values(buf, found, offset):
+                    assembler.element(element)
+                continue
+            k = 0  # the elements before the provider is known are taken here, the rest by the workers
+            while k < len(found) and assembler.provider is None and not assembler.failed:
+                for element in elements.values(buf, found[k : k + FIELDS], offset):
+                    assembler.element(element)
+                k += FIELDS
+            if k < len(found) and assembler.failed:
+                assembler.skip((len(found) - k) // FIELDS)
+            elif k < len(found):
+                source = None if elements.mapped else buf
+                pool.submit(part.name, source, found[k:], assembler.provider or "", fast, part.path or "")
+        if not elements.is_array:
+            assembler.non_array()
+        if reader.replaced:
+            log.replaced[part.name] = log.replaced.get(part.name, 0) + reader.replaced
+    if pool is not None:
+        pool.drain()
     provider = assembler.finish()
     log.elements, log.foreign = assembler.elements, assembler.foreign
     return provider
@@ -183,8 +191,59 @@ def convert(
 
 
 def _copy(src: IO[bytes], dst: IO[bytes]) -> None:
+    """Copy the whole of ``src`` after what ``dst`` holds: in the kernel when both are regular files."""
     src.seek(0)
+    try:
+        in_fd, out_fd = src.fileno(), dst.fileno()
+        regular = stat.S_ISREG(os.fstat(out_fd).st_mode) and hasattr(os, "sendfile")
+    except (AttributeError, OSError):  # io.UnsupportedOperation is an OSError
+        regular = False
+    if regular:
+        dst.flush()
+        size, done = os.fstat(in_fd).st_size, 0
+        try:
+            while done < size:
+                sent = os.sendfile(out_fd, in_fd, done, size - done)
+                if not sent:
+                    break
+                done += sent
+        except OSError:
+            if done:
+                raise
+        if done == size:
+            return
+        src.seek(done)
     shutil.copyfileobj(src, dst, 4 << 20)
+
+
+SPOOL_BYTES: Final = 128 << 20  # envelope bytes held in memory while streaming; the rest goes to a file
+
+
+class _Spool:
+    """Envelope bytes in order: the first ``limit`` bytes held in memory, the rest in a temporary file
+    from ``overflow()`` (opened when first needed), so most exports are written once, not twice."""
+
+    def __init__(self, limit: float, overflow: Callable[[], IO[bytes]]) -> None:
+        self.pieces: list[bytes] = []
+        self.held = 0
+        self.limit = limit
+        self.file: IO[bytes] | None = None
+        self._overflow = overflow
+
+    def write(self, data: bytes) -> None:
+        if self.file is None and self.held + len(data) <= self.limit:
+            self.pieces.append(data)
+            self.held += len(data)
+            return
+        if self.file is None:
+            self.file = self._overflow()
+        self.file.write(data)
+
+    def copy_to(self, target: IO[bytes]) -> None:
+        """Write everything, in order, to ``target``."""
+        target.writelines(self.pieces)
+        if self.file is not None:
+            _copy(self.file, target)
 
 
 @contextlib.contextmanager
@@ -212,16 +271,19 @@ def convert_stream(
     progress: bool | None = None,
     stdout: Any = None,
     workers: int | None = 1,
+    in_memory: bool = False,
 ) -> dict[str, Any]:
     """Convert one export straight to a canonical envelope file, holding a few batches at a time.
 
-    Peak memory is bounded by the batches and the largest conversation, not the export. The bytes
-    written are those of ``write_envelope(convert(paths), out)``; ``out`` is written atomically. With
-    ``out=None`` the bytes go to the binary stream ``stdout``. ``workers`` worker processes parse,
-    normalise and serialise the elements (1: none, all in this process; None: one per core for an
-    export of 32 MB or more, as ``memvelope convert`` does). Workers start clean interpreters, so a
-    script that asks for them must guard its entry point with ``if __name__ == "__main__":``.
-    Returns the envelope's ``meta``.
+    Peak memory is bounded by the batches, the largest conversation and the first 128 MiB of the
+    envelope's bytes (the rest waits in a temporary file), not by the export; with ``in_memory`` all
+    the envelope's bytes are held in memory until the end. The bytes written are those of
+    ``write_envelope(convert(paths), out)``; ``out`` is written atomically. With ``out=None`` the
+    bytes go to the binary stream ``stdout``. ``workers`` worker processes parse, normalise and
+    serialise the elements (1: none, all in this process; None: one per core for an export of 32 MB
+    or more, as ``memvelope convert`` does). Where workers cannot be forked from a process with one
+    thread they start clean interpreters, so a script that asks for them must guard its entry point
+    with ``if __name__ == "__main__":``. Returns the envelope's ``meta``.
     """
     inputs = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     expansion: Expansion = expand(inputs, zip_limits)
@@ -233,43 +295,66 @@ def convert_stream(
     if folder is not None and not folder.is_dir():
         raise OutputError(f"output folder does not exist: {folder}", reason="output", source=str(out))
     total = sum(p.size or 0 for p in parts) or None
-    with _temporary(folder, out) as body:
-        first = True
-
-        def emit(conversation: Conversation) -> None:
-            nonlocal first
-            body.write(b"    " if first else b",\n    ")
-            first = False
-            body.write(fragment(conversation))
-
-        def write(piece: Piece) -> None:
-            nonlocal first
-            if piece.conversations:
-                body.write(b"    " if first else b",\n    ")
-                first = False
-                body.write(piece.body)
-
-        with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():
-            assembler = Assembler(counting(emit, bar), describe(parts))
-            provider = feed(parts, log, assembler, bar, workers=workers_for(total or 0, workers), write=write)
-        meta = {
-            "source_provider": provider,
-            "conversation_count": assembler.conversations,
-            "message_count": assembler.messages,
-        }
-        head, tail = envelope_frame(meta)
-        if out is None:
-            target = stdout if stdout is not None else _stdout()
-            target.write(head)
-            _copy(body, target)
-            target.write(tail)
-            target.flush()
-        else:
-            with atomic_output(out) as fh:
-                fh.write(head)
-                _copy(body, fh)
-                fh.write(tail)
+    count = workers_for(total or 0, workers)
+    pool = Pool(count) if count > 1 else None  # its processes start while this one reads
+    try:
+        with contextlib.ExitStack() as stack:
+            body = _Spool(math.inf if in_memory else SPOOL_BYTES, lambda: stack.enter_context(_temporary(folder, out)))
+            meta = _body(parts, log, body, pool, progress, total)
+            if pool is not None:
+                pool.release()
+            head, tail = envelope_frame(meta)
+            if out is None:
+                target = stdout if stdout is not None else _stdout()
+                _finish(target, head, body, tail)
+                target.flush()
+            else:
+                with atomic_output(out) as fh:
+                    _finish(fh, head, body, tail)
+    finally:
+        if pool is not None:
+            pool.close()
     return meta
+
+
+def _body(
+    parts: Sequence[Part],
+    log: ConversionLog,
+    body: _Spool,
+    pool: Pool | None,
+    progress: bool | None,
+    total: int | None,
+) -> dict[str, Any]:
+    """Write the conversations' envelope bytes to ``body``; return the envelope's meta."""
+    first = True
+
+    def emit(conversation: Conversation) -> None:
+        nonlocal first
+        body.write(b"    " if first else SEPARATOR)
+        first = False
+        body.write(fragment(conversation))
+
+    def write(piece: Piece) -> None:
+        nonlocal first
+        if piece.conversations:
+            body.write(b"    " if first else SEPARATOR)
+            first = False
+            body.write(piece.body)
+
+    with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():
+        assembler = Assembler(counting(emit, bar), describe(parts))
+        provider = feed(parts, log, assembler, bar, pool=pool, write=write)
+    return {
+        "source_provider": provider,
+        "conversation_count": assembler.conversations,
+        "message_count": assembler.messages,
+    }
+
+
+def _finish(target: IO[bytes], head: bytes, body: _Spool, tail: bytes) -> None:
+    target.write(head)
+    body.copy_to(target)
+    target.write(tail)
 
 
 def _stdout() -> IO[bytes]:

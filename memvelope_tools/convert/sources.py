@@ -42,11 +42,12 @@ class ZipLimits:
 
 @dataclass
 class Part:
-    """One export part: a JSON file on disk or a member of a (possibly nested) zip."""
+    """One export part: a JSON file on disk (its ``path``) or a member of a (possibly nested) zip."""
 
     name: str
     opener: Callable[[], BinaryIO] = field(repr=False)
     size: int | None = None
+    path: str | None = None
 
     def open(self) -> BinaryIO:
         """A fresh binary stream of the part's bytes; its read errors (an I/O error, a corrupt zip
@@ -74,6 +75,9 @@ class _ReadGuard:
             ) from None
         except (zipfile.BadZipFile, EOFError, *_DECOMPRESSION_ERRORS) as exc:  # type: ignore[misc]
             raise ConversionError(f"zip member is corrupt: {exc}", reason="bad-zip", source=self._name) from None
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
 
     def close(self) -> None:
         self._raw.close()
@@ -246,7 +250,7 @@ def _file_part(path: Path, label: str) -> Part:
         size = path.stat().st_size
     except OSError:
         size = None
-    return Part(label, opener, size)
+    return Part(label, opener, size, os.fspath(path))
 
 
 def _expand_path(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import datetime, timedelta
 from typing import Final
 
 _SECONDS_LIMIT: Final = 1e12  # below: unix seconds; at or above: unix milliseconds
@@ -26,6 +27,7 @@ _DATETIME: Final = re.compile(
     re.ASCII,
 )
 _DAYS_IN_MONTH: Final = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_EPOCH: Final = datetime(1970, 1, 1)  # naive: only its arithmetic is used, never a time zone
 
 
 def _is_leap(year: int) -> bool:
@@ -42,29 +44,12 @@ def _days_from_civil(y: int, m: int, d: int) -> int:
     return era * 146097 + doe - 719468
 
 
-def _civil_from_days(z: int) -> tuple[int, int, int]:
-    z += 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    y = yoe + era * 400
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    d = doy - (153 * mp + 2) // 5 + 1
-    m = mp + 3 if mp < 10 else mp - 9
-    return y + (m <= 2), m, d
-
-
 def render_ms(ms: int) -> str | None:
     """Render integer milliseconds since the epoch; None outside years 0001-9999."""
     if ms < _MIN_MS or ms > _MAX_MS:
         return None
-    days, rem = divmod(ms, _MS_PER_DAY)
-    y, m, d = _civil_from_days(days)
-    secs, milli = divmod(rem, 1000)
-    hh, secs = divmod(secs, 3600)
-    mm, ss = divmod(secs, 60)
-    return f"{y:04d}-{m:02d}-{d:02d}T{hh:02d}:{mm:02d}:{ss:02d}.{milli:03d}Z"
+    # integer arithmetic throughout: a timedelta of whole milliseconds, years 1-9999 printed as 4 digits
+    return (_EPOCH + timedelta(milliseconds=ms)).isoformat(timespec="milliseconds") + "Z"
 
 
 def _from_number(value: float) -> str | None:
@@ -78,7 +63,7 @@ def _from_number(value: float) -> str | None:
 
 
 def _from_string(text: str) -> str | None:
-    if _BARE_NUMBER.fullmatch(text):
+    if text[4:5] != "-" and _BARE_NUMBER.fullmatch(text):
         return _from_number(float(text))
     match = _DATETIME.fullmatch(text)
     if match is None:
@@ -90,21 +75,24 @@ def _from_string(text: str) -> str | None:
     limit = 29 if month == 2 and _is_leap(year) else _DAYS_IN_MONTH[month - 1]
     if not 1 <= day <= limit:
         return None
-    ms = _days_from_civil(year, month, day) * _MS_PER_DAY
-    if hs is not None:
-        hour, minute, second = int(hs), int(mis), int(ss or 0)
-        if hour > 23 or minute > 59 or second > 59:
+    if hs is None:
+        return f"{ys}-{mos}-{ds}T00:00:00.000Z" if year else None
+    hour, minute, second = int(hs), int(mis), int(ss or 0)
+    if hour > 23 or minute > 59 or second > 59:
+        return None
+    milli = (frac or "")[:3].ljust(3, "0")
+    offset = 0
+    if zone and zone != "Z":
+        digits = zone[1:].replace(":", "")
+        oh, om = int(digits[:2]), int(digits[2:])
+        if oh > 23 or om > 59:
             return None
-        milli = int((frac or "")[:3].ljust(3, "0"))
-        ms += ((hour * 60 + minute) * 60 + second) * 1000 + milli
-        if zone and zone != "Z":
-            digits = zone[1:].replace(":", "")
-            oh, om = int(digits[:2]), int(digits[2:])
-            if oh > 23 or om > 59:
-                return None
-            offset = (oh * 60 + om) * 60_000
-            ms = ms - offset if zone[0] == "+" else ms + offset
-    return render_ms(ms)
+        offset = (oh * 60 + om) * 60_000
+    if not offset:  # the text already names the instant: no arithmetic (year 0000 is out of range)
+        return f"{ys}-{mos}-{ds}T{hs}:{mis}:{ss or '00'}.{milli}Z" if year else None
+    ms = _days_from_civil(year, month, day) * _MS_PER_DAY
+    ms += ((hour * 60 + minute) * 60 + second) * 1000 + int(milli)
+    return render_ms(ms - offset if zone[0] == "+" else ms + offset)
 
 
 def render_timestamp(value: object) -> str | None:
