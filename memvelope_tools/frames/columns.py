@@ -138,16 +138,19 @@ def timestamps(values: list[str | None], name: str, path_of: Callable[[int], str
 
     A value that is none is a FormatError citing ``name`` and ``path_of(index)``.
     """
-    try:
-        strings = pa.array(values, pa.string())
-    except UnicodeEncodeError:  # a lone surrogate, which no timestamp holds
-        i = next(i for i, v in enumerate(values) if isinstance(v, str) and not utf8_ok(v))
-        raise FormatError(
+
+    def not_a_timestamp(i: int) -> FormatError:
+        return FormatError(
             f"not a timestamp: {values[i]!r} (expected YYYY-MM-DDTHH:mm:ss.sssZ)",
             reason="bad-timestamp",
             source=name,
             path=path_of(i),
-        ) from None
+        )
+
+    try:
+        strings = pa.array(values, pa.string())
+    except UnicodeEncodeError:  # a lone surrogate, which no timestamp holds
+        raise not_a_timestamp(next(i for i, v in enumerate(values) if isinstance(v, str) and not utf8_ok(v))) from None
     try:
         return strings.cast(MS)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -155,10 +158,5 @@ def timestamps(values: list[str | None], name: str, path_of: Callable[[int], str
             try:
                 pa.array([v], pa.string()).cast(MS)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                raise FormatError(
-                    f"not a timestamp: {v!r} (expected YYYY-MM-DDTHH:mm:ss.sssZ)",
-                    reason="bad-timestamp",
-                    source=name,
-                    path=path_of(i),
-                ) from None
+                raise not_a_timestamp(i) from None
         raise
