@@ -553,7 +553,8 @@ def _index_batches(text: pd.Series, order: np.ndarray) -> Iterator[pa.StringArra
     """The texts as indexed, in ``order``: null as empty, a zero-width space after each ideograph and kana."""
     array = pa.chunked_array([pa.array(text.astype(STRING).array, type=pa.string())])
     for start in range(0, len(order), _BATCH):
-        batch = array.take(order[start : start + _BATCH]).combine_chunks().fill_null("")
+        # pandas before 3.0 holds its Arrow strings as large_string whatever type is asked for.
+        batch = array.take(order[start : start + _BATCH]).combine_chunks().fill_null("").cast(pa.string())
         wide = pc.invert(pc.string_is_ascii(batch))  # only text beyond ASCII can hold an ideograph
         if pc.any(wide).as_py():
             spaced = pc.replace_substring_regex(batch.filter(wide), pattern=_CJK_RE2, replacement="\\1" + _ZWSP)
