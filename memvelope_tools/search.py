@@ -42,6 +42,7 @@ index is no longer cached (or closed).
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import hashlib
 import heapq
@@ -90,6 +91,8 @@ _TOKENIZER = "unicode61 remove_diacritics 2"
 _SNIPPET_TOKENS = 24
 _CACHED = 4  # in-memory indexes kept
 _SHARDS = 2  # parts a large index is built in, side by side
+# Threads ranking the parts of large indexes beside the querying thread; started when first needed.
+_workers = concurrent.futures.ThreadPoolExecutor(max_workers=_SHARDS - 1, thread_name_prefix="memvelope-search")
 #: Messages from which an index is built in parts, by as many processes (when there are CPUs for it).
 SHARD_MIN = 200_000
 _HASHED = 1 << 24  # Arrow buffers up to this size are hashed into a frame's key, larger ones named
@@ -183,11 +186,12 @@ class SearchIndex:
     """An FTS5 index of a history's messages, with what a result row shows; query it with :meth:`search`.
 
     A large history is indexed in parts built side by side (:data:`SHARD_MIN`), each ranking with
-    its own BM25 statistics (see the module docstring). A query ranks each part in a thread of its
-    own, on a read-only connection of its own (SQLite runs a statement without holding Python's
-    lock), then merges the parts' best rows by score and row id, in the order one statement over
-    all parts gives. Such an index is therefore always kept in files: a large history indexed "in
-    memory" is kept in a temporary folder, removed when the index is closed or no longer used.
+    its own BM25 statistics (see the module docstring). A query ranks the parts side by side, in
+    threads, each on a read-only connection of its own (SQLite runs a statement without holding
+    Python's lock), then merges the parts' best rows by score and row id, in the order one
+    statement over all parts gives. Such an index is therefore always kept in files: a large
+    history indexed "in memory" is kept in a temporary folder, removed when the index is closed or
+    no longer used.
     """
 
     def __init__(self, connection: sqlite3.Connection, path: Path | None = None) -> None:
@@ -367,9 +371,11 @@ class SearchIndex:
         self, run: Callable[[sqlite3.Connection, int], sqlite3.Cursor], query: str, *, together: bool = False
     ) -> list[list[Any]]:
         """The rows of ``run(connection, i)`` for each part ``i`` (``together``: for ``i = 0`` alone, a
-        statement over all parts): where the parts are files, each in a thread of its own (the first in
-        this one) on a connection of its own, else one after the other on this index's connection.
+        statement over all parts): where the parts are files, side by side, each on a connection of
+        its own, else one after the other on this index's connection.
 
+        Side by side, this thread and the worker threads take the parts one at a time, whichever is
+        free first: on a busy machine a small query does not wait for a worker to get a core.
         The caller holds the lock, so each connection is used by one thread at a time.
         """
         parts = [0] if together else list(range(len(self._schemas)))
@@ -377,22 +383,31 @@ class SearchIndex:
         connections = [self._db if i == 0 or not threaded else self._part(i) for i in parts]
         results: list[list[Any]] = [[] for _ in parts]
         failures: list[BaseException | None] = [None for _ in parts]
+        done = [threading.Event() for _ in parts]
+        pending = list(parts)
+        claim = threading.Lock()
 
-        def rank(i: int) -> None:
-            try:
-                results[i] = run(connections[i], i).fetchall()
-            except BaseException as exc:  # raised in the calling thread, below
-                failures[i] = exc
+        def work() -> None:
+            while True:
+                with claim:
+                    if not pending:
+                        return
+                    i = pending.pop(0)
+                try:
+                    results[i] = run(connections[i], i).fetchall()
+                except BaseException as exc:  # raised in the calling thread, below
+                    failures[i] = exc
+                finally:
+                    done[i].set()
 
-        threads = [threading.Thread(target=rank, args=(i,), daemon=True) for i in parts[1:]] if threaded else []
-        for thread in threads:
-            thread.start()
+        if threaded:
+            for _ in parts[1:]:
+                _workers.submit(work)
         try:
-            for i in parts[:1] if threaded else parts:
-                rank(i)
+            work()
         finally:
-            for thread in threads:
-                thread.join()
+            for event in done:
+                event.wait()
         for failure in failures:
             if isinstance(failure, sqlite3.OperationalError):
                 detail = str(failure).removeprefix("fts5: ")
