@@ -8,8 +8,12 @@ Prints, in one run, each stage in a fresh process (so each peak is its own):
   baseline, the same index in one part by one process;
 * **query**: latency of ``index.search(...)`` on that index for a rare word, a planted phrase, a
   common word, a prefix, a boolean query and a rare word with a role filter, median of ``--repeat``
-  runs (target: under 100 ms), and of a whole ``mv.search(frame, ...)`` call once the index is
-  cached (it recognises the frame); peak memory while querying;
+  runs (target: under 100 ms) and its CPU time in all threads (above the clock time when the
+  parts ran at once), with each part ranked in a thread of its own and, as the baseline,
+  all parts ranked in one statement on one connection, and the first part alone, what a query
+  takes when each part has a core of its own (runs interleaved); and of a whole
+  ``mv.search(frame, ...)`` call once the index is cached (it recognises the frame); peak memory
+  while querying;
 * **topics**: ``mv.topics`` over ``--conversations`` conversations (default 50,000) with planted
   topics: seconds (target: under 60 s), peak memory, and how many planted topics were recovered.
 
@@ -173,7 +177,7 @@ def history(n_messages: int, seed: int, topics: bool) -> Any:
 
 def stage_search(n_messages: int, seed: int, repeat: int) -> dict[str, Any]:
     import memvelope_tools as mv
-    from memvelope_tools.search import SearchIndex
+    from memvelope_tools.search import SearchIndex, fts_query
 
     frame, _, _, vocab = history(n_messages, seed, topics=False)
     gc.collect()
@@ -196,15 +200,35 @@ def stage_search(n_messages: int, seed: int, repeat: int) -> dict[str, Any]:
         "rare, role=user": str(vocab[5000]),
     }
     latency: dict[str, Any] = {}
+    parts_file = index._file  # None: every part ranked in one statement on one connection (the baseline)
     for name, query in queries.items():
-        runs = []
+        runs, cpu_runs, together, first_part = [], [], [], []
         role = "user" if "role=" in name else None
-        for _ in range(repeat):
-            t = time.perf_counter()
+        # The first part alone, as its thread ranks it: the clock time of a query when each part has a core.
+        alone = "SELECT fts.rowid AS id, bm25(fts) AS score FROM main.fts WHERE fts MATCH ? ORDER BY score, id LIMIT 50"
+        for _ in range(repeat):  # interleaved, so that both see the same load
+            t, c = time.perf_counter(), time.process_time()
             hits = index.search(query, role=role)
             runs.append(time.perf_counter() - t)
+            cpu_runs.append(time.process_time() - c)
+            index._file = None
+            t = time.perf_counter()
+            index.search(query, role=role)
+            together.append(time.perf_counter() - t)
+            index._file = parts_file
+            t = time.perf_counter()
+            index._db.execute(alone, (fts_query(query),)).fetchall()
+            first_part.append(time.perf_counter() - t)
         matches = index.count(query, role=role)
-        latency[name] = {"query": query, "ms": statistics.median(runs) * 1000, "hits": len(hits), "matches": matches}
+        latency[name] = {
+            "query": query,
+            "ms": statistics.median(runs) * 1000,
+            "cpu_ms": statistics.median(cpu_runs) * 1000,
+            "one_statement_ms": statistics.median(together) * 1000,
+            "first_part_ms": None if role else statistics.median(first_part) * 1000,
+            "hits": len(hits),
+            "matches": matches,
+        }
     query_peak = max(0, _peak_rss_bytes() - base_query)
     mv.search(frame, "warm")  # builds the cached index once
     runs = []
@@ -321,7 +345,10 @@ def main() -> None:
     for name, q in s["latency"].items():
         print(
             f"query:  {name:<15} {q['query']!r:<26} {q['ms']:>7.1f} ms = {q['ms'] / QUERY_TARGET_MS:5.2f}x the "
-            f"target ({QUERY_TARGET_MS} ms); {q['matches']:,} matches, {q['hits']} shown"
+            f"target ({QUERY_TARGET_MS} ms), CPU {q['cpu_ms']:.1f} ms in all threads; {q['matches']:,} matches, "
+            f"{q['hits']} shown; baseline, the parts ranked in one statement: {q['one_statement_ms']:.1f} ms, "
+            f"{q['one_statement_ms'] / q['ms']:.2f}x as long"
+            + ("" if q["first_part_ms"] is None else f"; the first part alone {q['first_part_ms']:.1f} ms")
         )
     print(
         f"query:  mv.search(frame, ...) with the index cached: {s['cached_call_ms']:.0f} ms "

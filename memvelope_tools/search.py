@@ -34,14 +34,18 @@ indexed in two parts built side by side, the second by a Python process of its o
 message in each. Each part ranks its messages with its own BM25 statistics, as the shards of a
 search engine do: scores differ slightly from those of one index over everything, and two
 messages with equal text in different parts can score unequally (so equal scores no longer
-always put the most recent first). Which messages match, and their snippets, do not change. Beside
-a Parquet folder the second part is kept as ``search.1.sqlite``.
+always put the most recent first). Which messages match, and their snippets, do not change. A query
+ranks the parts side by side, one thread each. Such an index is kept in files: beside a Parquet
+folder the second part as ``search.1.sqlite``; otherwise in a temporary folder, removed once the
+index is no longer cached (or closed).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import hashlib
+import heapq
 import itertools
 import os
 import re
@@ -52,7 +56,7 @@ import tempfile
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +91,8 @@ _TOKENIZER = "unicode61 remove_diacritics 2"
 _SNIPPET_TOKENS = 24
 _CACHED = 4  # in-memory indexes kept
 _SHARDS = 2  # parts a large index is built in, side by side
+# Threads ranking the parts of large indexes beside the querying thread; started when first needed.
+_workers = concurrent.futures.ThreadPoolExecutor(max_workers=_SHARDS - 1, thread_name_prefix="memvelope-search")
 #: Messages from which an index is built in parts, by as many processes (when there are CPUs for it).
 SHARD_MIN = 200_000
 _HASHED = 1 << 24  # Arrow buffers up to this size are hashed into a frame's key, larger ones named
@@ -179,8 +185,13 @@ def _timestamp_ms(value: Any, name: str) -> int | None:
 class SearchIndex:
     """An FTS5 index of a history's messages, with what a result row shows; query it with :meth:`search`.
 
-    A large history is indexed in parts built side by side (:data:`SHARD_MIN`), attached to one
-    connection: each part ranks with its own BM25 statistics (see the module docstring).
+    A large history is indexed in parts built side by side (:data:`SHARD_MIN`), each ranking with
+    its own BM25 statistics (see the module docstring). A query ranks the parts side by side, in
+    threads, each on a read-only connection of its own (SQLite runs a statement without holding
+    Python's lock), then merges the parts' best rows by score and row id, in the order one
+    statement over all parts gives. Such an index is therefore always kept in files: a large
+    history indexed "in memory" is kept in a temporary folder, removed when the index is closed or
+    no longer used.
     """
 
     def __init__(self, connection: sqlite3.Connection, path: Path | None = None) -> None:
@@ -189,6 +200,11 @@ class SearchIndex:
         self.path = path
         shards = connection.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
         self._schemas = ["main"] + [f"s{i}" for i in range(1, int(shards[0]) if shards else 1)]
+        # Where the parts can be opened again by other connections: with one, each part is ranked
+        # in a thread of its own; without, all in one statement on this connection.
+        self._file = path if len(self._schemas) > 1 else None
+        self._connections: dict[int, sqlite3.Connection] = {}
+        self._temporary: tempfile.TemporaryDirectory[str] | None = None
 
     @classmethod
     def build(cls, history: pd.DataFrame, *, path: Path | None = None, fingerprint: str = "") -> SearchIndex:
@@ -196,17 +212,25 @@ class SearchIndex:
         into the SQLite file ``path`` (written whole, then renamed into place)."""
         shards = _SHARDS if len(history) >= SHARD_MIN and (os.cpu_count() or 1) > 1 else 1
         if path is None:
-            db = _connect(":memory:")
             if shards == 1:
+                db = _connect(":memory:")
                 _fill(db, history, fingerprint, [])
                 return cls(db)
-            with tempfile.TemporaryDirectory(prefix="memvelope-search-", ignore_cleanup_errors=True) as folder:
-                parts = [Path(folder) / f"{i}.sqlite" for i in range(1, shards)]
-                _fill(db, history, fingerprint, parts)
-                for i, part in enumerate(parts, 1):
-                    db.execute(f"ATTACH ? AS s{i}", (os.fspath(part),))
-                # Where open files can be deleted, the parts live on until the connection closes.
-                return cls(db)
+            # Each part must be open to a connection of its own while querying: they are files.
+            folder = tempfile.TemporaryDirectory(prefix="memvelope-search-", ignore_cleanup_errors=True)
+            try:
+                main = Path(folder.name) / INDEX_FILE
+                db = _connect(main)
+                try:
+                    _fill(db, history, fingerprint, [_shard_path(main, i) for i in range(1, shards)])
+                finally:
+                    db.close()
+                index = cls.open(main)
+            except BaseException:
+                folder.cleanup()
+                raise
+            index.path, index._temporary = None, folder
+            return index
         made: list[str] = []
         try:
             tmp = _temp_beside(path, made)
@@ -271,17 +295,9 @@ class SearchIndex:
         expression = fts_query(query)
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
-        arms, params = [], []
-        for schema in self._schemas:
-            source, arm_params = _matching(schema, expression, role, since, until)
-            arms.append(f"SELECT fts.rowid AS id, bm25(fts) AS score {source}")
-            params += arm_params
-        # Row ids break ties (see _fill).
-        sql = f"SELECT id, -score FROM ({' UNION ALL '.join(arms)}) ORDER BY score, id LIMIT ?"
-        params.append(-1 if limit is None else limit)
         open_mark, close_mark = marks
         with self._lock:
-            hits = self._run(sql, params, query)
+            hits = self._best(expression, role, since, until, limit, query)
             ids = [row[0] for row in hits]
             snippets: dict[int, str] = {}
             details: dict[int, tuple[Any, ...]] = {}
@@ -325,24 +341,98 @@ class SearchIndex:
     def count(self, query: str, *, role: str | None = None, since: Any = None, until: Any = None) -> int:
         """How many messages match ``query`` (and the filters, as :meth:`search` takes them)."""
         expression = fts_query(query)
-        total = 0
+        arms = [_matching(schema, expression, role, since, until) for schema in self._schemas]
         with self._lock:
-            for schema in self._schemas:
-                source, params = _matching(schema, expression, role, since, until)
-                total += int(self._run(f"SELECT count(*) {source}", params, query)[0][0])
-        return total
+            counts = self._each_part(lambda db, i: db.execute(f"SELECT count(*) {arms[i][0]}", arms[i][1]), query)
+        return sum(int(rows[0][0]) for rows in counts)
 
-    def _run(self, sql: str, params: list[str | int], query: str) -> list[Any]:
+    def _best(
+        self, expression: str, role: str | None, since: Any, until: Any, limit: int | None, query: str
+    ) -> list[tuple[int, float]]:
+        """Row ids and scores (higher is better) of the best ``limit`` matches, best first."""
+        arms = [_matching(schema, expression, role, since, until) for schema in self._schemas]
+        n = -1 if limit is None else limit
+        # Row ids break ties (see _fill).
+        if self._file is None:
+            union = " UNION ALL ".join(f"SELECT fts.rowid AS id, bm25(fts) AS score {source}" for source, _ in arms)
+            params = [p for _, arm_params in arms for p in arm_params]
+            sql = f"SELECT id, -score FROM ({union}) ORDER BY score, id LIMIT ?"
+            return self._each_part(lambda db, _: db.execute(sql, [*params, n]), query, together=True)[0]
+        tops = self._each_part(
+            lambda db, i: db.execute(
+                f"SELECT fts.rowid AS id, bm25(fts) AS score {arms[i][0]} ORDER BY score, id LIMIT ?", [*arms[i][1], n]
+            ),
+            query,
+        )
+        merged = heapq.merge(*tops, key=lambda row: (row[1], row[0]))
+        return [(i, -score) for i, score in itertools.islice(merged, None if limit is None else limit)]
+
+    def _each_part(
+        self, run: Callable[[sqlite3.Connection, int], sqlite3.Cursor], query: str, *, together: bool = False
+    ) -> list[list[Any]]:
+        """The rows of ``run(connection, i)`` for each part ``i`` (``together``: for ``i = 0`` alone, a
+        statement over all parts): where the parts are files, side by side, each on a connection of
+        its own, else one after the other on this index's connection.
+
+        Side by side, this thread and the worker threads take the parts one at a time, whichever is
+        free first: on a busy machine a small query does not wait for a worker to get a core.
+        The caller holds the lock, so each connection is used by one thread at a time.
+        """
+        parts = [0] if together else list(range(len(self._schemas)))
+        threaded = not together and self._file is not None
+        connections = [self._db if i == 0 or not threaded else self._part(i) for i in parts]
+        results: list[list[Any]] = [[] for _ in parts]
+        failures: list[BaseException | None] = [None for _ in parts]
+        done = [threading.Event() for _ in parts]
+        pending = list(parts)
+        claim = threading.Lock()
+
+        def work() -> None:
+            while True:
+                with claim:
+                    if not pending:
+                        return
+                    i = pending.pop(0)
+                try:
+                    results[i] = run(connections[i], i).fetchall()
+                except BaseException as exc:  # raised in the calling thread, below
+                    failures[i] = exc
+                finally:
+                    done[i].set()
+
+        if threaded:
+            for _ in parts[1:]:
+                _workers.submit(work)
         try:
-            return self._db.execute(sql, params).fetchall()
-        except sqlite3.OperationalError as exc:
-            detail = str(exc).removeprefix("fts5: ")
-            raise QueryError(f"cannot search for {query!r}: {detail}") from None
+            work()
+        finally:
+            for event in done:
+                event.wait()
+        for failure in failures:
+            if isinstance(failure, sqlite3.OperationalError):
+                detail = str(failure).removeprefix("fts5: ")
+                raise QueryError(f"cannot search for {query!r}: {detail}") from None
+            if failure is not None:
+                raise failure
+        return results
+
+    def _part(self, i: int) -> sqlite3.Connection:
+        """A read-only connection with part ``i`` attached under its name, for one thread at a time."""
+        if i not in self._connections:
+            assert self._file is not None
+            db = _connect(self._file, read_only=True)
+            db.execute(f"ATTACH ? AS s{i}", (f"{_shard_path(self._file, i).resolve().as_uri()}?mode=ro",))
+            self._connections[i] = db
+        return self._connections[i]
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Close the database connections (and remove the files of an index kept in a temporary folder)."""
         with self._lock:
-            self._db.close()
+            for db in [self._db, *self._connections.values()]:
+                db.close()
+            self._connections.clear()
+            if self._temporary is not None:
+                self._temporary.cleanup()
 
 
 def _matching(schema: str, expression: str, role: str | None, since: Any, until: Any) -> tuple[str, list[str | int]]:

@@ -9,6 +9,7 @@ import random
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -573,3 +574,75 @@ def test_a_part_whose_process_cannot_start_is_built_here(in_parts, monkeypatch):
     hits = mv.search(env, '"quantum gardening workshop"')
     assert (hits.loc[0, "conversation_id"], hits.loc[0, "position"]) == planted
     assert len(mv.search(env, "roadmap", limit=None)) > 50
+
+
+def twin_history() -> pd.DataFrame:
+    """Every text twice, at the same time (or both undated), in a row: the two parts hold the same
+    texts, so scores tie across the parts as well as within each."""
+    rng = random.Random(3)
+    convs = []
+    for c in range(30):
+        messages = []
+        for j in range(0, 8, 2):
+            role = ("user", "assistant")[j // 2 % 2]
+            ts = None if c % 7 == 0 else f"2024-{1 + c % 12:02d}-{1 + j:02d}T10:00:00.000Z"
+            text = filler(rng, 12) + (" quantum gardening workshop" if (c + j) % 11 == 0 else "")
+            messages += [msg(j, role, ts, text), msg(j + 1, role, ts, text)]
+        convs.append(conv(f"c{c}", f"title {c}", *messages))
+    return search_module.corpus.history_frame(envelope(*convs))
+
+
+THREADED_CASES = [
+    ("roadmap", {}),
+    ("the", {}),
+    ("budget plan", {}),
+    ('"quantum gardening workshop"', {}),
+    ('"quantum gardening"', {"role": "assistant"}),
+    ("garden* OR rev*", {}),
+    ("(roadmap OR budget) NOT plan", {}),
+    ("roadmap NOT budget", {"role": "user"}),
+    ("roadmap OR review", {"since": "2024-03-01", "until": "2024-06-01"}),
+    ("review", {"since": "2024-05-05"}),
+    ("data", {"until": "2024-04-01", "role": "assistant"}),
+]
+
+
+def test_ranking_each_part_in_a_thread_gives_what_one_statement_over_all_parts_gives(in_parts):
+    index = SearchIndex.build(twin_history())
+    assert len(index._schemas) == 2 and index._file is not None
+    twins = index.search("roadmap", limit=None)
+    assert twins["score"].value_counts().min() >= 2  # and more than two where texts differ but score alike
+    for limit in (None, 50, 7, 1, 0):
+        for query, kw in THREADED_CASES:
+            threaded = index.search(query, limit=limit, **kw)
+            count = index.count(query, **kw)
+            file, index._file = index._file, None
+            try:
+                together = index.search(query, limit=limit, **kw)
+                assert count == index.count(query, **kw), (query, kw)
+            finally:
+                index._file = file
+            assert len(together) == (count if limit is None else min(limit, count)), (query, kw, limit)
+            pd.testing.assert_frame_equal(threaded, together, obj=f"{query!r} {kw} limit={limit}")
+    assert len(index._connections) == 1
+
+
+def test_an_index_in_parts_built_in_memory_keeps_its_files_until_closed(in_parts):
+    index = SearchIndex.build(twin_history())
+    assert index.path is None and index._temporary is not None
+    folder = Path(index._temporary.name)
+    assert sorted(p.name for p in folder.iterdir()) == ["search.1.sqlite", "search.sqlite"]
+    assert len(index.search("roadmap")) > 0
+    index.close()
+    assert not folder.exists()
+
+
+def test_a_query_error_in_a_part_ranked_in_a_thread_is_a_query_error(in_parts, monkeypatch):
+    monkeypatch.setattr(search_module, "fts_query", lambda q: "NEAR(")
+    index = SearchIndex.build(twin_history())
+    with pytest.raises(mv.QueryError, match="syntax error"):
+        index.search("anything")
+    with pytest.raises(mv.QueryError, match="syntax error"):
+        index.count("anything")
+    monkeypatch.setattr(search_module, "fts_query", fts_query)
+    assert len(index.search("roadmap")) > 0  # every connection is free again
