@@ -14,36 +14,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from small_exports import CHATGPT_CONV, CLAUDE_CONV
 
 import memvelope_tools as mv
 from memvelope_tools.cli import main
 
 SAMPLE = mv.sample_path("chatgpt")
 IR = Path(mv.__file__).parent / "samples" / "facts-chatgpt.mv.json"
-CHATGPT_CONV = {
-    "id": "g-1",
-    "title": "Hello",
-    "create_time": 1_700_000_000,
-    "update_time": 1_700_000_100,
-    "current_node": "a",
-    "mapping": {
-        "a": {
-            "id": "a",
-            "parent": None,
-            "children": [],
-            "message": {
-                "author": {"role": "user"},
-                "create_time": 1_700_000_000,
-                "content": {"content_type": "text", "parts": ["Hi there"]},
-            },
-        }
-    },
-}
-CLAUDE_CONV = {
-    "uuid": "k-1",
-    "name": "Claude chat",
-    "chat_messages": [{"uuid": "m", "sender": "human", "text": "hello", "created_at": "2024-01-01T00:00:00Z"}],
-}
 NOTE = (
     "memvelope: note: 2 Claude conversation(s) left out: an export converts as one provider, here ChatGPT "
     "(from its first elements); `memvelope doctor` lists them\n"

@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from small_exports import CHATGPT_CONV, CLAUDE_CONV
 
 import memvelope_tools as mv
 from memvelope_tools.convert import ConversionLog
@@ -21,43 +22,6 @@ from memvelope_tools.load import Sniffed, sniff, wrong_file
 
 SAMPLE = mv.sample_path("chatgpt")
 IR = Path(mv.__file__).parent / "samples" / "facts-chatgpt.mv.json"
-
-CHATGPT_CONV = {
-    "id": "g-1",
-    "title": "Hello",
-    "create_time": 1_700_000_000,
-    "update_time": 1_700_000_100,
-    "current_node": "b",
-    "mapping": {
-        "a": {
-            "id": "a",
-            "parent": None,
-            "children": ["b"],
-            "message": {
-                "author": {"role": "user"},
-                "create_time": 1_700_000_000,
-                "content": {"content_type": "text", "parts": ["Hi there"]},
-            },
-        },
-        "b": {
-            "id": "b",
-            "parent": "a",
-            "children": [],
-            "message": {
-                "author": {"role": "assistant"},
-                "create_time": 1_700_000_050,
-                "content": {"content_type": "text", "parts": ["Hello!"]},
-            },
-        },
-    },
-}
-CLAUDE_CONV = {
-    "uuid": "k-1",
-    "name": "Claude chat",
-    "created_at": "2024-01-01T00:00:00Z",
-    "updated_at": "2024-01-01T00:00:00Z",
-    "chat_messages": [{"uuid": "m", "sender": "human", "text": "hello", "created_at": "2024-01-01T00:00:00Z"}],
-}
 
 ENVELOPE_TO_CONVERT = "already a Memvelope envelope: use info, parquet or report"
 IR_TO_CONVERT = "already a Memvelope Facts IR document: use info, parquet or report"

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from small_exports import CHATGPT_CONV
 
 HEAVY = ("pandas", "pyarrow", "numpy", "matplotlib", "jsonschema")
 
@@ -31,24 +32,6 @@ except SystemExit as exc:
 print(json.dumps({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules})}))
 """
 
-CONVERSATION = {
-    "id": "c",
-    "title": "t",
-    "create_time": 1_700_000_000,
-    "mapping": {
-        "a": {
-            "id": "a",
-            "parent": None,
-            "children": [],
-            "message": {
-                "author": {"role": "user"},
-                "create_time": 1_700_000_000,
-                "content": {"content_type": "text", "parts": ["hello"]},
-            },
-        }
-    },
-}
-
 
 def imported(*argv: str) -> tuple[int, set[str]]:
     done = subprocess.run([sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, check=True)
@@ -60,7 +43,7 @@ def imported(*argv: str) -> tuple[int, set[str]]:
 def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("small")
     part = folder / "conversations.json"
-    part.write_text(json.dumps([CONVERSATION]), encoding="utf-8")
+    part.write_text(json.dumps([CHATGPT_CONV]), encoding="utf-8")
     envelope = folder / "small.mve.json"
     subprocess.run([sys.executable, "-m", "memvelope_tools", "convert", str(part), "-o", str(envelope)], check=True)
     return part, envelope
