@@ -43,6 +43,7 @@ from .convert.elements import (
     Reader,
     Refused,
     line_column,
+    map_open,
     scan,
     skip_ws,
 )
@@ -203,26 +204,11 @@ def read_file(name: str, progress: bool | None) -> bytearray:
 
 def map_file(name: str) -> mmap.mmap | bytearray:
     """The bytes of file ``name`` mapped into memory, read-only, for readers that go through a file once:
-    the pages read can be given back (see :func:`release`). A file of no size is read instead."""
+    the pages read can be given back (see :func:`memvelope_tools.convert.elements.release`). A file
+    that cannot be mapped (of no size, or whose size says nothing) is read instead."""
     with _file_errors(name), open(name, "rb") as fh:
-        if os.fstat(fh.fileno()).st_size == 0:
-            return read_file(name, False)  # empty, or a file whose size says nothing
-        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        if hasattr(mmap, "MADV_SEQUENTIAL"):
-            data.madvise(mmap.MADV_SEQUENTIAL)  # read ahead
-        return data
-
-
-def release(data: Any, start: int, end: int) -> int:
-    """Give back the memory of ``data[start:end]`` when ``data`` is a mapped file (its bytes stay readable,
-    from the file); returns where the memory given back ends (``start`` when nothing was)."""
-    if not isinstance(data, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
-        return start
-    end -= end % mmap.PAGESIZE
-    if end > start:
-        data.madvise(mmap.MADV_DONTNEED, start, end - start)
-        return end
-    return start
+        data = map_open(fh, sequential=True)
+    return read_file(name, False) if data is None else data
 
 
 @contextlib.contextmanager

@@ -512,7 +512,6 @@ _BOM: Final = b"\xef\xbb\xbf"
 CHUNK: Final = 8 << 20  # bytes read at a time (twice that, and on, while one element is unfinished)
 _MAX_CHUNK: Final = 256 << 20
 BATCH: Final = 4 << 20  # bytes of elements scanned before they are handed on
-_RELEASE: Final = getattr(mmap, "MADV_DONTNEED", None)  # drops mapped pages from this process's memory
 
 
 class PartElements:
@@ -552,7 +551,7 @@ class PartElements:
         file's, and each batch's pages leave this process's memory once the next batch is asked for.
         """
         with self.part.open() as fh:
-            mm = _map(fh) if mapped and self.part.path is not None else None
+            mm = map_open(fh) if mapped and self.part.path is not None else None
             if mm is None:
                 yield from self._ranges(fh)
                 return
@@ -579,10 +578,7 @@ class PartElements:
             pos, state = new_pos, new_state
             if state == END and pos >= size:
                 return
-            done = pos - pos % mmap.PAGESIZE
-            if done > released and _RELEASE is not None:
-                mm.madvise(_RELEASE, released, done - released)
-                released = done
+            released = release(mm, released, pos)
 
     def _ranges(self, fh: Any) -> Iterator[tuple[bytes, list[int], int]]:
         buf, pos, state, offset = b"", 0, BEGIN, 0
@@ -640,16 +636,33 @@ class PartElements:
         return ConversionError(message, reason="invalid-json", source=self.part.name)
 
 
-def _map(fh: Any) -> mmap.mmap | None:
-    """The bytes of the open file ``fh`` mapped into memory, when it is a non-empty regular file."""
+def map_open(fh: Any, *, sequential: bool = False) -> mmap.mmap | None:
+    """The bytes of the open file ``fh`` mapped into memory, read-only, when it is a non-empty regular
+    file (else None); ``sequential`` asks the system to read ahead."""
     try:
         fd = fh.fileno()
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
             return None
-        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is an OSError
         return None
+    if sequential and hasattr(mmap, "MADV_SEQUENTIAL"):
+        mm.madvise(mmap.MADV_SEQUENTIAL)
+    return mm
+
+
+def release(data: Any, start: int, end: int) -> int:
+    """Give back the memory of ``data[start:end]`` (``start`` on a page boundary) when ``data`` is a
+    mapped file: its bytes stay readable, from the file. Returns where the memory given back ends
+    (``start`` when nothing was)."""
+    if not isinstance(data, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+        return start
+    end -= end % mmap.PAGESIZE
+    if end > start:
+        data.madvise(mmap.MADV_DONTNEED, start, end - start)
+        return end
+    return start
 
 
 def _locate(fh: Any, head: bytes, offset: int) -> tuple[int, int]:

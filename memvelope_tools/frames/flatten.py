@@ -18,9 +18,9 @@ import numpy as np
 import pyarrow as pa
 
 from .._progress import progress_bar
-from ..convert.elements import FIELDS
+from ..convert.elements import FIELDS, release
 from ..errors import FormatError
-from ..read import ROLES, check, check_conversations, check_messages, parse_spans, release, stream_envelope
+from ..read import ROLES, check, check_conversations, check_messages, parse_spans, stream_envelope
 from . import text
 from .columns import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, MS, arrow_schema, timestamps
 from .text import Conversations, strings, text_columns_later
