@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 
 from .errors import FormatError
 from .frames import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, STRING, conform, envelope_tables
+from .frames.columns import to_pandas
 
 #: The columns of a history frame: those of a messages frame that search and topics use, and the title.
 HISTORY_COLUMNS: dict[str, Any] = {
@@ -107,8 +107,4 @@ def _from_documents(documents: list[Any]) -> pd.DataFrame:
     :func:`memvelope_tools.conversations_frame` read them."""
     conversations, messages = envelope_tables(documents)
     assert messages is not None
-
-    def frame(table: pa.Table, columns: dict[str, Any]) -> pd.DataFrame:
-        return conform(table.to_pandas(types_mapper={pa.string(): STRING}.get), columns)
-
-    return from_tables(frame(messages, MESSAGE_COLUMNS), frame(conversations, CONVERSATION_COLUMNS))
+    return from_tables(to_pandas(messages, MESSAGE_COLUMNS, None), to_pandas(conversations, CONVERSATION_COLUMNS, None))
