@@ -263,7 +263,7 @@ class SearchIndex:
             shards = db.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
             build = db.execute("SELECT value FROM meta WHERE key = 'build'").fetchone()
             for i in range(1, int(shards[0]) if shards else 1):
-                db.execute(f"ATTACH ? AS s{i}", (f"{_shard_path(path, i).resolve().as_uri()}?mode=ro",))
+                _attach(db, path, i)
                 if db.execute(f"SELECT value FROM s{i}.meta WHERE key = 'build'").fetchone() != build:
                     raise sqlite3.DatabaseError(f"{_shard_path(path, i).name} belongs to another index")
         except BaseException:
@@ -341,7 +341,7 @@ class SearchIndex:
     def count(self, query: str, *, role: str | None = None, since: Any = None, until: Any = None) -> int:
         """How many messages match ``query`` (and the filters, as :meth:`search` takes them)."""
         expression = fts_query(query)
-        arms = [_matching(schema, expression, role, since, until) for schema in self._schemas]
+        arms = list(map(_matching(expression, role, since, until), self._schemas))
         with self._lock:
             counts = self._each_part(lambda db, i: db.execute(f"SELECT count(*) {arms[i][0]}", arms[i][1]), query)
         return sum(int(rows[0][0]) for rows in counts)
@@ -350,7 +350,7 @@ class SearchIndex:
         self, expression: str, role: str | None, since: Any, until: Any, limit: int | None, query: str
     ) -> list[tuple[int, float]]:
         """Row ids and scores (higher is better) of the best ``limit`` matches, best first."""
-        arms = [_matching(schema, expression, role, since, until) for schema in self._schemas]
+        arms = list(map(_matching(expression, role, since, until), self._schemas))
         n = -1 if limit is None else limit
         # Row ids break ties (see _fill).
         if self._file is None:
@@ -421,7 +421,7 @@ class SearchIndex:
         if i not in self._connections:
             assert self._file is not None
             db = _connect(self._file, read_only=True)
-            db.execute(f"ATTACH ? AS s{i}", (f"{_shard_path(self._file, i).resolve().as_uri()}?mode=ro",))
+            _attach(db, self._file, i)
             self._connections[i] = db
         return self._connections[i]
 
@@ -435,8 +435,11 @@ class SearchIndex:
                 self._temporary.cleanup()
 
 
-def _matching(schema: str, expression: str, role: str | None, since: Any, until: Any) -> tuple[str, list[str | int]]:
-    """The FROM and WHERE clauses selecting the messages of one part that match, and their parameters."""
+def _matching(
+    expression: str, role: str | None, since: Any, until: Any
+) -> Callable[[str], tuple[str, list[str | int]]]:
+    """For a part's schema, the FROM and WHERE clauses selecting its messages that match, and their
+    parameters (the filters are checked here, once for every part)."""
     where: list[str] = ["fts MATCH ?"]
     params: list[str | int] = [expression]
     if role is not None:
@@ -450,7 +453,7 @@ def _matching(schema: str, expression: str, role: str | None, since: Any, until:
             where.append(f"m.ts {op} ?")
             params.append(ms)
     join = "JOIN main.msgs m ON m.id = fts.rowid " if len(where) > 1 else ""
-    return f"FROM {schema}.fts {join}WHERE {' AND '.join(where)}", params
+    return lambda schema: (f"FROM {schema}.fts {join}WHERE {' AND '.join(where)}", params)
 
 
 def _chunks(values: list[int], size: int) -> Iterable[list[int]]:
@@ -461,6 +464,11 @@ def _chunks(values: list[int], size: int) -> Iterable[list[int]]:
 def _shard_path(path: Path, i: int) -> Path:
     """Where part ``i`` (from 1) of the index kept in ``path`` is kept."""
     return path.with_name(f"{path.stem}.{i}{path.suffix}")
+
+
+def _attach(db: sqlite3.Connection, path: Path, i: int) -> None:
+    """Attach part ``i`` of the index kept in ``path`` to ``db``, read-only, as schema ``s{i}``."""
+    db.execute(f"ATTACH ? AS s{i}", (f"{_shard_path(path, i).resolve().as_uri()}?mode=ro",))
 
 
 def _temp_beside(path: Path, made: list[str]) -> str:
