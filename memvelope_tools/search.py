@@ -1,4 +1,4 @@
-"""Ranked full-text search over the messages of a chat history, offline, with SQLite FTS5 and BM25.
+"""Ranked full-text search over the messages of a chat history, offline, with Tantivy and BM25.
 
 >>> import memvelope_tools as mv
 >>> hits = mv.search("history.mve.json", '"time zone" OR tz*', role="user")  # doctest: +SKIP
@@ -9,56 +9,53 @@ take, a messages frame, a Parquet folder, or a list of them.
 **Queries.** Words are matched whole and in any order (all of them must occur); case and diacritics
 do not matter (``cafe`` finds "Café", ``zurich`` "Zürich"). ``"two words"`` is a phrase, ``pyth*`` a
 prefix, ``AND``, ``OR``, ``NOT`` (upper case) combine terms, parentheses group them:
-``(pandas OR polars) NOT spark``. Everything else in a word is taken literally, so ``c++``,
-``e-mail`` or ``don't`` need no quoting. Chinese and Japanese text has no spaces between words:
-each ideograph or kana is indexed on its own and a run of them is searched as a phrase, so ``東京``
-finds "東京に行く". A query that cannot be run raises :class:`~memvelope_tools.QueryError` saying why.
+``(pandas OR polars) NOT spark``. Words side by side bind tightest, then ``NOT``, then ``AND``,
+then ``OR``: ``a OR b c NOT d`` is ``a OR ((b AND c) NOT d)``. Everything else in a word is taken
+literally, so ``c++``, ``e-mail`` or ``don't`` need no quoting. Chinese and Japanese text has no
+spaces between words: each ideograph or kana is indexed on its own and a run of them is searched as
+a phrase, so ``東京`` finds "東京に行く". A query that cannot be run raises
+:class:`~memvelope_tools.QueryError` saying why.
 
 **Results.** One row per matching message, best first: ``source``, ``conv_index``,
 ``conversation_id``, ``title``, ``ts``, ``role``, ``position`` (as in the frames), ``snippet`` (up to
 about 24 words of the message around the matches, whitespace collapsed, each match between ``⟦`` and
 ``⟧``, brackets rare enough in real text not to be confused with it) and ``score`` (BM25, higher is
-better). Equal scores put the most recent message first; undated messages come last.
-``role`` keeps one role; ``since`` (inclusive) and ``until`` (exclusive) keep messages sent in that
-interval, given as anything :class:`pandas.Timestamp` reads, UTC when no offset is given
-(``since="2024-01-01", until="2025-01-01"`` is the year 2024); undated messages then drop out.
+better; a prefix adds the same amount to every message it matches). Equal scores put the most recent
+message first; undated messages come last. ``role`` keeps one role; ``since`` (inclusive) and
+``until`` (exclusive) keep messages sent in that interval, given as anything
+:class:`pandas.Timestamp` reads, UTC when no offset is given (``since="2024-01-01",
+until="2025-01-01"`` is the year 2024); undated messages then drop out.
 
 **The index** is built once per history and reused: in memory for the last few histories searched
 (recognised by their content, or for files by path, size and modification time; a frame's large
 Arrow-backed text by the buffers that hold it, which pandas never changes in place), and for a Parquet
-folder on disk beside the Parquet files as ``search.sqlite``, with a fingerprint of those files. When
-the files change, the next search says so in a warning and rebuilds the index; it is never used stale.
+folder on disk beside the Parquet files, in the folder ``search-index``, with a fingerprint of those
+files. When the files change, the next search says so in a warning and rebuilds the index; it is
+never used stale. An index of :data:`DISK_MIN` messages or more that is not kept beside a Parquet
+folder is kept in a temporary folder (removed once the index is no longer cached, or closed) rather
+than in memory.
 
-**Large histories** (:data:`SHARD_MIN` messages or more, on a machine with more than one CPU) are
-indexed in two parts built side by side, the second by a Python process of its own, every other
-message in each. Each part ranks its messages with its own BM25 statistics, as the shards of a
-search engine do: scores differ slightly from those of one index over everything, and two
-messages with equal text in different parts can score unequally (so equal scores no longer
-always put the most recent first). Which messages match, and their snippets, do not change. A query
-ranks the parts side by side, one thread each. Such an index is kept in files: beside a Parquet
-folder the second part as ``search.1.sqlite``; otherwise in a temporary folder, removed once the
-index is no longer cached (or closed).
+**The engine** is Tantivy, a search library in Rust: it indexes on every core and finds the best
+matches of a query without scoring every message that matches it, so a word most messages hold is
+ranked as quickly as a rare one.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
+import functools
 import hashlib
-import heapq
-import itertools
 import os
 import re
-import sqlite3
-import subprocess
-import sys
+import shutil
 import tempfile
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -70,7 +67,10 @@ from .errors import QueryError
 from .frames import INT, ROLE, STRING, TIMESTAMP, conform
 from .read import ROLES
 
-__all__ = ["RESULT_COLUMNS", "SHARD_MIN", "SearchIndex", "fts_query", "search"]
+if TYPE_CHECKING:  # the engine is imported by the functions using it: importing the package stays quick
+    import tantivy
+
+__all__ = ["DISK_MIN", "RESULT_COLUMNS", "Query", "SearchIndex", "parse_query", "search"]
 
 #: Columns and dtypes of a result frame.
 RESULT_COLUMNS: dict[str, Any] = {
@@ -85,19 +85,19 @@ RESULT_COLUMNS: dict[str, Any] = {
     "score": np.dtype("float64"),
 }
 MARKS = ("⟦", "⟧")
-INDEX_FILE = "search.sqlite"
-_FORMAT = "memvelope-search-2"
-_TOKENIZER = "unicode61 remove_diacritics 2"
+INDEX_DIR = "search-index"
+_ROWS = "rows.arrow"  # what a result row shows, beside the engine's files
+_OLD_FILES = ("search.sqlite", "search.1.sqlite")  # an index in the format of earlier releases
+_FORMAT = "memvelope-search-3"
+_ANALYZER = "memvelope"
 _SNIPPET_TOKENS = 24
+_SNIPPET_LEAD = 3  # words shown before the first match of a long message
 _CACHED = 4  # in-memory indexes kept
-_SHARDS = 2  # parts a large index is built in, side by side
-# Threads ranking the parts of large indexes beside the querying thread; started when first needed.
-_workers = concurrent.futures.ThreadPoolExecutor(max_workers=_SHARDS - 1, thread_name_prefix="memvelope-search")
-#: Messages from which an index is built in parts, by as many processes (when there are CPUs for it).
-SHARD_MIN = 200_000
+#: Messages from which an index not kept beside a Parquet folder is kept in a temporary folder.
+DISK_MIN = 200_000
+_HEAP = 512 << 20  # bytes the engine's indexing threads buffer before writing
 _HASHED = 1 << 24  # Arrow buffers up to this size are hashed into a frame's key, larger ones named
 _BATCH = 1 << 16  # texts converted to Python at a time while indexing
-_BUILD_OPTIONS = (("automerge", 0), ("crisismerge", 1 << 16), ("hashsize", 8 << 20))
 # Ideographs and kana: a zero-width space (a separator to the tokenizer, invisible in a snippet)
 # after each makes every one a token of its own.
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
@@ -107,20 +107,45 @@ _ZWSP = "\u200b"
 _OPERATORS = frozenset(("AND", "OR", "NOT"))
 _QUERY_TOKEN = re.compile(r'\s*(?:(")([^"]*)("?)(\*?)|(\()|(\))|([^\s()"]+))')
 _SEARCHABLE = re.compile(r"[^\W_]")
+_WORD = re.compile(r"[^\W_]+")  # a run of letters and digits: a token to the engine
 
 
 # ---- queries -------------------------------------------------------------------------------------
 
 
-def fts_query(query: str) -> str:
-    """The FTS5 expression a query (see the module docstring) is run as.
+@dataclass(frozen=True)
+class Words:
+    """A word or a quoted phrase of a query, as written (``prefix``: it ended in ``*``)."""
+
+    text: str
+    prefix: bool = False
+
+    def __str__(self) -> str:
+        return f'"{self.text}"' + ("*" if self.prefix else "")  # a word never holds a quote
+
+
+@dataclass(frozen=True)
+class Operation:
+    """``AND``, ``OR`` or ``NOT`` over two or more parts (``NOT``: the first without any of the others)."""
+
+    operator: Literal["AND", "OR", "NOT"]
+    parts: tuple[Query, ...]
+
+    def __str__(self) -> str:
+        return "(" + f" {self.operator} ".join(map(str, self.parts)) + ")"
+
+
+Query = Words | Operation
+
+
+def parse_query(query: str) -> Query:
+    """A query (see the module docstring) as a tree of :class:`Words` and :class:`Operation`.
 
     Raises :class:`~memvelope_tools.QueryError` with the reason when the query cannot be run.
     """
     if not isinstance(query, str):
         raise QueryError(f"a query is a string, not {type(query).__name__}")
-    out: list[str] = []
-    kinds: list[str] = []  # "term", "op", "(", ")"
+    items: list[Words | str] = []  # Words, an operator, "(" or ")"
     pos = 0
     text = query.rstrip()
     while pos < len(text):
@@ -131,39 +156,78 @@ def fts_query(query: str) -> str:
         if quote:
             if not closed:
                 raise QueryError(f"cannot search for {query!r}: a quote is not closed")
-            out.append(_phrase(phrase, query) + ("*" if star else ""))
-            kinds.append("term")
-        elif opening:
-            out.append("(")
-            kinds.append("(")
-        elif closing:
-            out.append(")")
-            kinds.append(")")
+            items.append(_words(phrase, bool(star), query))
+        elif opening or closing:
+            items.append(opening or closing)
         elif word in _OPERATORS:
-            out.append(word)
-            kinds.append("op")
+            items.append(word)
         else:
             stem = word.rstrip("*")
             if not stem:
                 raise QueryError(f"cannot search for {query!r}: '*' ends a word to search for its prefix (pyth*)")
-            out.append(_phrase(stem, query) + ("*" if stem != word else ""))
-            kinds.append("term")
-    if "term" not in kinds:
+            items.append(_words(stem, stem != word, query))
+    if not any(isinstance(item, Words) for item in items):
         raise QueryError(f"cannot search for {query!r}: there is no word to search for")
-    for i, kind in enumerate(kinds):
-        before = kinds[i - 1] if i else "("
-        after = kinds[i + 1] if i + 1 < len(kinds) else ")"
-        if kind == "op" and (before in ("op", "(") or after in ("op", ")")):
-            raise QueryError(f"cannot search for {query!r}: {out[i]} needs a term on each side (a {out[i]} b)")
-    if kinds.count("(") != kinds.count(")"):
-        raise QueryError(f"cannot search for {query!r}: parentheses do not pair up")
-    return " ".join(out)
+    for i, item in enumerate(items):
+        before = items[i - 1] if i else "("
+        after = items[i + 1] if i + 1 < len(items) else ")"
+        if item in _OPERATORS and (before in (*_OPERATORS, "(") or after in (*_OPERATORS, ")")):
+            raise QueryError(f"cannot search for {query!r}: {item} needs a term on each side (a {item} b)")
+    return _Parser(items, query).parse()
 
 
-def _phrase(words: str, query: str) -> str:
-    if not _SEARCHABLE.search(words):
-        raise QueryError(f"cannot search for {query!r}: {words!r} has no letter or digit to search for")
-    return '"' + _CJK.sub(r"\1" + _ZWSP, words).replace('"', '""') + '"'
+def _words(text: str, prefix: bool, query: str) -> Words:
+    if not _SEARCHABLE.search(text):
+        raise QueryError(f"cannot search for {query!r}: {text!r} has no letter or digit to search for")
+    return Words(text, prefix)
+
+
+class _Parser:
+    """Recursive descent over a query's items: OR over AND over NOT over words side by side."""
+
+    def __init__(self, items: list[Words | str], query: str) -> None:
+        self.items, self.query, self.i = items, query, 0
+
+    def parse(self) -> Query:
+        tree = self.binary("OR")
+        if self.i < len(self.items):  # a ")" with no "(" before it
+            raise self.unpaired()
+        return tree
+
+    def binary(self, operator: Literal["AND", "OR", "NOT"]) -> Query:
+        lower = {"OR": "AND", "AND": "NOT"}.get(operator)
+        part = self.binary(lower) if lower else self.side_by_side()  # type: ignore[arg-type]
+        parts = [part]
+        while self.i < len(self.items) and self.items[self.i] == operator:
+            self.i += 1
+            parts.append(self.binary(lower) if lower else self.side_by_side())  # type: ignore[arg-type]
+        return parts[0] if len(parts) == 1 else Operation(operator, tuple(parts))
+
+    def side_by_side(self) -> Query:
+        parts = [self.primary()]
+        while self.i < len(self.items) and (isinstance(self.items[self.i], Words) or self.items[self.i] == "("):
+            parts.append(self.primary())
+        return parts[0] if len(parts) == 1 else Operation("AND", tuple(parts))
+
+    def primary(self) -> Query:
+        if self.i >= len(self.items):
+            raise self.unpaired()
+        item = self.items[self.i]
+        self.i += 1
+        if isinstance(item, Words):
+            return item
+        if item != "(":
+            raise self.unpaired()
+        if self.i < len(self.items) and self.items[self.i] == ")":
+            raise QueryError(f"cannot search for {self.query!r}: parentheses hold no word")
+        inner = self.binary("OR")
+        if self.i >= len(self.items) or self.items[self.i] != ")":
+            raise self.unpaired()
+        self.i += 1
+        return inner
+
+    def unpaired(self) -> QueryError:
+        return QueryError(f"cannot search for {self.query!r}: parentheses do not pair up")
 
 
 def _timestamp_ms(value: Any, name: str) -> int | None:
@@ -179,107 +243,239 @@ def _timestamp_ms(value: Any, name: str) -> int | None:
     return int(ts.as_unit("ns").value) // 1_000_000
 
 
+# ---- the engine ----------------------------------------------------------------------------------
+
+
+@functools.cache
+def _analyzer() -> tantivy.TextAnalyzer:
+    """Runs of letters and digits, lower-cased, diacritics folded to ASCII where they fold."""
+    import tantivy as t
+
+    return (
+        t.TextAnalyzerBuilder(t.Tokenizer.simple()).filter(t.Filter.lowercase()).filter(t.Filter.ascii_fold()).build()
+    )
+
+
+def _tokens(text: str) -> list[str]:
+    """The tokens of ``text`` as the index holds them (ideographs and kana one by one)."""
+    return list(_analyzer().analyze(_CJK.sub(r"\1" + _ZWSP, text)))
+
+
+@functools.cache
+def _schema() -> tantivy.Schema:
+    import tantivy as t
+
+    builder = t.SchemaBuilder()
+    builder.add_text_field("text", tokenizer_name=_ANALYZER, index_option="position")
+    # Read by row, not searched: the message's row, its role's code, when it was sent (milliseconds
+    # since the epoch; none when undated).
+    builder.add_integer_field("id", fast=True)
+    builder.add_integer_field("role", fast=True)
+    builder.add_integer_field("ts", fast=True)
+    return builder.build()
+
+
+def _open_engine(directory: Path | None, *, create: bool) -> tantivy.Index:
+    import tantivy as t
+
+    if directory is None:
+        engine = t.Index(_schema())
+    elif create:
+        engine = t.Index(_schema(), path=os.fspath(directory))
+    else:
+        engine = t.Index.open(os.fspath(directory))
+    engine.register_tokenizer(_ANALYZER, _analyzer())
+    return engine
+
+
+def _engine_query(tree: Query, searcher: tantivy.Searcher) -> tantivy.Query:
+    """The engine's query for a parsed query (``searcher``: where the words a prefix starts are looked up)."""
+    import tantivy as t
+
+    schema = _schema()
+    if isinstance(tree, Words):
+        tokens = _tokens(tree.text)
+        if not tokens:  # no character the engine takes for a letter or digit
+            return t.Query.empty_query()
+        if tree.prefix and len(tokens) == 1:
+            # Each word the prefix starts, ranked as that word would be on its own.
+            words = [word for word, _ in searcher.terms_with_prefix("text", tokens[0])]
+            if not words:
+                return t.Query.empty_query()
+            return t.Query.boolean_query([(t.Occur.Should, t.Query.term_query(schema, "text", w)) for w in words])
+        if tree.prefix:
+            return t.Query.regex_phrase_query(
+                schema, "text", [*map(re.escape, tokens[:-1]), re.escape(tokens[-1]) + ".*"]
+            )
+        if len(tokens) == 1:
+            return t.Query.term_query(schema, "text", tokens[0])
+        return t.Query.phrase_query(schema, "text", list[str | tuple[int, str]](tokens))
+    parts = [_engine_query(part, searcher) for part in tree.parts]
+    if tree.operator == "AND":
+        return t.Query.boolean_query([(t.Occur.Must, q) for q in parts])
+    if tree.operator == "OR":
+        return t.Query.boolean_query([(t.Occur.Should, q) for q in parts])
+    return t.Query.boolean_query([(t.Occur.Must, parts[0]), *((t.Occur.MustNot, q) for q in parts[1:])])
+
+
+def _filtered(query: tantivy.Query, role: str | None, since: Any, until: Any) -> tantivy.Query:
+    """``query`` restricted to a role and an interval of time, scored as ``query`` alone."""
+    import tantivy as t
+
+    schema = _schema()
+    filters = []
+    if role is not None:
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)} or None, got {role!r}")
+        code = ROLES.index(role)
+        filters.append(t.Query.range_query(schema, "role", t.FieldType.Integer, code, code))
+    low, high = _timestamp_ms(since, "since"), _timestamp_ms(until, "until")
+    if low is not None or high is not None:
+        filters.append(
+            t.Query.range_query(
+                schema,
+                "ts",
+                t.FieldType.Integer,
+                low,
+                high,
+                True,
+                high is None,  # an open side counts as inclusive
+            )
+        )
+    if not filters:
+        return query
+    return t.Query.boolean_query(
+        [(t.Occur.Must, query), *((t.Occur.Must, t.Query.const_score_query(f, 0.0)) for f in filters)]
+    )
+
+
+def _marked(tree: Query) -> list[tuple[list[str], bool]]:
+    """The token sequences a matching message is marked at (the words not after a NOT), with their prefix flag."""
+    if isinstance(tree, Words):
+        tokens = _tokens(tree.text)
+        return [(tokens, tree.prefix)] if tokens else []
+    parts = tree.parts[:1] if tree.operator == "NOT" else tree.parts
+    return [leaf for part in parts for leaf in _marked(part)]
+
+
+def _snippet(text: str, leaves: list[tuple[list[str], bool]], marks: Sequence[str]) -> str:
+    """Up to :data:`_SNIPPET_TOKENS` words of ``text`` around its matches, each between ``marks``."""
+    spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    folded: dict[str, str | None] = {}
+    tokens: list[str | None] = []
+    for start, end in spans:
+        word = text[start:end]
+        if word not in folded:
+            analysed = _analyzer().analyze(word)
+            folded[word] = analysed[0] if len(analysed) == 1 else None
+        tokens.append(folded[word])
+    found: list[tuple[int, int]] = []  # first and last token of each match
+    for sequence, prefix in leaves:
+        n = len(sequence)
+        for i in range(len(tokens) - n + 1):
+            if all(tokens[i + k] == sequence[k] for k in range(n - 1)) and (
+                (tokens[i + n - 1] or "").startswith(sequence[-1]) if prefix else tokens[i + n - 1] == sequence[-1]
+            ):
+                found.append((i, i + n - 1))
+    found.sort()
+    merged: list[list[int]] = []
+    for first, last in found:
+        if merged and first <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], last)
+        else:
+            merged.append([first, last])
+    begin, stop = 0, len(spans)
+    if len(spans) > _SNIPPET_TOKENS:
+        # The window holding the most matches, starting a little before one of them.
+        best = -1
+        for first, _ in merged or [[_SNIPPET_LEAD, 0]]:
+            start = min(max(0, first - _SNIPPET_LEAD), len(spans) - _SNIPPET_TOKENS)
+            held = sum(1 for a, b in merged if a >= start and b < start + _SNIPPET_TOKENS)
+            if held > best:
+                best, begin = held, start
+        stop = begin + _SNIPPET_TOKENS
+    open_mark, close_mark = marks
+    out = ["…" if begin else ""]
+    cursor = 0 if begin == 0 else spans[begin][0]
+    for first, last in merged:
+        if first < begin or last >= stop:
+            continue
+        out += [text[cursor : spans[first][0]], open_mark, text[spans[first][0] : spans[last][1]], close_mark]
+        cursor = spans[last][1]
+    end = len(text) if stop == len(spans) else spans[stop - 1][1]
+    out += [text[cursor:end], "" if stop == len(spans) else "…"]
+    return " ".join("".join(out).replace(_ZWSP, "").split())
+
+
 # ---- the index -----------------------------------------------------------------------------------
 
 
 class SearchIndex:
-    """An FTS5 index of a history's messages, with what a result row shows; query it with :meth:`search`.
+    """The engine's index of a history's messages, with what a result row shows; query it with :meth:`search`.
 
-    A large history is indexed in parts built side by side (:data:`SHARD_MIN`), each ranking with
-    its own BM25 statistics (see the module docstring). A query ranks the parts side by side, in
-    threads, each on a read-only connection of its own (SQLite runs a statement without holding
-    Python's lock), then merges the parts' best rows by score and row id, in the order one
-    statement over all parts gives. Such an index is therefore always kept in files: a large
-    history indexed "in memory" is kept in a temporary folder, removed when the index is closed or
-    no longer used.
+    Built in memory, or in a folder (:meth:`build` with ``path``; :meth:`open` reads it again).
     """
 
-    def __init__(self, connection: sqlite3.Connection, path: Path | None = None) -> None:
-        self._db = connection
+    def __init__(self, engine: tantivy.Index, rows: pa.Table, path: Path | None = None) -> None:
+        self._engine = engine
+        self._rows = rows
         self._lock = threading.Lock()
         self.path = path
-        shards = connection.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
-        self._schemas = ["main"] + [f"s{i}" for i in range(1, int(shards[0]) if shards else 1)]
-        # Where the parts can be opened again by other connections: with one, each part is ranked
-        # in a thread of its own; without, all in one statement on this connection.
-        self._file = path if len(self._schemas) > 1 else None
-        self._connections: dict[int, sqlite3.Connection] = {}
+        engine.reload()
+        self._searcher = engine.searcher()
         self._temporary: tempfile.TemporaryDirectory[str] | None = None
 
     @classmethod
     def build(cls, history: pd.DataFrame, *, path: Path | None = None, fingerprint: str = "") -> SearchIndex:
-        """Index a history frame (:data:`memvelope_tools.corpus.HISTORY_COLUMNS`), in memory or
-        into the SQLite file ``path`` (written whole, then renamed into place)."""
-        shards = _SHARDS if len(history) >= SHARD_MIN and (os.cpu_count() or 1) > 1 else 1
+        """Index a history frame (:data:`memvelope_tools.corpus.HISTORY_COLUMNS`): in memory (in
+        a temporary folder from :data:`DISK_MIN` messages), or into the folder ``path``, written
+        whole beside it, then moved into place."""
         if path is None:
-            if shards == 1:
-                db = _connect(":memory:")
-                _fill(db, history, fingerprint, [])
-                return cls(db)
-            # Each part must be open to a connection of its own while querying: they are files.
+            if len(history) < DISK_MIN:
+                engine = _open_engine(None, create=True)
+                return cls(engine, _fill(engine, history, fingerprint))
             folder = tempfile.TemporaryDirectory(prefix="memvelope-search-", ignore_cleanup_errors=True)
             try:
-                main = Path(folder.name) / INDEX_FILE
-                db = _connect(main)
-                try:
-                    _fill(db, history, fingerprint, [_shard_path(main, i) for i in range(1, shards)])
-                finally:
-                    db.close()
-                index = cls.open(main)
+                index = cls.build(history, path=Path(folder.name) / INDEX_DIR, fingerprint=fingerprint)
             except BaseException:
                 folder.cleanup()
                 raise
             index.path, index._temporary = None, folder
             return index
-        made: list[str] = []
+        made = Path(tempfile.mkdtemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent))
         try:
-            tmp = _temp_beside(path, made)
-            parts = [Path(_temp_beside(_shard_path(path, i), made)) for i in range(1, shards)]
-            db = _connect(tmp)
-            try:
-                _fill(db, history, fingerprint, parts)
-            finally:
-                db.close()
-            for i, part in enumerate(parts, 1):
-                os.replace(part, _shard_path(path, i))
-            os.replace(tmp, path)
-            with contextlib.suppress(FileNotFoundError):  # a part of an earlier, larger index
-                os.unlink(_shard_path(path, shards))
+            rows = _fill(_open_engine(made, create=True), history, fingerprint)
+            with pa.OSFile(os.fspath(made / _ROWS), "wb") as sink, pa.ipc.new_file(sink, rows.schema) as out:
+                out.write_table(rows, max_chunksize=_BATCH)
+            del rows
+            _replace_folder(made, path)
         except BaseException:
-            for name in made:
-                with contextlib.suppress(OSError):
-                    os.unlink(name)
+            shutil.rmtree(made, ignore_errors=True)
             raise
+        for name in _OLD_FILES:
+            with contextlib.suppress(OSError):
+                (path.parent / name).unlink()
         return cls.open(path)
 
     @classmethod
     def open(cls, path: Path) -> SearchIndex:
-        """The index kept in the SQLite file ``path`` (and the parts beside it), read-only.
+        """The index kept in the folder ``path``.
 
-        Raises :class:`sqlite3.DatabaseError` when it or one of its parts cannot be read.
+        Raises :class:`ValueError` (:class:`pyarrow.ArrowInvalid` among them) or :class:`OSError`
+        when it cannot be read.
         """
-        db = _connect(path, read_only=True)
-        try:
-            shards = db.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
-            build = db.execute("SELECT value FROM meta WHERE key = 'build'").fetchone()
-            for i in range(1, int(shards[0]) if shards else 1):
-                _attach(db, path, i)
-                if db.execute(f"SELECT value FROM s{i}.meta WHERE key = 'build'").fetchone() != build:
-                    raise sqlite3.DatabaseError(f"{_shard_path(path, i).name} belongs to another index")
-        except BaseException:
-            db.close()
-            raise
-        return cls(db, path)
+        rows = pa.ipc.open_file(pa.memory_map(os.fspath(path / _ROWS))).read_all()
+        if (rows.schema.metadata or {}).get(b"format") is None:
+            raise ValueError(f"{path / _ROWS} is not a search index's rows")
+        return cls(_open_engine(path, create=False), rows, path)
 
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT count(*) FROM msgs").fetchone()[0])
+        return int(self._rows.num_rows)
 
     def meta(self, key: str) -> str | None:
         """A value stored with the index (``format``, ``fingerprint``)."""
-        with self._lock:
-            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        value = (self._rows.schema.metadata or {}).get(key.encode())
+        return None if value is None else value.decode()
 
     def search(
         self,
@@ -292,359 +488,132 @@ class SearchIndex:
         marks: Sequence[str] = MARKS,
     ) -> pd.DataFrame:
         """Messages matching ``query``, best first (see the module docstring)."""
-        expression = fts_query(query)
-        if limit is not None and (not isinstance(limit, int) or limit < 0):
+        tree = parse_query(query)
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
             raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
-        open_mark, close_mark = marks
         with self._lock:
-            hits = self._best(expression, role, since, until, limit, query)
-            ids = [row[0] for row in hits]
-            snippets: dict[int, str] = {}
-            details: dict[int, tuple[Any, ...]] = {}
-            # FTS5 looks a query up again for each row id it is given, and expanding a prefix costs
-            # a scan of the terms: a query with one reads its matches once and keeps the rows shown.
-            rowid = "+rowid" if '"*' in expression else "rowid"
-            for shard, schema in enumerate(self._schemas):
-                for chunk in _chunks([i for i in ids if i % len(self._schemas) == shard], 500):
-                    marks_in = ",".join("?" * len(chunk))
-                    snippets.update(
-                        self._db.execute(
-                            f"SELECT rowid, snippet(fts, 0, ?, ?, '…', {_SNIPPET_TOKENS}) FROM {schema}.fts "
-                            f"WHERE fts MATCH ? AND {rowid} IN ({marks_in})",
-                            [open_mark, close_mark, expression, *chunk],
-                        ).fetchall()
-                    )
-            for chunk in _chunks(ids, 500):
-                marks_in = ",".join("?" * len(chunk))
-                for row in self._db.execute(
-                    "SELECT m.id, c.source, c.conv_index, c.conversation_id, c.title, m.ts, m.role, m.position "
-                    f"FROM msgs m JOIN convs c ON c.id = m.conv WHERE m.id IN ({marks_in})",
-                    chunk,
-                ):
-                    details[row[0]] = row[1:]
-        rows = [details[i] for i in ids]
+            hits = self._best(_filtered(_engine_query(tree, self._searcher), role, since, until), limit)
+        # Row by row: taking rows from a table in many chunks joins its chunks first.
+        columns = {
+            name: [column[i].as_py() for i, _ in hits]
+            for name, column in zip(self._rows.column_names, self._rows.columns, strict=True)
+        }
+        leaves = _marked(tree)
         frame = pd.DataFrame(
             {
-                "source": [r[0] for r in rows],
-                "conv_index": np.array([r[1] for r in rows], dtype=np.int64),
-                "conversation_id": [r[2] for r in rows],
-                "title": [r[3] for r in rows],
-                "ts": pd.to_datetime(pd.array([r[4] for r in rows], dtype="Int64"), unit="ms", utc=True),
-                "role": pd.Categorical.from_codes([-1 if r[5] is None else r[5] for r in rows], dtype=ROLE),
-                "position": np.array([r[6] for r in rows], dtype=np.int64),
-                "snippet": [" ".join(snippets[i].replace(_ZWSP, "").split()) for i in ids],
-                "score": np.array([row[1] for row in hits], dtype=np.float64),
+                "source": columns["source"],
+                "conv_index": np.array(columns["conv_index"], dtype=np.int64),
+                "conversation_id": columns["conversation_id"],
+                "title": columns["title"],
+                "ts": pd.to_datetime(pd.array(columns["ts"], dtype="Int64"), unit="ms", utc=True),
+                "role": pd.Categorical.from_codes([-1 if r is None else r for r in columns["role"]], dtype=ROLE),
+                "position": np.array(columns["position"], dtype=np.int64),
+                "snippet": [_snippet(text, leaves, marks) for text in columns["text"]],
+                "score": np.array([score for _, score in hits], dtype=np.float64),
             }
         )
         return conform(frame, RESULT_COLUMNS)
 
     def count(self, query: str, *, role: str | None = None, since: Any = None, until: Any = None) -> int:
         """How many messages match ``query`` (and the filters, as :meth:`search` takes them)."""
-        expression = fts_query(query)
-        arms = list(map(_matching(expression, role, since, until), self._schemas))
+        tree = parse_query(query)
         with self._lock:
-            counts = self._each_part(lambda db, i: db.execute(f"SELECT count(*) {arms[i][0]}", arms[i][1]), query)
-        return sum(int(rows[0][0]) for rows in counts)
+            matching = _filtered(_engine_query(tree, self._searcher), role, since, until)
+            return _count(self._searcher, matching)
 
-    def _best(
-        self, expression: str, role: str | None, since: Any, until: Any, limit: int | None, query: str
-    ) -> list[tuple[int, float]]:
-        """Row ids and scores (higher is better) of the best ``limit`` matches, best first."""
-        arms = list(map(_matching(expression, role, since, until), self._schemas))
-        n = -1 if limit is None else limit
-        # Row ids break ties (see _fill).
-        if self._file is None:
-            union = " UNION ALL ".join(f"SELECT fts.rowid AS id, bm25(fts) AS score {source}" for source, _ in arms)
-            params = [p for _, arm_params in arms for p in arm_params]
-            sql = f"SELECT id, -score FROM ({union}) ORDER BY score, id LIMIT ?"
-            return self._each_part(lambda db, _: db.execute(sql, [*params, n]), query, together=True)[0]
-        tops = self._each_part(
-            lambda db, i: db.execute(
-                f"SELECT fts.rowid AS id, bm25(fts) AS score {arms[i][0]} ORDER BY score, id LIMIT ?", [*arms[i][1], n]
-            ),
-            query,
-        )
-        merged = heapq.merge(*tops, key=lambda row: (row[1], row[0]))
-        return [(i, -score) for i, score in itertools.islice(merged, None if limit is None else limit)]
-
-    def _each_part(
-        self, run: Callable[[sqlite3.Connection, int], sqlite3.Cursor], query: str, *, together: bool = False
-    ) -> list[list[Any]]:
-        """The rows of ``run(connection, i)`` for each part ``i`` (``together``: for ``i = 0`` alone, a
-        statement over all parts): where the parts are files, side by side, each on a connection of
-        its own, else one after the other on this index's connection.
-
-        Side by side, this thread and the worker threads take the parts one at a time, whichever is
-        free first: on a busy machine a small query does not wait for a worker to get a core.
-        The caller holds the lock, so each connection is used by one thread at a time.
-        """
-        parts = [0] if together else list(range(len(self._schemas)))
-        threaded = not together and self._file is not None
-        connections = [self._db if i == 0 or not threaded else self._part(i) for i in parts]
-        results: list[list[Any]] = [[] for _ in parts]
-        failures: list[BaseException | None] = [None for _ in parts]
-        done = [threading.Event() for _ in parts]
-        pending = list(parts)
-        claim = threading.Lock()
-
-        def work() -> None:
-            while True:
-                with claim:
-                    if not pending:
-                        return
-                    i = pending.pop(0)
-                try:
-                    results[i] = run(connections[i], i).fetchall()
-                except BaseException as exc:  # raised in the calling thread, below
-                    failures[i] = exc
-                finally:
-                    done[i].set()
-
-        if threaded:
-            for _ in parts[1:]:
-                _workers.submit(work)
-        try:
-            work()
-        finally:
-            for event in done:
-                event.wait()
-        for failure in failures:
-            if isinstance(failure, sqlite3.OperationalError):
-                detail = str(failure).removeprefix("fts5: ")
-                raise QueryError(f"cannot search for {query!r}: {detail}") from None
-            if failure is not None:
-                raise failure
-        return results
-
-    def _part(self, i: int) -> sqlite3.Connection:
-        """A read-only connection with part ``i`` attached under its name, for one thread at a time."""
-        if i not in self._connections:
-            assert self._file is not None
-            db = _connect(self._file, read_only=True)
-            _attach(db, self._file, i)
-            self._connections[i] = db
-        return self._connections[i]
+    def _best(self, query: tantivy.Query, limit: int | None) -> list[tuple[int, float]]:
+        """Row and score of the best ``limit`` matches: by score, then by row (rows follow the
+        order that breaks equal scores, see :func:`_fill`)."""
+        if limit == 0:
+            return []
+        want = _count(self._searcher, query) if limit is None else limit
+        if want == 0:
+            return []
+        fetch = want + 16
+        while True:
+            # The engine orders equal scores its own way: fetch until the score at the cut is
+            # passed (or every match is in), then order equal scores by row.
+            hits = self._searcher.search(query, fetch, count=False).hits
+            if len(hits) < fetch or hits[-1][0] < hits[want - 1][0]:
+                break
+            fetch *= 4
+        rows = self._searcher.fast_field_values("id", [address for _, address in hits])
+        ranked = sorted(zip(rows, (score for score, _ in hits), strict=True), key=lambda hit: (-hit[1], hit[0]))
+        return [(int(cast(int, row)), float(score)) for row, score in ranked[:want]]
 
     def close(self) -> None:
-        """Close the database connections (and remove the files of an index kept in a temporary folder)."""
+        """Let the index go (and remove the folder of one kept in a temporary folder)."""
         with self._lock:
-            for db in [self._db, *self._connections.values()]:
-                db.close()
-            self._connections.clear()
+            self._searcher = self._engine = self._rows = None  # type: ignore[assignment]
             if self._temporary is not None:
                 self._temporary.cleanup()
 
 
-def _matching(
-    expression: str, role: str | None, since: Any, until: Any
-) -> Callable[[str], tuple[str, list[str | int]]]:
-    """For a part's schema, the FROM and WHERE clauses selecting its messages that match, and their
-    parameters (the filters are checked here, once for every part)."""
-    where: list[str] = ["fts MATCH ?"]
-    params: list[str | int] = [expression]
-    if role is not None:
-        if role not in ROLES:
-            raise ValueError(f"role must be one of {', '.join(ROLES)} or None, got {role!r}")
-        where.append("m.role = ?")
-        params.append(ROLES.index(role))
-    for name, value, op in (("since", since, ">="), ("until", until, "<")):
-        ms = _timestamp_ms(value, name)
-        if ms is not None:
-            where.append(f"m.ts {op} ?")
-            params.append(ms)
-    join = "JOIN main.msgs m ON m.id = fts.rowid " if len(where) > 1 else ""
-    return lambda schema: (f"FROM {schema}.fts {join}WHERE {' AND '.join(where)}", params)
+def _count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
+    """How many messages ``query`` matches (a search for none at all is refused by the engine)."""
+    found: int = searcher.search(query, 1, count=True).count  # type: ignore[attr-defined]  # not in its stubs
+    return found
 
 
-def _chunks(values: list[int], size: int) -> Iterable[list[int]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
+def _replace_folder(new: Path, path: Path) -> None:
+    """Move the folder ``new`` to ``path``, in place of what is there."""
+    if path.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{path.name}-", suffix=".old", dir=path.parent))
+        os.replace(path, old / path.name)
+        try:
+            os.replace(new, path)
+        finally:
+            shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(new, path)
 
 
-def _shard_path(path: Path, i: int) -> Path:
-    """Where part ``i`` (from 1) of the index kept in ``path`` is kept."""
-    return path.with_name(f"{path.stem}.{i}{path.suffix}")
-
-
-def _attach(db: sqlite3.Connection, path: Path, i: int) -> None:
-    """Attach part ``i`` of the index kept in ``path`` to ``db``, read-only, as schema ``s{i}``."""
-    db.execute(f"ATTACH ? AS s{i}", (f"{_shard_path(path, i).resolve().as_uri()}?mode=ro",))
-
-
-def _temp_beside(path: Path, made: list[str]) -> str:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    made.append(tmp)
-    return tmp
-
-
-def _connect(path: str | Path, *, read_only: bool = False) -> sqlite3.Connection:
-    if read_only:
-        return sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    for pragma in ("journal_mode = OFF", "synchronous = OFF", "temp_store = MEMORY"):
-        db.execute(f"PRAGMA {pragma}")
-    return db
-
-
-def _create_fts(db: sqlite3.Connection) -> None:
-    db.execute(f"CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = '{_TOKENIZER}')")
-    # Segments are merged once, at the end, rather than while the rows go in.
-    for option, value in _BUILD_OPTIONS:
-        with contextlib.suppress(sqlite3.OperationalError):  # an older SQLite without the option
-            db.execute("INSERT INTO fts(fts, rank) VALUES (?, ?)", (option, value))
-
-
-def _fill(db: sqlite3.Connection, history: pd.DataFrame, fingerprint: str, parts: list[Path]) -> None:
-    """Create the tables and insert the history, the texts of every ``len(parts) + 1``-th row id
-    here and the others into the SQLite files ``parts``, each by a process of its own."""
-    db.executescript(
-        """
-        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-        CREATE TABLE convs(id INTEGER PRIMARY KEY, source TEXT, conv_index INTEGER, conversation_id TEXT,
-                           title TEXT);
-        CREATE TABLE msgs(id INTEGER PRIMARY KEY, conv INTEGER, position INTEGER, role INTEGER, ts INTEGER);
-        """
-    )
-    _create_fts(db)
+def _fill(engine: tantivy.Index, history: pd.DataFrame, fingerprint: str) -> pa.Table:
+    """Index the history's texts into ``engine``; the rows a result shows, one per message in the
+    order that breaks equal scores (dated first, the most recent first, then history order)."""
     n = len(history)
-    step = len(parts) + 1
-    source = history["source"].astype(object).to_numpy()
-    conv_index = history["conv_index"].to_numpy(dtype=np.int64)
-    # A new conversation starts wherever (source, conv_index) changes from the row before.
-    starts = np.ones(n, dtype=bool)
-    if n:
-        starts[1:] = (conv_index[1:] != conv_index[:-1]) | (source[1:] != source[:-1])
-    conv = np.cumsum(starts) - 1
-    first = np.flatnonzero(starts)
-    ts = _ms(history["ts"])
     undated = history["ts"].isna().to_numpy()
     ms = np.where(undated, 0, history["ts"].to_numpy(dtype="datetime64[ms]").view(np.int64))
-    # Row ids follow the order that breaks equal scores (dated first, the most recent first, then frame
-    # order), so a query ranks by score and row id alone, without reading the messages it does not show.
     order = np.lexsort((np.arange(n), -ms, undated))
-    role = history["role"].cat.codes.to_numpy() if n else np.zeros(0, dtype=np.int8)
-    build = os.urandom(8).hex()
-    with contextlib.ExitStack() as stack:
-        workers = [
-            stack.enter_context(_Part(part, _index_batches(history["text"], order[i::step]), i, step, build))
-            for i, part in enumerate(parts, 1)
-        ]
-        db.execute("BEGIN")
-        db.executemany(
-            "INSERT INTO meta VALUES (?, ?)",
-            [
-                ("format", _FORMAT),
-                ("tokenizer", _TOKENIZER),
-                ("fingerprint", fingerprint),
-                ("shards", str(step)),
-                ("build", build),
-            ],
-        )
-        db.executemany(
-            "INSERT INTO convs VALUES (?, ?, ?, ?, ?)",
-            zip(
-                range(len(first)),
-                source[first].tolist(),
-                conv_index[first].tolist(),
-                _nullable(history["conversation_id"].iloc[first]),
-                _nullable(history["title"].iloc[first]),
-                strict=True,
-            ),
-        )
-        db.executemany(
-            "INSERT INTO msgs VALUES (?, ?, ?, ?, ?)",
-            zip(
-                range(n),
-                conv[order].tolist(),
-                history["position"].to_numpy(dtype=np.int64)[order].tolist(),
-                [None if r < 0 else r for r in role[order].tolist()],
-                [ts[i] for i in order.tolist()],
-                strict=True,
-            ),
-        )
-        _insert_texts(db, _index_batches(history["text"], order[::step]), 0, step)
-        db.execute("COMMIT")
-        for worker in workers:
-            worker.finish()
+    codes = history["role"].cat.codes.to_numpy().astype(np.int8) if n else np.zeros(0, dtype=np.int8)
+    role = pa.array(codes[order], mask=codes[order] < 0)
+    ts = pa.array(ms[order], mask=undated[order])
+    texts = list(_index_batches(history["text"], order))
+    rows = pa.table(
+        {
+            "source": _column(history["source"], order),
+            "conv_index": pa.array(history["conv_index"].to_numpy(dtype=np.int64)[order]),
+            "conversation_id": _column(history["conversation_id"], order),
+            "title": _column(history["title"], order),
+            "position": pa.array(history["position"].to_numpy(dtype=np.int64)[order]),
+            "role": role,
+            "ts": ts,
+            "text": pa.chunked_array(texts, type=pa.string()),
+        }
+    ).replace_schema_metadata({"format": _FORMAT, "fingerprint": fingerprint})
+    import tantivy as t
+
+    writer = engine.writer(heap_size=_HEAP, num_threads=max(1, min(2, os.cpu_count() or 1)))
+    roles, times = role.to_pylist(), ts.to_pylist()
+    row = 0
+    for batch in texts:
+        for text in batch.to_pylist():
+            fields: dict[str, Any] = {"id": row, "text": text}
+            if roles[row] is not None:
+                fields["role"] = roles[row]
+            if times[row] is not None:
+                fields["ts"] = times[row]
+            writer.add_document(t.Document(**fields))
+            row += 1
+    writer.commit()
+    writer.wait_merging_threads()
+    return rows
 
 
-def _insert_texts(db: sqlite3.Connection, batches: Iterable[pa.StringArray], first: int, step: int) -> None:
-    """Insert the texts as row ids ``first``, ``first + step``, ... and merge the index."""
-    texts = (text for batch in batches for text in batch.to_pylist())
-    # Row ids in increasing order: FTS5 writes out what it holds whenever a row id goes back.
-    db.executemany("INSERT INTO fts(rowid, text) VALUES (?, ?)", zip(itertools.count(first, step), texts))
-    db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-
-
-class _Part:
-    """A part of the index built by another process, from texts handed over in an Arrow file.
-
-    When that process cannot be started or fails, :meth:`finish` builds the part here.
-    """
-
-    def __init__(self, path: Path, batches: Iterable[pa.StringArray], first: int, step: int, build: str) -> None:
-        self.args = [os.fspath(path), os.fspath(path) + ".arrow", str(first), str(step), build]
-        with pa.OSFile(self.args[1], "wb") as sink, pa.ipc.new_stream(sink, pa.schema([("text", pa.string())])) as out:
-            for batch in batches:
-                out.write_batch(pa.record_batch([batch], names=["text"]))
-        code = (
-            f"import sys; sys.path.insert(0, {os.fspath(Path(__file__).resolve().parents[1])!r}); "
-            "from memvelope_tools.search import build_part; build_part(*sys.argv[1:])"
-        )
-        self.process: subprocess.Popen[bytes] | None = None
-        with contextlib.suppress(OSError):
-            self.process = subprocess.Popen(
-                [sys.executable, "-c", code, *self.args],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-
-    def __enter__(self) -> _Part:
-        return self
-
-    def finish(self) -> None:
-        if self.process is None or self.process.wait() != 0:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.args[0])
-            build_part(*self.args)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.args[1])
-
-
-def build_part(path: str, texts: str, first: str, step: str, build: str) -> None:
-    """Build part of an index: the texts of the Arrow stream ``texts`` as row ids ``first``,
-    ``first + step``, ..., into a new SQLite file ``path`` (run by :class:`SearchIndex.build`)."""
-    db = _connect(path)
-    try:
-        db.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
-        _create_fts(db)
-        db.execute("BEGIN")
-        db.execute("INSERT INTO meta VALUES ('build', ?)", (build,))
-        with pa.memory_map(texts) as source:
-            reader = pa.ipc.open_stream(source)
-            _insert_texts(db, (batch.column(0) for batch in reader), int(first), int(step))
-        db.execute("COMMIT")
-    finally:
-        db.close()
-
-
-def _ms(ts: pd.Series) -> list[int | None]:
-    """Milliseconds since the epoch, None for NaT."""
-    out: list[int | None] = list(ts.to_numpy(dtype="datetime64[ms]").view(np.int64).tolist())
-    for i in np.flatnonzero(ts.isna().to_numpy()).tolist():
-        out[i] = None
-    return out
-
-
-def _nullable(values: pd.Series) -> list[str | None]:
-    return [None if v is pd.NA or v is None else str(v) for v in values.astype(object)]
+def _column(values: pd.Series, order: np.ndarray) -> pa.Array:
+    """A text column in ``order``."""
+    # pandas before 3.0 holds its Arrow strings as large_string whatever type is asked for.
+    return pa.array(values.astype(STRING).array, type=pa.string()).take(pa.array(order)).cast(pa.string())
 
 
 def _index_batches(text: pd.Series, order: np.ndarray) -> Iterator[pa.StringArray]:
@@ -802,7 +771,7 @@ def _folder_index(folder: Path) -> SearchIndex:
     key = f"folder:{folder.resolve()}:{fingerprint}"
     if (index := _recall(key)) is not None:
         return index
-    path = folder / INDEX_FILE
+    path = folder / INDEX_DIR
     if path.exists():
         stored: SearchIndex | None = None
         try:
@@ -813,7 +782,7 @@ def _folder_index(folder: Path) -> SearchIndex:
                 return _remember(key, stored)
             else:
                 why = "the Parquet files changed since it was built"
-        except sqlite3.DatabaseError:
+        except (ValueError, OSError):
             why = "it cannot be read"
         if stored is not None:
             stored.close()
@@ -841,5 +810,5 @@ def search(
 ) -> pd.DataFrame:
     """The messages of ``source`` matching ``query``, best first, at most ``limit`` of them
     (``None``: all); see the module docstring for the query syntax, the filters and the columns."""
-    fts_query(query)  # a bad query fails before any index is built
+    parse_query(query)  # a bad query fails before any index is built
     return index_for(source).search(query, role=role, since=since, until=until, limit=limit)

@@ -42,7 +42,7 @@ def test_search_json_filters_and_a_parquet_folder(history, tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert rows and all(r["role"] == "user" and r["ts"] >= "2025-01-01" for r in rows)
     assert {"source", "conversation_id", "title", "ts", "position", "snippet", "score"} <= set(rows[0])
-    assert (folder / "search.sqlite").is_file()
+    assert (folder / "search-index" / "rows.arrow").is_file()
     assert main(["search", str(folder), "zzzunfindable", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []
     assert main(["search", str(folder), "zzzunfindable"]) == 0

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools.search import RESULT_COLUMNS, SearchIndex, clear_cache, fts_query
+from memvelope_tools.search import RESULT_COLUMNS, SearchIndex, clear_cache, parse_query
 
 search_module = importlib.import_module("memvelope_tools.search")
 
@@ -179,22 +179,56 @@ def test_a_bad_query_is_one_query_error_with_the_reason(query: str, reason: str)
     assert query.strip() == "" or repr(query) in str(info.value)
 
 
-def test_an_sqlite_syntax_error_becomes_a_query_error(monkeypatch):
-    # Whatever slips past the checks here is still a QueryError, never sqlite3's own error.
-    monkeypatch.setattr(search_module, "fts_query", lambda q: "NEAR(")
-    index = SearchIndex.build(search_module.corpus.history_frame(SYNTAX))
-    with pytest.raises(mv.QueryError, match="syntax error"):
-        index.search("anything")
-
-
 def test_a_bad_query_fails_before_the_source_is_read(tmp_path):
     with pytest.raises(mv.QueryError):
         mv.search(tmp_path / "missing.mve.json", "AND")
 
 
-def test_fts_query_quotes_every_word():
-    assert fts_query('pyth* "a b" OR c++') == '"pyth"* "a b" OR "c++"'
-    assert fts_query("東京 (a)") == '"東\u200b京\u200b" ( "a" )'
+def test_parse_query_reads_words_phrases_prefixes_and_operators():
+    assert str(parse_query('pyth* "a b" OR c++')) == '(("pyth"* AND "a b") OR "c++")'
+    assert str(parse_query('"a b"* OR (c NOT d)')) == '("a b"* OR ("c" NOT "d"))'
+    assert parse_query("東京") == search_module.Words("東京")
+
+
+@pytest.mark.parametrize(
+    ("query", "tree"),
+    [
+        # Words side by side bind tightest, then NOT, then AND, then OR (as SQLite's FTS5 reads them).
+        ("x OR y z", '("x" OR ("y" AND "z"))'),
+        ("x NOT y OR z", '(("x" NOT "y") OR "z")'),
+        ("x NOT y z", '("x" NOT ("y" AND "z"))'),
+        ("x NOT y AND z", '(("x" NOT "y") AND "z")'),
+        ("x NOT y NOT z", '("x" NOT "y" NOT "z")'),
+        ("x OR y z NOT w", '("x" OR (("y" AND "z") NOT "w"))'),
+        ("(x OR y) z", '(("x" OR "y") AND "z")'),
+        ("((x))", '"x"'),
+    ],
+)
+def test_operator_precedence(query: str, tree: str):
+    assert str(parse_query(query)) == tree
+
+
+@pytest.mark.parametrize(("query", "reason"), [(") x (", "do not pair up"), ("x () y", "hold no word")])
+def test_parentheses_must_pair_up_and_hold_a_word(query: str, reason: str):
+    with pytest.raises(mv.QueryError, match=reason):
+        parse_query(query)
+
+
+PRECEDENCE_DOCS = ["x", "y", "z", "w", "x y", "x z", "y z", "w x", "x y z", "w y z", "w x y z"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("x OR y z", {"x", "x y", "x z", "y z", "w x", "x y z", "w y z", "w x y z"}),
+        ("x NOT y z", {"x", "x y", "x z", "w x"}),
+        ("x OR y z NOT w", {"x", "x y", "x z", "y z", "w x", "x y z", "w x y z"}),
+        ("x NOT y NOT z", {"x", "w x"}),
+    ],
+)
+def test_operators_select_the_messages_they_say(query: str, expected: set[str]):
+    env = envelope(conv("p", "t", *(msg(i, "user", None, text) for i, text in enumerate(PRECEDENCE_DOCS))))
+    assert {PRECEDENCE_DOCS[p] for p in mv.search(env, query, limit=None)["position"]} == expected
 
 
 # ---- filters -------------------------------------------------------------------------------------
@@ -448,8 +482,8 @@ def test_a_parquet_folder_keeps_its_index_on_disk_and_rebuilds_it_when_the_files
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert list(mv.search(folder, "lighthouse")["title"]) == ["first"]
-    index_file = folder / "search.sqlite"
-    assert index_file.is_file()
+    index_dir = folder / "search-index"
+    assert (index_dir / "rows.arrow").is_file()
     assert len(builds) == 1
     clear_cache()  # a new session: the file is read, not rebuilt
     with warnings.catch_warnings():
@@ -463,12 +497,12 @@ def test_a_parquet_folder_keeps_its_index_on_disk_and_rebuilds_it_when_the_files
     assert list(hits["title"]) == ["second"] and mv.search(folder, "keeper").empty
     assert len(builds) == 2
 
-    index_file.write_bytes(b"not a database at all" * 100)
+    (index_dir / "rows.arrow").write_bytes(b"not a database at all" * 100)
     clear_cache()
     with pytest.warns(UserWarning, match="cannot be read"):
         assert list(mv.search(folder, "gone")["title"]) == ["second"]
     assert len(builds) == 3
-    assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+    assert not [p.name for p in folder.iterdir() if p.name.endswith((".tmp", ".old"))]
 
 
 def test_a_read_only_folder_gets_an_index_in_memory(tmp_path, monkeypatch):
@@ -478,10 +512,10 @@ def test_a_read_only_folder_gets_an_index_in_memory(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(search_module.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(search_module.tempfile, "mkdtemp", refuse)
     with pytest.warns(UserWarning, match="in memory only"):
         assert len(mv.search(folder, "memory")) == 1
-    assert not (folder / "search.sqlite").exists()
+    assert not (folder / "search-index").exists()
 
 
 def test_mv_search_stays_the_function_after_its_module_is_imported():
@@ -493,92 +527,53 @@ def test_mv_search_stays_the_function_after_its_module_is_imported():
     assert out.stdout.split() == ["search", "topics"]
 
 
-def test_importing_the_package_does_not_import_sqlite_or_sklearn():
-    code = "import sys, memvelope_tools; print(any(m in sys.modules for m in ('sqlite3', 'sklearn', 'scipy')))"
+def test_importing_the_package_does_not_import_the_search_engine_or_sklearn():
+    code = "import sys, memvelope_tools; print(any(m in sys.modules for m in ('tantivy', 'sqlite3', 'sklearn', 'scipy')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
-# ---- an index built in parts -----------------------------------------------------------------------
+# ---- ranking across the engine's segments, prefixes and snippets ---------------------------------
+
+
+class _Delegate:
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+class _CommittingWriter(_Delegate):
+    """A writer that commits every few messages, which leaves them in many segments."""
+
+    def __init__(self, inner):
+        super().__init__(inner)
+        self.added = 0
+
+    def add_document(self, document):
+        self._inner.add_document(document)
+        self.added += 1
+        if self.added % 17 == 0:
+            self._inner.commit()
 
 
 @pytest.fixture
-def in_parts(monkeypatch):
-    """Every index is built in two parts, as a large history's is."""
-    monkeypatch.setattr(search_module, "SHARD_MIN", 1)
+def segments(monkeypatch):
+    """Every index is written in many segments, each ranking its equal scores in its own order."""
+    original = search_module._open_engine
     monkeypatch.setattr(search_module.os, "cpu_count", lambda: 2)
 
+    def many(directory, *, create):
+        engine = _Delegate(original(directory, create=create))
+        engine.writer = lambda *a, **kw: _CommittingWriter(engine._inner.writer(*a, **kw))
+        return engine
 
-def by_message(hits: pd.DataFrame) -> pd.DataFrame:
-    return hits.drop(columns="score").sort_values(["conv_index", "position"]).reset_index(drop=True)
-
-
-@pytest.mark.parametrize(
-    ("query", "kw"),
-    [
-        ('"quantum gardening workshop"', {}),
-        ("roadmap", {}),
-        ("garden*", {}),
-        ("roadmap NOT budget", {"role": "user"}),
-        ("roadmap", {"since": "2024-03-01", "until": "2024-06-01"}),
-    ],
-)
-def test_an_index_in_parts_finds_the_same_messages_with_the_same_snippets(in_parts, query, kw):
-    env, planted = haystack()
-    history = search_module.corpus.history_frame(env)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(search_module, "SHARD_MIN", 10**9)
-        whole = SearchIndex.build(history)
-    parts = SearchIndex.build(history)
-    assert len(whole._schemas) == 1 and len(parts._schemas) == 2
-    expected = whole.search(query, limit=None, **kw)
-    got = parts.search(query, limit=None, **kw)
-    assert len(got) > 0
-    pd.testing.assert_frame_equal(by_message(got), by_message(expected))
-    assert parts.count(query, **kw) == whole.count(query, **kw) == len(got)
-    assert list(got["score"]) == sorted(got["score"], reverse=True)
-    top = parts.search('"quantum gardening workshop"')
-    assert (top.loc[0, "conversation_id"], top.loc[0, "position"]) == planted
-
-
-def test_an_index_in_parts_is_kept_beside_a_parquet_folder_and_rebuilt_when_a_part_is_not_its_own(
-    in_parts, tmp_path, builds, monkeypatch
-):
-    env, planted = haystack()
-    folder = tmp_path / "history"
-    mv.to_parquet(env, folder, sources=["doc0"])
-    assert list(mv.search(folder, '"quantum gardening workshop"')["position"]) == [planted[1]]
-    assert {p.name for p in folder.iterdir() if "search" in p.name} == {"search.sqlite", "search.1.sqlite"}
-    clear_cache()
-    assert len(mv.search(folder, "roadmap", limit=None)) == len(mv.search(env, "roadmap", limit=None))
-    assert len(builds) == 2  # the folder once, the envelope once
-    other = tmp_path / "other"
-    mv.to_parquet(env, other, sources=["doc0"])
-    mv.search(other, "roadmap")
-    (folder / "search.1.sqlite").write_bytes((other / "search.1.sqlite").read_bytes())
-    clear_cache()
-    with pytest.warns(UserWarning, match="cannot be read"):
-        assert len(mv.search(folder, '"quantum gardening workshop"')) == 1
-    assert len(builds) == 4
-    assert not [p.name for p in folder.iterdir() if p.name.endswith((".tmp", ".arrow"))]
-    monkeypatch.setattr(search_module, "SHARD_MIN", 10**9)
-    mv.to_parquet(envelope(conv("a", "t", msg(1, "user", None, "a smaller history"))), folder)
-    with pytest.warns(UserWarning, match="Parquet files changed"):
-        assert len(mv.search(folder, "smaller")) == 1
-    assert {p.name for p in folder.iterdir() if "search" in p.name} == {"search.sqlite"}
-
-
-def test_a_part_whose_process_cannot_start_is_built_here(in_parts, monkeypatch):
-    monkeypatch.setattr(search_module.sys, "executable", "/nonexistent/python")
-    env, planted = haystack()
-    hits = mv.search(env, '"quantum gardening workshop"')
-    assert (hits.loc[0, "conversation_id"], hits.loc[0, "position"]) == planted
-    assert len(mv.search(env, "roadmap", limit=None)) > 50
+    monkeypatch.setattr(search_module, "_open_engine", many)
 
 
 def twin_history() -> pd.DataFrame:
-    """Every text twice, at the same time (or both undated), in a row: the two parts hold the same
-    texts, so scores tie across the parts as well as within each."""
+    """Every text twice, at the same time (or both undated), in a row: many scores tie."""
     rng = random.Random(3)
     convs = []
     for c in range(30):
@@ -592,7 +587,7 @@ def twin_history() -> pd.DataFrame:
     return search_module.corpus.history_frame(envelope(*convs))
 
 
-THREADED_CASES = [
+TIE_CASES = [
     ("roadmap", {}),
     ("the", {}),
     ("budget plan", {}),
@@ -607,42 +602,70 @@ THREADED_CASES = [
 ]
 
 
-def test_ranking_each_part_in_a_thread_gives_what_one_statement_over_all_parts_gives(in_parts):
+def test_equal_scores_are_ordered_by_time_then_history_order_whatever_segment_holds_them(segments):
     index = SearchIndex.build(twin_history())
-    assert len(index._schemas) == 2 and index._file is not None
+    assert index._searcher.num_segments >= 2  # else the engine's own order would be the history's
     twins = index.search("roadmap", limit=None)
-    assert twins["score"].value_counts().min() >= 2  # and more than two where texts differ but score alike
-    for limit in (None, 50, 7, 1, 0):
-        for query, kw in THREADED_CASES:
-            threaded = index.search(query, limit=limit, **kw)
-            count = index.count(query, **kw)
-            file, index._file = index._file, None
-            try:
-                together = index.search(query, limit=limit, **kw)
-                assert count == index.count(query, **kw), (query, kw)
-            finally:
-                index._file = file
-            assert len(together) == (count if limit is None else min(limit, count)), (query, kw, limit)
-            pd.testing.assert_frame_equal(threaded, together, obj=f"{query!r} {kw} limit={limit}")
-    assert len(index._connections) == 1
+    assert twins["score"].value_counts().min() >= 2
+    for query, kw in TIE_CASES:
+        every = index.search(query, limit=None, **kw)
+        assert len(every) == index.count(query, **kw) > 0, (query, kw)
+        ms = every["ts"]
+        key = pd.DataFrame(
+            {
+                "score": -every["score"],
+                "undated": ms.isna(),
+                "later": -(ms.dt.tz_convert(None).astype("datetime64[ns]").fillna(pd.Timestamp(0)).astype("int64")),
+                "conv_index": every["conv_index"],
+                "position": every["position"],
+            }
+        )
+        assert list(key.sort_values(list(key.columns)).index) == list(range(len(every))), (query, kw)
+        for limit in (50, 7, 1, 0):
+            pd.testing.assert_frame_equal(
+                index.search(query, limit=limit, **kw), every.head(limit), obj=f"{query!r} {kw} limit={limit}"
+            )
 
 
-def test_an_index_in_parts_built_in_memory_keeps_its_files_until_closed(in_parts):
+def test_a_prefix_ranks_each_word_it_starts_like_the_word():
+    env = envelope(
+        conv(
+            "p",
+            "t",
+            msg(0, "user", None, "gardening gardening gardens in the garden"),
+            msg(1, "user", None, "one garden among many other words of a long message about nothing much"),
+        )
+    )
+    hits = mv.search(env, "garden*")
+    assert list(hits["position"]) == [0, 1] and hits.loc[0, "score"] > hits.loc[1, "score"] > 0
+    assert hits.loc[0, "snippet"] == "⟦gardening⟧ ⟦gardening⟧ ⟦gardens⟧ in the ⟦garden⟧"
+    assert mv.search(env, "zzz*").empty
+
+
+def test_only_whole_phrases_are_marked_and_words_after_not_are_not():
+    env = envelope(conv("p", "t", msg(0, "user", None, "Python is fun; I write Python with pandas, not R")))
+    assert mv.search(env, '"python with pandas"').loc[0, "snippet"] == (
+        "Python is fun; I write ⟦Python with pandas⟧, not R"
+    )
+    assert mv.search(env, "fun NOT spark").loc[0, "snippet"] == "Python is ⟦fun⟧; I write Python with pandas, not R"
+    assert mv.search(env, '"write py"*').loc[0, "snippet"] == "Python is fun; I ⟦write Python⟧ with pandas, not R"
+
+
+def test_a_large_history_is_indexed_in_a_temporary_folder_removed_on_close(monkeypatch):
+    monkeypatch.setattr(search_module, "DISK_MIN", 1)
     index = SearchIndex.build(twin_history())
     assert index.path is None and index._temporary is not None
     folder = Path(index._temporary.name)
-    assert sorted(p.name for p in folder.iterdir()) == ["search.1.sqlite", "search.sqlite"]
+    assert (folder / "search-index" / "rows.arrow").is_file()
     assert len(index.search("roadmap")) > 0
     index.close()
     assert not folder.exists()
 
 
-def test_a_query_error_in_a_part_ranked_in_a_thread_is_a_query_error(in_parts, monkeypatch):
-    monkeypatch.setattr(search_module, "fts_query", lambda q: "NEAR(")
-    index = SearchIndex.build(twin_history())
-    with pytest.raises(mv.QueryError, match="syntax error"):
-        index.search("anything")
-    with pytest.raises(mv.QueryError, match="syntax error"):
-        index.count("anything")
-    monkeypatch.setattr(search_module, "fts_query", fts_query)
-    assert len(index.search("roadmap")) > 0  # every connection is free again
+def test_an_index_of_an_earlier_release_beside_a_parquet_folder_is_replaced(tmp_path):
+    folder = tmp_path / "history"
+    mv.to_parquet(envelope(conv("a", "first", msg(1, "user", None, "the lighthouse keeper"))), folder)
+    (folder / "search.sqlite").write_bytes(b"an index in an earlier format")
+    (folder / "search.1.sqlite").write_bytes(b"its second part")
+    assert len(mv.search(folder, "lighthouse")) == 1
+    assert sorted(p.name for p in folder.iterdir() if "search" in p.name) == ["search-index"]

@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description=(
             "Print the messages matching QUERY, best first (BM25), with the match marked in a snippet. "
             "Each PATH is an envelope, an export zip or folder (converted in memory first), or a "
-            "folder written by 'memvelope parquet' (its index is kept there as search.sqlite and "
+            "folder written by 'memvelope parquet' (its index is kept there in search-index/ and "
             "rebuilt when the Parquet files change).\n\n"
             'QUERY: words (all must occur; case and accents do not matter), "a phrase", a prefix*, '
             "AND / OR / NOT in capitals, (parentheses). Quote the whole query for the shell.\n\n"
@@ -69,9 +69,9 @@ def run(args: argparse.Namespace) -> int:
     if args.limit < 1:
         print("memvelope: error: --limit must be at least 1", file=sys.stderr)
         return 2
-    from ..search import fts_query, search
+    from ..search import parse_query, search
 
-    fts_query(args.query)  # a bad query is reported before anything is read
+    parse_query(args.query)  # a bad query is reported before anything is read
     with notes():
         sources = [source(p) for p in args.paths]
         hits = search(
