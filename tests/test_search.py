@@ -669,3 +669,9 @@ def test_an_index_of_an_earlier_release_beside_a_parquet_folder_is_replaced(tmp_
     (folder / "search.1.sqlite").write_bytes(b"its second part")
     assert len(mv.search(folder, "lighthouse")) == 1
     assert sorted(p.name for p in folder.iterdir() if "search" in p.name) == ["search-index"]
+
+
+def test_a_word_too_long_for_the_engine_is_left_out_and_the_rest_is_indexed():
+    env = envelope(conv("l", "t", msg(1, "user", None, "x" * 70_000 + " tail"), msg(2, "user", None, "x marks")))
+    assert list(mv.search(env, "tail")["position"]) == [0]
+    assert list(mv.search(env, "x*")["position"]) == [1]
