@@ -528,7 +528,8 @@ def test_mv_search_stays_the_function_after_its_module_is_imported():
 
 
 def test_importing_the_package_does_not_import_the_search_engine_or_sklearn():
-    code = "import sys, memvelope_tools; print(any(m in sys.modules for m in ('tantivy', 'sqlite3', 'sklearn', 'scipy')))"
+    modules = "('tantivy', 'sqlite3', 'sklearn', 'scipy')"
+    code = f"import sys, memvelope_tools; print(any(m in sys.modules for m in {modules}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
