@@ -180,8 +180,9 @@ mv.plot.archetype_chart({"distilled now": fresh, "only about the user": mv.compu
 
 Two questions people bring to their own history: *what have I been talking about, and how has that
 changed?* and *where was that conversation about X?* `mv.topics` answers the first (TF-IDF and NMF from
-scikit-learn, offline and deterministic), `mv.search` the second (SQLite full-text search ranked by
-BM25). Both take the same inputs as the frame functions, a messages frame, or a Parquet folder."""),
+scikit-learn, offline and deterministic), `mv.search` the second (full-text search with the Tantivy
+engine, ranked by BM25). Both take the same inputs as the frame functions, a messages frame, or a
+Parquet folder."""),
         ("code", """import tempfile
 from pathlib import Path
 
@@ -202,13 +203,13 @@ narrow the results (`until` is exclusive)."""),
     ["title", "ts", "snippet"]
 ]"""),
         ("code", """mv.search(envelopes, "(pandas OR polars) NOT spark", limit=5)[["title", "snippet"]]"""),
-        ("md", """A query that cannot run is one clear error, never an SQL error:"""),
+        ("md", """A query that cannot run is one clear error saying why:"""),
         ("code", """try:
     mv.search(envelopes, "pandas AND")
 except mv.QueryError as exc:
     print(exc)"""),
-        ("md", """The index is built once and reused. For a Parquet folder it is kept on disk beside the files
-(`search.sqlite`) with a fingerprint of them: when they change, the next search rebuilds it and says so."""),
+        ("md", """The index is built once and reused. For a Parquet folder it is kept on disk in the folder
+(`search-index/`) with a fingerprint of the files: when they change, the next search rebuilds it and says so."""),
         ("code", """folder = Path(tempfile.mkdtemp()) / "history"
 mv.to_parquet(envelopes, folder, sources=["chatgpt", "claude"])
 hits = mv.search(folder, "olive oil")
