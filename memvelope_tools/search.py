@@ -20,7 +20,7 @@ a phrase, so ``東京`` finds "東京に行く". A query that cannot be run rais
 ``conversation_id``, ``title``, ``ts``, ``role``, ``position`` (as in the frames), ``snippet`` (up to
 about 24 words of the message around the matches, whitespace collapsed, each match between ``⟦`` and
 ``⟧``, brackets rare enough in real text not to be confused with it) and ``score`` (BM25, higher is
-better; a prefix adds the same amount to every message it matches). Equal scores put the most recent
+better; a prefix counts each word it starts as that word). Equal scores put the most recent
 message first; undated messages come last. ``role`` keeps one role; ``since`` (inclusive) and
 ``until`` (exclusive) keep messages sent in that interval, given as anything
 :class:`pandas.Timestamp` reads, UTC when no offset is given (``since="2024-01-01",
@@ -35,9 +35,11 @@ never used stale. An index of :data:`DISK_MIN` messages or more that is not kept
 folder is kept in a temporary folder (removed once the index is no longer cached, or closed) rather
 than in memory.
 
-**The engine** is Tantivy, a search library in Rust: it indexes on every core and finds the best
-matches of a query without scoring every message that matches it, so a word most messages hold is
-ranked as quickly as a rare one.
+**The engine** is Tantivy, a search library in Rust: it indexes on two cores, and for a word, a
+prefix or words joined by ``OR`` it finds the best matches without scoring every message that
+matches, so a word most messages hold is ranked about as quickly as a rare one. A phrase, ``AND``,
+``NOT`` or a filter still visits each message that matches, quickly but in proportion to their
+number.
 """
 
 from __future__ import annotations
