@@ -85,6 +85,13 @@ def _peak_rss_bytes() -> int:
     return int(line.split()[1]) * 1024
 
 
+def _anon_bytes() -> int:
+    """Resident memory that is not pages of mapped files (which the kernel can drop and read again)."""
+    with open("/proc/self/status") as fh:
+        line = next(line for line in fh if line.startswith("RssAnon:"))
+    return int(line.split()[1]) * 1024
+
+
 def _cpu_seconds() -> float:
     """CPU time of this process, all its threads, and of its children that have ended."""
     t = os.times()
@@ -209,11 +216,12 @@ def stage_search(n_messages: int, seed: int, repeat: int) -> dict[str, Any]:
         ("rare, role=user", w[5000], {"role": "user"}, None),
         ("common, a year", w[0], {"since": "2023-01-01", "until": "2024-01-01"}, None),
     ]
-    base_query = _rss_bytes()
+    base_query, base_anon = _rss_bytes(), _anon_bytes()
     _reset_peak()
     for _, query, filters, _ in queries:
         index.search(query, limit=50, **filters)
     query_peak = max(0, _peak_rss_bytes() - base_query)
+    query_anon = _anon_bytes() - base_anon
     with tempfile.TemporaryDirectory(prefix="search-bench-") as tmp:
         t0 = time.perf_counter()
         SearchIndex.build(frame, path=Path(tmp) / "search-index").close()
@@ -265,6 +273,7 @@ def stage_search(n_messages: int, seed: int, repeat: int) -> dict[str, Any]:
         "latency": latency,
         "cached_call_ms": statistics.median(runs) * 1000,
         "query_peak_extra": query_peak,
+        "query_anon_extra": query_anon,
     }
 
 
@@ -371,7 +380,8 @@ def main() -> None:
     print(
         f"query:  mv.search(frame, ...) with the index cached: {s['cached_call_ms']:.0f} ms "
         f"(recognising the frame, then the planted phrase); peak memory while querying "
-        f"+{s['query_peak_extra'] / 1e6:,.0f} MB"
+        f"+{s['query_peak_extra'] / 1e6:,.0f} MB, of which +{s['query_anon_extra'] / 1e6:,.0f} MB not pages of the "
+        "index's files mapped from the page cache"
     )
     t = _child("topics", args)
     print(
