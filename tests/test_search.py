@@ -556,7 +556,7 @@ class _CommittingWriter(_Delegate):
     def add_document(self, document):
         self._inner.add_document(document)
         self.added += 1
-        if self.added % 17 == 0:
+        if self.added % 80 == 0:  # a few segments: many would be merged into one
             self._inner.commit()
 
 
