@@ -169,7 +169,7 @@ def _rank(index: Any, query: str, filters: dict[str, str]) -> list[tuple[int, fl
     engine = importlib.import_module("memvelope_tools.search")
     tree = engine.parse_query(query)
     matching = engine._filtered(
-        engine._engine_query(tree, index._searcher), **{"role": None, "since": None, "until": None, **filters}
+        engine._engine_query(tree, index._searcher), filters.get("role"), filters.get("since"), filters.get("until")
     )
     return index._best(matching, 50)  # type: ignore[no-any-return]
 

@@ -184,6 +184,10 @@ def _words(text: str, prefix: bool, query: str) -> Words:
     return Words(text, prefix)
 
 
+# Operators, loosest first; words side by side bind tighter than any.
+_PRECEDENCE: tuple[Literal["AND", "OR", "NOT"], ...] = ("OR", "AND", "NOT")
+
+
 class _Parser:
     """Recursive descent over a query's items: OR over AND over NOT over words side by side."""
 
@@ -191,18 +195,22 @@ class _Parser:
         self.items, self.query, self.i = items, query, 0
 
     def parse(self) -> Query:
-        tree = self.binary("OR")
+        tree = self.binary()
         if self.i < len(self.items):  # a ")" with no "(" before it
             raise self.unpaired()
         return tree
 
-    def binary(self, operator: Literal["AND", "OR", "NOT"]) -> Query:
-        lower = {"OR": "AND", "AND": "NOT"}.get(operator)
-        part = self.binary(lower) if lower else self.side_by_side()  # type: ignore[arg-type]
-        parts = [part]
+    def binary(self, level: int = 0) -> Query:
+        """Operands joined by the operator of ``level`` in :data:`_PRECEDENCE`."""
+        operator = _PRECEDENCE[level]
+
+        def operand() -> Query:
+            return self.binary(level + 1) if level + 1 < len(_PRECEDENCE) else self.side_by_side()
+
+        parts = [operand()]
         while self.i < len(self.items) and self.items[self.i] == operator:
             self.i += 1
-            parts.append(self.binary(lower) if lower else self.side_by_side())  # type: ignore[arg-type]
+            parts.append(operand())
         return parts[0] if len(parts) == 1 else Operation(operator, tuple(parts))
 
     def side_by_side(self) -> Query:
@@ -222,7 +230,7 @@ class _Parser:
             raise self.unpaired()
         if self.i < len(self.items) and self.items[self.i] == ")":
             raise QueryError(f"cannot search for {self.query!r}: parentheses hold no word")
-        inner = self.binary("OR")
+        inner = self.binary()
         if self.i >= len(self.items) or self.items[self.i] != ")":
             raise self.unpaired()
         self.i += 1
@@ -390,7 +398,7 @@ def _snippet(text: str, leaves: list[tuple[list[str], bool]], marks: Sequence[st
     if len(spans) > _SNIPPET_TOKENS:
         # The window holding the most matches, starting a little before one of them.
         best = -1
-        for first, _ in merged or [[_SNIPPET_LEAD, 0]]:
+        for first in [first for first, _ in merged] or [0]:
             start = min(max(0, first - _SNIPPET_LEAD), len(spans) - _SNIPPET_TOKENS)
             held = sum(1 for a, b in merged if a >= start and b < start + _SNIPPET_TOKENS)
             if held > best:
