@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 DEMO_STAMP := $(VENV)/.demo
 TEST_STAMP := $(VENV)/.test
-SOURCES := pyproject.toml setup.py memvelope_tools/frames/_textscan.c memvelope_tools/convert/_scan.c
+SOURCES := pyproject.toml setup.py memvelope_tools/_frames/_textscan.c memvelope_tools/_json/_scan.c
 
 .PHONY: demo test matrix lint fuzz notebooks bench clean chromium
 

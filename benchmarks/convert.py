@@ -55,7 +55,7 @@ def _measure(what: str, parts: list[str], out: str, envelope_bytes: int) -> dict
         workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest worker's peak
         return {"wall": wall, "rss_mb": _peak_mb(), "workers_rss_mb": workers, "cpu": _cpu() - start_cpu}
     elif what == "plain":
-        from memvelope_tools.convert import convert, dumps_canonical
+        from memvelope_tools._convert import convert, dumps_canonical
 
         data = dumps_canonical(convert(*parts, fast=False, progress=False))
         Path(out).write_bytes(data)

@@ -13,7 +13,7 @@ file (ensure_ascii=False, indent=2, like a converter's output) and prints, in on
   for what is not the plain case (every conversation parsed into Python objects first), with the ratios.
 
 Usage: ``python benchmarks/frames.py [--messages 1000000] [--seed 7] [--emoji-share 0.01] [--repeat 3]
-[--numpy]`` (``--numpy``: the path used when the C helper ``memvelope_tools.frames._textscan`` was not built).
+[--numpy]`` (``--numpy``: the path used when the C helper ``memvelope_tools._frames._textscan`` was not built).
 """
 
 from __future__ import annotations
@@ -105,8 +105,8 @@ def child(path: str, general: bool) -> None:
     import pandas  # noqa: F401 - imports are part of the baseline, not of the load
     import pyarrow  # noqa: F401
 
-    from memvelope_tools.frames import messages_frame
-    from memvelope_tools.frames import text as _text
+    from memvelope_tools._frames import messages_frame
+    from memvelope_tools._frames import text as _text
 
     if general:
         _text.conversation_columns = lambda *_: None  # type: ignore[assignment]
@@ -144,7 +144,7 @@ def main() -> None:
     parser.add_argument("--general", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.numpy:
-        from memvelope_tools.frames import text as _text
+        from memvelope_tools._frames import text as _text
 
         _text._textscan = None
     if args.child:
@@ -153,8 +153,8 @@ def main() -> None:
 
     import pandas as pd
 
-    from memvelope_tools.frames import messages_frame
-    from memvelope_tools.frames import text as _text
+    from memvelope_tools._frames import messages_frame
+    from memvelope_tools._frames import text as _text
 
     t0 = time.perf_counter()
     env = build_envelope(args.messages, args.seed, args.emoji_share)

@@ -66,7 +66,7 @@ def report_screenshot(sources: list) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         page, shot = Path(tmp) / "report.html", Path(tmp) / "shot.png"
         labels = [f"{n}-export.zip" for n in NAMES] + [f"facts-{n}.mv.json" for n in NAMES]
-        mv_report = __import__("memvelope_tools.report", fromlist=["write_report"])
+        mv_report = __import__("memvelope_tools._report", fromlist=["write_report"])
         mv_report.write_report(sources, page, top=8, labels=labels)
         subprocess.run(
             [

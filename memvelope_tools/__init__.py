@@ -10,12 +10,13 @@ Heavy optional parts (pandas frames, Parquet, plots) load only when first used.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .convert import ConversionError, convert, dump_canonical, dumps_canonical, write_envelope
-from .doctor import doctor
+from ._convert import ConversionError, convert, dump_canonical, dumps_canonical, write_envelope
+from ._doctor import doctor
+from ._load import load, sniff
+from ._read import read
+from ._validate import validate
 from .errors import (
     FormatError,
     LLMError,
@@ -25,28 +26,35 @@ from .errors import (
     TopicsError,
     ValidationError,
 )
-from .load import load, sniff
-from .read import read
-from .validate import validate
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers and editors
+    from . import plot
+    from ._frames import archetype_frame, conversations_frame, facts_frame, messages_frame
+    from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
+    from ._parquet import read_parquet, to_parquet
+    from ._read import layer_of
+    from ._search import search
+    from ._topics import topics
+    from .samples import sample_path
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
     "sample_path": "memvelope_tools.samples",
-    "layer_of": "memvelope_tools.read",
-    "conversations_frame": "memvelope_tools.frames",
-    "messages_frame": "memvelope_tools.frames",
-    "facts_frame": "memvelope_tools.frames",
-    "to_parquet": "memvelope_tools.parquet",
-    "read_parquet": "memvelope_tools.parquet",
-    "compute_archetype": "memvelope_tools.ir",
-    "write_ir": "memvelope_tools.ir",
-    "distill_structured": "memvelope_tools.ir",
-    "distill_llm": "memvelope_tools.ir",
-    "archetype_frame": "memvelope_tools.frames",
-    "search": "memvelope_tools.search",
-    "topics": "memvelope_tools.topics",
+    "layer_of": "memvelope_tools._read",
+    "conversations_frame": "memvelope_tools._frames",
+    "messages_frame": "memvelope_tools._frames",
+    "facts_frame": "memvelope_tools._frames",
+    "to_parquet": "memvelope_tools._parquet",
+    "read_parquet": "memvelope_tools._parquet",
+    "compute_archetype": "memvelope_tools._ir",
+    "write_ir": "memvelope_tools._ir",
+    "distill_structured": "memvelope_tools._ir",
+    "distill_llm": "memvelope_tools._ir",
+    "archetype_frame": "memvelope_tools._frames",
+    "search": "memvelope_tools._search",
+    "topics": "memvelope_tools._topics",
 }
 _SUBMODULES = ("plot",)
 
@@ -59,32 +67,31 @@ __all__ = [
     "QueryError",
     "TopicsError",
     "ValidationError",
+    "archetype_frame",
+    "compute_archetype",
+    "conversations_frame",
     "convert",
+    "distill_llm",
+    "distill_structured",
     "doctor",
     "dump_canonical",
     "dumps_canonical",
+    "facts_frame",
+    "layer_of",
     "load",
+    "messages_frame",
+    "plot",
     "read",
+    "read_parquet",
+    "sample_path",
+    "search",
     "sniff",
+    "to_parquet",
+    "topics",
     "validate",
     "write_envelope",
-    *_LAZY,
-    *_SUBMODULES,
+    "write_ir",
 ]
-
-
-class _Package(types.ModuleType):
-    """This package's module type: importing a submodule never hides the function of the same name."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        # The import system sets ``memvelope_tools.search`` to the submodule once it is loaded;
-        # the public name is the function it defines.
-        if isinstance(value, types.ModuleType) and _LAZY.get(name) == value.__name__:
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .convert import convert, write_envelope
+from ._convert import convert, write_envelope
 from .errors import MemvelopeError
 from .samples import SAMPLES, sample_path
 
@@ -36,10 +36,10 @@ def _dropped(found: dict[str, Any]) -> str:
 
 def run(out: Path) -> None:
     """Run the demo pipeline into ``out``; raises MemvelopeError on failure."""
-    from .doctor import doctor
-    from .ir import distill_structured, write_ir
-    from .parquet import to_parquet
-    from .report import write_report
+    from ._doctor import doctor
+    from ._ir import distill_structured, write_ir
+    from ._parquet import to_parquet
+    from ._report import write_report
 
     out.mkdir(parents=True, exist_ok=True)
     envelopes: list[Path] = []

@@ -4,7 +4,7 @@ Every function is axes-level, in the seaborn manner: ``fn(data, *, ax=None, tz="
 draws into ``ax`` (the current Axes when ``None``) and returns it. Nothing here calls
 ``plt.show()`` or ``savefig`` or changes ``rcParams``, so charts compose into any figure.
 
-``data`` is a frame from :mod:`memvelope_tools.frames` or anything those accept (an export, a
+``data`` is a frame from :mod:`memvelope_tools._frames` or anything those accept (an export, a
 path, a parsed document, a list of them): :func:`activity_timeline` and :func:`activity_heatmap` want messages,
 :func:`conversation_lengths` conversations (or messages), :func:`fact_categories` and
 :func:`facts_over_time` facts, :func:`archetype_chart` Facts IR documents. ``tz`` changes only what
@@ -24,9 +24,9 @@ import pandas as pd
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-from . import frames
+from . import _frames as frames
+from ._read import CATEGORIES, ROLES, SUBJECT_TYPES
 from .errors import FormatError
-from .read import CATEGORIES, ROLES, SUBJECT_TYPES
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -442,8 +442,8 @@ def _archetypes(data: Any) -> list[tuple[str, dict[str, Any], int]]:
         if isinstance(doc, Mapping) and "self_ratio" in doc and "meta" not in doc:
             return label, dict(doc), int(doc.get("facts") or 0)
         if not isinstance(doc, Mapping):
-            from .load import load
-            from .read import source_label
+            from ._load import load
+            from ._read import source_label
 
             label = source_label(doc, 0) if label.startswith("doc") else label
             doc = load(doc)
@@ -532,7 +532,7 @@ def topic_colors(n: int) -> list[Any]:
 
 
 def _topics(data: Any) -> Any:
-    from .topics import Topics, topics
+    from ._topics import Topics, topics
 
     return data if isinstance(data, Topics) else topics(data)
 
@@ -543,7 +543,7 @@ def topics_over_time(
     """Each topic's share of the conversations (or messages) of each period, as stacked bars that
     fill 100 % in every period with any; the legend lists the topics, largest first.
 
-    ``topics`` is what :func:`memvelope_tools.topics` returns, or a history it is called on with its
+    ``topics`` is what :func:`memvelope_tools._topics` returns, or a history it is called on with its
     defaults. ``freq`` is ``week``, ``month``, ``quarter`` or ``year``, on the wall clock of ``tz``.
     Units without a time or a topic are left out. ``kwargs`` go to ``ax.bar``.
     """
@@ -577,7 +577,7 @@ def topic_terms(topics: Any, *, fig: Any = None, n_terms: int = 8, ncols: int = 
     the strongest on top, titled with the topic's number, label and size.
 
     Figure-level: draws into ``fig`` (a new figure sized to the grid when ``None``) and returns the
-    array of Axes, one per topic in topic order. ``topics`` is what :func:`memvelope_tools.topics`
+    array of Axes, one per topic in topic order. ``topics`` is what :func:`memvelope_tools._topics`
     returns, or a history it is called on with its defaults. ``kwargs`` go to ``ax.barh``.
     """
     found = _topics(topics)

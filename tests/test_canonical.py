@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from memvelope_tools.convert.canonical import canonical_fragment, dumps_canonical
+from memvelope_tools._convert.canonical import canonical_fragment, dumps_canonical
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memvelope_tools.convert import claude
+from memvelope_tools._convert import claude
 
 
 def msg(sender: object = "human", text: object = "", content: object = None, t: object = None) -> dict[str, Any]:

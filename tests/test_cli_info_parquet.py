@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from memvelope_tools._frames import conversations_frame, messages_frame
+from memvelope_tools._parquet import read_parquet
 from memvelope_tools.cli import build_parser, main
-from memvelope_tools.frames import conversations_frame, messages_frame
-from memvelope_tools.parquet import read_parquet
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

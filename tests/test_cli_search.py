@@ -7,8 +7,8 @@ import json
 import pytest
 
 import memvelope_tools as mv
+from memvelope_tools._search import clear_cache
 from memvelope_tools.cli import main
-from memvelope_tools.search import clear_cache
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memvelope_tools.conformance import find_cases, run_case
+from memvelope_tools._conformance import find_cases, run_case
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "envelope"
 CASES = find_cases(FIXTURES)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools.convert import ConversionLog, convert_values
+from memvelope_tools._convert import ConversionLog, convert_values
 
 CHATGPT = {
     "conversation_id": "g",
@@ -140,7 +140,7 @@ def test_bytes_do_not_depend_on_hash_seed_timezone_or_locale(tmp_path: Path) -> 
     assert cases
     code = (
         "import sys, hashlib, memvelope_tools as mv\n"
-        "from memvelope_tools.conformance import case_inputs\n"
+        "from memvelope_tools._conformance import case_inputs\n"
         "from pathlib import Path\n"
         "h = hashlib.sha256()\n"
         "for c in sys.argv[1:]:\n"

@@ -1,4 +1,4 @@
-"""`memvelope_tools.doctor`: hand-counted figures, agreement with the converter, drop reasons."""
+"""`memvelope_tools._doctor`: hand-counted figures, agreement with the converter, drop reasons."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import memvelope_tools as mv
-from memvelope_tools.conformance import case_inputs
-from memvelope_tools.convert import chatgpt, claude
-from memvelope_tools.convert.prose import Drop, DropRule, Message, js_trim, map_role
-from memvelope_tools.convert.timestamps import render_timestamp
-from memvelope_tools.doctor import doctor
-from memvelope_tools.doctor.timestamps import unaccepted_form
+from memvelope_tools._conformance import case_inputs
+from memvelope_tools._convert import chatgpt, claude
+from memvelope_tools._convert.prose import Drop, DropRule, Message, js_trim, map_role
+from memvelope_tools._convert.timestamps import render_timestamp
+from memvelope_tools._doctor import doctor
+from memvelope_tools._doctor.timestamps import unaccepted_form
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCTOR_CASES = sorted(p for p in (ROOT / "fixtures" / "doctor").iterdir() if p.is_dir())

@@ -14,23 +14,23 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memvelope_tools import read
-from memvelope_tools.convert import (
+from memvelope_tools._convert import (
     ConversionError,
     convert,
     convert_stream,
     convert_values,
     dumps_canonical,
-    elements,
     parallel,
     pipeline,
 )
-from memvelope_tools.convert.parse import decode, loads_js
+from memvelope_tools._json import elements
+from memvelope_tools._json.parse import decode, loads_js
 from memvelope_tools.errors import FormatError
 
 EXAMPLES = int(os.environ.get("MEMVELOPE_FUZZ_EXAMPLES", "300"))
 NATIVE = elements._native
 if NATIVE is None and os.environ.get("MEMVELOPE_REQUIRE_NATIVE"):
-    raise RuntimeError("the C scanner (memvelope_tools.convert._scan) was not built")
+    raise RuntimeError("the C scanner (memvelope_tools._json._scan) was not built")
 native_only = pytest.mark.skipif(NATIVE is None, reason="the C scanner is not built (no C compiler at install)")
 
 

@@ -15,9 +15,8 @@ from generate import generate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memvelope_tools.cli import main
-from memvelope_tools.conformance import case_inputs, find_cases
-from memvelope_tools.convert import (
+from memvelope_tools._conformance import case_inputs, find_cases
+from memvelope_tools._convert import (
     ConversionError,
     ConversionLog,
     convert,
@@ -25,11 +24,12 @@ from memvelope_tools.convert import (
     convert_values,
     dumps_canonical,
     dumps_envelope,
-    elements,
     expand,
     pipeline,
 )
-from memvelope_tools.convert.parse import decode, loads_js
+from memvelope_tools._json import elements
+from memvelope_tools._json.parse import decode, loads_js
+from memvelope_tools.cli import main
 
 pytest.importorskip("orjson")
 
@@ -287,7 +287,7 @@ def test_stream_to_stdout_and_no_output_on_error(tmp_path: Path, write_parts) ->
 
 
 def test_worker_processes_take_the_batches_after_detection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memvelope_tools.convert import parallel
+    from memvelope_tools._convert import parallel
 
     parts = generate(tmp_path / "export", "chatgpt", 400_000, seed=2, shards=2, lone_surrogate_every=50_000)
     submitted: list[int] = []

@@ -1,6 +1,6 @@
 """Self-checks of the Layer-1 fixture corpus (fixtures/envelope/), independent of the converter.
 
-These tests never import memvelope_tools.convert: they check that every hand-written expectation is a
+These tests never import memvelope_tools._convert: they check that every hand-written expectation is a
 well-formed canonical envelope (spec "Canonical serialization", presence rule, key order, counts, ids,
 roles, TrimString-trimmed text, timestamp profile), so a mistake in a golden file is caught before it
 is used to judge the converter.

@@ -1,4 +1,4 @@
-"""memvelope_tools.frames: declared dtypes, values checked by hand, several documents, dedupe, tz."""
+"""memvelope_tools._frames: declared dtypes, values checked by hand, several documents, dedupe, tz."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memvelope_tools.errors import FormatError
-from memvelope_tools.frames import (
+from memvelope_tools._frames import (
     ARCHETYPE_COLUMNS,
     CONVERSATION_COLUMNS,
     FACT_COLUMNS,
@@ -27,6 +26,7 @@ from memvelope_tools.frames import (
     messages_frame,
     word_counts,
 )
+from memvelope_tools.errors import FormatError
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -328,7 +328,7 @@ def test_word_counts_equal_str_split(texts: list[str], cut: int) -> None:
 def test_large_text_crosses_word_count_slices(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
-    words_module = importlib.import_module("memvelope_tools.frames.words")
+    words_module = importlib.import_module("memvelope_tools._frames.words")
     monkeypatch.setattr(words_module, "_WORD_CHUNK", 7)
     texts = ["one two", " three\u3000four ", "", "five", "six seven eight nine"]
     assert word_counts(pa.array(texts)).tolist() == [2, 2, 0, 1, 4]
@@ -338,7 +338,7 @@ def test_bit_count_without_numpy_2_counts_as_numpy_2_does(monkeypatch: pytest.Mo
     """NumPy 1.x has no ``np.bitwise_count``: the byte-table count gives the same bits, and the same words."""
     import importlib
 
-    words_module = importlib.import_module("memvelope_tools.frames.words")
+    words_module = importlib.import_module("memvelope_tools._frames.words")
     edges = np.array([0, 1, 1 << 63, (1 << 64) - 1, 0x0123456789ABCDEF], dtype=np.uint64)
     values = np.concatenate([edges, np.random.default_rng(0).integers(0, 1 << 64, 2000, dtype=np.uint64)])
     for sample in (values, values[::3], values[:0]):
@@ -353,7 +353,7 @@ def test_bit_count_without_numpy_2_counts_as_numpy_2_does(monkeypatch: pytest.Mo
 def test_batches_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
-    frames_module = importlib.import_module("memvelope_tools.frames.flatten")
+    frames_module = importlib.import_module("memvelope_tools._frames.flatten")
     whole = messages_frame(ENVELOPES)
     convs = conversations_frame(ENVELOPES)
     monkeypatch.setattr(frames_module, "_BATCH", 2)
@@ -377,8 +377,8 @@ def test_files_are_flattened_while_parsed_with_the_same_result(
 ) -> None:
     import importlib
 
-    read_module = importlib.import_module("memvelope_tools.read")
-    monkeypatch.setattr(importlib.import_module("memvelope_tools.frames.flatten"), "_SPAN_BYTES", chunk)
+    read_module = importlib.import_module("memvelope_tools._read")
+    monkeypatch.setattr(importlib.import_module("memvelope_tools._frames.flatten"), "_SPAN_BYTES", chunk)
     for path in [*ENVELOPES, HAND]:
         doc = json.loads(path.read_bytes())
         kinds = [kind for kind, _ in read_module.stream_envelope(path.read_bytes(), span_bytes=chunk)]

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from memvelope_tools._convert import ZipLimits, dumps_canonical
 from memvelope_tools.cli import main
-from memvelope_tools.convert import ZipLimits, dumps_canonical
 
 ROOT = Path(__file__).resolve().parent.parent
 CLAUDE = [{"uuid": "c1", "name": "t", "chat_messages": [{"sender": "human", "text": "hello there"}]}]
@@ -613,11 +613,11 @@ def test_conversion_and_reading_use_no_network_and_run_nothing(
     no_network: list[str], tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import memvelope_tools as mv
-    from memvelope_tools.convert import convert, convert_stream
-    from memvelope_tools.read import read
-    from memvelope_tools.validate import validate
+    from memvelope_tools._convert import convert, convert_stream
+    from memvelope_tools._read import read
+    from memvelope_tools._validate import validate
 
-    frames = pytest.importorskip("memvelope_tools.frames")
+    frames = pytest.importorskip("memvelope_tools._frames")
     monkeypatch.chdir(tmp_path)
     hostile = tmp_path / "conversations.json"
     hostile.write_text(

@@ -83,12 +83,12 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_graph_is_built_from_every_module() -> None:
     graph = import_graph()
-    assert "memvelope_tools.convert.pipeline" in graph
-    assert "memvelope_tools.convert.elements" in graph["memvelope_tools.convert.pipeline"]
-    assert "memvelope_tools.convert.elements" in graph["memvelope_tools.read"]
-    assert "memvelope_tools.convert._scan" in graph["memvelope_tools.convert.elements"]
-    assert "memvelope_tools.doctor.text" in graph["memvelope_tools.doctor.findings"]  # inside a function
-    assert "memvelope_tools.frames._textscan" in graph["memvelope_tools.frames.text"]
+    assert "memvelope_tools._convert.pipeline" in graph
+    assert "memvelope_tools._json.elements" in graph["memvelope_tools._convert.pipeline"]
+    assert "memvelope_tools._json.elements" in graph["memvelope_tools._read"]
+    assert "memvelope_tools._json._scan" in graph["memvelope_tools._json.elements"]
+    assert "memvelope_tools._doctor.text" in graph["memvelope_tools._doctor.findings"]  # inside a function
+    assert "memvelope_tools._frames._textscan" in graph["memvelope_tools._frames.text"]
 
 
 def test_the_cycle_finder_finds_cycles() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memvelope_tools.ir import compute_archetype
+from memvelope_tools._ir import compute_archetype
 
 
 def f(subject: str | None, category: str | None, subject_type: str | None = None) -> dict:

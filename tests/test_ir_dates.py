@@ -1,10 +1,10 @@
-"""The one date-matching rule (memvelope_tools.ir.dates) used by distillers and the validator."""
+"""The one date-matching rule (memvelope_tools._ir.dates) used by distillers and the validator."""
 
 from __future__ import annotations
 
 import pytest
 
-from memvelope_tools.ir.dates import date_occurs, find_mentions, first_stated_date, is_timestamp_prefix, stated_dates
+from memvelope_tools._ir.dates import date_occurs, find_mentions, first_stated_date, is_timestamp_prefix, stated_dates
 
 
 @pytest.mark.parametrize(

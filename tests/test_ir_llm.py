@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from memvelope_tools._ir import DistillStats, distill_llm
+from memvelope_tools._ir.llm import chunk_conversation, parse_reply
+from memvelope_tools._validate import check_ir_against_envelope, validate
 from memvelope_tools.cli import main
 from memvelope_tools.errors import LLMError
-from memvelope_tools.ir import DistillStats, distill_llm
-from memvelope_tools.ir.llm import chunk_conversation, parse_reply
-from memvelope_tools.validate import check_ir_against_envelope, validate
 
 ENVELOPE = {
     "memvelope": "envelope-v0",
@@ -213,7 +213,7 @@ def test_retries_with_backoff_then_succeeds(serve: Callable[[Stub], str]) -> Non
 
 def test_gives_up_after_max_retries(serve: Callable[[Stub], str]) -> None:
     stub = Stub(lambda c, n: (503, ""))
-    from memvelope_tools.ir.llm import LLMConfig
+    from memvelope_tools._ir.llm import LLMConfig
 
     cfg = LLMConfig.resolve(serve(stub), "m", max_retries=2)
     with pytest.raises(LLMError) as info:

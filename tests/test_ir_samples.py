@@ -7,9 +7,9 @@ import json
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools.ir import distill_structured
+from memvelope_tools._ir import distill_structured
+from memvelope_tools._validate import check_ir_against_envelope, validate
 from memvelope_tools.samples import SAMPLES, sample_path
-from memvelope_tools.validate import check_ir_against_envelope, validate
 
 
 @pytest.mark.parametrize("provider", SAMPLES)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from memvelope_tools._ir import DistillStats, distill_structured
+from memvelope_tools._validate import check_ir_against_envelope, validate
 from memvelope_tools.cli import main
-from memvelope_tools.ir import DistillStats, distill_structured
-from memvelope_tools.validate import check_ir_against_envelope, validate
 
 PROFILE = (
     "The user provided the following information about themselves. This user profile is shown to you in "

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from memvelope_tools._ir import build_ir, dumps_ir, utc_now_iso, write_ir
+from memvelope_tools._validate import validate
 from memvelope_tools.errors import ValidationError
-from memvelope_tools.ir import build_ir, dumps_ir, utc_now_iso, write_ir
-from memvelope_tools.validate import validate
 
 FACT = {
     "convo_id": "c1",

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools.convert.sources import expand
-from memvelope_tools.doctor import doctor
+from memvelope_tools._convert.sources import expand
+from memvelope_tools._doctor import doctor
 
 LAYOUTS = Path(__file__).resolve().parent.parent / "fixtures" / "layouts"
 

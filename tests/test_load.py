@@ -16,9 +16,9 @@ import pytest
 from small_exports import CHATGPT_CONV, CLAUDE_CONV
 
 import memvelope_tools as mv
-from memvelope_tools.convert import ConversionLog
+from memvelope_tools._convert import ConversionLog
+from memvelope_tools._load import Sniffed, sniff, wrong_file
 from memvelope_tools.errors import ConversionError, FormatError, MemvelopeError
-from memvelope_tools.load import Sniffed, sniff, wrong_file
 
 SAMPLE = mv.sample_path("chatgpt")
 IR = Path(mv.__file__).parent / "samples" / "facts-chatgpt.mv.json"

@@ -121,7 +121,7 @@ def test_notebooks_match_their_build_script(tmp_path: Path):
 
 
 def test_public_functions_survive_their_submodule_being_imported():
-    """``mv.read`` stays the function after ``frames`` (which imports ``memvelope_tools.read``) loads."""
+    """``mv.read`` stays the function after ``frames`` (which imports ``memvelope_tools._read``) loads."""
     code = (
         "import memvelope_tools as mv; mv.plot; mv.messages_frame; mv.validate; "
         "print(callable(mv.read), callable(mv.validate))"

@@ -1,4 +1,4 @@
-"""memvelope_tools.parquet: round trips equal to the frames, explicit schema, metadata, DuckDB and Polars."""
+"""memvelope_tools._parquet: round trips equal to the frames, explicit schema, metadata, DuckDB and Polars."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from memvelope_tools.errors import FormatError, OutputError
-from memvelope_tools.frames import (
+from memvelope_tools._frames import (
     FACT_COLUMNS,
     MESSAGE_COLUMNS,
     archetype_frame,
@@ -24,7 +23,8 @@ from memvelope_tools.frames import (
     facts_frame,
     messages_frame,
 )
-from memvelope_tools.parquet import read_parquet, to_parquet
+from memvelope_tools._parquet import read_parquet, to_parquet
+from memvelope_tools.errors import FormatError, OutputError
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -160,7 +160,7 @@ def test_rewriting_replaces_files_atomically_and_leaves_no_temp_files(tmp_path: 
 def test_a_failed_write_keeps_the_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     to_parquet(HAND, tmp_path)
     before = (tmp_path / "conversations.parquet").read_bytes()
-    parquet_module = importlib.import_module("memvelope_tools.parquet")
+    parquet_module = importlib.import_module("memvelope_tools._parquet")
 
     class Boom(pq.ParquetWriter):
         def write_table(self, *args: object, **kwargs: object) -> None:

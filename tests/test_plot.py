@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools.ir import build_ir
+from memvelope_tools._ir import build_ir
 
 
 @pytest.fixture(autouse=True)

@@ -27,12 +27,12 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from memvelope_tools.convert import ConversionError, convert, convert_stream, dumps_canonical
-from memvelope_tools.convert.prose import js_trim
-from memvelope_tools.convert.timestamps import render_timestamp
+from memvelope_tools._convert import ConversionError, convert, convert_stream, dumps_canonical
+from memvelope_tools._convert.prose import js_trim
+from memvelope_tools._convert.timestamps import render_timestamp
+from memvelope_tools._read import read
+from memvelope_tools._validate import validate
 from memvelope_tools.errors import FormatError
-from memvelope_tools.read import read
-from memvelope_tools.validate import validate
 
 TOTAL_EXAMPLES = int(os.environ.get("MEMVELOPE_FUZZ_EXAMPLES", "2500"))
 # Share of the total per property; the slow frames property gets a small share.
@@ -464,8 +464,8 @@ HAS_ORJSON = importlib.util.find_spec("orjson") is not None
 
 def whole_parts_or_error(paths: list[Path]) -> bytes | str:
     """The reference: each part decoded and parsed whole by the stdlib parser, then converted."""
-    from memvelope_tools.convert import convert_values, expand
-    from memvelope_tools.convert.parse import decode, loads_js
+    from memvelope_tools._convert import convert_values, expand
+    from memvelope_tools._json.parse import decode, loads_js
 
     try:
         parts = expand(paths).parts
@@ -477,7 +477,7 @@ def whole_parts_or_error(paths: list[Path]) -> bytes | str:
 
 def twin_or_error(paths: list[Path]) -> bytes | str:
     """As the default conversion, with the pure-Python twin of the C scanner."""
-    from memvelope_tools.convert import elements
+    from memvelope_tools._json import elements
 
     native, elements._native = elements._native, None
     try:
@@ -759,7 +759,7 @@ def test_read_returns_a_document_or_format_error(data: bytes) -> None:
 @budget("frames")
 @given(data=reader_bytes)
 def test_frames_return_a_frame_or_format_error(data: bytes) -> None:
-    frames = pytest.importorskip("memvelope_tools.frames")
+    frames = pytest.importorskip("memvelope_tools._frames")
     for make in (frames.messages_frame, frames.conversations_frame, frames.facts_frame, frames.archetype_frame):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnicodeWarning)  # lone surrogates are replaced, with a warning

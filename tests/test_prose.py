@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memvelope_tools.convert.prose import join_blocks, js_trim, map_role
+from memvelope_tools._convert.prose import join_blocks, js_trim, map_role
 
 TRIMMED = "\t\n\v\f\r \u00a0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 NOT_TRIMMED = ["\u0085", "\u001c", "\u001d", "\u001e", "\u001f", "\u200b", "\u180e", "\u2060"]

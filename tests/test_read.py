@@ -1,4 +1,4 @@
-"""memvelope_tools.read: layer by in-document tag, tolerance of unknown fields, each refusal."""
+"""memvelope_tools._read: layer by in-document tag, tolerance of unknown fields, each refusal."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from memvelope_tools.convert import elements
+from memvelope_tools._json import elements
+from memvelope_tools._read import layer_of, read
 from memvelope_tools.errors import FormatError
-from memvelope_tools.read import layer_of, read
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 DATA = Path(__file__).resolve().parent / "data"
-read_module = importlib.import_module("memvelope_tools.read")  # the package attribute is the function
+read_module = importlib.import_module("memvelope_tools._read")  # the package attribute is the function
 ENVELOPES = [*sorted((FIXTURES / "envelope").glob("*/expected.mve.json")), FIXTURES / "sample.mve.json"]
 IR_VALID = sorted((FIXTURES / "ir" / "valid").glob("*.mv.json"))
 assert len(ENVELOPES) > 10, "envelope fixtures not found"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools.validate import validate
+from memvelope_tools._validate import validate
 
 REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "real-exports"
 FILES = sorted(REAL.rglob("*.json")) if REAL.is_dir() else []

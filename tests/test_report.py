@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 import memvelope_tools as mv
+from memvelope_tools._ir import build_ir
+from memvelope_tools._report import CSP, build_report, write_report
 from memvelope_tools.cli import main
-from memvelope_tools.ir import build_ir
-from memvelope_tools.report import CSP, build_report, write_report
 
 EVIL_TITLE = "<script>document.title='PWNED-title'</script>Plans & \"quotes\""
 EVIL_TEXT = "<img src=x onerror=\"document.title='PWNED-img'\"><script>document.title='PWNED-msg'</script>"

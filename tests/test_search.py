@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools.search import RESULT_COLUMNS, SearchIndex, clear_cache, parse_query
+from memvelope_tools._search import RESULT_COLUMNS, SearchIndex, clear_cache, parse_query
 
-search_module = importlib.import_module("memvelope_tools.search")
+search_module = importlib.import_module("memvelope_tools._search")
 
 _FILLER = (
     "the a of to and in is it that for with on this be are as can or not your have we at roadmap plan data "
@@ -520,7 +520,7 @@ def test_a_read_only_folder_gets_an_index_in_memory(tmp_path, monkeypatch):
 
 def test_mv_search_stays_the_function_after_its_module_is_imported():
     code = (
-        "import memvelope_tools.search, memvelope_tools.topics, memvelope_tools as mv; "
+        "import memvelope_tools._search, memvelope_tools._topics, memvelope_tools as mv; "
         "print(callable(mv.search) and mv.search.__name__, callable(mv.topics) and mv.topics.__name__)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

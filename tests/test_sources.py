@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools.convert.sources import ZipLimits, expand, utf16_key
+from memvelope_tools._convert.sources import ZipLimits, expand, utf16_key
 
 
 def claude_conv(uuid: str) -> dict[str, object]:

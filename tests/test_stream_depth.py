@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from memvelope_tools import read
-from memvelope_tools.convert import ConversionError, convert, convert_stream, dumps_canonical, elements
+from memvelope_tools._convert import ConversionError, convert, convert_stream, dumps_canonical
+from memvelope_tools._json import elements
 from memvelope_tools.errors import FormatError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,7 +112,7 @@ def test_read_and_frames_enforce_the_same_limit(tmp_path: Path, depth: int) -> N
             outcomes.append(("read", read(source)["x"] is not None))
         except FormatError as exc:
             outcomes.append(("error", exc.reason, exc.msg))
-    frames = pytest.importorskip("memvelope_tools.frames")
+    frames = pytest.importorskip("memvelope_tools._frames")
     try:
         frames.conversations_frame(path)
         outcomes.append(("read", True))

@@ -1,4 +1,4 @@
-"""Texts as Arrow columns (memvelope_tools.frames.text): text, chars and words against plain Python.
+"""Texts as Arrow columns (memvelope_tools._frames.text): text, chars and words against plain Python.
 
 Every test runs twice: with the compiled helper (``_textscan``) and with the NumPy path that
 stands in for it when no C compiler was there at install.
@@ -23,10 +23,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memvelope_tools._frames import conversations_frame, messages_frame
+from memvelope_tools._frames import flatten as flatten_module
+from memvelope_tools._frames import text as _text
 from memvelope_tools.errors import FormatError
-from memvelope_tools.frames import conversations_frame, messages_frame
-from memvelope_tools.frames import flatten as flatten_module
-from memvelope_tools.frames import text as _text
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 NATIVE = _text._textscan
@@ -89,8 +89,8 @@ def _has_surrogate(s: str) -> bool:
 def impl(request: pytest.FixtureRequest) -> Iterator[str]:
     if request.param == "native" and NATIVE is None:
         if os.environ.get("MEMVELOPE_REQUIRE_NATIVE"):
-            pytest.fail("memvelope_tools.frames._textscan was not built (pip install printed why)")
-        pytest.skip("memvelope_tools.frames._textscan is not built here (no C compiler at install)")
+            pytest.fail("memvelope_tools._frames._textscan was not built (pip install printed why)")
+        pytest.skip("memvelope_tools._frames._textscan is not built here (no C compiler at install)")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_text, "_textscan", NATIVE if request.param == "native" else None)
         yield request.param
@@ -113,7 +113,7 @@ def _check(texts: list[str]) -> None:
 def test_the_compiled_helper_is_built_where_make_test_runs() -> None:
     if not os.environ.get("MEMVELOPE_REQUIRE_NATIVE"):
         pytest.skip("only `make test` requires the C helper (MEMVELOPE_REQUIRE_NATIVE=1)")
-    assert NATIVE is not None, "memvelope_tools.frames._textscan was not built (pip install printed why)"
+    assert NATIVE is not None, "memvelope_tools._frames._textscan was not built (pip install printed why)"
 
 
 # 150 examples per path by default; `make fuzz` (MEMVELOPE_FUZZ_EXAMPLES=20000) runs 1,000.
@@ -126,7 +126,7 @@ texts_strategy = st.lists(st.lists(st.sampled_from(TRICKY), max_size=15).map("".
 @given(texts=texts_strategy)
 def test_text_chars_and_words_equal_python(which: str, texts: list[str]) -> None:
     if which == "native" and NATIVE is None:
-        pytest.skip("memvelope_tools.frames._textscan is not built here")
+        pytest.skip("memvelope_tools._frames._textscan is not built here")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_text, "_textscan", NATIVE if which == "native" else None)
         _check(texts)
@@ -217,7 +217,7 @@ def test_a_text_that_is_not_a_string_is_a_type_error_for_the_frames_to_report(im
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 def test_both_paths_give_equal_frames_on_the_fixtures() -> None:
     if NATIVE is None:
-        pytest.skip("memvelope_tools.frames._textscan is not built here")
+        pytest.skip("memvelope_tools._frames._textscan is not built here")
     envelopes = sorted((FIXTURES / "envelope").glob("*/expected.mve.json"))
     native_msgs, native_convs = messages_frame(envelopes), conversations_frame(envelopes)
     with pytest.MonkeyPatch.context() as mp:
@@ -258,7 +258,7 @@ def test_frames_in_small_batches_equal_python(impl: str) -> None:
     assert convs["chars"].tolist() == [sum(len(t) for t in expected[k * 6 : (k + 1) * 6]) for k in range(5)]
 
 
-@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools.frames._textscan is not built here")
+@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools._frames._textscan is not built here")
 def test_the_helper_refuses_bad_arguments_instead_of_writing_out_of_bounds() -> None:
     texts = ("ab", "中文", "😀")
     n = len(texts)
@@ -430,7 +430,7 @@ def _parsed_count(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools.frames._textscan is not built here")
+@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools._frames._textscan is not built here")
 @pytest.mark.parametrize("dump", [{"ensure_ascii": False}, {"ensure_ascii": True}, {"indent": 2}])
 @pytest.mark.parametrize("span_bytes", [64, 16 << 20])
 def test_files_read_straight_into_columns_equal_the_parsed_frames(
@@ -485,7 +485,7 @@ def _unusual(env: dict[str, Any]) -> list[str]:
     ]
 
 
-@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools.frames._textscan is not built here")
+@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools._frames._textscan is not built here")
 def test_unusual_conversations_are_parsed_with_the_same_frames_or_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -525,7 +525,7 @@ _JSON = st.recursive(
 )
 
 
-@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools.frames._textscan is not built here")
+@pytest.mark.skipif(NATIVE is None, reason="memvelope_tools._frames._textscan is not built here")
 @settings(max_examples=int(os.environ.get("MEMVELOPE_FUZZ_EXAMPLES", "150")), deadline=None)
 @given(
     texts=st.lists(_ANY_TEXT, min_size=1, max_size=12),

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from memvelope_tools.convert.timestamps import render_timestamp as ts
+from memvelope_tools._convert.timestamps import render_timestamp as ts
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools.topics import Topics, count_words
+from memvelope_tools._topics import Topics, count_words
 
 PLANTED = {
     "garden": "tomato compost seedling mulch pruning greenhouse trellis basil soil harvest",
@@ -365,7 +365,7 @@ def test_topics_of_the_bundled_exports():
 
 
 def test_the_report_has_a_topics_section():
-    from memvelope_tools.report import build_report
+    from memvelope_tools._report import build_report
 
     env, _ = planted(per_topic=5)
     html = build_report([env])
@@ -380,7 +380,7 @@ def test_the_report_has_a_topics_section():
 
 
 def test_the_report_says_when_the_history_is_too_small_for_topics():
-    from memvelope_tools.report import build_report
+    from memvelope_tools._report import build_report
 
     env, _ = planted(per_topic=2)
     html = build_report([env])

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
+from memvelope_tools._validate import check_ir_against_envelope, json_path, validate
 from memvelope_tools.cli import main
 from memvelope_tools.errors import FormatError
 from memvelope_tools.schema import load_schema
-from memvelope_tools.validate import check_ir_against_envelope, json_path, validate
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 IR_VALID = sorted((FIXTURES / "ir" / "valid").glob("*.mv.json"))
@@ -240,7 +240,7 @@ def _fact(**kw: object) -> dict:
 
 
 def _ir(*facts: dict) -> dict:
-    from memvelope_tools.ir import build_ir
+    from memvelope_tools._ir import build_ir
 
     return build_ir("claude", "test", list(facts), clock=lambda: 0)
 

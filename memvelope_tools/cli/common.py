@@ -7,10 +7,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .._atomic import check_output_file, check_output_folder
-from ..load import document_file, load
+from .._load import document_file, load
 
 if TYPE_CHECKING:
-    from ..convert import ConversionLog
+    from .._convert import ConversionLog
 
 __all__ = [
     "check_output_file",
@@ -43,7 +43,7 @@ def conversion_notes(report: ConversionLog, provider: str | None, *, quiet: bool
 
 def load_input(source: str | os.PathLike[str], *, quiet: bool = False) -> dict[str, Any]:
     """The document ``source`` names (an export is converted in memory, with its notes on stderr)."""
-    from ..convert import ConversionLog
+    from .._convert import ConversionLog
 
     report = ConversionLog()
     doc = load(source, report=report, progress=False if quiet else None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..conformance import run_suite
+from .._conformance import run_suite
 from ..errors import MemvelopeError
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..convert import ConversionLog, ZipLimits, convert_stream, expand
-from ..sniffing import explained
+from .._convert import ConversionLog, ZipLimits, convert_stream, expand
+from .._sniffing import explained
 from .common import check_output_file, conversion_notes
 
 _DEFAULTS = ZipLimits()

@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..many import convert_many
+    from .._many import convert_many
 
     client = None
     if args.scheduler:

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from .._progress import progress_bar
+from .._read import layer_of
 from ..errors import FormatError
-from ..read import layer_of
 from .common import check_output_file, load_input
 
 
@@ -75,7 +75,7 @@ def _cache_dir(arg: str | None) -> Path:
 
 
 def _read_envelope(path: str, quiet: bool) -> dict[str, Any]:
-    from ..validate import validate
+    from .._validate import validate
 
     doc = load_input(path, quiet=quiet)
     if layer_of(doc) != "envelope":
@@ -92,7 +92,7 @@ def _read_envelope(path: str, quiet: bool) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..ir import DistillStats, distill_llm, distill_structured, write_ir
+    from .._ir import DistillStats, distill_llm, distill_structured, write_ir
 
     output = args.output or default_output(args.envelope)
     check_output_file(output)
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if args.mode == "structured":
         doc = distill_structured(envelope, stats=stats)
     else:
-        from ..ir.llm import DEFAULT_CHUNK_CHARS
+        from .._ir.llm import DEFAULT_CHUNK_CHARS
 
         show = False if args.quiet else None
         with progress_bar(None, desc="distilling", unit="chunk", enabled=show) as bar:

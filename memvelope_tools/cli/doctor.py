@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..doctor import doctor
+from .._doctor import doctor
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

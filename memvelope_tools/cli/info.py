@@ -9,9 +9,9 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any
 
+from .._read import CATEGORIES, ROLES, layer_of
+from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import MemvelopeError
-from ..read import CATEGORIES, ROLES, layer_of
-from ..tags import ENVELOPE_TAG, IR_TAG
 from .common import load_input
 
 

@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.output)
-    from ..report import write_report
+    from .._report import write_report
 
     sources = document_inputs(args.paths, quiet=args.quiet)
     write_report(

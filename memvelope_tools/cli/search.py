@@ -42,12 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def source(path: str) -> Any:
     """What a PATH stands for: a Parquet folder or a document as is, an export converted first."""
-    from ..corpus import parquet_folder
+    from .._corpus import parquet_folder
 
     if parquet_folder(path) is not None:
         return path
     if Path(path).is_dir() or path.lower().endswith(".zip"):
-        from ..convert import convert
+        from .._convert import convert
 
         return convert(path)
     return path
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     if args.limit < 1:
         print("memvelope: error: --limit must be at least 1", file=sys.stderr)
         return 2
-    from ..search import parse_query, search
+    from .._search import parse_query, search
 
     parse_query(args.query)  # a bad query is reported before anything is read
     with notes():

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..topics import topics
+    from .._topics import topics
 
     if args.topics < 1:
         print("memvelope: error: -n must be at least 1", file=sys.stderr)

@@ -6,11 +6,11 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .._load import sniff, wrong_file
 from ..errors import FormatError
-from ..load import sniff, wrong_file
 
 if TYPE_CHECKING:
-    from ..validate import Violation
+    from .._validate import Violation
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def _document(path: str) -> Any:
     """The JSON value of ``path``; FormatError when it is no document at all (an export, Parquet)."""
-    from ..validate import load_json_file
+    from .._validate import load_json_file
 
     message = wrong_file(sniff(path), "document")
     if message is not None:
@@ -44,8 +44,8 @@ def _document(path: str) -> Any:
 
 
 def _load_envelope(path: str) -> dict[str, Any]:
-    from ..tags import IR_TAG
-    from ..validate import detect_format, validate
+    from .._tags import IR_TAG
+    from .._validate import detect_format, validate
 
     doc = _document(path)
     if detect_format(doc) == IR_TAG:
@@ -63,8 +63,8 @@ def _load_envelope(path: str) -> dict[str, Any]:
 
 def check_file(path: str, envelope: dict[str, Any] | None = None) -> list[Violation]:
     """Violations of one file (schema, counts, and the cross-checks when ``envelope`` is given)."""
-    from ..tags import IR_TAG
-    from ..validate import Violation, check_ir_against_envelope, detect_format, sort_key, validate
+    from .._tags import IR_TAG
+    from .._validate import Violation, check_ir_against_envelope, detect_format, sort_key, validate
 
     doc = _document(path)
     try:

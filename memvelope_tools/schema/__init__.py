@@ -7,7 +7,7 @@ import json
 from importlib import resources
 from typing import Any
 
-from ..tags import ENVELOPE_TAG, IR_TAG
+from .._tags import ENVELOPE_TAG, IR_TAG
 
 #: Schema file name for each supported in-document format tag.
 SCHEMA_FILES: dict[str, str] = {

@@ -1,0 +1,172 @@
+"""Both cores: ranges of elements parsed, normalised and serialised by worker processes.
+
+The parent scans the parts (the scan checks the grammar and finds the elements), detects the provider
+from the first elements itself, then hands each later batch of elements to a worker: as the file's
+path and byte range when the part is a file on disk (the worker reads the range itself), else as
+bytes. The worker returns the batch's conversations as canonical envelope bytes with their counts;
+the parent writes the pieces in order, so the bytes are those of one process.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Final
+
+from .._json.elements import FIELDS, JS, LONE, Reader
+from .assemble import NORMALISERS, OTHER, SHAPES
+from .envelope import SEPARATOR, fragment, fragments
+
+PARALLEL_ABOVE: Final = 32 << 20  # bytes of input: smaller exports stay in one process
+
+Source = bytes | tuple[str, int, int]  # a batch's bytes, or (path, start, end) of a file holding them
+
+
+@dataclass(frozen=True)
+class Piece:
+    """What a worker made of a batch: the conversations' envelope bytes (joined by ``SEPARATOR``) and
+    the counts the envelope's meta and the conversion log need."""
+
+    body: bytes
+    conversations: int
+    messages: int
+    elements: int
+    foreign: int
+    replaced: int
+
+
+def _read(source: Source) -> bytes:
+    if isinstance(source, bytes):
+        return source
+    path, start, end = source
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        return fh.read(end - start)
+
+
+def work(source: Source, found: list[int], provider: str, use_orjson: bool) -> Piece:
+    """Parse the elements ``found`` (a scan's list, positions relative to the batch's first byte) in
+    ``source``, normalise and serialise them."""
+    enabled = gc.isenabled()
+    gc.disable()  # parse trees hold no cycles (see pipeline.gc_paused)
+    try:
+        data = _read(source)
+        reader = Reader(JS, use_orjson=use_orjson)
+        normalise, other = NORMALISERS[provider], SHAPES[OTHER[provider]]
+        bodies: list[bytes] = []
+        run: list[dict[str, Any]] = []  # conversations serialised together, none with a lone surrogate
+        conversations = messages = foreign = 0
+        for k in range(0, len(found), FIELDS):
+            _, _, start, end, flags, depth = found[k : k + FIELDS]
+            element = reader.value(data, start, end, flags, depth)
+            foreign += other(element)
+            conversation = normalise(element)
+            del element
+            if conversation is None:
+                continue
+            conversations += 1
+            messages += len(conversation["messages"])
+            if flags & LONE:
+                if run:
+                    bodies.append(fragments(run))
+                    run = []
+                bodies.append(fragment(conversation))
+            else:
+                run.append(conversation)
+        if run:
+            bodies.append(fragments(run))
+        body = SEPARATOR.join(bodies)
+        return Piece(body, conversations, messages, len(found) // FIELDS, foreign, reader.replaced)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _ready() -> None:
+    """A task that only makes the pool start its processes."""
+
+
+def workers_for(size: int, workers: int | None) -> int:
+    """How many worker processes an export of ``size`` bytes gets (1: none, stay in this process)."""
+    if workers is not None:
+        return max(1, workers)
+    if size < PARALLEL_ABOVE:
+        return 1
+    return min(os.cpu_count() or 1, 8)
+
+
+def _one_thread() -> bool:
+    """True when this process runs a single thread (where the system says; else False)."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    # fork starts workers in milliseconds, and is safe while this process has one thread (a fork
+    # beside other threads can deadlock, and warns on 3.12+); else forkserver starts clean processes
+    # (not on Windows), spawn elsewhere.
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and _one_thread():
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+class Pool:
+    """Worker processes taking batches in order; at most ``2 * workers`` batches in flight, so memory
+    stays bounded. The processes start at once, while the parent reads the first elements; ``write``
+    (set before the first batch) receives each batch's tag and piece, in submission order."""
+
+    def __init__(self, workers: int) -> None:
+        self._executor = ProcessPoolExecutor(max_workers=workers, mp_context=_context())
+        self._limit = 2 * workers
+        self._pending: deque[tuple[str, Future[Piece]]] = deque()
+        self.write: Callable[[str, Piece], None] | None = None
+        for _ in range(workers):
+            self._executor.submit(_ready)
+
+    def submit(
+        self, tag: str, buf: bytes | None, found: list[int], provider: str, use_orjson: bool, path: str = ""
+    ) -> None:
+        """A batch: the children ``found`` (array elements, as a scan lists them) in ``buf``, or, when
+        ``buf`` is None, in the file at ``path`` (positions in the file). ``tag`` is passed on to
+        ``write`` with its piece."""
+        start, end = found[2], found[-3]
+        shifted = list(found)
+        for k in range(0, len(shifted), FIELDS):
+            shifted[k + 2] -= start
+            shifted[k + 3] -= start
+        source: Source = (path, start, end) if buf is None else bytes(buf[start:end])
+        while len(self._pending) >= self._limit:
+            self._next()
+        self._pending.append((tag, self._executor.submit(work, source, shifted, provider, use_orjson)))
+
+    def drain(self) -> None:
+        """Wait for every batch and write its piece."""
+        while self._pending:
+            self._next()
+
+    def _next(self) -> None:
+        tag, future = self._pending.popleft()
+        piece = future.result()
+        assert self.write is not None
+        self.write(tag, piece)
+
+    def release(self) -> None:
+        """Let the workers exit (every batch written), without waiting for them: they leave while the
+        parent writes the output."""
+        self._executor.shutdown(wait=False)
+
+    def close(self) -> None:
+        """Stop the workers (dropping batches not written) and wait for them to exit."""
+        self._executor.shutdown(wait=True, cancel_futures=True)

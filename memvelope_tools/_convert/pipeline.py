@@ -1,0 +1,370 @@
+"""A conversion from start to end: sources, then elements, then assembly, then the envelope, then bytes.
+
+Every conversion reads its parts through the one reader (:mod:`.elements`) in bounded batches, so an
+export's parse tree is never held whole; what is held is the conversations themselves (:func:`convert`)
+or, when writing straight to a file (:func:`convert_stream`), one batch at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import math
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any, Final
+
+from .._atomic import atomic_output
+from .._json.elements import FIELDS, JS, PartElements, Reader
+from .._progress import Bar, progress_bar
+from ..errors import OutputError
+from .assemble import Assembler, Conversation
+from .envelope import SEPARATOR, Envelope, build_envelope, dumps_envelope, envelope_frame, fragment
+from .log import ConversionLog
+from .parallel import Piece, Pool, workers_for
+from .sources import Expansion, Part, ZipLimits, expand
+
+
+def describe(parts: Sequence[Part]) -> str | None:
+    """How errors name a list of parts: the first part's name, and how many more there are."""
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0].name
+    return f"{parts[0].name} and {len(parts) - 1} more part(s)"
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: parse trees hold no cycles, and the millions of containers a
+    large export creates would otherwise set it off over and over (a third of the parse time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def counting(emit: Callable[[Conversation], None], bar: Bar) -> Callable[[Conversation], None]:
+    """``emit``, also showing on the progress bar how many conversations are done."""
+    show = getattr(bar, "set_postfix_str", None)
+    if show is None:
+        return emit
+    done = 0
+
+    def counted(conversation: Conversation) -> None:
+        nonlocal done
+        emit(conversation)
+        done += 1
+        if done % 256 == 0:
+            show(f"{done} conversations", refresh=False)
+
+    return counted
+
+
+def feed(
+    parts: Sequence[Part],
+    log: ConversionLog,
+    assembler: Assembler,
+    bar: Bar,
+    *,
+    fast: bool = True,
+    pool: Pool | None = None,
+    write: Callable[[Piece], None] | None = None,
+) -> str:
+    """Read every part's elements into ``assembler``; return the provider.
+
+    With a ``pool`` (and a ``write``), the elements after the provider is known go to its worker
+    processes, and ``write`` receives their pieces in order (see :mod:`.parallel`).
+    """
+    log.parts = [p.name for p in parts]
+
+    def take(tag: str, piece: Piece) -> None:
+        assert write is not None
+        write(piece)
+        assembler.counts(piece.conversations, piece.messages, piece.elements, piece.foreign)
+        if piece.replaced:
+            log.replaced[tag] = log.replaced.get(tag, 0) + piece.replaced
+
+    if pool is not None:
+        pool.write = take
+    for part in parts:
+        reader = Reader(JS, use_orjson=fast)
+        elements = PartElements(part, reader, on_bytes=bar.update)
+        for buf, found, offset in elements.ranges(mapped=pool is not None):
+            if not elements.is_array:
+                elements.values(buf, found, offset)  # checked, and its repairs counted
+                continue
+            if assembler.failed:
+                assembler.skip(len(found) // FIELDS)  # read on only to report a broken later part
+                continue
+            if pool is None:
+                for element in elements.values(buf, found, offset):
+                    assembler.element(element)
+                continue
+            k = 0  # the elements before the provider is known are taken here, the rest by the workers
+            while k < len(found) and assembler.provider is None and not assembler.failed:
+                for element in elements.values(buf, found[k : k + FIELDS], offset):
+                    assembler.element(element)
+                k += FIELDS
+            if k < len(found) and assembler.failed:
+                assembler.skip((len(found) - k) // FIELDS)
+            elif k < len(found):
+                source = None if elements.mapped else buf
+                pool.submit(part.name, source, found[k:], assembler.provider or "", fast, part.path or "")
+        if not elements.is_array:
+            assembler.non_array()
+        if reader.replaced:
+            log.replaced[part.name] = log.replaced.get(part.name, 0) + reader.replaced
+    if pool is not None:
+        pool.drain()
+    provider = assembler.finish()
+    log.elements, log.foreign = assembler.elements, assembler.foreign
+    return provider
+
+
+def convert_values(values: Iterable[object], source: str | None = None) -> Envelope:
+    """Convert already-parsed part values (each a part's top-level JSON value), in order."""
+    conversations: list[Conversation] = []
+    assembler = Assembler(conversations.append, source)
+    for value in values:
+        if type(value) is list:
+            for element in value:
+                assembler.element(element)
+        else:  # a part whose top level is not an array contributes nothing
+            assembler.non_array()
+    return build_envelope(assembler.finish(), conversations, source)
+
+
+def convert_parts(
+    parts: Sequence[Part],
+    log: ConversionLog | None = None,
+    *,
+    fast: bool | None = None,
+    stream: bool = False,
+    progress: bool | None = None,
+) -> Envelope:
+    """Convert an ordered list of parts (see :func:`memvelope_tools._convert.sources.expand`).
+
+    Options as for :func:`convert`.
+    """
+    log = log if log is not None else ConversionLog()
+    conversations: list[Conversation] = []
+    total = sum(p.size or 0 for p in parts) or None
+    with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():
+        assembler = Assembler(counting(conversations.append, bar), describe(parts))
+        provider = feed(parts, log, assembler, bar, fast=fast is not False)
+    return build_envelope(provider, conversations, describe(parts))
+
+
+def convert(
+    *paths: str | os.PathLike[str],
+    report: ConversionLog | None = None,
+    zip_limits: ZipLimits | None = None,
+    fast: bool | None = None,
+    stream: bool = False,
+    progress: bool | None = None,
+) -> Envelope:
+    """Convert one export, given as part files, folders and/or zips in order, to an envelope.
+
+    Raises :class:`ConversionError` (with ``.reason``) when the export cannot be converted.
+    Pass a :class:`ConversionLog` as ``report`` to learn which parts were read and which files were
+    passed over. ``fast`` parses with orjson (default: when installed). Parts are always read in
+    bounded batches; ``stream`` is accepted for compatibility and changes nothing (see
+    :func:`convert_stream` to bound memory by the batch rather than the envelope). Every option gives
+    the same envelope. ``progress`` shows a bar on stderr (default: on a terminal).
+    """
+    from .._sniffing import explained
+
+    with explained(paths):
+        expansion: Expansion = expand(paths, zip_limits)
+        if report is not None:
+            report.ignored = expansion.ignored
+            report.chose = expansion.chose
+        return convert_parts(expansion.parts, report, fast=fast, stream=stream, progress=progress)
+
+
+def _copy(src: IO[bytes], dst: IO[bytes]) -> None:
+    """Copy the whole of ``src`` after what ``dst`` holds: in the kernel when both are regular files."""
+    src.seek(0)
+    try:
+        in_fd, out_fd = src.fileno(), dst.fileno()
+        regular = stat.S_ISREG(os.fstat(out_fd).st_mode) and hasattr(os, "sendfile")
+    except (AttributeError, OSError):  # io.UnsupportedOperation is an OSError
+        regular = False
+    if regular:
+        dst.flush()
+        size, done = os.fstat(in_fd).st_size, 0
+        try:
+            while done < size:
+                sent = os.sendfile(out_fd, in_fd, done, size - done)
+                if not sent:
+                    break
+                done += sent
+        except OSError:
+            if done:
+                raise
+        if done == size:
+            return
+        src.seek(done)
+    shutil.copyfileobj(src, dst, 4 << 20)
+
+
+SPOOL_BYTES: Final = 128 << 20  # envelope bytes held in memory while streaming; the rest goes to a file
+
+
+class _Spool:
+    """Envelope bytes in order: the first ``limit`` bytes held in memory, the rest in a temporary file
+    from ``overflow()`` (opened when first needed), so most exports are written once, not twice."""
+
+    def __init__(self, limit: float, overflow: Callable[[], IO[bytes]]) -> None:
+        self.pieces: list[bytes] = []
+        self.held = 0
+        self.limit = limit
+        self.file: IO[bytes] | None = None
+        self._overflow = overflow
+
+    def write(self, data: bytes) -> None:
+        if self.file is None and self.held + len(data) <= self.limit:
+            self.pieces.append(data)
+            self.held += len(data)
+            return
+        if self.file is None:
+            self.file = self._overflow()
+        self.file.write(data)
+
+    def copy_to(self, target: IO[bytes]) -> None:
+        """Write everything, in order, to ``target``."""
+        target.writelines(self.pieces)
+        if self.file is not None:
+            _copy(self.file, target)
+
+
+@contextlib.contextmanager
+def _temporary(folder: Path | None, out: str | os.PathLike[str] | None) -> Iterator[IO[bytes]]:
+    """An anonymous temporary file beside the output (so the final copy stays on one filesystem)."""
+    try:
+        with tempfile.TemporaryFile(prefix=".memvelope-", dir=folder) as fh:
+            yield fh
+    except OutputError:
+        raise
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write output: {exc.strerror or exc}",
+            reason="output",
+            source=os.fspath(out) if out is not None else None,
+        ) from exc
+
+
+def convert_stream(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str] | None,
+    *,
+    report: ConversionLog | None = None,
+    zip_limits: ZipLimits | None = None,
+    progress: bool | None = None,
+    stdout: Any = None,
+    workers: int | None = 1,
+    in_memory: bool = False,
+) -> dict[str, Any]:
+    """Convert one export straight to a canonical envelope file, holding a few batches at a time.
+
+    Peak memory is bounded by the batches, the largest conversation and the first 128 MiB of the
+    envelope's bytes (the rest waits in a temporary file), not by the export; with ``in_memory`` all
+    the envelope's bytes are held in memory until the end. The bytes written are those of
+    ``write_envelope(convert(paths), out)``; ``out`` is written atomically. With ``out=None`` the
+    bytes go to the binary stream ``stdout``. ``workers`` worker processes parse, normalise and
+    serialise the elements (1: none, all in this process; None: one per core for an export of 32 MB
+    or more, as ``memvelope convert`` does). Where workers cannot be forked from a process with one
+    thread they start clean interpreters, so a script that asks for them must guard its entry point
+    with ``if __name__ == "__main__":``. Returns the envelope's ``meta``.
+    """
+    inputs = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    expansion: Expansion = expand(inputs, zip_limits)
+    log = report if report is not None else ConversionLog()
+    log.ignored = expansion.ignored
+    log.chose = expansion.chose
+    parts = expansion.parts
+    folder = Path(out).resolve().parent if out is not None else None
+    if folder is not None and not folder.is_dir():
+        raise OutputError(f"output folder does not exist: {folder}", reason="output", source=str(out))
+    total = sum(p.size or 0 for p in parts) or None
+    count = workers_for(total or 0, workers)
+    pool = Pool(count) if count > 1 else None  # its processes start while this one reads
+    try:
+        with contextlib.ExitStack() as stack:
+            body = _Spool(math.inf if in_memory else SPOOL_BYTES, lambda: stack.enter_context(_temporary(folder, out)))
+            meta = _body(parts, log, body, pool, progress, total)
+            if pool is not None:
+                pool.release()
+            head, tail = envelope_frame(meta)
+            if out is None:
+                target = stdout if stdout is not None else _stdout()
+                _finish(target, head, body, tail)
+                target.flush()
+            else:
+                with atomic_output(out) as fh:
+                    _finish(fh, head, body, tail)
+    finally:
+        if pool is not None:
+            pool.close()
+    return meta
+
+
+def _body(
+    parts: Sequence[Part],
+    log: ConversionLog,
+    body: _Spool,
+    pool: Pool | None,
+    progress: bool | None,
+    total: int | None,
+) -> dict[str, Any]:
+    """Write the conversations' envelope bytes to ``body``; return the envelope's meta."""
+    first = True
+
+    def emit(conversation: Conversation) -> None:
+        nonlocal first
+        body.write(b"    " if first else SEPARATOR)
+        first = False
+        body.write(fragment(conversation))
+
+    def write(piece: Piece) -> None:
+        nonlocal first
+        if piece.conversations:
+            body.write(b"    " if first else SEPARATOR)
+            first = False
+            body.write(piece.body)
+
+    with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():
+        assembler = Assembler(counting(emit, bar), describe(parts))
+        provider = feed(parts, log, assembler, bar, pool=pool, write=write)
+    return {
+        "source_provider": provider,
+        "conversation_count": assembler.conversations,
+        "message_count": assembler.messages,
+    }
+
+
+def _finish(target: IO[bytes], head: bytes, body: _Spool, tail: bytes) -> None:
+    target.write(head)
+    body.copy_to(target)
+    target.write(tail)
+
+
+def _stdout() -> IO[bytes]:
+    import sys
+
+    return sys.stdout.buffer
+
+
+def write_envelope(envelope: Envelope, path: str | os.PathLike[str]) -> None:
+    """Write the envelope's canonical bytes to ``path`` atomically (temporary file, then rename)."""
+    data = dumps_envelope(envelope)
+    with atomic_output(path) as fh:
+        fh.write(data)

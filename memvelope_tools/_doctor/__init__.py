@@ -1,0 +1,130 @@
+"""``memvelope doctor``: what an export holds, what conversion keeps and drops, and why.
+
+The envelope is never touched: doctor reads the same parts in the same order as
+:func:`memvelope_tools._convert.convert` (``sources.expand``), decodes and parses them with the core's
+functions, detects the provider the same way, and asks the core's rules which elements survive. Its
+``messages_kept`` is therefore the envelope's ``meta.message_count``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Final
+
+from .._convert import ZipLimits, build_envelope, detect_provider, expand
+from .._convert import chatgpt as chatgpt_core
+from .._convert import claude as claude_core
+from .._json.elements import JS, Reader, load_part
+from .._jsontypes import json_type
+from ..errors import ConversionError
+from . import chatgpt, claude
+from .findings import Analysis, ConversationFacts, Diagnosis, Example, PartInfo
+
+__all__ = ["Diagnosis", "Example", "doctor"]
+
+Analyser = Callable[[object, ConversationFacts, Analysis], None]
+ANALYSERS: Final[dict[str, Analyser]] = {"chatgpt": chatgpt.analyse, "claude": claude.analyse}
+
+
+def _non_array_note(value: object) -> str:
+    if claude_core.looks_like(value):
+        what = "looks like one Claude conversation"
+    elif chatgpt_core.looks_like(value):
+        what = "looks like one ChatGPT conversation"
+    else:
+        what = "not a conversation list"
+    return f"top level is {json_type(value)}, not an array ({what}); contributes nothing (conformance A16)"
+
+
+def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: ZipLimits | None = None) -> Diagnosis:
+    """Examine one export (the same paths ``convert`` takes) and report what conversion keeps and drops.
+
+    Raises :class:`ConversionError` when the export cannot be read at all (missing file, bad zip,
+    invalid JSON); when it reads but would not convert (no provider, no conversation survives), the
+    diagnosis says so in ``error`` and ``converts`` is False. Message text appears in examples only with
+    ``show_text=True``.
+    """
+    expansion = expand(paths, zip_limits)
+    parts: list[PartInfo] = []
+    merged: list[object] = []
+    owners: list[tuple[int, str]] = []  # (first merged index, part name)
+    non_arrays = 0
+    singles: list[tuple[str, object]] = []  # non-array parts that look like one conversation
+    for order, part in enumerate(expansion.parts, 1):
+        reader = Reader(JS)
+        value = load_part(part, reader)
+        info = PartInfo(order, part.name, part.size, json_type(value), 0, reader.replaced)
+        if type(value) is list:
+            owners.append((len(merged), part.name))
+            merged.extend(value)
+            info.elements = len(value)
+        else:
+            non_arrays += 1
+            info.note = _non_array_note(value)
+            if claude_core.looks_like(value) or chatgpt_core.looks_like(value):
+                singles.append((part.name, value))
+        parts.append(info)
+    provider, error, acc = _examine(merged, owners, non_arrays, show_text)
+    if_wrapped = None
+    if not merged and singles:  # say what the single-conversation parts hold, had they been in [ ]
+        w_provider, w_error, w_acc = _examine(
+            [v for _, v in singles], [(i, name) for i, (name, _) in enumerate(singles)], 0, show_text
+        )
+        if_wrapped = _diagnosis([os.fspath(p) for p in paths], [], [], w_provider, w_error, len(singles), w_acc)
+    found = _diagnosis([os.fspath(p) for p in paths], parts, list(expansion.ignored), provider, error, len(merged), acc)
+    found.if_wrapped = if_wrapped
+    return found
+
+
+def _examine(
+    merged: list[object], owners: list[tuple[int, str]], non_arrays: int, show_text: bool
+) -> tuple[str | None, tuple[str, str] | None, Analysis]:
+    """Detect the provider as the converter does and analyse every element of the merged array."""
+    acc = Analysis(show_text)
+    error: tuple[str, str] | None = None
+    provider: str | None = None
+    try:
+        provider = detect_provider(merged, non_arrays=non_arrays)
+    except ConversionError as exc:
+        error = (exc.reason, exc.msg)
+    if provider is not None:
+        analyse = ANALYSERS[provider]
+        owner = 0
+        for index, element in enumerate(merged):
+            while owner + 1 < len(owners) and owners[owner + 1][0] <= index:
+                owner += 1
+            facts = ConversationFacts(index, owners[owner][1] if owners else None)
+            analyse(element, facts, acc)
+            acc.conversations.append(facts)
+        if not any(c.kept for c in acc.conversations):
+            try:  # the core's own verdict and wording for an export where nothing survives
+                build_envelope(provider, [])
+            except ConversionError as exc:
+                error = (exc.reason, exc.msg)
+    return provider, error, acc
+
+
+def _diagnosis(
+    inputs: list[str],
+    parts: list[PartInfo],
+    ignored: list[tuple[str, str]],
+    provider: str | None,
+    error: tuple[str, str] | None,
+    elements: int,
+    acc: Analysis,
+) -> Diagnosis:
+    return Diagnosis(
+        inputs=inputs,
+        parts=parts,
+        ignored=ignored,
+        provider=provider,
+        error=error,
+        elements=elements,
+        conversations=acc.conversations,
+        examples=acc.examples,
+        timestamps=acc.timestamps,
+        types=acc.types,
+        unknown_types=acc.unknown,
+        show_text=acc.show_text,
+    )

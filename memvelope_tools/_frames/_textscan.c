@@ -1,0 +1,1006 @@
+/* Texts as UTF-8 columns with their character and word counts, without holding the GIL.
+ *
+ * The frames need, for every message text (a Python str): its UTF-8 bytes for an Arrow string
+ * column, its length in code points and its word count (len(s.split())). Python can only encode
+ * a str under the GIL, one at a time; these two functions read the strs' own storage with the GIL
+ * released, so the caller can run them on several threads (see memvelope_tools/_frames/text.py).
+ *
+ *   scan(texts, start, stop, sizes, chars, words) -> int
+ *       For texts[start:stop], write the UTF-8 size, code points and words of each into the int64
+ *       buffers at the same index; return how many of them held a surrogate code point.
+ *   encode(texts, start, stop, offsets, out) -> None
+ *       Write the UTF-8 of texts[i] into out[offsets[i]:offsets[i + 1]] for i in [start, stop).
+ *   extract(buf, spans) -> columns or None
+ *       The same columns, and the conversations' own, straight from the JSON text of an envelope's
+ *       conversations (see the section below), so that no Python object is made for them.
+ *
+ * texts is a tuple (it cannot change while the GIL is released) of str; anything else in it is a
+ * TypeError naming its index. Surrogates follow memvelope_tools._frames.text: a high surrogate followed
+ * by a low one is the one character they encode, any other surrogate becomes U+FFFD.
+ * Whitespace is what str.isspace() says: a list unchanged since Unicode 6.3, which the tests check
+ * against the running Python.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) && !defined(__clang__)
+/* GCC turns the chains of comparisons in SPACE_WIDE into 64-bit bit tests, which stops the scan
+ * loops from vectorizing (about 3x slower, with GCC 12). Other compilers get the code as written. */
+#pragma GCC optimize("no-tree-reassoc")
+#endif
+
+/* 1 for the code points below 256 that str.isspace() accepts. */
+static const unsigned char LATIN1_SPACE[256] = {
+    [0x09] = 1, [0x0A] = 1, [0x0B] = 1, [0x0C] = 1, [0x0D] = 1,
+    [0x1C] = 1, [0x1D] = 1, [0x1E] = 1, [0x1F] = 1, [0x20] = 1,
+    [0x85] = 1, [0xA0] = 1,
+};
+
+static inline int
+is_space(Py_UCS4 c)
+{
+    if (c < 256) {
+        return LATIN1_SPACE[c];
+    }
+    if (c < 0x2000) {
+        return c == 0x1680;
+    }
+    if (c <= 0x200A) {
+        return 1;
+    }
+    return c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+#define IS_SURROGATE(c) ((Py_UCS4)(c) - 0xD800u < 0x800u)
+#define IS_HIGH(c) ((Py_UCS4)(c) - 0xD800u < 0x400u)
+#define IS_LOW(c) ((Py_UCS4)(c) - 0xDC00u < 0x400u)
+
+typedef struct {
+    int64_t size;
+    int64_t chars;
+    int64_t words;
+    int surrogates;
+} Counts;
+
+/* Counts of one str whose storage is an array of T (Py_UCS2 or Py_UCS4). */
+#define SCAN_WIDE(T)                                                        \
+    static void scan_##T(const T *p, Py_ssize_t n, Counts *out)             \
+    {                                                                       \
+        int64_t size = 0, words = 0, pairs = 0;                             \
+        int prev = 1, space, surrogates = 0;                                \
+        for (Py_ssize_t i = 0; i < n; i++) {                                \
+            Py_UCS4 c = p[i];                                               \
+            if (c < 0x80) {                                                 \
+                size += 1;                                                  \
+                space = LATIN1_SPACE[c];                                    \
+            }                                                               \
+            else if (c < 0x800) {                                           \
+                size += 2;                                                  \
+                space = c < 256 ? LATIN1_SPACE[c] : 0;                      \
+            }                                                               \
+            else if (IS_SURROGATE(c)) {                                     \
+                surrogates = 1;                                             \
+                space = 0;                                                  \
+                if (IS_HIGH(c) && i + 1 < n && IS_LOW(p[i + 1])) {          \
+                    size += 4;                                              \
+                    pairs += 1;                                             \
+                    i++;                                                    \
+                }                                                           \
+                else {                                                      \
+                    size += 3; /* U+FFFD */                                 \
+                }                                                           \
+            }                                                               \
+            else {                                                          \
+                size += c < 0x10000 ? 3 : 4;                                \
+                space = is_space(c);                                        \
+            }                                                               \
+            words += prev & !space;                                         \
+            prev = space;                                                   \
+        }                                                                   \
+        out->size = size;                                                   \
+        out->chars = (int64_t)n - pairs;                                    \
+        out->words = words;                                                 \
+        out->surrogates = surrogates;                                       \
+    }
+
+SCAN_WIDE(Py_UCS2)
+SCAN_WIDE(Py_UCS4)
+
+/* str.isspace() without branches or tables, in the width of the storage, so the loops below vectorize. */
+#define SPACE(T, c) (((c) == 0x20) | ((T)((c) - 0x09) < 5) | ((T)((c) - 0x1C) < 4) | ((c) == 0x85) | ((c) == 0xA0))
+#define SPACE_WIDE(T, c) (SPACE(T, c) | ((c) == 0x1680) | ((T)((c) - 0x2000) < 11) | ((c) == 0x2028)           \
+                          | ((c) == 0x2029) | ((c) == 0x202F) | ((c) == 0x205F) | ((c) == 0x3000))
+#define EXTRA_UCS1(T, c) ((T)((c) >> 7))
+#define EXTRA_UCS2(T, c) ((T)(((c) >= 0x80) + ((c) >= 0x800)))
+#define EXTRA_UCS4(T, c) ((T)(((c) >= 0x80) + ((c) >= 0x800) + ((c) >= 0x10000)))
+#define NO_SURROGATE(T, c) 0
+#define HAS_SURROGATE(T, c) ((T)((c) - 0xD800) < 0x800)
+#define SCAN_BLOCK 4096
+
+/* The common case, without surrogates: returns 0 (having counted nothing) when there is one.
+ * Each block first classifies its characters into sp[], then counts word starts, so that both
+ * loops are plain element-wise loops with sums, in the storage's own width (A is wide enough
+ * for a block's sums). */
+#define FAST_SCAN(T, A, SP, EXTRA, SURROGATE)                                 \
+    static int fast_scan_##T(const T *p, Py_ssize_t n, Counts *out)         \
+    {                                                                       \
+        int64_t size = n, words = 0;                                        \
+        T sp[SCAN_BLOCK + 1];                                               \
+        T prev = 1;                                                         \
+        for (Py_ssize_t b = 0; b < n; b += SCAN_BLOCK) {                    \
+            const T *q = p + b;                                             \
+            int m = n - b < SCAN_BLOCK ? (int)(n - b) : SCAN_BLOCK;         \
+            A extra = 0, w = 0;                                             \
+            T surrogates = 0;                                               \
+            sp[0] = prev;                                                   \
+            for (int i = 0; i < m; i++) {                                   \
+                T c = q[i];                                                 \
+                sp[i + 1] = (T)SP(T, c);                                    \
+                extra += EXTRA(A, c);                                       \
+                surrogates |= (T)SURROGATE(T, c);                           \
+            }                                                               \
+            if (surrogates) {                                               \
+                return 0;                                                   \
+            }                                                               \
+            for (int i = 0; i < m; i++) {                                   \
+                w += (A)(sp[i] & (sp[i + 1] ^ 1));                          \
+            }                                                               \
+            size += extra;                                                  \
+            words += w;                                                     \
+            prev = sp[m];                                                   \
+        }                                                                   \
+        out->size = size;                                                   \
+        out->chars = n;                                                     \
+        out->words = words;                                                 \
+        out->surrogates = 0;                                                \
+        return 1;                                                           \
+    }
+
+FAST_SCAN(Py_UCS1, uint16_t, SPACE, EXTRA_UCS1, NO_SURROGATE)
+FAST_SCAN(Py_UCS2, uint16_t, SPACE_WIDE, EXTRA_UCS2, HAS_SURROGATE)
+FAST_SCAN(Py_UCS4, uint32_t, SPACE_WIDE, EXTRA_UCS4, HAS_SURROGATE)
+
+static void
+scan_one(PyObject *s, Counts *out)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    const void *data = PyUnicode_DATA(s);
+    switch (PyUnicode_KIND(s)) {
+    case PyUnicode_1BYTE_KIND:
+        fast_scan_Py_UCS1((const Py_UCS1 *)data, n, out);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        if (!fast_scan_Py_UCS2((const Py_UCS2 *)data, n, out)) {
+            scan_Py_UCS2((const Py_UCS2 *)data, n, out);
+        }
+        break;
+    default:
+        if (!fast_scan_Py_UCS4((const Py_UCS4 *)data, n, out)) {
+            scan_Py_UCS4((const Py_UCS4 *)data, n, out);
+        }
+        break;
+    }
+}
+
+/* One non-ASCII character of p (at *ip, a pair counting as one) as UTF-8 at o; NULL if it would
+ * pass end. */
+static inline unsigned char *
+encode_char(Py_UCS4 c, Py_UCS4 next, Py_ssize_t *ip, unsigned char *o, unsigned char *end)
+{
+    if (IS_SURROGATE(c)) {
+        if (IS_HIGH(c) && IS_LOW(next)) {
+            c = 0x10000 + ((c - 0xD800) << 10) + (next - 0xDC00);
+            *ip += 1;
+        }
+        else {
+            c = 0xFFFD;
+        }
+    }
+    *ip += 1;
+    if (c < 0x80) {
+        if (end - o < 1) return NULL;
+        *o++ = (unsigned char)c;
+    }
+    else if (c < 0x800) {
+        if (end - o < 2) return NULL;
+        *o++ = (unsigned char)(0xC0 | (c >> 6));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    else if (c < 0x10000) {
+        if (end - o < 3) return NULL;
+        *o++ = (unsigned char)(0xE0 | (c >> 12));
+        *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    else {
+        if (end - o < 4) return NULL;
+        *o++ = (unsigned char)(0xF0 | (c >> 18));
+        *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+        *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    return o;
+}
+
+/* UTF-8 of one str stored as T into [o, end); returns the end written, or NULL if it would pass
+ * end. ASCII goes 8 characters at a time while it lasts (NON_ASCII: the bits that are zero in 8
+ * ASCII characters of T), then one at a time up to the next other character. */
+#define ENCODE(T, NON_ASCII)                                                \
+    static unsigned char *encode_##T(const T *p, Py_ssize_t n, unsigned char *o, unsigned char *end) \
+    {                                                                       \
+        Py_ssize_t i = 0;                                                   \
+        while (i < n) {                                                     \
+            while (n - i >= 8 && end - o >= 8) {                            \
+                uint64_t w[sizeof(T)], any = 0;                             \
+                memcpy(w, p + i, sizeof(w));                                \
+                for (size_t k = 0; k < sizeof(T); k++) any |= w[k];         \
+                if (any & (NON_ASCII)) break;                               \
+                for (int k = 0; k < 8; k++) o[k] = (unsigned char)p[i + k]; \
+                o += 8;                                                     \
+                i += 8;                                                     \
+            }                                                               \
+            while (i < n && p[i] < 0x80) {                                  \
+                if (o >= end) return NULL;                                  \
+                *o++ = (unsigned char)p[i++];                               \
+            }                                                               \
+            if (i < n) {                                                    \
+                o = encode_char(p[i], i + 1 < n ? p[i + 1] : 0, &i, o, end); \
+                if (o == NULL) return NULL;                                 \
+            }                                                               \
+        }                                                                   \
+        return o;                                                           \
+    }
+
+ENCODE(Py_UCS1, 0x8080808080808080ull)
+ENCODE(Py_UCS2, 0xFF80FF80FF80FF80ull)
+ENCODE(Py_UCS4, 0xFFFFFF80FFFFFF80ull)
+
+static unsigned char *
+encode_one(PyObject *s, unsigned char *o, unsigned char *end)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    const void *data = PyUnicode_DATA(s);
+    switch (PyUnicode_KIND(s)) {
+    case PyUnicode_1BYTE_KIND:
+        if (PyUnicode_IS_ASCII(s)) {
+            if (end - o < n) return NULL;
+            memcpy(o, data, (size_t)n);
+            return o + n;
+        }
+        return encode_Py_UCS1((const Py_UCS1 *)data, n, o, end);
+    case PyUnicode_2BYTE_KIND:
+        return encode_Py_UCS2((const Py_UCS2 *)data, n, o, end);
+    default:
+        return encode_Py_UCS4((const Py_UCS4 *)data, n, o, end);
+    }
+}
+
+/* 1 when texts[i] can be read without the GIL; 0 when it is not a str (or, before Python 3.12,
+ * not "ready", which only the GIL can fix). */
+static inline int
+readable(PyObject *s)
+{
+    if (!PyUnicode_Check(s)) {
+        return 0;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (!PyUnicode_IS_READY(s)) {
+        return 0;
+    }
+#endif
+    return 1;
+}
+
+/* With the GIL: make texts[i] readable, or raise TypeError. Returns -1 on error. */
+static int
+fix_item(PyObject *texts, Py_ssize_t i)
+{
+    PyObject *s = PyTuple_GET_ITEM(texts, i);
+    if (!PyUnicode_Check(s)) {
+        PyErr_Format(PyExc_TypeError, "item %zd is %.100s, not str", i, Py_TYPE(s)->tp_name);
+        return -1;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(s) < 0) {
+        return -1;
+    }
+#endif
+    return 0;
+}
+
+static int
+check_range(PyObject *texts, Py_ssize_t start, Py_ssize_t stop)
+{
+    if (start < 0 || stop < start || stop > PyTuple_GET_SIZE(texts)) {
+        PyErr_SetString(PyExc_IndexError, "start and stop must satisfy 0 <= start <= stop <= len(texts)");
+        return -1;
+    }
+    return 0;
+}
+
+static int
+check_int64(Py_buffer *view, Py_ssize_t need, const char *name)
+{
+    if (view->len < need * (Py_ssize_t)sizeof(int64_t) || view->itemsize != (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_Format(PyExc_ValueError, "%s must be a contiguous int64 buffer of at least %zd items", name, need);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+textscan_scan(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *texts;
+    Py_ssize_t start, stop, i;
+    Py_buffer sizes_view, chars_view, words_view;
+    Py_ssize_t surrogates = 0;
+    PyObject *result = NULL;
+
+    if (!PyArg_ParseTuple(args, "O!nnw*w*w*", &PyTuple_Type, &texts, &start, &stop,
+                          &sizes_view, &chars_view, &words_view)) {
+        return NULL;
+    }
+    if (check_range(texts, start, stop) < 0 || check_int64(&sizes_view, stop, "sizes") < 0
+        || check_int64(&chars_view, stop, "chars") < 0 || check_int64(&words_view, stop, "words") < 0) {
+        goto done;
+    }
+    int64_t *sizes = (int64_t *)sizes_view.buf, *chars = (int64_t *)chars_view.buf;
+    int64_t *words = (int64_t *)words_view.buf;
+    i = start;
+    while (i < stop) {
+        Py_BEGIN_ALLOW_THREADS
+        for (; i < stop; i++) {
+            PyObject *s = PyTuple_GET_ITEM(texts, i);
+            Counts c;
+            if (!readable(s)) {
+                break;
+            }
+            scan_one(s, &c);
+            sizes[i] = c.size;
+            chars[i] = c.chars;
+            words[i] = c.words;
+            surrogates += c.surrogates;
+        }
+        Py_END_ALLOW_THREADS
+        if (i < stop && fix_item(texts, i) < 0) {
+            goto done;
+        }
+    }
+    result = PyLong_FromSsize_t(surrogates);
+done:
+    PyBuffer_Release(&sizes_view);
+    PyBuffer_Release(&chars_view);
+    PyBuffer_Release(&words_view);
+    return result;
+}
+
+static PyObject *
+textscan_encode(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *texts;
+    Py_ssize_t start, stop, i;
+    Py_buffer offsets_view, out_view;
+    PyObject *result = NULL;
+    Py_ssize_t mismatch = -1;
+
+    if (!PyArg_ParseTuple(args, "O!nny*w*", &PyTuple_Type, &texts, &start, &stop, &offsets_view, &out_view)) {
+        return NULL;
+    }
+    if (check_range(texts, start, stop) < 0 || check_int64(&offsets_view, stop + 1, "offsets") < 0) {
+        goto done;
+    }
+    const int64_t *offsets = (const int64_t *)offsets_view.buf;
+    unsigned char *out = (unsigned char *)out_view.buf;
+    for (i = start; i < stop; i++) {
+        if (offsets[i] < 0 || offsets[i + 1] < offsets[i] || offsets[i + 1] > (int64_t)out_view.len) {
+            PyErr_Format(PyExc_ValueError, "offsets[%zd:%zd] do not lie within out", i, i + 2);
+            goto done;
+        }
+    }
+    i = start;
+    while (i < stop && mismatch < 0) {
+        Py_BEGIN_ALLOW_THREADS
+        for (; i < stop; i++) {
+            PyObject *s = PyTuple_GET_ITEM(texts, i);
+            if (!readable(s)) {
+                break;
+            }
+            unsigned char *end = out + offsets[i + 1];
+            if (encode_one(s, out + offsets[i], end) != end) {
+                mismatch = i;
+                break;
+            }
+        }
+        Py_END_ALLOW_THREADS
+        if (mismatch < 0 && i < stop && fix_item(texts, i) < 0) {
+            goto done;
+        }
+    }
+    if (mismatch >= 0) {
+        PyErr_Format(PyExc_ValueError, "offsets do not match the UTF-8 size of item %zd", mismatch);
+        goto done;
+    }
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    PyBuffer_Release(&offsets_view);
+    PyBuffer_Release(&out_view);
+    return result;
+}
+
+/* ---- columns of an envelope's conversations, straight from their JSON text ---------------------
+ *
+ * extract(buf, spans) reads the conversations whose JSON text lies at buf[spans[2k]:spans[2k + 1]]
+ * (each already checked against the JSON grammar by the package's scanner, with no lone surrogate
+ * escape and no long integer in it) into columns, with the GIL released. It returns None when
+ * anything is not the plain case, so that the caller parses those conversations the general way:
+ * bytes that are not UTF-8, a key written with an escape, a field of the spec's tables that is
+ * missing, repeated or of another JSON type, a role other than "user" or "assistant".
+ */
+
+typedef struct {
+    unsigned char *data; /* a bytes object's storage, as large as the whole input */
+    int32_t *offsets;
+    unsigned char *valid;
+    Py_ssize_t len, n, cap;
+} Column;
+
+typedef struct {
+    int64_t *v;
+    Py_ssize_t n, cap;
+} Ints;
+
+static int
+ints_push(Ints *a, int64_t x)
+{
+    if (a->n == a->cap) {
+        Py_ssize_t cap = a->cap ? 2 * a->cap : 1024;
+        int64_t *v = realloc(a->v, (size_t)cap * sizeof(int64_t));
+        if (v == NULL) return -1;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = x;
+    return 0;
+}
+
+static int
+column_grow(Column *c)
+{
+    if (c->n + 1 >= c->cap) {
+        Py_ssize_t cap = c->cap ? 2 * c->cap : 1024;
+        int32_t *o = realloc(c->offsets, (size_t)(cap + 1) * sizeof(int32_t));
+        if (o == NULL) return -1;
+        c->offsets = o;
+        unsigned char *v = realloc(c->valid, (size_t)cap);
+        if (v == NULL) return -1;
+        c->valid = v;
+        c->cap = cap;
+    }
+    return 0;
+}
+
+/* 1 when p[0:n] is UTF-8 as Python's strict decoder reads it (no surrogates, no overlong forms). */
+static int
+utf8_valid(const unsigned char *p, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (n - i >= 8) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (!(w & 0x8080808080808080ull)) {
+                i += 8;
+                continue;
+            }
+        }
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            i++;
+        }
+        else if (c >= 0xC2 && c <= 0xDF) {
+            if (i + 1 >= n || (p[i + 1] & 0xC0) != 0x80) return 0;
+            i += 2;
+        }
+        else if (c >= 0xE0 && c <= 0xEF) {
+            if (i + 2 >= n || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80) return 0;
+            if (c == 0xE0 && p[i + 1] < 0xA0) return 0;
+            if (c == 0xED && p[i + 1] >= 0xA0) return 0;
+            i += 3;
+        }
+        else if (c >= 0xF0 && c <= 0xF4) {
+            if (i + 3 >= n || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80 || (p[i + 3] & 0xC0) != 0x80)
+                return 0;
+            if (c == 0xF0 && p[i + 1] < 0x90) return 0;
+            if (c == 0xF4 && p[i + 1] >= 0x90) return 0;
+            i += 4;
+        }
+        else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static inline Py_ssize_t
+ws(const unsigned char *p, Py_ssize_t i)
+{
+    while (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t') i++;
+    return i;
+}
+
+static inline int
+hex_digit(unsigned char c)
+{
+    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+static inline uint32_t
+hex4(const unsigned char *p)
+{
+    return (uint32_t)(hex_digit(p[0]) << 12 | hex_digit(p[1]) << 8 | hex_digit(p[2]) << 4 | hex_digit(p[3]));
+}
+
+/* 1 when the UTF-8 character at p (lead byte c, its sequence already checked) is whitespace. */
+static inline int
+wide_space(unsigned char c, const unsigned char *p)
+{
+    if (c == 0xC2) return p[1] == 0x85 || p[1] == 0xA0;
+    if (c == 0xE1) return p[1] == 0x9A && p[2] == 0x80;
+    if (c == 0xE2) {
+        if (p[1] == 0x80) return p[2] <= 0x8A || p[2] == 0xA8 || p[2] == 0xA9 || p[2] == 0xAF;
+        return p[1] == 0x81 && p[2] == 0x9F;
+    }
+    return c == 0xE3 && p[1] == 0x80 && p[2] == 0x80;
+}
+
+#define CONT(b) (((b) & 0xC0) == 0x80)
+
+/* The string at p[*ip] (its opening quote) decoded into o; its code points and words when chars is
+ * not NULL. Returns the end written, or NULL when the string is not the plain case: bytes that are
+ * not UTF-8 as Python's strict decoder reads it, or a surrogate escape that is not half of a pair. */
+static unsigned char *
+decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned char *o, int64_t *chars,
+              int64_t *words)
+{
+    Py_ssize_t i = *ip + 1;
+    int64_t nchars = 0, nwords = 0;
+    int prev = 1, space;
+    for (;;) {
+        /* Eight ASCII characters at a time, none a quote or a backslash: the spaces among them
+         * (0x80 in their bytes) and the words that start there, counted as bits. */
+        while (size - i >= 8) {
+            uint64_t w, quote, backslash, blank;
+            memcpy(&w, p + i, 8);
+            quote = w ^ 0x2222222222222222ull;
+            backslash = w ^ 0x5C5C5C5C5C5C5C5Cull;
+            blank = w ^ 0x2020202020202020ull;
+            /* 0x80 in each byte that is zero, exactly (no carry crosses bytes). */
+#define ZERO_BYTES(x) (~((((x) & 0x7F7F7F7F7F7F7F7Full) + 0x7F7F7F7F7F7F7F7Full) | (x)) & 0x8080808080808080ull)
+            if ((w & 0x8080808080808080ull) | ZERO_BYTES(quote) | ZERO_BYTES(backslash)) {
+                break;
+            }
+            uint64_t sp = ZERO_BYTES(blank);
+            uint64_t starts = ~sp & 0x8080808080808080ull & ((sp << 8) | (prev ? 0x80ull : 0));
+#undef ZERO_BYTES
+            memcpy(o, p + i, 8);
+            o += 8;
+            i += 8;
+            nchars += 8;
+            nwords += (int64_t)(((starts >> 7) * 0x0101010101010101ull) >> 56); /* one bit per byte */
+            prev = (int)(sp >> 63);
+        }
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            if (c == '"') {
+                break;
+            }
+            if (c != '\\') {
+                *o++ = c;
+                i++;
+                space = c == ' '; /* the other ASCII whitespace is escaped in JSON text */
+            }
+            else {
+                uint32_t cp;
+                unsigned char e = p[i + 1];
+                i += 2;
+                switch (e) {
+                case 'b': cp = '\b'; break;
+                case 'f': cp = '\f'; break;
+                case 'n': cp = '\n'; break;
+                case 'r': cp = '\r'; break;
+                case 't': cp = '\t'; break;
+                case 'u':
+                    cp = hex4(p + i);
+                    i += 4;
+                    if (IS_SURROGATE(cp)) {
+                        if (!IS_HIGH(cp) || p[i] != '\\' || p[i + 1] != 'u') return NULL;
+                        uint32_t low = hex4(p + i + 2);
+                        if (!IS_LOW(low)) return NULL;
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                        i += 6;
+                    }
+                    break;
+                default: cp = e; break; /* " \ / */
+                }
+                if (cp < 0x80) {
+                    *o++ = (unsigned char)cp;
+                }
+                else if (cp < 0x800) {
+                    *o++ = (unsigned char)(0xC0 | (cp >> 6));
+                    *o++ = (unsigned char)(0x80 | (cp & 0x3F));
+                }
+                else if (cp < 0x10000) {
+                    *o++ = (unsigned char)(0xE0 | (cp >> 12));
+                    *o++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+                    *o++ = (unsigned char)(0x80 | (cp & 0x3F));
+                }
+                else {
+                    *o++ = (unsigned char)(0xF0 | (cp >> 18));
+                    *o++ = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+                    *o++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+                    *o++ = (unsigned char)(0x80 | (cp & 0x3F));
+                }
+                space = is_space(cp);
+            }
+        }
+        else if (c >= 0xC2 && c <= 0xDF) {
+            if (!CONT(p[i + 1])) return NULL;
+            space = c == 0xC2 && wide_space(c, p + i);
+            o[0] = c;
+            o[1] = p[i + 1];
+            o += 2;
+            i += 2;
+        }
+        else if (c >= 0xE0 && c <= 0xEF) {
+            if (!CONT(p[i + 1]) || !CONT(p[i + 2]) || (c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] >= 0xA0))
+                return NULL;
+            space = c <= 0xE3 && wide_space(c, p + i);
+            o[0] = c;
+            o[1] = p[i + 1];
+            o[2] = p[i + 2];
+            o += 3;
+            i += 3;
+        }
+        else if (c >= 0xF0 && c <= 0xF4) {
+            if (!CONT(p[i + 1]) || !CONT(p[i + 2]) || !CONT(p[i + 3]) || (c == 0xF0 && p[i + 1] < 0x90)
+                || (c == 0xF4 && p[i + 1] >= 0x90))
+                return NULL;
+            space = 0;
+            memcpy(o, p + i, 4);
+            o += 4;
+            i += 4;
+        }
+        else {
+            return NULL;
+        }
+        nwords += prev & !space;
+        prev = space;
+        nchars++;
+    }
+    *ip = i + 1;
+    if (chars != NULL) {
+        *chars = nchars;
+        *words = nwords;
+    }
+    return o;
+}
+
+/* Past the value at p[i] (grammar already checked); -1 when one of its strings is not UTF-8. */
+static Py_ssize_t
+skip_value(const unsigned char *p, Py_ssize_t i)
+{
+    Py_ssize_t depth = 0;
+    for (;;) {
+        unsigned char c = p[i];
+        if (c == '"') {
+            Py_ssize_t start = ++i;
+            while (p[i] != '"') i += p[i] == '\\' ? 2 : 1;
+            if (!utf8_valid(p + start, i - start)) return -1;
+            i++;
+        }
+        else if (c == '[' || c == '{') {
+            depth++;
+            i++;
+        }
+        else if (c == ']' || c == '}') {
+            depth--;
+            i++;
+        }
+        else if (c == ',' || c == ':' || c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+            i++;
+        }
+        else { /* a number or a literal */
+            while (!(p[i] == ',' || p[i] == ']' || p[i] == '}' || p[i] == ' ' || p[i] == '\n' || p[i] == '\r'
+                     || p[i] == '\t'))
+                i++;
+        }
+        if (depth == 0) {
+            return i;
+        }
+    }
+}
+
+#define NULLABLE 1
+#define COUNTED 2
+
+/* A string (or null, with NULLABLE) at p[*ip] into column c; -1 when it is neither, or on no memory. */
+static int
+read_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, Column *c, int how, Ints *chars, Ints *words)
+{
+    Py_ssize_t i = *ip;
+    if (column_grow(c) < 0) return -1;
+    if (p[i] == 'n' && (how & NULLABLE)) {
+        c->valid[c->n] = 0;
+        *ip = i + 4;
+    }
+    else if (p[i] == '"') {
+        int64_t nc = 0, nw = 0;
+        unsigned char *end = decode_string(p, size, ip, c->data + c->len, (how & COUNTED) ? &nc : NULL, &nw);
+        if (end == NULL) return -1;
+        c->len = end - c->data;
+        c->valid[c->n] = 1;
+        if ((how & COUNTED) && (ints_push(chars, nc) < 0 || ints_push(words, nw) < 0)) return -1;
+    }
+    else {
+        return -1;
+    }
+    c->n++;
+    c->offsets[c->n] = (int32_t)c->len;
+    return 0;
+}
+
+/* The key at p[*ip]: its index in keys (or -1 for another key), or -2 for a key written with an
+ * escape or not UTF-8. */
+static int
+read_key(const unsigned char *p, Py_ssize_t *ip, const char *const *keys, int nkeys)
+{
+    Py_ssize_t i = *ip + 1, start = i;
+    while (p[i] != '"') {
+        if (p[i] == '\\') return -2;
+        i++;
+    }
+    Py_ssize_t len = i - start;
+    if (!utf8_valid(p + start, len)) return -2;
+    i = ws(p, i + 1); /* the colon */
+    *ip = ws(p, i + 1);
+    for (int k = 0; k < nkeys; k++) {
+        if ((Py_ssize_t)strlen(keys[k]) == len && memcmp(p + start, keys[k], (size_t)len) == 0) return k;
+    }
+    return -1;
+}
+
+static const char *const CONV_KEYS[] = {"id", "title", "created_at", "updated_at", "messages"};
+static const char *const MSG_KEYS[] = {"id", "role", "ts", "text"};
+
+typedef struct {
+    Column conv[4]; /* id, title, created_at, updated_at */
+    Column msg[3];  /* id, ts, text */
+    Ints counts, roles, chars, words;
+    Py_ssize_t size; /* of the buffer, which strings are read in words of 8 bytes within */
+} Extracted;
+
+/* One message object at p[*ip]; 0, or -1 to give up. */
+static int
+read_message(const unsigned char *p, Py_ssize_t *ip, Extracted *x)
+{
+    Py_ssize_t i = *ip;
+    int seen = 0;
+    if (p[i] != '{') return -1;
+    i = ws(p, i + 1);
+    while (p[i] == '"') {
+        int k = read_key(p, &i, MSG_KEYS, 4);
+        if (k == -2 || (k >= 0 && (seen >> k) & 1)) return -1;
+        if (k >= 0) seen |= 1 << k;
+        if (k == 0) {
+            if (read_string(p, x->size, &i, &x->msg[0], 0, NULL, NULL) < 0) return -1;
+        }
+        else if (k == 1) {
+            Py_ssize_t j = i + 1;
+            if (p[i] != '"') return -1;
+            while (p[j] != '"' && p[j] != '\\') j++;
+            if (p[j] == '\\') {
+                return -1; /* a role written with an escape */
+            }
+            if (j - i - 1 == 4 && memcmp(p + i + 1, "user", 4) == 0) {
+                if (ints_push(&x->roles, 0) < 0) return -1;
+            }
+            else if (j - i - 1 == 9 && memcmp(p + i + 1, "assistant", 9) == 0) {
+                if (ints_push(&x->roles, 1) < 0) return -1;
+            }
+            else {
+                return -1; /* another role */
+            }
+            i = j + 1;
+        }
+        else if (k == 2) {
+            if (read_string(p, x->size, &i, &x->msg[1], NULLABLE, NULL, NULL) < 0) return -1;
+        }
+        else if (k == 3) {
+            if (read_string(p, x->size, &i, &x->msg[2], COUNTED, &x->chars, &x->words) < 0) return -1;
+        }
+        else if ((i = skip_value(p, i)) < 0) {
+            return -1;
+        }
+        i = ws(p, i);
+        if (p[i] == ',') i = ws(p, i + 1);
+    }
+    if (seen != 0xF) return -1;
+    *ip = i + 1; /* the closing brace */
+    return 0;
+}
+
+/* The conversation object at p[start]; 0, or -1 to give up. */
+static int
+read_conversation(const unsigned char *p, Py_ssize_t start, Extracted *x)
+{
+    Py_ssize_t i = start;
+    int seen = 0;
+    if (p[i] != '{') return -1;
+    i = ws(p, i + 1);
+    while (p[i] == '"') {
+        int k = read_key(p, &i, CONV_KEYS, 5);
+        if (k == -2 || (k >= 0 && (seen >> k) & 1)) return -1;
+        if (k >= 0) seen |= 1 << k;
+        if (k >= 0 && k < 4) {
+            if (read_string(p, x->size, &i, &x->conv[k], k == 1 ? 0 : NULLABLE, NULL, NULL) < 0) return -1;
+        }
+        else if (k == 4) {
+            int64_t n = 0;
+            if (p[i] != '[') return -1;
+            i = ws(p, i + 1);
+            while (p[i] != ']') {
+                if (read_message(p, &i, x) < 0) return -1;
+                n++;
+                i = ws(p, i);
+                if (p[i] == ',') i = ws(p, i + 1);
+            }
+            i++;
+            if (ints_push(&x->counts, n) < 0) return -1;
+        }
+        else if ((i = skip_value(p, i)) < 0) {
+            return -1;
+        }
+        i = ws(p, i);
+        if (p[i] == ',') i = ws(p, i + 1);
+    }
+    return seen == 0x1F ? 0 : -1;
+}
+
+static PyObject *
+ints_bytes(Ints *a)
+{
+    return PyBytes_FromStringAndSize((const char *)a->v, a->n * (Py_ssize_t)sizeof(int64_t));
+}
+
+/* (data, offsets, valid) of a column as bytes; data is the column's own bytes object, shrunk. */
+static PyObject *
+column_tuple(Column *c, PyObject **data)
+{
+    if (_PyBytes_Resize(data, c->len) < 0) return NULL;
+    PyObject *offsets = PyBytes_FromStringAndSize((const char *)c->offsets, (c->n + 1) * (Py_ssize_t)sizeof(int32_t));
+    PyObject *valid = PyBytes_FromStringAndSize((const char *)c->valid, c->n);
+    if (offsets == NULL || valid == NULL) {
+        Py_XDECREF(offsets);
+        Py_XDECREF(valid);
+        return NULL;
+    }
+    PyObject *t = PyTuple_Pack(3, *data, offsets, valid);
+    Py_DECREF(offsets);
+    Py_DECREF(valid);
+    return t;
+}
+
+static PyObject *
+textscan_extract(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer buf_view, spans_view;
+    PyObject *result = NULL, *datas[7] = {NULL};
+    Extracted x;
+    int failed = 0;
+    memset(&x, 0, sizeof(x));
+
+    if (!PyArg_ParseTuple(args, "y*y*", &buf_view, &spans_view)) {
+        return NULL;
+    }
+    const int64_t *spans = (const int64_t *)spans_view.buf;
+    Py_ssize_t nspans = spans_view.len / (Py_ssize_t)(2 * sizeof(int64_t)), total = 0;
+    for (Py_ssize_t k = 0; k < nspans; k++) {
+        if (spans[2 * k] < 0 || spans[2 * k + 1] < spans[2 * k] || spans[2 * k + 1] > buf_view.len) {
+            PyErr_SetString(PyExc_ValueError, "spans must lie within buf");
+            goto done;
+        }
+        total += spans[2 * k + 1] - spans[2 * k];
+    }
+    if (total > INT32_MAX) {
+        Py_RETURN_NONE; /* more than one string column holds: the general way cuts it */
+    }
+    Column *columns[7] = {&x.conv[0], &x.conv[1], &x.conv[2], &x.conv[3], &x.msg[0], &x.msg[1], &x.msg[2]};
+    for (int c = 0; c < 7; c++) {
+        datas[c] = PyBytes_FromStringAndSize(NULL, total); /* untouched pages cost no memory */
+        if (datas[c] == NULL) goto done;
+        columns[c]->data = (unsigned char *)PyBytes_AS_STRING(datas[c]);
+        if (column_grow(columns[c]) < 0) {
+            failed = 2;
+            break;
+        }
+        columns[c]->offsets[0] = 0;
+    }
+    if (!failed) {
+        const unsigned char *p = (const unsigned char *)buf_view.buf;
+        x.size = buf_view.len;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t k = 0; k < nspans; k++) {
+            if (read_conversation(p, spans[2 * k], &x) < 0) {
+                failed = 1;
+                break;
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    if (failed) {
+        /* No memory, or not the plain case: the general way decides which. */
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    PyObject *cols[7] = {NULL};
+    int ok = 1;
+    for (int c = 0; c < 7 && ok; c++) {
+        cols[c] = column_tuple(columns[c], &datas[c]);
+        ok = cols[c] != NULL;
+    }
+    PyObject *counts = ok ? ints_bytes(&x.counts) : NULL, *roles = ok ? ints_bytes(&x.roles) : NULL;
+    PyObject *chars = ok ? ints_bytes(&x.chars) : NULL, *words = ok ? ints_bytes(&x.words) : NULL;
+    if (ok && counts && roles && chars && words) {
+        result = Py_BuildValue("(OOOOOOOOOOO)", cols[0], cols[1], cols[2], cols[3], counts, cols[4], roles,
+                               cols[5], cols[6], chars, words);
+    }
+    for (int c = 0; c < 7; c++) Py_XDECREF(cols[c]);
+    Py_XDECREF(counts);
+    Py_XDECREF(roles);
+    Py_XDECREF(chars);
+    Py_XDECREF(words);
+done:
+    for (int c = 0; c < 7; c++) {
+        Py_XDECREF(datas[c]);
+        free(c < 4 ? x.conv[c].offsets : x.msg[c - 4].offsets);
+        free(c < 4 ? x.conv[c].valid : x.msg[c - 4].valid);
+    }
+    free(x.counts.v);
+    free(x.roles.v);
+    free(x.chars.v);
+    free(x.words.v);
+    PyBuffer_Release(&buf_view);
+    PyBuffer_Release(&spans_view);
+    return result;
+}
+
+static PyMethodDef textscan_methods[] = {
+    {"scan", textscan_scan, METH_VARARGS,
+     "scan(texts, start, stop, sizes, chars, words) -> number of texts holding surrogates\n\n"
+     "UTF-8 size, code points and words of texts[start:stop] into int64 buffers (GIL released)."},
+    {"encode", textscan_encode, METH_VARARGS,
+     "encode(texts, start, stop, offsets, out) -> None\n\n"
+     "UTF-8 of texts[i] into out[offsets[i]:offsets[i + 1]] for start <= i < stop (GIL released)."},
+    {"extract", textscan_extract, METH_VARARGS,
+     "extract(buf, spans) -> columns, or None to read these conversations the general way\n\n"
+     "Columns of the conversations at buf[spans[2k]:spans[2k + 1]] (int64 spans; GIL released)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef textscan_module = {
+    PyModuleDef_HEAD_INIT, "_textscan",
+    "UTF-8, character and word counts of Python strs and of envelope JSON text, computed without the GIL.", -1, textscan_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__textscan(void)
+{
+    return PyModule_Create(&textscan_module);
+}

@@ -1,0 +1,97 @@
+"""The envelope frames: one row per conversation, one row per message (see :mod:`memvelope_tools._frames`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .._read import Source
+from .columns import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, STRING, arrow_schema, to_pandas
+from .documents import Flat, documents
+from .flatten import flatten
+
+
+def conversations_frame(
+    doc_or_docs: Source | Sequence[Source],
+    *,
+    dedupe: bool = False,
+    tz: str | None = None,
+    sources: Sequence[str] | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """One row per conversation of one or several envelopes (see :mod:`memvelope_tools._frames`)."""
+    convs, _ = envelope_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress, with_messages=False)
+    return to_pandas(convs, CONVERSATION_COLUMNS, tz)
+
+
+def messages_frame(
+    doc_or_docs: Source | Sequence[Source],
+    *,
+    dedupe: bool = False,
+    tz: str | None = None,
+    sources: Sequence[str] | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """One row per message of one or several envelopes (see :mod:`memvelope_tools._frames`)."""
+    _, msgs = envelope_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress)
+    assert msgs is not None
+    return to_pandas(msgs, MESSAGE_COLUMNS, tz)
+
+
+def envelope_tables(
+    doc_or_docs: Source | Sequence[Source],
+    *,
+    dedupe: bool = False,
+    sources: Sequence[str] | None = None,
+    progress: bool | None = None,
+    with_messages: bool = True,
+) -> tuple[pa.Table, pa.Table | None]:
+    """Flatten envelopes into Arrow tables of conversations and (optionally) messages."""
+    conv_parts: list[pa.Table] = []
+    msg_parts: list[pa.Table] = []
+    for label, doc, name, owned in documents(doc_or_docs, sources, "envelope", progress=progress, stream=with_messages):
+        if isinstance(doc, Flat):
+            convs, msgs = doc.tables
+        else:
+            convs, msgs = flatten(doc, label, name, with_messages, progress, owned=owned)
+        conv_parts.append(convs)
+        if msgs is not None:
+            msg_parts.append(msgs)
+        del doc
+    conv_table = pa.concat_tables(conv_parts) if conv_parts else arrow_schema(CONVERSATION_COLUMNS).empty_table()
+    msg_table = None
+    if with_messages:
+        msg_table = pa.concat_tables(msg_parts) if msg_parts else arrow_schema(MESSAGE_COLUMNS).empty_table()
+    if dedupe:
+        conv_table, msg_table = dedupe_tables(conv_table, msg_table)
+    return conv_table, msg_table
+
+
+def dedupe_tables(conv_table: pa.Table, msg_table: pa.Table | None) -> tuple[pa.Table, pa.Table | None]:
+    """The tables without the conversations ``dedupe=True`` drops (see :mod:`memvelope_tools._frames`)."""
+    if not conv_table.num_rows:
+        return conv_table, msg_table
+    keep = _dedupe_mask(conv_table)
+    if msg_table is not None:
+        # Map each message to its conversation's row number in the concatenated table.
+        counts = conv_table.column("n_messages").to_numpy()
+        msg_table = msg_table.filter(pa.array(np.repeat(keep, counts)))
+    return conv_table.filter(pa.array(keep)), msg_table
+
+
+def _dedupe_mask(convs: pa.Table) -> np.ndarray:
+    frame = pd.DataFrame(
+        {
+            "id": convs.column("conversation_id").to_pandas(types_mapper={pa.string(): STRING}.get),
+            "updated": convs.column("updated_at").cast(pa.int64()).fill_null(np.iinfo(np.int64).min).to_numpy(),
+            "row": np.arange(convs.num_rows),
+        }
+    )
+    dated = frame[frame["id"].notna()].sort_values(["updated", "row"], kind="stable")
+    dropped = dated.loc[dated.duplicated("id", keep="last"), "row"].to_numpy()
+    keep = np.ones(convs.num_rows, dtype=bool)
+    keep[dropped] = False
+    return keep

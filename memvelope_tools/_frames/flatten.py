@@ -1,0 +1,315 @@
+"""Envelopes as Arrow tables of conversations and messages, built batch by batch in one pass.
+
+A parsed envelope (:func:`flatten`) or an envelope file's bytes (:func:`flatten_file`, which parses
+a batch at a time) give the same tables, checked as they are built: columns of
+:data:`~memvelope_tools._frames.columns.CONVERSATION_COLUMNS` and
+:data:`~memvelope_tools._frames.columns.MESSAGE_COLUMNS`.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+from concurrent.futures import Future, wait
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .._json.elements import FIELDS, release
+from .._progress import progress_bar
+from .._read import ROLES, check, check_conversations, check_messages, parse_spans, stream_envelope
+from ..errors import FormatError
+from . import text
+from .columns import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, MS, arrow_schema, timestamps
+from .text import Conversations, strings, text_columns_later
+
+_BATCH = 1 << 16
+_SPAN_BYTES = 16 << 20  # bytes of conversations read into columns at a time
+_STR_OR_NONE = frozenset((str, type(None)))
+_Read = tuple[Conversations, pa.Array]  # columns, and the messages' timestamps parsed
+
+
+def flatten(
+    doc: dict[str, Any], label: str, name: str, with_messages: bool, progress: bool | None, *, owned: bool = False
+) -> tuple[pa.Table, pa.Table | None]:
+    """One parsed envelope as Arrow tables (see _Builder); an ``owned`` one is emptied on the way."""
+    builder = _Builder(label, name, with_messages)
+    convs = doc["conversations"]
+    with progress_bar(
+        len(convs), desc=f"flattening {label}", unit="conv", enabled=progress if len(convs) >= 10_000 else False
+    ) as bar:
+        builder.add(convs, release=owned, bar=bar)
+    if owned:
+        doc["conversations"] = None
+    return builder.tables(doc["meta"]["source_provider"])
+
+
+def flatten_file(
+    data: Any, label: str, name: str, with_messages: bool, progress: bool | None
+) -> tuple[tuple[pa.Table, pa.Table | None], str]:
+    """An envelope file's bytes as Arrow tables (and its provider), parsed a batch at a time.
+
+    With the compiled helper, conversations go from their JSON text straight into columns, on the
+    worker threads, while the main thread scans the next ones; those that are not the plain case are
+    parsed. The memory of a mapped file's bytes is given back once they are read. Raises Fallback when
+    the file must be read whole instead (see memvelope_tools._read.stream_envelope).
+    """
+    builder = _Builder(label, name, with_messages)
+    members: dict[str, Any] = {}
+    pending: collections.deque[tuple[list[int], list[Future[_Read | None]]]] = collections.deque()
+    released = 0
+
+    def take_oldest() -> None:
+        nonlocal released
+        found, parts = pending.popleft()
+        columns = [part.result() for part in parts]
+        if not builder.add_columns(columns):
+            builder.add(parse_spans(data, found), release=True, bar=None)
+        released = release(data, released, found[-3])
+
+    with progress_bar(
+        len(data), desc=f"parsing {label}", unit="B", enabled=progress if len(data) >= 64 << 20 else False
+    ) as bar:
+        try:
+            for kind, value in stream_envelope(data, span_bytes=_SPAN_BYTES, on_bytes=bar.update):
+                if kind == "spans":
+                    pending.append((value, _columns_later(data, value)))
+                    while len(pending) > 1:
+                        take_oldest()
+                else:
+                    members = value
+            while pending:
+                take_oldest()
+        finally:
+            for _, parts in pending:  # the workers read data until they are done
+                wait(parts)
+    check({**members, "conversations": []}, source_name=name)  # tags and meta
+    provider = members["meta"]["source_provider"]
+    return builder.tables(provider), provider
+
+
+def _columns_later(data: Any, found: list[int]) -> list[Future[_Read | None]]:
+    """The columns of the conversations ``found`` (a window of stream_envelope's spans), a part per worker thread."""
+    children = np.array(found, dtype=np.int64).reshape(-1, FIELDS)
+    if not text.native() or children[:, 4].any():  # (flags: a lone surrogate escape or a long integer)
+        return []
+    spans = children[:, 2:4]
+    ends = spans[:, 1] - spans[0, 0]
+    parts = text.threads()
+    cuts = np.searchsorted(ends, [ends[-1] * k // parts for k in range(1, parts)], side="right")
+    bounds = sorted({0, len(spans), *cuts.tolist()})
+    pool = text.executor()
+    return [pool.submit(_read_columns, data, spans[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
+
+
+def _read_columns(data: Any, spans: np.ndarray) -> _Read | None:
+    """The conversations at ``spans`` as columns, and their messages' timestamps parsed (on a worker thread).
+
+    None when they are to be parsed instead: not the plain case, or a timestamp that is none.
+    """
+    columns = text.conversation_columns(data, spans)
+    if columns is None:
+        return None
+    try:
+        return columns, columns.ts.cast(MS)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+class _Builder:
+    """Columns of one envelope, built batch by batch (about _BATCH messages each) in one pass."""
+
+    def __init__(self, label: str, name: str, with_messages: bool) -> None:
+        self.label, self.name, self.with_messages = label, name, with_messages
+        self.conv_cols: dict[str, list[Any]] = {k: [] for k in ("id", "title", "created_at", "updated_at")}
+        self.counts: list[np.ndarray] = []
+        self.cols: dict[str, list[Any]] = {k: [] for k in ("assistant", "ts", "text", "chars", "words", "id")}
+        self.n_conv = 0
+        self.pending: collections.deque[tuple[Any, list[Any], int]] = collections.deque()
+
+    def add(self, convs: list[Any], *, release: bool, bar: Any) -> None:
+        """Add conversations (checked here); with ``release`` each batch is dropped from ``convs``."""
+        try:
+            self._add(convs, release=release, bar=bar)
+        except FormatError:
+            while self.pending:  # a problem in an earlier batch's texts is the one to report
+                self._resolve()
+            raise
+
+    def _add(self, convs: list[Any], *, release: bool, bar: Any) -> None:
+        first = self.n_conv
+        fields = check_conversations(convs, first, self.name)
+        for key, values in self.conv_cols.items():
+            values += fields[key]
+        counts = np.fromiter(map(len, fields["messages"]), dtype=np.int64, count=len(convs))
+        del fields
+        self.counts.append(counts)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        bounds = [0, *(np.flatnonzero(np.diff(starts // _BATCH)) + 1).tolist(), len(convs)]
+        for lo, hi in itertools.pairwise(dict.fromkeys(bounds)):
+            batch = convs[lo:hi]
+            texts = _batch(batch, first + lo, self.name, self.with_messages, self.cols)
+            # The texts of a batch are worked on (by frames.text, on other threads without the GIL) while
+            # the next batches are read; the batch is kept until then, to say where a text that is
+            # not a string is.
+            self.pending.append((texts, batch, first + lo))
+            while len(self.pending) > text.threads():
+                self._resolve()
+            if release:
+                convs[lo:hi] = [None] * (hi - lo)
+            if bar is not None:
+                bar.update(hi - lo)
+        self.n_conv += len(convs)
+
+    def add_columns(self, parts: list[_Read | None]) -> bool:
+        """Add conversations from their columns and parsed timestamps, in ``parts`` (see _read_columns).
+
+        False, adding nothing, when a part has none: the caller parses those conversations instead,
+        which says where any problem is.
+        """
+        if not parts or any(part is None for part in parts):
+            return False
+        while self.pending:  # the texts of earlier batches come first
+            self._resolve()
+        cols = self.cols
+        for read in parts:
+            assert read is not None
+            part, ts = read
+            for key, values in self.conv_cols.items():
+                values += part.fields[key].to_pylist()
+            self.counts.append(part.counts)
+            self.n_conv += len(part.counts)
+            cols["assistant"].append(part.is_assistant)
+            cols["ts"].append(ts)
+            cols["chars"].append(part.chars)
+            if self.with_messages:
+                cols["id"].append(part.message_ids)
+                cols["text"].append(part.text)
+                cols["words"].append(part.words)
+        return True
+
+    def _resolve(self) -> None:
+        texts, batch, first = self.pending.popleft()
+        try:
+            chunks, chars, words = texts()
+        except TypeError:
+            check_messages(batch, first, self.name)  # raises FormatError with the JSON path
+            raise
+        cols = self.cols
+        if chunks is not None:
+            cols["text"] += chunks
+            cols["words"].append(words)
+        cols["chars"].append(chars)
+
+    def tables(self, provider: str) -> tuple[pa.Table, pa.Table | None]:
+        """The conversations and messages tables, with ``provider`` (the envelope's) on every row."""
+        while self.pending:
+            self._resolve()
+        label, n_conv, cols = self.label, self.n_conv, self.cols
+        counts = np.concatenate([np.zeros(0, dtype=np.int64), *self.counts])
+        total = int(counts.sum())
+        starts = np.zeros(n_conv, dtype=np.int64)
+        np.cumsum(counts[:-1], out=starts[1:])
+        name = self.name
+        label_value = strings([label], "source")[0]
+        provider_value = strings([provider], "source provider")[0]
+
+        def conv_path(field: str) -> Any:
+            return lambda i: f"$.conversations[{i}].{field}"
+
+        conv_index = np.repeat(np.arange(n_conv, dtype=np.int64), counts)
+        is_assistant = np.concatenate([np.zeros(0, dtype=bool), *cols["assistant"]])
+        ts = pa.chunked_array(cols["ts"], type=MS)
+        chars = pa.chunked_array(cols["chars"], type=pa.int64())
+        ts_ms = ts.cast(pa.int64())
+        n_assistant = np.bincount(conv_index, weights=is_assistant, minlength=n_conv).astype(np.int64)
+        ids = strings(self.conv_cols["id"], "conversation id")
+        conv_table = pa.Table.from_arrays(
+            [
+                pa.repeat(label_value, n_conv),
+                pa.repeat(provider_value, n_conv),
+                pa.array(np.arange(n_conv, dtype=np.int64)),
+                ids,
+                strings(self.conv_cols["title"], "title"),
+                timestamps(self.conv_cols["created_at"], name, conv_path("created_at")),
+                timestamps(self.conv_cols["updated_at"], name, conv_path("updated_at")),
+                pa.array(counts),
+                pa.array(counts - n_assistant),
+                pa.array(n_assistant),
+                _group_extreme(ts_ms, starts, counts, np.minimum),
+                _group_extreme(ts_ms, starts, counts, np.maximum),
+                pa.array(np.bincount(conv_index, weights=chars.to_numpy(), minlength=n_conv).astype(np.int64)),
+            ],
+            schema=arrow_schema(CONVERSATION_COLUMNS),
+        )
+        if not self.with_messages:
+            return conv_table, None
+        msg_table = pa.Table.from_arrays(
+            [
+                pa.repeat(label_value, total),
+                pa.repeat(provider_value, total),
+                pa.array(conv_index),
+                ids.take(pa.array(conv_index)),
+                pa.chunked_array(cols["id"], type=pa.string()),
+                pa.array(np.arange(total, dtype=np.int64) - np.repeat(starts, counts)),
+                pa.DictionaryArray.from_arrays(
+                    pa.array(is_assistant.astype(np.int8)), pa.array(list(ROLES), pa.string())
+                ),
+                ts,
+                pa.chunked_array(cols["text"], type=pa.string()),
+                chars,
+                pa.chunked_array(cols["words"], type=pa.int64()),
+            ],
+            schema=arrow_schema(MESSAGE_COLUMNS),
+        )
+        return conv_table, msg_table
+
+
+def _batch(convs: list[Any], first: int, name: str, with_messages: bool, cols: dict[str, list[Any]]) -> Any:
+    """Convert the messages of ``convs`` (``$.conversations[first]`` on) into pieces appended to ``cols``.
+
+    Returns the texts' columns to come (see :func:`memvelope_tools._frames.text.text_columns_later`).
+    """
+    flat = list(itertools.chain.from_iterable(map(itemgetter("messages"), convs)))
+    # Every check here is a by-product of the conversion (a KeyError, an Arrow type error, a role
+    # that is neither of the two); only then does check_messages look for the exact JSON path.
+    try:
+        roles = np.asarray(list(map(itemgetter("role"), flat)), dtype=object)
+        stamps = list(map(itemgetter("ts"), flat))
+        texts = tuple(map(itemgetter("text"), flat))
+        msg_ids = strings(list(map(itemgetter("id"), flat)), "message id") if with_messages else None
+        is_assistant = roles == "assistant"
+        if not (is_assistant | (roles == "user")).all():
+            raise TypeError
+        if msg_ids is not None and msg_ids.null_count:
+            raise TypeError
+        if not set(map(type, stamps)) <= _STR_OR_NONE:
+            raise TypeError
+    except (KeyError, TypeError, IndexError, pa.ArrowTypeError, pa.ArrowInvalid):
+        check_messages(convs, first, name)  # raises FormatError with the JSON path
+        raise
+    del flat, roles
+    ends = np.cumsum([len(c["messages"]) for c in convs])
+
+    def ts_path(k: int) -> str:
+        i = int(np.searchsorted(ends, k, side="right"))
+        return f"$.conversations[{first + i}].messages[{k - (ends[i - 1] if i else 0)}].ts"
+
+    cols["assistant"].append(is_assistant)
+    cols["ts"].append(timestamps(stamps, name, ts_path))
+    if msg_ids is not None:
+        cols["id"].append(msg_ids)
+    return text_columns_later(texts, "text", with_text=with_messages)
+
+
+def _group_extreme(ts_ms: pa.Array, starts: np.ndarray, counts: np.ndarray, ufunc: np.ufunc) -> pa.Array:
+    """Per-conversation min or max of the non-null message timestamps (null when there is none)."""
+    sentinel = np.iinfo(np.int64).max if ufunc is np.minimum else np.iinfo(np.int64).min
+    values = ts_ms.fill_null(sentinel).to_numpy()
+    out = np.full(len(counts), sentinel, dtype=np.int64)
+    nonempty = counts > 0
+    if values.size:
+        out[nonempty] = ufunc.reduceat(values, starts[nonempty])
+    return pa.array(out, mask=out == sentinel).cast(MS)

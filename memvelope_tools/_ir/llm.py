@@ -1,0 +1,408 @@
+"""The LLM distiller: a model reads each conversation in chunks and proposes facts.
+
+Talks to any OpenAI-compatible ``/v1/chat/completions`` endpoint (OpenAI, a local Ollama, llama.cpp
+or vLLM server) with the standard library only. What it guarantees whatever the model answers:
+
+* every fact is checked against the ``memvelope-ir-v0`` fact schema; invalid ones are dropped and
+  counted (:class:`~.facts.DistillStats`);
+* ``convo_id`` and ``provenance`` are filled from the envelope, never by the model;
+* an ``in_text_date`` or ``effective_date`` that the chunk's text does not state (the rule of
+  :mod:`.dates`) and, for ``effective_date``, that is no prefix of the conversation's timestamps, is
+  nulled; a null ``effective_date`` then falls back to the in-text date, else the conversation's day;
+* replies are cached on disk under ``sha256(model, prompt, chunk)``, so a re-run makes no requests
+  and an interrupted run resumes where it stopped; transient failures (connection errors, timeouts,
+  HTTP 408/425/429/5xx) are retried with exponential backoff;
+* without an endpoint, or when it cannot be reached, it stops with a clear error before any work.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from jsonschema import Draft7Validator
+
+from .._atomic import atomic_write
+from .._tags import IR_TAG
+from ..errors import LLMError
+from ..schema import load_schema
+from .dates import is_timestamp_prefix, stated_dates
+from .facts import DistillStats, conversation_month, dedup, fallback_date, provenance
+from .write import Clock, build_ir
+
+ENV_BASE_URL: Final = "MEMVELOPE_LLM_BASE_URL"
+ENV_MODEL: Final = "MEMVELOPE_LLM_MODEL"
+ENV_API_KEY: Final = "MEMVELOPE_LLM_API_KEY"
+DEFAULT_CHUNK_CHARS: Final = 12_000
+
+PROMPT_VERSION: Final = "memvelope-llm-v1"
+SYSTEM_PROMPT: Final = """\
+You read part of a chat between a user and an AI assistant and extract durable facts the USER states \
+about themself and the people, companies and projects in their life: identity (name, place, age, \
+languages), career, projects, preferences, relationships, and standing instructions ("always ...", \
+"never ..."). Ignore one-off tasks, questions, hypotheticals and anything only the assistant says.
+
+Answer with JSON only, no prose, in exactly this shape:
+{"facts": [{"subject": "self or the entity's name",
+            "subject_type": "self | person | company | project | other",
+            "category": "identity | career | projects | preferences | instructions | relationship",
+            "content": "the fact, one concise sentence, at most 400 characters",
+            "in_text_date": "YYYY, YYYY-MM or YYYY-MM-DD, or null",
+            "effective_date": "YYYY, YYYY-MM or YYYY-MM-DD, or null"}]}
+
+Rules: use null where the text does not say (never guess). in_text_date only for a date written in the \
+text itself; never a date you know or infer. If there are no facts, answer {"facts": []}."""
+
+ProgressCallback = Callable[[int, int], None]
+Sleep = Callable[[float], None]
+
+_RETRY_CODES: Final = frozenset({408, 409, 425, 429})
+_FACT_FIELDS: Final = ("subject", "subject_type", "category", "content", "in_text_date", "effective_date")
+_SELF_WORDS: Final = frozenset({"self", "user", "the user", "me", "i", "myself"})
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Where and how to ask the model. :meth:`resolve` fills gaps from the environment."""
+
+    base_url: str
+    model: str
+    api_key: str | None = None
+    chunk_chars: int = DEFAULT_CHUNK_CHARS
+    timeout: float = 120.0
+    max_retries: int = 4
+    backoff: float = 1.0  #: seconds; attempt ``n`` waits ``backoff * 2**n``
+    cache_dir: Path | None = None
+    temperature: float = 0.0
+
+    @classmethod
+    def resolve(
+        cls, base_url: str | None = None, model: str | None = None, api_key: str | None = None, **options: Any
+    ) -> LLMConfig:
+        """Arguments first, then ``MEMVELOPE_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``; raises
+        :class:`LLMError` (``llm-not-configured``) when no endpoint or model is given."""
+        base_url = base_url or os.environ.get(ENV_BASE_URL) or None
+        model = model or os.environ.get(ENV_MODEL) or None
+        api_key = api_key or os.environ.get(ENV_API_KEY) or None
+        if not base_url or not model:
+            missing = " and ".join(n for n, v in (("a base URL", base_url), ("a model", model)) if not v)
+            raise LLMError(
+                f"no LLM endpoint configured: {missing} missing; pass --base-url/--model "
+                f"or set {ENV_BASE_URL} and {ENV_MODEL} (e.g. http://localhost:11434/v1 "
+                "for Ollama)",
+                reason="llm-not-configured",
+            )
+        if not re.match(r"^https?://[^/\s]+", base_url):
+            raise LLMError(
+                f"LLM base URL must start with http:// or https://: {base_url!r}", reason="llm-not-configured"
+            )
+        if options.get("cache_dir") is not None:
+            options["cache_dir"] = Path(options["cache_dir"])
+        if int(options.get("chunk_chars", DEFAULT_CHUNK_CHARS)) < 200:
+            raise LLMError("chunk size must be at least 200 characters", reason="llm-not-configured")
+        return cls(base_url=base_url, model=model, api_key=api_key, **options)
+
+    def url(self, endpoint: str) -> str:
+        """The URL of ``chat/completions`` or ``models`` under the base URL (``/v1`` added if absent)."""
+        base = self.base_url.rstrip("/")
+        base = base.removesuffix("/chat/completions")
+        if not base.endswith("/v1"):
+            base += "/v1"
+        return f"{base}/{endpoint}"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One request's worth of a conversation: the text sent, and the prose it quotes."""
+
+    conversation: int
+    text: str
+    prose: tuple[str, ...]
+
+
+def chunk_conversation(index: int, conv: Mapping[str, Any], chunk_chars: int) -> list[Chunk]:
+    """Split a conversation into chunks of at most ``chunk_chars`` characters of message text,
+    at message boundaries where possible (a longer message is cut at whitespace)."""
+    header = f"Conversation title: {conv.get('title') or '(untitled)'}\n---\n"
+    pieces: list[tuple[str, str]] = []
+    for msg in conv.get("messages") or []:
+        text = msg.get("text") if isinstance(msg, dict) else None
+        if not isinstance(text, str) or not text:
+            continue
+        role = msg.get("role", "?")
+        for part in _split(text, chunk_chars):
+            pieces.append((f"[{role}] {part}\n\n", part))
+    chunks: list[Chunk] = []
+    body: list[str] = []
+    prose: list[str] = []
+    size = 0
+    for rendered, part in pieces:
+        if body and size + len(rendered) > chunk_chars:
+            chunks.append(Chunk(index, header + "".join(body).rstrip(), tuple(prose)))
+            body, prose, size = [], [], 0
+        body.append(rendered)
+        prose.append(part)
+        size += len(rendered)
+    if body:
+        chunks.append(Chunk(index, header + "".join(body).rstrip(), tuple(prose)))
+    return chunks
+
+
+def _split(text: str, limit: int) -> list[str]:
+    limit = max(limit - 20, 100)  # leave room for the role label
+    out = []
+    while len(text) > limit:
+        cut = text.rfind(" ", limit // 2, limit)
+        cut = cut if cut > 0 else limit
+        out.append(text[:cut])
+        text = text[cut:].lstrip()
+    if text:
+        out.append(text)
+    return out
+
+
+def cache_key(model: str, chunk_text: str) -> str:
+    """sha256 over (model, prompt, chunk): a change to any of them asks the model again."""
+    blob = json.dumps([model, PROMPT_VERSION, SYSTEM_PROMPT, chunk_text], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def distill_llm(
+    envelope: Mapping[str, Any],
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+    config: LLMConfig | None = None,
+    chunk_chars: int = DEFAULT_CHUNK_CHARS,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: ProgressCallback | None = None,
+    clock: Clock | None = None,
+    stats: DistillStats | None = None,
+    sleep: Sleep = time.sleep,
+) -> dict[str, Any]:
+    """Distil ``envelope`` into a Facts IR document by asking a model, chunk by chunk.
+
+    The endpoint comes from ``config`` or from ``base_url``/``model``/``api_key`` and the
+    environment (:meth:`LLMConfig.resolve`). ``progress(done, total)`` is called after each chunk.
+    """
+    cfg = config or LLMConfig.resolve(base_url, model, api_key, chunk_chars=chunk_chars, cache_dir=cache_dir)
+    stats = stats if stats is not None else DistillStats()
+    provider = str(envelope["meta"]["source_provider"])
+    convs = [c for c in envelope.get("conversations") or [] if isinstance(c, dict)]
+    chunks = [ch for i, c in enumerate(convs) for ch in chunk_conversation(i, c, cfg.chunk_chars)]
+    stats.conversations += len(convs)
+    stats.chunks += len(chunks)
+    keys = [cache_key(cfg.model, ch.text) for ch in chunks]
+    if any(_cached(cfg, k) is None for k in keys):
+        _check_reachable(cfg)
+
+    candidates: list[tuple[tuple[int, ...], dict[str, Any]]] = []
+    if progress:
+        progress(0, len(chunks))
+    for n, (chunk, key) in enumerate(zip(chunks, keys, strict=True)):
+        conv = convs[chunk.conversation]
+        month = conversation_month(conv)
+        reply = _cached(cfg, key)
+        if reply is not None:
+            stats.cache_hits += 1
+        else:
+            reply = _ask(cfg, chunk.text, stats, sleep)
+        raw_facts = parse_reply(reply)
+        if raw_facts is None:
+            stats.unparseable_replies += 1
+        else:
+            if cfg.cache_dir is not None and _cached(cfg, key) is None:
+                _store(cfg, key, reply)
+            if month is None:
+                stats.conversations_undated += 1
+            else:
+                for fi, raw in enumerate(raw_facts):
+                    fact = _fact(raw, chunk, conv, provider, month, stats)
+                    if fact is not None:
+                        candidates.append(((n, fi), fact))
+        if progress:
+            progress(n + 1, len(chunks))
+    return build_ir(provider, f"llm ({cfg.model})", dedup(candidates, stats), clock=clock)
+
+
+# --- the endpoint ----------------------------------------------------------------------------------
+
+
+def _headers(cfg: LLMConfig) -> dict[str, str]:
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if cfg.api_key:
+        headers["Authorization"] = f"Bearer {cfg.api_key}"
+    return headers
+
+
+def _check_reachable(cfg: LLMConfig) -> None:
+    request = urllib.request.Request(cfg.url("models"), headers=_headers(cfg), method="GET")
+    try:
+        with urllib.request.urlopen(request, timeout=min(cfg.timeout, 10.0)) as resp:
+            resp.read(1)
+    except urllib.error.HTTPError:
+        return  # something answered: the server is there, whatever it thinks of /models
+    except (urllib.error.URLError, OSError) as exc:
+        why = getattr(exc, "reason", exc)
+        raise LLMError(f"cannot reach the LLM endpoint {cfg.base_url}: {why}", reason="llm-unreachable") from exc
+
+
+def _ask(cfg: LLMConfig, chunk_text: str, stats: DistillStats, sleep: Sleep) -> str:
+    payload = {
+        "model": cfg.model,
+        "temperature": cfg.temperature,
+        "messages": [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": chunk_text},
+        ],
+    }
+    data = json.dumps(payload, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    last = ""
+    for attempt in range(cfg.max_retries + 1):
+        if attempt:
+            stats.retries += 1
+            sleep(cfg.backoff * 2 ** (attempt - 1))
+        stats.requests += 1
+        request = urllib.request.Request(cfg.url("chat/completions"), data=data, headers=_headers(cfg), method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=cfg.timeout) as resp:
+                body = json.loads(resp.read().decode("utf-8", "replace"))
+            content = body["choices"][0]["message"]["content"]
+            if not isinstance(content, str):
+                raise TypeError("message content is not a string")
+            return content
+        except urllib.error.HTTPError as exc:
+            if exc.code not in _RETRY_CODES and exc.code < 500:
+                detail = exc.read(300).decode("utf-8", "replace").strip()
+                raise LLMError(
+                    f"LLM endpoint refused the request: HTTP {exc.code} {detail}", reason="llm-http"
+                ) from exc
+            last = f"HTTP {exc.code}"
+        except (urllib.error.URLError, OSError) as exc:
+            last = str(getattr(exc, "reason", exc))
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            last = f"malformed response ({exc})"
+    raise LLMError(f"LLM endpoint failed after {cfg.max_retries + 1} attempts: {last}", reason="llm-failed")
+
+
+# --- the cache -------------------------------------------------------------------------------------
+
+
+def _cache_path(cfg: LLMConfig, key: str) -> Path | None:
+    return cfg.cache_dir / key[:2] / f"{key}.json" if cfg.cache_dir is not None else None
+
+
+def _cached(cfg: LLMConfig, key: str) -> str | None:
+    path = _cache_path(cfg, key)
+    if path is None or not path.is_file():
+        return None
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # a damaged entry is asked again
+    reply = entry.get("reply") if isinstance(entry, dict) else None
+    return reply if isinstance(reply, str) else None
+
+
+def _store(cfg: LLMConfig, key: str, reply: str) -> None:
+    path = _cache_path(cfg, key)
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entry = {"model": cfg.model, "prompt": PROMPT_VERSION, "reply": reply}
+    atomic_write(path, json.dumps(entry, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+# --- the reply -------------------------------------------------------------------------------------
+
+
+def parse_reply(content: str) -> list[Any] | None:
+    """The list of proposed facts in a model reply (``{"facts": [...]}`` or a bare list, possibly in a
+    code fence or surrounded by prose); ``None`` when no such JSON can be found."""
+    text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", content.strip())
+    candidates = [text]
+    for open_, close in (("{", "}"), ("[", "]")):
+        start, end = text.find(open_), text.rfind(close)
+        if 0 <= start < end:
+            candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("facts"), list):
+            return list(value["facts"])
+        if isinstance(value, list):
+            return value
+    return None
+
+
+@functools.cache
+def _fact_validator() -> Draft7Validator:
+    schema = load_schema(IR_TAG)
+    return Draft7Validator({**schema["definitions"]["fact"], "definitions": schema["definitions"]})
+
+
+def _clean(value: Any, *, lower: bool = False) -> Any:
+    if isinstance(value, str):
+        value = " ".join(value.split())
+        if value == "" or value.lower() in ("null", "none", "n/a", "unknown"):
+            return None
+        return value.lower() if lower else value
+    return value
+
+
+def _fact(
+    raw: Any, chunk: Chunk, conv: Mapping[str, Any], provider: str, month: str, stats: DistillStats
+) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        _drop(stats, "not-an-object")
+        return None
+    fact = {k: _clean(raw.get(k), lower=k in ("subject_type", "category")) for k in _FACT_FIELDS}
+    if isinstance(fact["subject"], str) and fact["subject"].lower() in _SELF_WORDS:
+        fact["subject"] = "self"
+    source_dates: set[str] = set().union(*(stated_dates(p) for p in chunk.prose))
+    messages = [m for m in conv.get("messages") or [] if isinstance(m, dict)]
+    stamps = [conv.get("created_at"), *(m.get("ts") for m in messages)]
+    if fact["in_text_date"] is not None and fact["in_text_date"] not in source_dates:
+        fact["in_text_date"] = None
+        stats.dates_nulled += 1
+    eff = fact["effective_date"]
+    sourced = isinstance(eff, str) and (eff in source_dates or is_timestamp_prefix(eff, stamps))
+    if eff is not None and not sourced:
+        fact["effective_date"] = None
+        stats.dates_nulled += 1
+    if fact["effective_date"] is None:
+        fact["effective_date"] = fact["in_text_date"] or fallback_date(conv)
+    ordered = {
+        "subject": fact["subject"],
+        "subject_type": fact["subject_type"],
+        "category": fact["category"],
+        "content": fact["content"],
+        "effective_date": fact["effective_date"],
+        "in_text_date": fact["in_text_date"],
+        "provenance": provenance(provider, month),
+        "convo_id": conv.get("id") if isinstance(conv.get("id"), str) else None,
+    }
+    error = next(iter(sorted(_fact_validator().iter_errors(ordered), key=lambda e: list(e.path))), None)
+    if error is not None:
+        field = next((p for p in reversed(list(error.absolute_path)) if isinstance(p, str)), "fact")
+        _drop(stats, f"{field}:{error.validator}")
+        return None
+    return ordered
+
+
+def _drop(stats: DistillStats, why: str) -> None:
+    stats.invalid_facts += 1
+    stats.invalid_reasons[why] = stats.invalid_reasons.get(why, 0) + 1

@@ -1,0 +1,365 @@
+"""One self-contained HTML page about a chat history: charts, summary tables, the longest conversations.
+
+The page opens from disk with no server and no network: charts are PNG ``data:`` URIs, the CSS is
+inline, and there is no script at all (a Content-Security-Policy meta tag forbids scripts, so even
+text that slipped through unescaped could not run). Every piece of text that came from a document
+(titles, messages, file names, fact styles) is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from . import __version__, plot
+from . import _corpus as corpus
+from . import _frames as frames
+from ._atomic import atomic_write
+from ._load import LoadSource, load
+from ._read import layer_of, source_label
+from .errors import FormatError, MemvelopeError, TopicsError
+
+__all__ = ["build_report", "write_report"]
+
+CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'none'; "
+    "base-uri 'none'; form-action 'none'"
+)
+_DPI = 100
+_SNIPPET = 140
+
+Document = dict[str, Any]
+Labelled = list[tuple[str, Document]]  # (label, document) pairs of one layer
+
+_CSS = """
+body{margin:0;background:#f6f7f9;color:#1f2328;font:15px/1.5 system-ui,-apple-system,"Segoe UI",
+Roboto,"DejaVu Sans",sans-serif}
+main{max-width:1100px;margin:0 auto;padding:24px 28px 48px}
+h1{font-size:28px;margin:8px 0 4px}h2{font-size:20px;margin:32px 0 10px;border-bottom:1px solid #d8dde3;
+padding-bottom:4px}
+.lead{color:#57606a;margin:0 0 8px}
+table{border-collapse:collapse;width:100%;background:#fff;font-size:14px}
+th,td{border-bottom:1px solid #e6e9ed;padding:6px 8px;text-align:left;vertical-align:top}
+th{background:#eef1f4;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.d{white-space:nowrap}td.snip{color:#57606a;max-width:380px;overflow-wrap:anywhere}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:16px}
+figure{margin:0;background:#fff;border:1px solid #e6e9ed;border-radius:6px;padding:8px}
+figure img{width:100%;height:auto;display:block}figcaption{color:#57606a;font-size:13px;padding:4px}
+footer{margin-top:40px;color:#6e7781;font-size:13px}
+"""
+
+
+def _e(value: Any) -> str:
+    """Escape any value for HTML text or a quoted attribute."""
+    return html.escape("" if value is None or value is pd.NA else str(value), quote=True)
+
+
+def _check_tz(tz: str) -> None:
+    try:
+        ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise MemvelopeError(
+            f"unknown time zone {tz!r} (use an IANA name such as Europe/Berlin)", reason="bad-tz"
+        ) from None
+
+
+def _chart(draw: Callable[[Any], Any], caption: str, size: tuple[float, float] = (7.2, 3.9)) -> str:
+    return _figure(lambda fig: draw(fig.add_subplot()), caption, size)
+
+
+def _figure(draw: Callable[[Figure], Any], caption: str, size: tuple[float, float]) -> str:
+    fig = Figure(figsize=size, layout="constrained")
+    draw(fig)
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        # Text in a script the installed fonts lack (say Japanese) is drawn as boxes; no need to warn.
+        warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
+        fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return (
+        f'<figure><img alt="{_e(caption)}" src="data:image/png;base64,{data}">'
+        f"<figcaption>{_e(caption)}</figcaption></figure>"
+    )
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, Any]]]) -> str:
+    """``rows`` are sequences of ``(css class, value)``; values are escaped here."""
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="{cls}">{_e(v)}</td>' if cls else f"<td>{_e(v)}</td>" for cls, v in row) + "</tr>"
+        for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _day(ts: Any, tz: str) -> str:
+    return "" if pd.isna(ts) else pd.Timestamp(ts).tz_convert(tz).strftime("%Y-%m-%d")
+
+
+def _snippet(text: Any) -> str:
+    if text is None or text is pd.NA:
+        return ""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
+
+
+def _load_all(sources: Sequence[LoadSource], labels: Sequence[str] | None) -> list[tuple[str, str, dict[str, Any]]]:
+    if labels is None:
+        labels = [source_label(s, i) for i, s in enumerate(sources)]
+        if len(set(labels)) < len(labels):
+            labels = [f"{label} ({i + 1})" for i, label in enumerate(labels)]
+    elif len(labels) != len(sources):
+        raise ValueError(f"labels= has {len(labels)} labels for {len(sources)} documents")
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    for label, source in zip(labels, sources, strict=True):
+        doc = load(source, progress=False)
+        out.append((str(label), layer_of(doc), doc))
+    return out
+
+
+def build_report(
+    sources: Sequence[LoadSource],
+    *,
+    tz: str = "UTC",
+    top: int = 20,
+    title: str = "Memvelope report",
+    labels: Sequence[str] | None = None,
+    dedupe: bool = False,
+) -> str:
+    """The report page for envelopes, Facts IR documents and exports (anything
+    :func:`~memvelope_tools._load` takes; each item of ``sources`` is one document), as a string.
+    ``tz`` is the time zone dates and hours are shown in; ``top`` how many of the longest
+    conversations are listed; ``labels`` names the documents (default: file names); ``dedupe``
+    drops repeated conversations as the frames do."""
+    _check_tz(tz)
+    docs = _load_all(list(sources), labels)
+    if not docs:
+        raise FormatError("no documents to report on", reason="no-input")
+    envs = [(label, doc) for label, layer, doc in docs if layer == "envelope"]
+    irs = [(label, doc) for label, layer, doc in docs if layer == "ir"]
+    parts = [f"<h1>{_e(title)}</h1>"]
+    msgs = convs = facts = None
+    if envs:
+        env_labels = [label for label, _ in envs]
+        msgs = frames.messages_frame([d for _, d in envs], sources=env_labels, progress=False, dedupe=dedupe)
+        convs = frames.conversations_frame([d for _, d in envs], sources=env_labels, progress=False, dedupe=dedupe)
+    if irs:
+        facts = frames.facts_frame([d for _, d in irs], sources=[label for label, _ in irs])
+    parts.append(f'<p class="lead">{_e(_lead(msgs, convs, facts, tz))}</p>')
+    parts.append("<h2>Documents</h2>" + _documents_table(envs, irs, convs, msgs, tz))
+    if msgs is not None and convs is not None:
+        parts.append(
+            '<h2>Activity</h2><div class="charts">'
+            + _chart(
+                lambda ax: plot.activity_timeline(msgs, ax=ax, tz=tz),
+                "Messages per month by role; the line counts conversations active that month.",
+            )
+            + _chart(
+                lambda ax: plot.activity_heatmap(msgs, ax=ax, tz=tz),
+                f"When messages were sent: weekday by hour of day, in {tz}.",
+            )
+            + _chart(
+                lambda ax: plot.conversation_lengths(convs, ax=ax),
+                "How long conversations are: messages per conversation.",
+            )
+            + "</div>"
+        )
+        parts.append(f"<h2>Top {min(top, len(convs))} conversations by length</h2>" + _top_table(convs, msgs, top, tz))
+        parts.append("<h2>Topics</h2>" + _topics_section(msgs, convs, tz))
+    if facts is not None:
+        by_label = {label: doc for label, doc in irs}
+        parts.append(
+            '<h2>Facts</h2><div class="charts">'
+            + _chart(
+                lambda ax: plot.fact_categories(facts, ax=ax, hue="subject_type"),
+                "Facts per category, split by who they are about.",
+            )
+            + _chart(
+                lambda ax: plot.facts_over_time(facts, ax=ax), "Facts per year of their effective date, by category."
+            )
+            + _chart(
+                lambda ax: plot.archetype_chart(by_label, ax=ax),
+                "Archetype: how much is about the user, standing beliefs, and the category mix.",
+                size=(7.2, 4.6 if len(irs) > 1 else 3.9),
+            )
+            + "</div>"
+        )
+        parts.append("<h2>Archetypes</h2>" + _archetype_table(irs))
+    parts.append(
+        f"<footer>Made with memvelope_tools {_e(__version__)}. A static page: no scripts, no "
+        "network requests; every chart is embedded.</footer>"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body><main>\n"
+        + "\n".join(parts)
+        + "\n</main></body></html>\n"
+    )
+
+
+def write_report(sources: Sequence[LoadSource], path: str | os.PathLike[str], **options: Any) -> None:
+    """Build the report (see :func:`build_report`) and write it to ``path`` atomically, as UTF-8."""
+    atomic_write(path, build_report(sources, **options).encode("utf-8"))
+
+
+def _lead(msgs: pd.DataFrame | None, convs: pd.DataFrame | None, facts: pd.DataFrame | None, tz: str) -> str:
+    bits = []
+    if convs is not None and msgs is not None:
+        bits.append(f"{len(convs):,} conversations, {len(msgs):,} messages")
+        dated = msgs["ts"].dropna()
+        if not dated.empty:
+            bits.append(f"from {_day(dated.min(), tz)} to {_day(dated.max(), tz)}")
+    if facts is not None:
+        bits.append(f"{len(facts):,} facts")
+    return ", ".join(bits) + f". Dates and hours in {tz}."
+
+
+def _documents_table(
+    envs: Labelled, irs: Labelled, convs: pd.DataFrame | None, msgs: pd.DataFrame | None, tz: str
+) -> str:
+    rows = []
+    for label, doc in envs:
+        assert convs is not None and msgs is not None
+        m = msgs[msgs["source"] == label]
+        roles = m["role"].value_counts()
+        n_conv = int((convs["source"] == label).sum())
+        span = f"{_day(m['ts'].min(), tz)} – {_day(m['ts'].max(), tz)}" if m["ts"].notna().any() else ""
+        rows.append(
+            [
+                ("", label),
+                ("", "envelope"),
+                ("", doc["meta"]["source_provider"]),
+                ("n", f"{n_conv:,}"),
+                ("n", f"{len(m):,}"),
+                ("n", f"{int(roles.get('user', 0)):,}"),
+                ("n", f"{int(roles.get('assistant', 0)):,}"),
+                ("d", span),
+                ("n", ""),
+            ]
+        )
+    for label, doc in irs:
+        rows.append(
+            [
+                ("", label),
+                ("", "facts IR"),
+                ("", doc["meta"]["provider"]),
+                ("n", ""),
+                ("n", ""),
+                ("n", ""),
+                ("n", ""),
+                ("", ""),
+                ("n", f"{len(doc['facts']):,}"),
+            ]
+        )
+    return _table(
+        ["document", "layer", "provider", "conversations", "messages", "user", "assistant", "dates", "facts"], rows
+    )
+
+
+def _top_table(convs: pd.DataFrame, msgs: pd.DataFrame, top: int, tz: str) -> str:
+    ranked = convs.sort_values(["n_messages", "chars"], ascending=False, kind="stable").head(max(0, top))
+    firsts = msgs[(msgs["role"] == "user")].drop_duplicates(["source", "conv_index"])
+    first_text: dict[tuple[Any, Any], Any] = {
+        (s, int(i)): t for s, i, t in zip(firsts["source"], firsts["conv_index"], firsts["text"], strict=True)
+    }
+    rows = []
+    for rank, row in enumerate(ranked.itertuples(index=False), start=1):
+        rows.append(
+            [
+                ("n", rank),
+                ("", row.title if row.title else "(untitled)"),
+                ("d", row.source),
+                ("n", f"{row.n_messages:,}"),
+                ("n", f"{row.chars:,}"),
+                ("d", _day(row.first_ts, tz)),
+                ("d", _day(row.last_ts, tz)),
+                ("snip", _snippet(first_text.get((row.source, row.conv_index)))),
+            ]
+        )
+    return _table(["#", "title", "document", "messages", "characters", "first", "last", "opening message"], rows)
+
+
+def _archetype_table(irs: Labelled) -> str:
+    def ratio(v: Any) -> str:
+        return "n/a" if v is None else f"{v:.0%}"
+
+    rows = []
+    for label, doc in irs:
+        a = doc["archetype"]
+        rows.append(
+            [
+                ("", label),
+                ("", a.get("style") or "n/a"),
+                ("n", a.get("facts")),
+                ("n", ratio(a.get("self_ratio"))),
+                ("n", ratio(a.get("belief_ratio"))),
+                ("n", "n/a" if a.get("distinct_entities") is None else a["distinct_entities"]),
+                ("", doc["meta"].get("mode")),
+            ]
+        )
+    return _table(["document", "style", "facts", "self ratio", "belief ratio", "distinct entities", "mode"], rows)
+
+
+#: Fewer conversations than this get a line saying so instead of topics.
+TOPICS_MIN_CONVERSATIONS = 10
+
+
+def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
+    from ._topics import topics
+
+    n_conv = len(convs)
+    if n_conv < TOPICS_MIN_CONVERSATIONS:
+        return (
+            f'<p class="lead">Too few conversations for topics: {n_conv:,} here, at least '
+            f"{TOPICS_MIN_CONVERSATIONS} needed.</p>"
+        )
+    n_topics = min(8, max(2, n_conv // 5))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # fewer topics than asked for is fine here
+            found = topics(corpus.from_tables(msgs, convs), n_topics=n_topics)
+    except TopicsError as exc:
+        return f'<p class="lead">No topics: {_e(exc.msg)}.</p>'
+    sizes = found.assignments["topic"].value_counts()
+    assigned = int(sizes.sum()) or 1
+    rows = []
+    for t, label in found.labels.items():
+        words = found.terms.loc[found.terms["topic"] == t, "term"]
+        rows.append(
+            [
+                ("n", t),
+                ("", label),
+                ("n", f"{int(sizes.get(t, 0)):,}"),
+                ("n", f"{int(sizes.get(t, 0)) / assigned:.0%}"),
+                ("snip", ", ".join(map(str, words))),
+            ]
+        )
+    k = found.n_topics
+    return (
+        f'<p class="lead">{k} topics found in the conversations\' words (titles and messages, without code, '
+        "URLs and numbers); each conversation counts for its main topic.</p>"
+        '<div class="charts">'
+        + _chart(
+            lambda ax: plot.topics_over_time(found, ax=ax, tz=tz, freq="quarter"),
+            "Each topic's share of the conversations of each quarter.",
+            size=(7.2, 4.2),
+        )
+        + _figure(
+            lambda fig: plot.topic_terms(found, fig=fig, n_terms=6, ncols=4),
+            "The top terms of each topic.",
+            size=(9.6, 1.9 * -(-k // 4) + 0.6),
+        )
+        + "</div>"
+        + _table(["#", "topic", "conversations", "share", "top terms"], rows)
+    )

@@ -1,0 +1,824 @@
+"""Ranked full-text search over the messages of a chat history, offline, with Tantivy and BM25.
+
+>>> import memvelope_tools as mv
+>>> hits = mv.search("history.mve.json", '"time zone" OR tz*', role="user")  # doctest: +SKIP
+
+``source`` is a history as :mod:`memvelope_tools._corpus` describes: anything the frame functions
+take, a messages frame, a Parquet folder, or a list of them.
+
+**Queries.** Words are matched whole and in any order (all of them must occur); case and diacritics
+do not matter (``cafe`` finds "Café", ``zurich`` "Zürich"). ``"two words"`` is a phrase, ``pyth*`` a
+prefix, ``AND``, ``OR``, ``NOT`` (upper case) combine terms, parentheses group them:
+``(pandas OR polars) NOT spark``. Words side by side bind tightest, then ``NOT``, then ``AND``,
+then ``OR``: ``a OR b c NOT d`` is ``a OR ((b AND c) NOT d)``. Everything else in a word is taken
+literally, so ``c++``, ``e-mail`` or ``don't`` need no quoting. Chinese and Japanese text has no
+spaces between words: each ideograph or kana is indexed on its own and a run of them is searched as
+a phrase, so ``東京`` finds "東京に行く". A query that cannot be run raises
+:class:`~memvelope_tools.QueryError` saying why.
+
+**Results.** One row per matching message, best first: ``source``, ``conv_index``,
+``conversation_id``, ``title``, ``ts``, ``role``, ``position`` (as in the frames), ``snippet`` (up to
+about 24 words of the message around the matches, whitespace collapsed, each match between ``⟦`` and
+``⟧``, brackets rare enough in real text not to be confused with it) and ``score`` (BM25, higher is
+better; a prefix counts each word it starts as that word). Equal scores put the most recent
+message first; undated messages come last. ``role`` keeps one role; ``since`` (inclusive) and
+``until`` (exclusive) keep messages sent in that interval, given as anything
+:class:`pandas.Timestamp` reads, UTC when no offset is given (``since="2024-01-01",
+until="2025-01-01"`` is the year 2024); undated messages then drop out.
+
+**The index** is built once per history and reused: in memory for the last few histories searched
+(recognised by their content, or for files by path, size and modification time; a frame's large
+Arrow-backed text by the buffers that hold it, which pandas never changes in place), and for a Parquet
+folder on disk beside the Parquet files, in the folder ``search-index``, with a fingerprint of those
+files. When the files change, the next search says so in a warning and rebuilds the index; it is
+never used stale. An index of :data:`DISK_MIN` messages or more that is not kept beside a Parquet
+folder is kept in a temporary folder (removed once the index is no longer cached, or closed) rather
+than in memory.
+
+**The engine** is Tantivy, a search library in Rust: it indexes on two cores, and for a word, a
+prefix or words joined by ``OR`` it finds the best matches without scoring every message that
+matches, so a word most messages hold is ranked about as quickly as a rare one. A phrase, ``AND``,
+``NOT`` or a filter still visits each message that matches, quickly but in proportion to their
+number.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import _corpus as corpus
+from ._frames import INT, ROLE, STRING, TIMESTAMP, conform
+from ._read import ROLES
+from .errors import QueryError
+
+if TYPE_CHECKING:  # the engine is imported by the functions using it: importing the package stays quick
+    import tantivy
+
+__all__ = ["DISK_MIN", "RESULT_COLUMNS", "Query", "SearchIndex", "parse_query", "search"]
+
+#: Columns and dtypes of a result frame.
+RESULT_COLUMNS: dict[str, Any] = {
+    "source": STRING,
+    "conv_index": INT,
+    "conversation_id": STRING,
+    "title": STRING,
+    "ts": TIMESTAMP,
+    "role": ROLE,
+    "position": INT,
+    "snippet": STRING,
+    "score": np.dtype("float64"),
+}
+MARKS = ("⟦", "⟧")
+INDEX_DIR = "search-index"
+_ROWS = "rows.arrow"  # what a result row shows, beside the engine's files
+_OLD_FILES = ("search.sqlite", "search.1.sqlite")  # an index in the format of earlier releases
+_FORMAT = "memvelope-search-3"
+_ANALYZER = "memvelope"
+_SNIPPET_TOKENS = 24
+_SNIPPET_LEAD = 3  # words shown before the first match of a long message
+_CACHED = 4  # in-memory indexes kept
+#: Messages from which an index not kept beside a Parquet folder is kept in a temporary folder.
+DISK_MIN = 200_000
+_HEAP = 512 << 20  # bytes the engine's indexing threads buffer before writing
+_HASHED = 1 << 24  # Arrow buffers up to this size are hashed into a frame's key, larger ones named
+_BATCH = 1 << 16  # texts converted to Python at a time while indexing
+# Ideographs and kana: a zero-width space (a separator to the tokenizer, invisible in a snippet)
+# after each makes every one a token of its own.
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+_CJK_RE2 = "([" + "".join(f"\\x{{{ord(c):04x}}}" if c != "-" else "-" for c in _CJK_CLASS) + "])"
+_CJK = re.compile(f"([{_CJK_CLASS}])")
+_ZWSP = "\u200b"
+_OPERATORS = frozenset(("AND", "OR", "NOT"))
+_QUERY_TOKEN = re.compile(r'\s*(?:(")([^"]*)("?)(\*?)|(\()|(\))|([^\s()"]+))')
+_SEARCHABLE = re.compile(r"[^\W_]")
+_WORD = re.compile(r"[^\W_]+")  # a run of letters and digits: a token to the engine
+
+
+# ---- queries -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Words:
+    """A word or a quoted phrase of a query, as written (``prefix``: it ended in ``*``)."""
+
+    text: str
+    prefix: bool = False
+
+    def __str__(self) -> str:
+        return f'"{self.text}"' + ("*" if self.prefix else "")  # a word never holds a quote
+
+
+@dataclass(frozen=True)
+class Operation:
+    """``AND``, ``OR`` or ``NOT`` over two or more parts (``NOT``: the first without any of the others)."""
+
+    operator: Literal["AND", "OR", "NOT"]
+    parts: tuple[Query, ...]
+
+    def __str__(self) -> str:
+        return "(" + f" {self.operator} ".join(map(str, self.parts)) + ")"
+
+
+Query = Words | Operation
+
+
+def parse_query(query: str) -> Query:
+    """A query (see the module docstring) as a tree of :class:`Words` and :class:`Operation`.
+
+    Raises :class:`~memvelope_tools.QueryError` with the reason when the query cannot be run.
+    """
+    if not isinstance(query, str):
+        raise QueryError(f"a query is a string, not {type(query).__name__}")
+    items: list[Words | str] = []  # Words, an operator, "(" or ")"
+    pos = 0
+    text = query.rstrip()
+    while pos < len(text):
+        m = _QUERY_TOKEN.match(text, pos)
+        assert m is not None  # every non-space character starts some token
+        pos = m.end()
+        quote, phrase, closed, star, opening, closing, word = m.groups()
+        if quote:
+            if not closed:
+                raise QueryError(f"cannot search for {query!r}: a quote is not closed")
+            items.append(_words(phrase, bool(star), query))
+        elif opening or closing:
+            items.append(opening or closing)
+        elif word in _OPERATORS:
+            items.append(word)
+        else:
+            stem = word.rstrip("*")
+            if not stem:
+                raise QueryError(f"cannot search for {query!r}: '*' ends a word to search for its prefix (pyth*)")
+            items.append(_words(stem, stem != word, query))
+    if not any(isinstance(item, Words) for item in items):
+        raise QueryError(f"cannot search for {query!r}: there is no word to search for")
+    for i, item in enumerate(items):
+        before = items[i - 1] if i else "("
+        after = items[i + 1] if i + 1 < len(items) else ")"
+        if item in _OPERATORS and (before in (*_OPERATORS, "(") or after in (*_OPERATORS, ")")):
+            raise QueryError(f"cannot search for {query!r}: {item} needs a term on each side (a {item} b)")
+    return _Parser(items, query).parse()
+
+
+def _words(text: str, prefix: bool, query: str) -> Words:
+    if not _SEARCHABLE.search(text):
+        raise QueryError(f"cannot search for {query!r}: {text!r} has no letter or digit to search for")
+    return Words(text, prefix)
+
+
+# Operators, loosest first; words side by side bind tighter than any.
+_PRECEDENCE: tuple[Literal["AND", "OR", "NOT"], ...] = ("OR", "AND", "NOT")
+
+
+class _Parser:
+    """Recursive descent over a query's items: OR over AND over NOT over words side by side."""
+
+    def __init__(self, items: list[Words | str], query: str) -> None:
+        self.items, self.query, self.i = items, query, 0
+
+    def parse(self) -> Query:
+        tree = self.binary()
+        if self.i < len(self.items):  # a ")" with no "(" before it
+            raise self.unpaired()
+        return tree
+
+    def binary(self, level: int = 0) -> Query:
+        """Operands joined by the operator of ``level`` in :data:`_PRECEDENCE`."""
+        operator = _PRECEDENCE[level]
+
+        def operand() -> Query:
+            return self.binary(level + 1) if level + 1 < len(_PRECEDENCE) else self.side_by_side()
+
+        parts = [operand()]
+        while self.i < len(self.items) and self.items[self.i] == operator:
+            self.i += 1
+            parts.append(operand())
+        return parts[0] if len(parts) == 1 else Operation(operator, tuple(parts))
+
+    def side_by_side(self) -> Query:
+        parts = [self.primary()]
+        while self.i < len(self.items) and (isinstance(self.items[self.i], Words) or self.items[self.i] == "("):
+            parts.append(self.primary())
+        return parts[0] if len(parts) == 1 else Operation("AND", tuple(parts))
+
+    def primary(self) -> Query:
+        if self.i >= len(self.items):
+            raise self.unpaired()
+        item = self.items[self.i]
+        self.i += 1
+        if isinstance(item, Words):
+            return item
+        if item != "(":
+            raise self.unpaired()
+        if self.i < len(self.items) and self.items[self.i] == ")":
+            raise QueryError(f"cannot search for {self.query!r}: parentheses hold no word")
+        inner = self.binary()
+        if self.i >= len(self.items) or self.items[self.i] != ")":
+            raise self.unpaired()
+        self.i += 1
+        return inner
+
+    def unpaired(self) -> QueryError:
+        return QueryError(f"cannot search for {self.query!r}: parentheses do not pair up")
+
+
+def _timestamp_ms(value: Any, name: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        ts = pd.Timestamp(value)
+    except (ValueError, TypeError):
+        raise QueryError(f"{name}={value!r} is not a date or time") from None
+    if ts is pd.NaT:  # type: ignore[comparison-overlap]
+        raise QueryError(f"{name}={value!r} is not a date or time")
+    ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+    return int(ts.as_unit("ns").value) // 1_000_000
+
+
+# ---- the engine ----------------------------------------------------------------------------------
+
+
+@functools.cache
+def _analyzer() -> tantivy.TextAnalyzer:
+    """Runs of letters and digits, lower-cased, diacritics folded to ASCII where they fold."""
+    import tantivy as t
+
+    return (
+        t.TextAnalyzerBuilder(t.Tokenizer.simple()).filter(t.Filter.lowercase()).filter(t.Filter.ascii_fold()).build()
+    )
+
+
+def _tokens(text: str) -> list[str]:
+    """The tokens of ``text`` as the index holds them (ideographs and kana one by one)."""
+    return list(_analyzer().analyze(_CJK.sub(r"\1" + _ZWSP, text)))
+
+
+@functools.cache
+def _schema() -> tantivy.Schema:
+    import tantivy as t
+
+    builder = t.SchemaBuilder()
+    builder.add_text_field("text", tokenizer_name=_ANALYZER, index_option="position")
+    # Read by row, not searched: the message's row, its role's code, when it was sent (milliseconds
+    # since the epoch; none when undated).
+    builder.add_integer_field("id", fast=True)
+    builder.add_integer_field("role", fast=True)
+    builder.add_integer_field("ts", fast=True)
+    return builder.build()
+
+
+def _open_engine(directory: Path | None, *, create: bool) -> tantivy.Index:
+    import tantivy as t
+
+    if directory is None:
+        engine = t.Index(_schema())
+    elif create:
+        engine = t.Index(_schema(), path=os.fspath(directory))
+    else:
+        engine = t.Index.open(os.fspath(directory))
+    engine.register_tokenizer(_ANALYZER, _analyzer())
+    return engine
+
+
+def _engine_query(tree: Query, searcher: tantivy.Searcher) -> tantivy.Query:
+    """The engine's query for a parsed query (``searcher``: where the words a prefix starts are looked up)."""
+    import tantivy as t
+
+    schema = _schema()
+    if isinstance(tree, Words):
+        tokens = _tokens(tree.text)
+        if not tokens:  # no character the engine takes for a letter or digit
+            return t.Query.empty_query()
+        if tree.prefix and len(tokens) == 1:
+            # Each word the prefix starts, ranked as that word would be on its own.
+            words = [word for word, _ in searcher.terms_with_prefix("text", tokens[0])]
+            if not words:
+                return t.Query.empty_query()
+            return t.Query.boolean_query([(t.Occur.Should, t.Query.term_query(schema, "text", w)) for w in words])
+        if tree.prefix:
+            return t.Query.regex_phrase_query(
+                schema, "text", [*map(re.escape, tokens[:-1]), re.escape(tokens[-1]) + ".*"]
+            )
+        if len(tokens) == 1:
+            return t.Query.term_query(schema, "text", tokens[0])
+        return t.Query.phrase_query(schema, "text", list[str | tuple[int, str]](tokens))
+    parts = [_engine_query(part, searcher) for part in tree.parts]
+    if tree.operator == "AND":
+        return t.Query.boolean_query([(t.Occur.Must, q) for q in parts])
+    if tree.operator == "OR":
+        return t.Query.boolean_query([(t.Occur.Should, q) for q in parts])
+    return t.Query.boolean_query([(t.Occur.Must, parts[0]), *((t.Occur.MustNot, q) for q in parts[1:])])
+
+
+def _filtered(query: tantivy.Query, role: str | None, since: Any, until: Any) -> tantivy.Query:
+    """``query`` restricted to a role and an interval of time, scored as ``query`` alone."""
+    import tantivy as t
+
+    schema = _schema()
+    filters = []
+    if role is not None:
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)} or None, got {role!r}")
+        code = ROLES.index(role)
+        filters.append(t.Query.range_query(schema, "role", t.FieldType.Integer, code, code))
+    low, high = _timestamp_ms(since, "since"), _timestamp_ms(until, "until")
+    if low is not None or high is not None:
+        filters.append(
+            t.Query.range_query(
+                schema,
+                "ts",
+                t.FieldType.Integer,
+                low,
+                high,
+                True,
+                high is None,  # an open side counts as inclusive
+            )
+        )
+    if not filters:
+        return query
+    return t.Query.boolean_query(
+        [(t.Occur.Must, query), *((t.Occur.Must, t.Query.const_score_query(f, 0.0)) for f in filters)]
+    )
+
+
+def _marked(tree: Query) -> list[tuple[list[str], bool]]:
+    """The token sequences a matching message is marked at (the words not after a NOT), with their prefix flag."""
+    if isinstance(tree, Words):
+        tokens = _tokens(tree.text)
+        return [(tokens, tree.prefix)] if tokens else []
+    parts = tree.parts[:1] if tree.operator == "NOT" else tree.parts
+    return [leaf for part in parts for leaf in _marked(part)]
+
+
+def _snippet(text: str, leaves: list[tuple[list[str], bool]], marks: Sequence[str]) -> str:
+    """Up to :data:`_SNIPPET_TOKENS` words of ``text`` around its matches, each between ``marks``."""
+    spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    folded: dict[str, str | None] = {}
+    tokens: list[str | None] = []
+    for start, end in spans:
+        word = text[start:end]
+        if word not in folded:
+            analysed = _analyzer().analyze(word)
+            folded[word] = analysed[0] if len(analysed) == 1 else None
+        tokens.append(folded[word])
+    found: list[tuple[int, int]] = []  # first and last token of each match
+    for sequence, prefix in leaves:
+        n = len(sequence)
+        for i in range(len(tokens) - n + 1):
+            if all(tokens[i + k] == sequence[k] for k in range(n - 1)) and (
+                (tokens[i + n - 1] or "").startswith(sequence[-1]) if prefix else tokens[i + n - 1] == sequence[-1]
+            ):
+                found.append((i, i + n - 1))
+    found.sort()
+    merged: list[list[int]] = []
+    for first, last in found:
+        if merged and first <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], last)
+        else:
+            merged.append([first, last])
+    begin, stop = 0, len(spans)
+    if len(spans) > _SNIPPET_TOKENS:
+        # The window holding the most matches, starting a little before one of them.
+        best = -1
+        for first in [first for first, _ in merged] or [0]:
+            start = min(max(0, first - _SNIPPET_LEAD), len(spans) - _SNIPPET_TOKENS)
+            held = sum(1 for a, b in merged if a >= start and b < start + _SNIPPET_TOKENS)
+            if held > best:
+                best, begin = held, start
+        stop = begin + _SNIPPET_TOKENS
+    open_mark, close_mark = marks
+    out = ["…" if begin else ""]
+    cursor = 0 if begin == 0 else spans[begin][0]
+    for first, last in merged:
+        if first < begin or last >= stop:
+            continue
+        out += [text[cursor : spans[first][0]], open_mark, text[spans[first][0] : spans[last][1]], close_mark]
+        cursor = spans[last][1]
+    end = len(text) if stop == len(spans) else spans[stop - 1][1]
+    out += [text[cursor:end], "" if stop == len(spans) else "…"]
+    return " ".join("".join(out).replace(_ZWSP, "").split())
+
+
+# ---- the index -----------------------------------------------------------------------------------
+
+
+class SearchIndex:
+    """The engine's index of a history's messages, with what a result row shows; query it with :meth:`search`.
+
+    Built in memory, or in a folder (:meth:`build` with ``path``; :meth:`open` reads it again).
+    """
+
+    def __init__(self, engine: tantivy.Index, rows: pa.Table, path: Path | None = None) -> None:
+        self._engine = engine
+        self._rows = rows
+        self._lock = threading.Lock()
+        self.path = path
+        engine.reload()
+        self._searcher = engine.searcher()
+        self._temporary: tempfile.TemporaryDirectory[str] | None = None
+
+    @classmethod
+    def build(cls, history: pd.DataFrame, *, path: Path | None = None, fingerprint: str = "") -> SearchIndex:
+        """Index a history frame (:data:`memvelope_tools._corpus.HISTORY_COLUMNS`): in memory (in
+        a temporary folder from :data:`DISK_MIN` messages), or into the folder ``path``, written
+        whole beside it, then moved into place."""
+        if path is None:
+            if len(history) < DISK_MIN:
+                engine = _open_engine(None, create=True)
+                return cls(engine, _fill(engine, history, fingerprint))
+            folder = tempfile.TemporaryDirectory(prefix="memvelope-search-", ignore_cleanup_errors=True)
+            try:
+                index = cls.build(history, path=Path(folder.name) / INDEX_DIR, fingerprint=fingerprint)
+            except BaseException:
+                folder.cleanup()
+                raise
+            index.path, index._temporary = None, folder
+            return index
+        made = Path(tempfile.mkdtemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent))
+        try:
+            rows = _fill(_open_engine(made, create=True), history, fingerprint)
+            with pa.OSFile(os.fspath(made / _ROWS), "wb") as sink, pa.ipc.new_file(sink, rows.schema) as out:
+                out.write_table(rows, max_chunksize=_BATCH)
+            del rows
+            _replace_folder(made, path)
+        except BaseException:
+            shutil.rmtree(made, ignore_errors=True)
+            raise
+        for name in _OLD_FILES:
+            with contextlib.suppress(OSError):
+                (path.parent / name).unlink()
+        return cls.open(path)
+
+    @classmethod
+    def open(cls, path: Path) -> SearchIndex:
+        """The index kept in the folder ``path``.
+
+        Raises :class:`ValueError` (:class:`pyarrow.ArrowInvalid` among them) or :class:`OSError`
+        when it cannot be read.
+        """
+        rows = pa.ipc.open_file(pa.memory_map(os.fspath(path / _ROWS))).read_all()
+        if (rows.schema.metadata or {}).get(b"format") is None:
+            raise ValueError(f"{path / _ROWS} is not a search index's rows")
+        return cls(_open_engine(path, create=False), rows, path)
+
+    def __len__(self) -> int:
+        return int(self._rows.num_rows)
+
+    def meta(self, key: str) -> str | None:
+        """A value stored with the index (``format``, ``fingerprint``)."""
+        value = (self._rows.schema.metadata or {}).get(key.encode())
+        return None if value is None else value.decode()
+
+    def search(
+        self,
+        query: str,
+        *,
+        role: str | None = None,
+        since: Any = None,
+        until: Any = None,
+        limit: int | None = 50,
+        marks: Sequence[str] = MARKS,
+    ) -> pd.DataFrame:
+        """Messages matching ``query``, best first (see the module docstring)."""
+        tree = parse_query(query)
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+            raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
+        with self._lock:
+            hits = self._best(_filtered(_engine_query(tree, self._searcher), role, since, until), limit)
+        # Row by row: taking rows from a table in many chunks joins its chunks first.
+        columns = {
+            name: [column[i].as_py() for i, _ in hits]
+            for name, column in zip(self._rows.column_names, self._rows.columns, strict=True)
+        }
+        leaves = _marked(tree)
+        frame = pd.DataFrame(
+            {
+                "source": columns["source"],
+                "conv_index": np.array(columns["conv_index"], dtype=np.int64),
+                "conversation_id": columns["conversation_id"],
+                "title": columns["title"],
+                "ts": pd.to_datetime(pd.array(columns["ts"], dtype="Int64"), unit="ms", utc=True),
+                "role": pd.Categorical.from_codes([-1 if r is None else r for r in columns["role"]], dtype=ROLE),
+                "position": np.array(columns["position"], dtype=np.int64),
+                "snippet": [_snippet(text, leaves, marks) for text in columns["text"]],
+                "score": np.array([score for _, score in hits], dtype=np.float64),
+            }
+        )
+        return conform(frame, RESULT_COLUMNS)
+
+    def count(self, query: str, *, role: str | None = None, since: Any = None, until: Any = None) -> int:
+        """How many messages match ``query`` (and the filters, as :meth:`search` takes them)."""
+        tree = parse_query(query)
+        with self._lock:
+            matching = _filtered(_engine_query(tree, self._searcher), role, since, until)
+            return _count(self._searcher, matching)
+
+    def _best(self, query: tantivy.Query, limit: int | None) -> list[tuple[int, float]]:
+        """Row and score of the best ``limit`` matches: by score, then by row (rows follow the
+        order that breaks equal scores, see :func:`_fill`)."""
+        if limit == 0:
+            return []
+        want = _count(self._searcher, query) if limit is None else limit
+        if want == 0:
+            return []
+        fetch = want + 16
+        while True:
+            # The engine orders equal scores its own way: fetch until the score at the cut is
+            # passed (or every match is in), then order equal scores by row.
+            hits = self._searcher.search(query, fetch, count=False).hits
+            if len(hits) < fetch or hits[-1][0] < hits[want - 1][0]:
+                break
+            fetch *= 4
+        rows = self._searcher.fast_field_values("id", [address for _, address in hits])
+        ranked = sorted(zip(rows, (score for score, _ in hits), strict=True), key=lambda hit: (-hit[1], hit[0]))
+        return [(int(cast(int, row)), float(score)) for row, score in ranked[:want]]
+
+    def close(self) -> None:
+        """Let the index go (and remove the folder of one kept in a temporary folder)."""
+        with self._lock:
+            self._searcher = self._engine = self._rows = None  # type: ignore[assignment]
+            if self._temporary is not None:
+                self._temporary.cleanup()
+
+
+def _count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
+    """How many messages ``query`` matches (a search for none at all is refused by the engine)."""
+    found: int = searcher.search(query, 1, count=True).count  # type: ignore[attr-defined]  # not in its stubs
+    return found
+
+
+def _replace_folder(new: Path, path: Path) -> None:
+    """Move the folder ``new`` to ``path``, in place of what is there."""
+    if path.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{path.name}-", suffix=".old", dir=path.parent))
+        os.replace(path, old / path.name)
+        try:
+            os.replace(new, path)
+        finally:
+            shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(new, path)
+
+
+def _fill(engine: tantivy.Index, history: pd.DataFrame, fingerprint: str) -> pa.Table:
+    """Index the history's texts into ``engine``; the rows a result shows, one per message in the
+    order that breaks equal scores (dated first, the most recent first, then history order)."""
+    n = len(history)
+    undated = history["ts"].isna().to_numpy()
+    ms = np.where(undated, 0, history["ts"].to_numpy(dtype="datetime64[ms]").view(np.int64))
+    order = np.lexsort((np.arange(n), -ms, undated))
+    codes = history["role"].cat.codes.to_numpy().astype(np.int8) if n else np.zeros(0, dtype=np.int8)
+    role = pa.array(codes[order], mask=codes[order] < 0)
+    ts = pa.array(ms[order], mask=undated[order])
+    texts = list(_index_batches(history["text"], order))
+    rows = pa.table(
+        {
+            "source": _column(history["source"], order),
+            "conv_index": pa.array(history["conv_index"].to_numpy(dtype=np.int64)[order]),
+            "conversation_id": _column(history["conversation_id"], order),
+            "title": _column(history["title"], order),
+            "position": pa.array(history["position"].to_numpy(dtype=np.int64)[order]),
+            "role": role,
+            "ts": ts,
+            "text": pa.chunked_array(texts, type=pa.string()),
+        }
+    ).replace_schema_metadata({"format": _FORMAT, "fingerprint": fingerprint})
+    import tantivy as t
+
+    writer = engine.writer(heap_size=_HEAP, num_threads=max(1, min(2, os.cpu_count() or 1)))
+    roles, times = role.to_pylist(), ts.to_pylist()
+    row = 0
+    for batch in texts:
+        for text in batch.to_pylist():
+            fields: dict[str, Any] = {"id": row, "text": text}
+            if roles[row] is not None:
+                fields["role"] = roles[row]
+            if times[row] is not None:
+                fields["ts"] = times[row]
+            writer.add_document(t.Document(**fields))
+            row += 1
+    writer.commit()
+    writer.wait_merging_threads()
+    return rows
+
+
+def _column(values: pd.Series, order: np.ndarray) -> pa.Array:
+    """A text column in ``order``."""
+    # pandas before 3.0 holds its Arrow strings as large_string whatever type is asked for.
+    return pa.array(values.astype(STRING).array, type=pa.string()).take(pa.array(order)).cast(pa.string())
+
+
+def _index_batches(text: pd.Series, order: np.ndarray) -> Iterator[pa.StringArray]:
+    """The texts as indexed, in ``order``: null as empty, a zero-width space after each ideograph and kana."""
+    array = pa.chunked_array([pa.array(text.astype(STRING).array, type=pa.string())])
+    for start in range(0, len(order), _BATCH):
+        # pandas before 3.0 holds its Arrow strings as large_string whatever type is asked for.
+        batch = array.take(order[start : start + _BATCH]).combine_chunks().fill_null("").cast(pa.string())
+        wide = pc.invert(pc.string_is_ascii(batch))  # only text beyond ASCII can hold an ideograph
+        if pc.any(wide).as_py():
+            spaced = pc.replace_substring_regex(batch.filter(wide), pattern=_CJK_RE2, replacement="\\1" + _ZWSP)
+            batch = pc.replace_with_mask(batch, wide, spaced)
+        yield batch
+
+
+# ---- caching -------------------------------------------------------------------------------------
+
+_memory: OrderedDict[str, tuple[SearchIndex, tuple[pa.Buffer, ...]]] = OrderedDict()
+_memory_lock = threading.Lock()
+
+
+def _remember(key: str, index: SearchIndex, pins: tuple[pa.Buffer, ...] = ()) -> SearchIndex:
+    """Keep ``index`` under ``key`` (with the buffers the key relies on) for the last few indexes."""
+    with _memory_lock:
+        _memory[key] = (index, pins)
+        _memory.move_to_end(key)
+        while len({id(kept) for kept, _ in _memory.values()}) > _CACHED:
+            _memory.popitem(last=False)
+    return index
+
+
+def _recall(key: str) -> SearchIndex | None:
+    with _memory_lock:
+        entry = _memory.get(key)
+        if entry is None:
+            return None
+        _memory.move_to_end(key)
+        return entry[0]
+
+
+def clear_cache() -> None:
+    """Forget the indexes kept in memory (files on disk stay)."""
+    with _memory_lock:
+        _memory.clear()
+
+
+def _arrow_columns(history: pd.DataFrame) -> Iterator[tuple[str, pa.ChunkedArray, bool]]:
+    """Each column of a history frame as Arrow, and whether pandas holds it as Arrow (immutable) data."""
+    table = pa.Table.from_pandas(history.loc[:, list(corpus.HISTORY_COLUMNS)], preserve_index=False)
+    for name in table.column_names:
+        dtype = history[name].dtype
+        held = isinstance(dtype, pd.ArrowDtype) or (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow")
+        yield name, table.column(name), held
+
+
+def frame_fingerprint(history: pd.DataFrame) -> str:
+    """A digest of a history frame's content: equal for equal content, whatever object holds it."""
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(_FORMAT.encode())
+    for name, column, _ in _arrow_columns(history):
+        digest.update(name.encode())
+        for chunk in column.chunks:
+            if isinstance(chunk, pa.DictionaryArray):
+                chunk = chunk.cast(chunk.type.value_type)
+            digest.update(f"{chunk.type}:{chunk.offset}:{len(chunk)}:{chunk.null_count}".encode())
+            for buffer in chunk.buffers():
+                if buffer is not None:
+                    digest.update(memoryview(buffer))
+    return digest.hexdigest()
+
+
+def _frame_key(history: pd.DataFrame) -> tuple[str, tuple[pa.Buffer, ...]]:
+    """A key for exactly this content held in exactly these buffers, and the buffers it names.
+
+    Like :func:`frame_fingerprint`, except that a large buffer of Arrow data is named by its
+    address rather than hashed: pandas never writes into Arrow data (a change makes new buffers),
+    and while the key is kept its buffers are kept alive, so their addresses are not reused.
+    """
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(_FORMAT.encode())
+    pins: list[pa.Buffer] = []
+    for name, column, held in _arrow_columns(history):
+        digest.update(name.encode())
+        for chunk in column.chunks:
+            digest.update(f"{chunk.type}:{chunk.offset}:{len(chunk)}:{chunk.null_count}".encode())
+            parts = [chunk.indices, chunk.dictionary] if isinstance(chunk, pa.DictionaryArray) else [chunk]
+            for buffer in (buffer for part in parts for buffer in part.buffers()):
+                if buffer is None:
+                    continue
+                if held and buffer.size > _HASHED:
+                    digest.update(f"@{buffer.address}:{buffer.size}".encode())
+                    pins.append(buffer)
+                else:
+                    digest.update(memoryview(buffer))
+    return "buffers:" + digest.hexdigest(), tuple(pins)
+
+
+def _files_fingerprint(paths: Iterable[Path]) -> str:
+    """Size, modification time and Parquet footer of each file: any rewrite changes it."""
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(_FORMAT.encode())
+    for path in paths:
+        stat = path.stat()
+        digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+        with open(path, "rb") as fh:
+            fh.seek(max(0, stat.st_size - 8))
+            tail = fh.read(8)
+            footer = int.from_bytes(tail[:4], "little") if len(tail) == 8 else 0
+            fh.seek(max(0, stat.st_size - 8 - footer))
+            digest.update(fh.read(footer + 8))
+    return digest.hexdigest()
+
+
+def _file_key(items: list[Any]) -> str | None:
+    """For files named by path only: a key from their paths, sizes and modification times."""
+    parts = []
+    for item in items:
+        if not isinstance(item, str | os.PathLike):
+            return None
+        try:
+            stat = os.stat(item)
+        except OSError:
+            return None
+        if not os.path.isfile(item):
+            return None
+        parts.append(f"{os.path.abspath(os.fspath(item))}:{stat.st_size}:{stat.st_mtime_ns}")
+    return "files:" + "\n".join(parts)
+
+
+def index_for(source: Any) -> SearchIndex:
+    """The search index of a history, built now or reused (see the module docstring)."""
+    if (folder := corpus.parquet_folder(source)) is not None:
+        return _folder_index(folder)
+    items = list(source) if isinstance(source, list | tuple) else [source]
+    file_key = _file_key(items) if items else None
+    if file_key is not None and (index := _recall(file_key)) is not None:
+        return index
+    history = corpus.history_frame(source)
+    quick_key, pins = _frame_key(history)
+    index = _recall(quick_key)
+    if index is None:
+        key = "frame:" + frame_fingerprint(history)
+        index = _recall(key)
+        if index is None:
+            index = _remember(key, SearchIndex.build(history, fingerprint=key))
+        _remember(quick_key, index, pins)
+    if file_key is not None:
+        _remember(file_key, index)
+    return index
+
+
+def _folder_index(folder: Path) -> SearchIndex:
+    files = [folder / name for name in ("messages.parquet", "conversations.parquet") if (folder / name).is_file()]
+    fingerprint = _files_fingerprint(files)
+    key = f"folder:{folder.resolve()}:{fingerprint}"
+    if (index := _recall(key)) is not None:
+        return index
+    path = folder / INDEX_DIR
+    if path.exists():
+        stored: SearchIndex | None = None
+        try:
+            stored = SearchIndex.open(path)
+            if stored.meta("format") != _FORMAT:
+                why = "it was built by another version"
+            elif stored.meta("fingerprint") == fingerprint:
+                return _remember(key, stored)
+            else:
+                why = "the Parquet files changed since it was built"
+        except (ValueError, OSError):
+            why = "it cannot be read"
+        if stored is not None:
+            stored.close()
+        warnings.warn(f"search index {path} is out of date ({why}); rebuilding it", stacklevel=4)
+    history = corpus.from_parquet(folder)
+    try:
+        index = SearchIndex.build(history, path=path, fingerprint=fingerprint)
+    except OSError as exc:
+        warnings.warn(f"cannot write {path} ({exc.strerror or exc}); keeping the index in memory only", stacklevel=4)
+        index = SearchIndex.build(history, fingerprint=fingerprint)
+    return _remember(key, index)
+
+
+# ---- the function --------------------------------------------------------------------------------
+
+
+def search(
+    source: Any,
+    query: str,
+    *,
+    role: str | None = None,
+    since: Any = None,
+    until: Any = None,
+    limit: int | None = 50,
+) -> pd.DataFrame:
+    """The messages of ``source`` matching ``query``, best first, at most ``limit`` of them
+    (``None``: all); see the module docstring for the query syntax, the filters and the columns."""
+    parse_query(query)  # a bad query fails before any index is built
+    return index_for(source).search(query, role=role, since=since, until=until, limit=limit)
