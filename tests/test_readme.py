@@ -38,6 +38,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -347,6 +348,21 @@ def test_conformance_links_name_existing_entries() -> None:
             assert target in anchors, f"{path.name} links to a missing entry #{target}"
         for cited in re.findall(r"conformance ([A-C]\d+)", path.read_text(encoding="utf-8")):
             assert cited.lower() in anchors, f"{path.name} cites a missing entry {cited}"
+
+
+def test_links_and_images_resolve_off_a_clone_or_say_why_not() -> None:
+    """Absolute links go to the spec's public repository (the one address this project can cite); relative
+    ones name files of the repository, and the README says they only work where the repository is."""
+    targets = re.findall(r"\]\(([^)\s]+)\)", README_TEXT)
+    absolute = [t for t in targets if "://" in t]
+    assert absolute and all(t.startswith("https://github.com/memvelope/memvelope") for t in absolute), absolute
+    for target in sorted(set(targets) - set(absolute)):
+        assert (ROOT / target.split("#")[0]).exists(), f"README.md links to a missing file: {target}"
+    intro = " ".join(README_TEXT.split("## Install", 1)[0].split())
+    assert "Memvelope spec v0.2.0" in intro and "https://github.com/memvelope/memvelope" in intro
+    assert "not on a package index page" in intro  # the limitation of the relative links, said
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
+    assert set(urls.values()) <= set(absolute)
 
 
 def test_output_pattern_elisions() -> None:
