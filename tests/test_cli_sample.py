@@ -120,3 +120,16 @@ def test_wrong_use_is_one_line_and_writes_nothing(
     monkeypatch.chdir(tmp_path)
     assert run(capsys, *args) == (1, "", f"memvelope: error: {line}\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_command_loads_nothing_heavy(tmp_path: Path) -> None:
+    probe = (
+        "import json, sys; from memvelope_tools.cli import main; "
+        f"code = main(['sample']) + main(['sample', 'chatgpt', '-o', {str(tmp_path / 'x.zip')!r}]); "
+        "print(json.dumps([code, sorted({m.split('.')[0] for m in sys.modules})]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    code, modules = json.loads(done.stdout.splitlines()[-1])
+    assert code == 0 and (tmp_path / "x.zip").is_file()
+    assert set(modules) & {"pandas", "pyarrow", "numpy", "matplotlib", "jsonschema", "tqdm"} == set()
