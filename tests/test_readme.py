@@ -32,6 +32,7 @@ console sessions with exact output, so this short reader does both.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -188,6 +189,8 @@ for request in sys.stdin:
 def install(into: Path) -> Path:
     """The package installed into ``into/site`` as pip installs it (C helpers built when a compiler is
     there), from a copy of the source so the clone gets no build folders; returns the site folder."""
+    for tool in ("pip", "setuptools"):
+        assert importlib.util.find_spec(tool), f"the README test installs with {tool}: install the dev extra"
     source = into / "source"
     source.mkdir()
     for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
