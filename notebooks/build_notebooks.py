@@ -279,7 +279,8 @@ def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int = 600) -> nbforma
     with tempfile.TemporaryDirectory() as jupyter:
         spec = Path(jupyter) / "kernels" / "python3"
         spec.mkdir(parents=True)
-        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        # ERROR: the kernel's notice that it talks to this process over local TCP is not about the notebook.
+        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--IPKernelApp.log_level=ERROR"]
         kernel = {"argv": argv, "display_name": "Python 3", "language": "python"}
         (spec / "kernel.json").write_text(json.dumps(kernel), encoding="utf-8")
         before = os.environ.get("JUPYTER_PATH")
