@@ -34,9 +34,9 @@ def run(args: argparse.Namespace) -> int:
     if args.name is None:
         if args.output is not None:
             raise MemvelopeError("-o needs a NAME: which sample to write (`memvelope sample` lists them)")
-        width = max(len(s.name) for s in BUNDLED)
+        names, files = (max(len(s.name) for s in BUNDLED), max(len(s.file) for s in BUNDLED))
         for sample in BUNDLED:
-            print(f"{sample.name:<{width}}  {sample.file:<{width + 12}}  {sample.what}")
+            print(f"{sample.name:<{names}}  {sample.file:<{files}}  {sample.what}")
         return 0
     source = sample_path(args.name)
     data = source.read_bytes()
