@@ -15,14 +15,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-#: What an executed notebook's outputs must not hold, as notebooks/build_notebooks.py checks them.
-PROBLEMS = runpy.run_path(str(NOTEBOOK_DIR / "build_notebooks.py"), run_name="build_notebooks")["problems"]
+#: How the notebooks are executed and what their outputs must not hold, as notebooks/build_notebooks.py has it.
+BUILD = runpy.run_path(str(NOTEBOOK_DIR / "build_notebooks.py"), run_name="build_notebooks")
+PROBLEMS = BUILD["problems"]
 EXPECTED = [
     "01-convert-and-explore.ipynb",
     "02-activity-timeline.ipynb",
@@ -32,40 +32,16 @@ EXPECTED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def kernel_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A ``python3`` kernelspec that runs *this* interpreter (the venv's), whatever else is installed.
-
-    JUPYTER_PATH comes first in Jupyter's search, so this spec wins over a user-level ``python3``
-    spec pointing at some other Python.
-    """
-    base = tmp_path_factory.mktemp("jupyter")
-    spec = base / "kernels" / "python3"
-    spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(
-        json.dumps(
-            {
-                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "Python 3 (tests)",
-                "language": "python",
-            }
-        ),
-        encoding="utf-8",
-    )
-    return base
-
-
 @pytest.fixture
-def jupyter(kernel_env: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("JUPYTER_PATH", str(kernel_env))
+def jupyter(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's inline backend draws every figure, as for a user
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the package under test, also when not installed
     return tmp_path
 
 
 def run(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
-    NotebookClient(nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(cwd)}}).execute()
-    return nb
+    """``nb`` executed as ``make notebooks`` executes it, in a kernel of this interpreter."""
+    return BUILD["execute"](nb, cwd, timeout=300)
 
 
 def test_the_notebooks_are_all_there():
