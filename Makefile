@@ -6,9 +6,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 DEMO_STAMP := $(VENV)/.demo
 TEST_STAMP := $(VENV)/.test
+NOTEBOOKS_STAMP := $(VENV)/.notebooks
 SOURCES := pyproject.toml setup.py memvelope_tools/_frames/_textscan.c memvelope_tools/_json/_scan.c
 
-.PHONY: demo test matrix lint fuzz notebooks bench clean chromium
+.PHONY: demo test matrix lint fuzz notebooks lab bench clean chromium
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -53,8 +54,17 @@ matrix: $(TEST_STAMP) chromium
 fuzz: $(TEST_STAMP)
 	MEMVELOPE_FUZZ_EXAMPLES=20000 MPLBACKEND=Agg $(PY) -m pytest -q tests/test_properties.py tests/test_text.py
 
-notebooks: $(DEMO_STAMP)
+$(NOTEBOOKS_STAMP): $(SOURCES) | $(PY)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[notebooks]'
+	touch $(NOTEBOOKS_STAMP)
+
+# Every notebook run headless, top to bottom, with the package and its notebooks extra; the executed
+# copies, outputs included, go to out/notebooks/. Fails when a cell raises or shows a warning.
+notebooks: $(NOTEBOOKS_STAMP)
+	$(PY) notebooks/build_notebooks.py --execute out/notebooks
+
+# The notebooks opened in JupyterLab, to run and change them by hand.
+lab: $(NOTEBOOKS_STAMP)
 	$(VENV)/bin/jupyter lab notebooks/
 
 bench: $(DEMO_STAMP)

@@ -48,29 +48,46 @@ def wanted(enabled: bool | None) -> bool:
     return _stderr_is_terminal() or _in_notebook()
 
 
+#: Seconds of work before a bar shows in a notebook: a cell that finishes sooner keeps no bar in its output.
+NOTEBOOK_DELAY = 1.0
+
+
 @contextlib.contextmanager
 def progress_bar(total: int | None, *, desc: str, unit: str = "it", enabled: bool | None = None) -> Iterator[Bar]:
     """Yield an object with ``update(n)``: a tqdm bar when wanted (see :func:`wanted`), else a no-op.
 
-    In a notebook the widget bar is used when ipywidgets is installed, the plain text bar otherwise,
-    so a missing ipywidgets never prints a warning.
+    In a notebook the bar is the ipywidgets bar, shown once the work has taken :data:`NOTEBOOK_DELAY`
+    seconds and hidden when it ends; without ipywidgets there is no bar at all, since a text bar
+    saves its first state (``0%``) in the cell's output. Work that ends without an error fills its bar.
     """
     if not wanted(enabled):
         yield _NoBar()
         return
     bar_cls: Any
+    delay = 0.0
     if _in_notebook():
         try:
             import ipywidgets  # noqa: F401
             from tqdm.notebook import tqdm as bar_cls
         except ImportError:
-            from tqdm.std import tqdm as bar_cls
+            yield _NoBar()
+            return
+        delay = NOTEBOOK_DELAY
     else:
         from tqdm.std import tqdm as bar_cls
     bar = bar_cls(
-        total=total, desc=desc, unit=unit, unit_scale=unit == "B", leave=False, file=sys.stderr, dynamic_ncols=True
+        total=total,
+        desc=desc,
+        unit=unit,
+        unit_scale=unit == "B",
+        leave=False,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        delay=delay,
     )
     try:
         yield bar
+        if bar.total and bar.n < bar.total:
+            bar.update(bar.total - bar.n)
     finally:
         bar.close()

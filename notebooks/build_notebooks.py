@@ -3,6 +3,12 @@
 
 Usage:
     python notebooks/build_notebooks.py
+    python notebooks/build_notebooks.py --execute out/notebooks
+
+``--execute FOLDER`` also runs every notebook headless, top to bottom, in a kernel of this interpreter
+and saves the executed copies, outputs included, in FOLDER (``make notebooks`` does this with the
+``notebooks`` extra only). It fails when a cell raises, writes to stderr (a warning, a text progress
+bar) or shows a warning.
 
 The notebooks are generated so that they can be reviewed as code. They use only the public API
 (``import memvelope_tools as mv``) and the bundled samples, and ``make test`` runs each one top to
@@ -11,6 +17,12 @@ bottom (tests/test_notebooks.py). Edit the cells here, then rerun this script.
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -250,14 +262,97 @@ def build(name: str, cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
     return nb
 
 
-def main() -> None:
+# What an executed notebook must not show: a warning, or a text progress bar saved at its first state.
+_WARNING = re.compile(r"Warning\b")
+_STUCK_BAR = re.compile(r"(?<![\d.])0%\|")
+
+
+def execute(nb: nbformat.NotebookNode, cwd: Path, timeout: int = 600) -> nbformat.NotebookNode:
+    """Run ``nb`` top to bottom in a ``python3`` kernel of this interpreter, with ``cwd`` as its folder.
+
+    A kernel spec of this interpreter comes first on JUPYTER_PATH, so no other ``python3`` kernel
+    installed for the user can run the notebook instead. Raises nbclient's CellExecutionError when a
+    cell raises.
+    """
+    from nbclient import NotebookClient
+
+    with tempfile.TemporaryDirectory() as jupyter:
+        spec = Path(jupyter) / "kernels" / "python3"
+        spec.mkdir(parents=True)
+        # ERROR: the kernel's notice that it talks to this process over local TCP is not about the notebook.
+        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--IPKernelApp.log_level=ERROR"]
+        kernel = {"argv": argv, "display_name": "Python 3", "language": "python"}
+        (spec / "kernel.json").write_text(json.dumps(kernel), encoding="utf-8")
+        before = os.environ.get("JUPYTER_PATH")
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in (jupyter, before) if p)
+        try:
+            resources = {"metadata": {"path": str(cwd)}}
+            NotebookClient(nb, kernel_name="python3", timeout=timeout, resources=resources).execute()
+        finally:
+            if before is None:
+                del os.environ["JUPYTER_PATH"]
+            else:
+                os.environ["JUPYTER_PATH"] = before
+    return nb
+
+
+def problems(nb: nbformat.NotebookNode) -> list[str]:
+    """What an executed notebook's outputs show that a finished notebook must not, one line each."""
+    found = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            where = f"cell {cell.get('id')}"
+            if output.output_type == "error":
+                found.append(f"{where}: {output.ename}: {output.evalue}")
+                continue
+            if output.output_type == "stream":
+                texts = [output.text]
+                if output.name == "stderr":
+                    found.append(f"{where}: writes to stderr: {output.text.strip()[:120]!r}")
+            else:
+                data = output.get("data", {})
+                texts = [v for k, v in data.items() if k.startswith("text/") and isinstance(v, str)]
+            for text in texts:
+                if _WARNING.search(text):
+                    found.append(f"{where}: shows a warning: {text.strip()[:120]!r}")
+                if _STUCK_BAR.search(text):
+                    found.append(f"{where}: shows a progress bar at 0%: {text.strip()[:120]!r}")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write the example notebooks; optionally execute them.")
+    parser.add_argument(
+        "--execute", metavar="FOLDER", type=Path, help="also run each one and save it, outputs included, here"
+    )
+    args = parser.parse_args(argv)
     for name, cells in NOTEBOOKS.items():
         path = HERE / name
         text = nbformat.writes(build(name, cells)) + "\n"
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
             print(f"wrote {path.name}")
+    if args.execute is None:
+        return 0
+    args.execute.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for name in NOTEBOOKS:
+        nb = nbformat.read(HERE / name, as_version=4)
+        try:
+            execute(nb, args.execute)
+        except Exception as exc:  # a failing cell: report it and carry on with the others
+            lines = str(exc).strip().splitlines() or [""]
+            nb_problems = [f"{type(exc).__name__}: {lines[-1]}"]
+        else:
+            nb_problems = problems(nb)
+        nbformat.write(nb, args.execute / name)
+        print(f"{'ran' if not nb_problems else 'FAILED'} {name} -> {args.execute / name}")
+        for line in nb_problems:
+            print(f"  {line}")
+        failed += bool(nb_problems)
+    print(f"{len(NOTEBOOKS) - failed} of {len(NOTEBOOKS)} notebooks ran cleanly")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
