@@ -21,24 +21,19 @@ __all__ = [
     "load_input",
 ]
 
-_PROVIDERS = {"chatgpt": "ChatGPT", "claude": "Claude"}
-
 
 def conversion_notes(report: ConversionLog, provider: str | None, *, quiet: bool = False) -> None:
     """The notes every command that converts prints on stderr: repaired UTF-8 and the elements of
     the other provider that the spec leaves out of an export."""
     if quiet:
         return
+    from .._convert.assemble import OTHER, mixed_providers
+
     err = sys.stderr
     for name, count in report.replaced.items():
         print(f"memvelope: warning: {name}: {count} invalid UTF-8 sequence(s) replaced with U+FFFD", file=err)
-    if report.foreign and provider in _PROVIDERS:
-        other = _PROVIDERS["claude" if provider == "chatgpt" else "chatgpt"]
-        print(
-            f"memvelope: note: {report.foreign} {other} conversation(s) left out: an export converts as one "
-            f"provider, here {_PROVIDERS[provider]} (from its first elements); `memvelope doctor` lists them",
-            file=err,
-        )
+    if report.foreign and provider in OTHER:
+        print(f"memvelope: note: {mixed_providers(provider, report.foreign)}; `memvelope doctor` lists them", file=err)
 
 
 def load_input(source: str | os.PathLike[str], *, quiet: bool = False) -> dict[str, Any]:
