@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from .._atomic import check_output_file, check_output_folder
 from .._load import document_file, load
+from ..errors import FormatError
 
 if TYPE_CHECKING:
     from .._convert import ConversionLog
 
 __all__ = [
     "check_output_file",
+    "check_inputs",
     "check_output_folder",
     "conversion_notes",
     "document_inputs",
@@ -34,6 +36,31 @@ def conversion_notes(report: ConversionLog, provider: str | None, *, quiet: bool
         print(f"memvelope: warning: {name}: {count} invalid UTF-8 sequence(s) replaced with U+FFFD", file=err)
     if report.foreign and provider in OTHER:
         print(f"memvelope: note: {mixed_providers(provider, report.foreign)}; `memvelope doctor` lists them", file=err)
+
+
+def check_inputs(paths: list[str]) -> None:
+    """Stop on an input that does not exist, or whose first bytes show that no command reads it, before
+    anything heavy is imported: the same line the command would give later, only sooner."""
+    from .._read import parse_source
+    from .._sniffing import _HEAD, Sniffed, _from_head, wrong_file
+
+    for given in paths:
+        path = os.path.expanduser(given)
+        if os.path.isdir(path):
+            continue
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(_HEAD)
+        except FileNotFoundError:
+            raise FormatError("no such file or folder", reason="not-found", source=given) from None
+        except OSError:
+            continue  # the reader says why
+        kind = _from_head(head)
+        message = wrong_file(Sniffed(kind), "any") if kind is not None else None
+        if message is not None:
+            raise FormatError(message, reason="invalid-json", source=given)
+        if kind is None and len(head) < _HEAD and head.lstrip(b"\xef\xbb\xbf \t\n\r")[:1] not in (b"{", b"["):
+            parse_source(path)  # a small file that is not a JSON array or object: the parser's own line
 
 
 def load_input(source: str | os.PathLike[str], *, quiet: bool = False) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import check_output_folder, document_inputs, labels_of
+from .common import check_inputs, check_output_folder, document_inputs, labels_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    check_inputs(args.files)
     check_output_folder(args.output)
     from .._parquet import to_parquet
 

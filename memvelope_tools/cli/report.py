@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from .common import check_output_file, document_inputs, labels_of
+from .common import check_inputs, check_output_file, document_inputs, labels_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -39,6 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    check_inputs(args.paths)
     check_output_file(args.output)
     from .._report import write_report
 

@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .common import check_inputs
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
@@ -69,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     if args.limit < 1:
         print("memvelope: error: --limit must be at least 1", file=sys.stderr)
         return 2
+    check_inputs(args.paths)
     from .._search import parse_query, search
 
     parse_query(args.query)  # a bad query is reported before anything is read

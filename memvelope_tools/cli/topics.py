@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from .common import check_inputs
 from .search import notes, source
 
 
@@ -32,11 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._topics import topics
-
     if args.topics < 1:
         print("memvelope: error: -n must be at least 1", file=sys.stderr)
         return 2
+    check_inputs(args.paths)
+    from .._topics import topics
+
     with notes():
         sources = [source(p) for p in args.paths]
         found = topics(sources if len(sources) > 1 else sources[0], args.topics, unit=args.unit, seed=args.seed)
