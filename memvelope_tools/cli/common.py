@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from .._convert import ConversionLog
 
 __all__ = [
-    "check_output_file",
     "check_inputs",
+    "check_output_file",
     "check_output_folder",
     "conversion_notes",
     "document_inputs",
