@@ -14,13 +14,20 @@ Messages without a timestamp cannot be placed in time and are left out of the ti
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import functools
+import shutil
+import subprocess
+import unicodedata
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+import matplotlib as mpl
 import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib import font_manager
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
@@ -40,6 +47,7 @@ __all__ = [
     "conversation_lengths",
     "fact_categories",
     "facts_over_time",
+    "text_fonts",
 ]
 
 #: One colour per role, per fact category and per subject type, the same in every chart.
@@ -77,6 +85,111 @@ _FREQS = {
     "year": "year",
     "yearly": "year",
 }
+
+
+# ---- fonts ---------------------------------------------------------------------------------------
+
+#: The fonts that draw what matplotlib's default font lacks, tried in this order, each with the Debian
+#: package that installs it. matplotlib shapes the text (right to left, joined Arabic letters, Indic
+#: vowel signs); these fonts give it the glyphs.
+FALLBACK_FONTS: tuple[tuple[str, str], ...] = (
+    ("Noto Sans", "fonts-noto-core"),
+    ("Noto Sans CJK JP", "fonts-noto-cjk"),
+    ("Noto Sans Arabic", "fonts-noto-core"),
+    ("Noto Sans Hebrew", "fonts-noto-core"),
+    ("Noto Sans Devanagari", "fonts-noto-core"),
+)
+# Han, kana and hangul: the CJK font package has them; everything else is in the core package.
+_CJK_RANGES = (
+    (0x1100, 0x11FF),
+    (0x2E80, 0x9FFF),
+    (0xA960, 0xA97F),
+    (0xAC00, 0xD7FF),
+    (0xF900, 0xFAFF),
+    (0xFF00, 0xFFEF),
+)
+_warned_packages: set[str] = set()
+
+
+def text_fonts(texts: Iterable[str]) -> list[str]:
+    """The font families to draw ``texts`` with: matplotlib's own, then a fallback font for each
+    script it lacks (see :data:`FALLBACK_FONTS`).
+
+    Where no installed font has some of the letters, one warning per font package says which to install.
+
+    Parameters
+    ----------
+    texts : iterable of str
+        Every piece of text a chart is about to draw.
+
+    Returns
+    -------
+    list of str
+        A font family list for matplotlib's ``fontfamily``, its own families first.
+
+    Examples
+    --------
+    >>> text_fonts(["plain words"]) == list(mpl.rcParams["font.family"])
+    True
+    """
+    families = list(mpl.rcParams["font.family"])
+    wanted = {ord(c) for text in texts for c in str(text) if not c.isspace() and unicodedata.category(c)[0] != "C"}
+    missing = wanted - _charmap(font_manager.findfont(font_manager.FontProperties(family=families)))
+    for family, _package in FALLBACK_FONTS:
+        if not missing:
+            break
+        path = _font_file(family)
+        if path is None:
+            continue
+        drawn = missing & _charmap(path)
+        if drawn:
+            families.append(family)
+            missing -= drawn
+    if missing:
+        packages = sorted({_package_for(c) for c in missing} - _warned_packages)
+        if packages:
+            _warned_packages.update(packages)
+            sample = "".join(sorted(chr(c) for c in missing)[:8])
+            warnings.warn(
+                f"no installed font has some letters of this chart ({sample}...): they are drawn as boxes; "
+                f"install {' and '.join(packages)} (apt-get install {' '.join(packages)}) or other Noto fonts",
+                UserWarning,
+                stacklevel=3,
+            )
+    return families
+
+
+def _package_for(code: int) -> str:
+    return "fonts-noto-cjk" if any(lo <= code <= hi for lo, hi in _CJK_RANGES) else "fonts-noto-core"
+
+
+@functools.cache
+def _charmap(path: str) -> frozenset[int]:
+    from matplotlib.ft2font import FT2Font
+
+    return frozenset(FT2Font(path).get_charmap())
+
+
+@functools.cache
+def _font_file(family: str) -> str | None:
+    """The file of ``family``, also when it was installed after matplotlib listed the fonts."""
+    known = {entry.name: entry.fname for entry in font_manager.fontManager.ttflist if entry.style == "normal"}
+    if family in known:
+        regular = [
+            e.fname for e in font_manager.fontManager.ttflist if e.name == family and e.weight in (400, "normal")
+        ]
+        return regular[0] if regular else known[family]
+    fc_match = shutil.which("fc-match")
+    if fc_match is None:
+        return None
+    found = subprocess.run(
+        [fc_match, "--format=%{family}\\n%{file}", f"{family}:style=Regular"], capture_output=True, text=True
+    )
+    names, _, path = found.stdout.partition("\n")
+    if found.returncode != 0 or family not in names.split(",") or not path:
+        return None
+    font_manager.fontManager.addfont(path)
+    return path
 
 
 # ---- inputs --------------------------------------------------------------------------------------
@@ -371,7 +484,9 @@ def fact_categories(
     ax.set_xlim(0, max(1.0, float(left.max())) * 1.12)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if hue is not None:
-        ax.legend(title=hue.replace("_", " "), frameon=False, loc="lower right")
+        ax.legend(
+            title=hue.replace("_", " "), frameon=False, loc="lower right", prop={"family": text_fonts(table.columns)}
+        )
     ax.set_title(f"Facts per category ({len(frame)} facts)")
     ax.set_xlabel("facts")
     ax.set_ylabel("category")
@@ -507,10 +622,17 @@ def archetype_chart(ir: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwarg
         ax.set_title(
             f"{arch.get('style') or 'style: n/a'}\n{n_facts} facts · {_entities(arch)} distinct entities",
             fontsize="medium",
+            fontfamily=text_fonts([str(arch.get("style") or "")]),
         )
     else:
         ax.set_title("Archetypes side by side", fontsize="medium")
-        ax.legend(frameon=False, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.14))
+        legends = [str(text) for _, text in zip(*ax.get_legend_handles_labels(), strict=True)]
+        ax.legend(
+            frameon=False,
+            prop={"size": "small", "family": text_fonts(legends)},
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.14),
+        )
     _tidy(ax, grid_axis="x")
     return ax
 
@@ -564,7 +686,13 @@ def topics_over_time(
     ax.set_xlim(x[0] - width / 2, x[-1] + 1.5 * width)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     _date_axis(ax)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small", title="topic")
+    ax.legend(
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+        prop={"size": "small", "family": text_fonts(map(str, shares.columns))},
+        title="topic",
+    )
     ax.set_title(title if tz == "UTC" else f"{title} ({tz})")
     ax.set_xlabel(freq)
     ax.set_ylabel(f"share of {found.unit}s")
@@ -591,12 +719,15 @@ def topic_terms(topics: Any, *, fig: Any = None, n_terms: int = 8, ncols: int = 
         extra.remove()
     sizes = found.assignments["topic"].value_counts()
     colors = topic_colors(k)
+    fonts = text_fonts([*map(str, found.terms["term"]), *map(str, found.labels)])
     for t, ax in enumerate(grid[:k]):
         rows = found.terms.loc[found.terms["topic"] == t].sort_values("rank").head(n_terms)
         terms = [str(term) for term in rows["term"]][::-1]  # barh draws the first row at the bottom
         ax.barh(terms, rows["weight"].to_numpy(dtype=float)[::-1], color=colors[t], **kwargs)
-        ax.set_title(f"{t}: {found.labels[t]}\n{int(sizes.get(t, 0)):,} {found.unit}s", fontsize="small")
-        ax.tick_params(axis="y", labelsize="small")
+        ax.set_title(
+            f"{t}: {found.labels[t]}\n{int(sizes.get(t, 0)):,} {found.unit}s", fontsize="small", fontfamily=fonts
+        )
+        ax.tick_params(axis="y", labelsize="small", labelfontfamily=fonts)
         ax.tick_params(axis="x", labelsize="x-small")
         _tidy(ax, grid_axis="x")
     fig.suptitle(f"Top terms of {k} topics")
