@@ -25,6 +25,7 @@ from . import _corpus as corpus
 from . import _frames as frames
 from ._atomic import atomic_write
 from ._load import LoadSource, load
+from ._plural import count
 from ._read import layer_of, source_label
 from .errors import FormatError, MemvelopeError, TopicsError
 
@@ -216,12 +217,12 @@ def write_report(sources: Sequence[LoadSource], path: str | os.PathLike[str], **
 def _lead(msgs: pd.DataFrame | None, convs: pd.DataFrame | None, facts: pd.DataFrame | None, tz: str) -> str:
     bits = []
     if convs is not None and msgs is not None:
-        bits.append(f"{len(convs):,} conversations, {len(msgs):,} messages")
+        bits.append(f"{count(len(convs), 'conversation')}, {count(len(msgs), 'message')}")
         dated = msgs["ts"].dropna()
         if not dated.empty:
             bits.append(f"from {_day(dated.min(), tz)} to {_day(dated.max(), tz)}")
     if facts is not None:
-        bits.append(f"{len(facts):,} facts")
+        bits.append(count(len(facts), "fact"))
     return ", ".join(bits) + f". Dates and hours in {tz}."
 
 
@@ -311,20 +312,11 @@ def _archetype_table(irs: Labelled) -> str:
     return _table(["document", "style", "facts", "self ratio", "belief ratio", "distinct entities", "mode"], rows)
 
 
-#: Fewer conversations than this get a line saying so instead of topics.
-TOPICS_MIN_CONVERSATIONS = 10
-
-
 def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
     from ._topics import topics
 
-    n_conv = len(convs)
-    if n_conv < TOPICS_MIN_CONVERSATIONS:
-        return (
-            f'<p class="lead">Too few conversations for topics: {n_conv:,} here, at least '
-            f"{TOPICS_MIN_CONVERSATIONS} needed.</p>"
-        )
-    n_topics = min(8, max(2, n_conv // 5))
+    # As many topics as topics() finds in these conversations, up to one per five and eight at most.
+    n_topics = min(8, max(2, len(convs) // 5))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # fewer topics than asked for is fine here
@@ -347,7 +339,7 @@ def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
         )
     k = found.n_topics
     return (
-        f'<p class="lead">{k} topics found in the conversations\' words (titles and messages, without code, '
+        f'<p class="lead">{count(k, "topic")} found in the conversations\' words (titles and messages, without code, '
         "URLs and numbers); each conversation counts for its main topic.</p>"
         '<div class="charts">'
         + _chart(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._atomic import check_output_file, check_output_folder
@@ -14,6 +16,7 @@ if TYPE_CHECKING:
     from .._convert import ConversionLog
 
 __all__ = [
+    "at_least",
     "check_inputs",
     "check_output_file",
     "check_output_folder",
@@ -36,6 +39,22 @@ def conversion_notes(report: ConversionLog, provider: str | None, *, quiet: bool
         print(f"memvelope: warning: {name}: {count} invalid UTF-8 sequence(s) replaced with U+FFFD", file=err)
     if report.foreign and provider in OTHER:
         print(f"memvelope: note: {mixed_providers(provider, report.foreign)}; `memvelope doctor` lists them", file=err)
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number of at least ``low`` (a smaller one is a usage error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    parse.__name__ = f"a whole number of at least {low}"
+    return parse
 
 
 def check_inputs(paths: list[str]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .._plural import count
 from .common import check_inputs, check_output_folder, document_inputs, labels_of
 
 
@@ -46,5 +47,5 @@ def run(args: argparse.Namespace) -> int:
         import pyarrow.parquet as pq
 
         for path in written.values():
-            print(f"wrote {path} ({pq.ParquetFile(path).metadata.num_rows:,} rows)")
+            print(f"wrote {path} ({count(pq.ParquetFile(path).metadata.num_rows, 'row')})")
     return 0

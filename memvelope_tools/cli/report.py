@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from .common import check_inputs, check_output_file, document_inputs, labels_of
+from .common import at_least, check_inputs, check_output_file, document_inputs, labels_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("paths", nargs="+", metavar="FILE", help="envelope, Facts IR document, or export")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="the HTML file to write (atomically)")
     p.add_argument("--tz", default="UTC", help="time zone for dates and hours (IANA name; default UTC)")
-    p.add_argument("--top", type=int, default=20, metavar="N", help="list the N longest conversations")
+    p.add_argument("--top", type=at_least(1), default=20, metavar="N", help="list the N longest conversations")
     p.add_argument("--title", default="Memvelope report", help="the page's heading")
     p.add_argument(
         "--dedupe",
