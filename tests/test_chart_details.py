@@ -186,3 +186,25 @@ def test_archetype_chart_says_why_a_figure_is_not_available() -> None:
     assert plot.archetype_chart(full, ax=Figure().add_subplot()).get_xlabel() == "share of facts"
     buf = io.BytesIO()
     ax.figure.savefig(buf, format="png")
+
+
+# ---- an export is called an export ---------------------------------------------------------------
+
+
+def test_report_calls_an_export_an_export(tmp_path: Path) -> None:
+    from memvelope_tools._report import build_report
+
+    zipped = SAMPLES / "chatgpt-export.zip"
+    envelope = tmp_path / "history.mve.json"
+    mv.write_envelope(mv.convert(zipped), envelope)
+    html = build_report([zipped, envelope], labels=["zip", "file"])
+    table = html[html.index("<h2>Documents</h2>") : html.index("</table>")]
+    rows = table.split("<tr>")[2:]
+    assert "<td>zip</td><td>export (converted)</td>" in rows[0]
+    assert "<td>file</td><td>envelope</td>" in rows[1]
+
+
+def test_report_command_calls_an_export_an_export(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    assert main(["report", str(SAMPLES / "chatgpt-export.zip"), "-o", str(out), "-q"]) == 0
+    assert "<td>chatgpt-export.zip</td><td>export (converted)</td>" in out.read_text(encoding="utf-8")

@@ -89,7 +89,7 @@ def test_info_on_an_export_zip(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and err == ""
     assert out.splitlines()[:5] == [
         f"{SAMPLE}:",
-        "  layer: envelope (envelope-v0)",
+        "  layer: export (converted to envelope-v0)",
         "  provider: chatgpt",
         "  conversations: 40",
         "  messages: 110",

@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         title=args.title,
         labels=labels_of(args.paths),
         dedupe=args.dedupe,
+        converted=[not isinstance(s, str) for s in sources],
     )
     if not args.quiet:
         size = os.path.getsize(args.output) if os.path.isfile(args.output) else 0
