@@ -208,3 +208,28 @@ def test_report_command_calls_an_export_an_export(tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     assert main(["report", str(SAMPLES / "chatgpt-export.zip"), "-o", str(out), "-q"]) == 0
     assert "<td>chatgpt-export.zip</td><td>export (converted)</td>" in out.read_text(encoding="utf-8")
+
+
+# ---- a folder of export folders ------------------------------------------------------------------
+
+
+def test_folder_without_parts_names_what_its_subfolders_hold(tmp_path: Path) -> None:
+    for name, files in (("alice", ["conversations.json"]), ("bob", ["conversations.json", "users.json"])):
+        (tmp_path / name).mkdir()
+        for file in files:
+            (tmp_path / name / file).write_text("[]", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(mv.ConversionError) as info:
+        mv.convert(tmp_path)
+    assert info.value.reason == "no-parts"
+    assert info.value.msg == (
+        "folder holds no .json file; 2 subfolders hold some: alice/ (1 .json file), bob/ (2 .json files): "
+        "give one subfolder per export, or all to convert-many"
+    )
+
+
+def test_folder_without_parts_or_subfolders_says_just_that(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello", encoding="utf-8")
+    with pytest.raises(mv.ConversionError) as info:
+        mv.convert(tmp_path)
+    assert info.value.msg == "folder holds no .json file"
