@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 from .common import at_least, check_inputs, check_output_file, document_inputs, labels_of
+from .search import notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -44,16 +46,19 @@ def run(args: argparse.Namespace) -> int:
     from .._report import write_report
 
     sources = document_inputs(args.paths, quiet=args.quiet)
-    write_report(
-        sources,
-        args.output,
-        tz=args.tz,
-        top=args.top,
-        title=args.title,
-        labels=labels_of(args.paths),
-        dedupe=args.dedupe,
-        converted=[not isinstance(s, str) for s in sources],
-    )
+    # Library warnings (a font to install) as notes, or not at all with --quiet.
+    said = warnings.catch_warnings(action="ignore") if args.quiet else notes()
+    with said:
+        write_report(
+            sources,
+            args.output,
+            tz=args.tz,
+            top=args.top,
+            title=args.title,
+            labels=labels_of(args.paths),
+            dedupe=args.dedupe,
+            converted=[not isinstance(s, str) for s in sources],
+        )
     if not args.quiet:
         size = os.path.getsize(args.output) if os.path.isfile(args.output) else 0
         print(f"memvelope: wrote {args.output} ({size / 1024:.0f} KiB)", file=sys.stderr)
