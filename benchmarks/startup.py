@@ -9,6 +9,10 @@ that does not exist, which they should say before importing anything heavy.
 Also printed for each case: which of the heavy modules (pandas, pyarrow, numpy, matplotlib,
 jsonschema) the process imported.
 
+The probes are run with ``python -c``, which imports the package from the current folder first, then
+from PYTHONPATH: to time another tree (say a checkout of an older commit), run this script from a folder
+outside both, with PYTHONPATH set to that tree.
+
 Example:
   python benchmarks/startup.py            # 7 runs per case
   python benchmarks/startup.py --runs 15

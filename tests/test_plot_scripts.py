@@ -137,3 +137,33 @@ def test_one_warning_naming_the_package_when_no_font_has_a_script(monkeypatch: p
 
 def test_latin_text_needs_no_fallback() -> None:
     assert plot.text_fonts(["plain words", "café"]) == list(matplotlib.rcParams["font.family"])
+
+
+def test_report_command_says_a_missing_font_once_as_a_note(
+    monkeypatch: pytest.MonkeyPatch, tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memvelope_tools.cli import main
+
+    monkeypatch.setattr(plot, "FALLBACK_FONTS", ())
+    monkeypatch.setattr(plot, "_warned_packages", set())
+    convs = [
+        {
+            "id": f"c{i}",
+            "title": "",
+            "created_at": None,
+            "updated_at": None,
+            "messages": [{"id": "m1", "role": "user", "ts": "2024-01-02T00:00:00.000Z", "text": text}],
+        }
+        for i, text in enumerate(["数据 分析 数据", "模型 训练 模型", "漢字 東京 漢字"])
+    ]
+    env = {
+        "memvelope": "envelope-v0",
+        "meta": {"source_provider": "claude", "conversation_count": 3, "message_count": 3},
+        "conversations": convs,
+    }
+    path = tmp_path / "cjk.mve.json"
+    mv.write_envelope(env, path)
+    assert main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "font" in line]
+    assert len(notes) == 1 and notes[0].startswith("memvelope: note: no installed font has some letters")
+    assert "fonts-noto-cjk" in notes[0]
