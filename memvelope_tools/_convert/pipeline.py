@@ -189,7 +189,9 @@ def convert(
 ) -> Envelope:
     """Convert one export, given as part files, folders and/or zips in order, to an envelope.
 
-    Raises :class:`ConversionError` (with ``.reason``) when the export cannot be converted.
+    Raises :class:`ConversionError` (with ``.reason``) when the export cannot be converted, and
+    warns :class:`~memvelope_tools.errors.MixedProvidersWarning` when it mixes ChatGPT and Claude
+    conversations (one provider is kept, the other's conversations are left out).
     Pass a :class:`ConversionLog` as ``report`` to learn which parts were read and which files were
     passed over. ``fast`` parses with orjson (default: when installed). Parts are always read in
     bounded batches; ``stream`` is accepted for compatibility and changes nothing (see
