@@ -61,7 +61,7 @@ def check_inputs(paths: list[str]) -> None:
     """Stop on an input that does not exist, or whose first bytes show that no command reads it, before
     anything heavy is imported: the same line the command would give later, only sooner."""
     from .._read import parse_source
-    from .._sniffing import _HEAD, Sniffed, _from_head, wrong_file
+    from .._sniffing import HEAD_BYTES, Sniffed, kind_from_head, wrong_file
 
     for given in paths:
         path = os.path.expanduser(given)
@@ -69,16 +69,16 @@ def check_inputs(paths: list[str]) -> None:
             continue
         try:
             with open(path, "rb") as fh:
-                head = fh.read(_HEAD)
+                head = fh.read(HEAD_BYTES)
         except FileNotFoundError:
             raise FormatError("no such file or folder", reason="not-found", source=given) from None
         except OSError:
             continue  # the reader says why
-        kind = _from_head(head)
+        kind = kind_from_head(head)
         message = wrong_file(Sniffed(kind), "any") if kind is not None else None
         if message is not None:
             raise FormatError(message, reason="invalid-json", source=given)
-        if kind is None and len(head) < _HEAD and head.lstrip(b"\xef\xbb\xbf \t\n\r")[:1] not in (b"{", b"["):
+        if kind is None and len(head) < HEAD_BYTES and head.lstrip(b"\xef\xbb\xbf \t\n\r")[:1] not in (b"{", b"["):
             parse_source(path)  # a small file that is not a JSON array or object: the parser's own line
 
 
