@@ -688,7 +688,7 @@ def _why_not_available(label: str | None, arch: Mapping[str, Any], n_facts: int,
     who = f"{label}: " if label else ""
     if not n_facts:
         return f"{who}n/a: no facts to measure"
-    missing = [name for name in ("self_ratio", "belief_ratio", "categories") if arch.get(name) is None]
+    missing = [name for name in ("style", "self_ratio", "belief_ratio", "categories") if arch.get(name) is None]
     made = f":\nits mode, {mode}, does not work {'it' if len(missing) == 1 else 'them'} out" if mode else ""
     return f"{who}n/a: the document leaves {', '.join(missing)} null{made}"
 

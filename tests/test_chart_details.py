@@ -174,7 +174,7 @@ def test_archetype_chart_says_why_a_figure_is_not_available() -> None:
     ir = json.loads((SAMPLES / "facts-chatgpt.mv.json").read_text(encoding="utf-8"))
     ax = plot.archetype_chart(ir, ax=Figure().add_subplot())
     said = ax.get_xlabel()
-    assert "n/a: the document leaves belief_ratio, categories null" in said
+    assert "n/a: the document leaves style, belief_ratio, categories null" in said
     assert "its mode, structured (zero-LLM), does not work them out" in said
     none = copy.deepcopy(ir)
     none["archetype"]["facts"] = 0
