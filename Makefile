@@ -9,7 +9,7 @@ TEST_STAMP := $(VENV)/.test
 NOTEBOOKS_STAMP := $(VENV)/.notebooks
 SOURCES := pyproject.toml setup.py memvelope_tools/_frames/_textscan.c memvelope_tools/_json/_scan.c
 
-.PHONY: demo test matrix lint fuzz notebooks lab bench clean chromium
+.PHONY: demo test matrix lint fuzz notebooks lab bench clean chromium fonts
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -43,12 +43,23 @@ chromium:
 			|| echo "make: could not install chromium; the browser test will be skipped"; \
 	fi
 
+# The charts' test of every script needs Debian's Noto fonts (Chinese, Japanese, Korean, Arabic, Hebrew,
+# Devanagari): install them when missing and apt-get is usable as root; otherwise say so and carry on (only
+# that test is then skipped, with its reason).
+fonts:
+	@if [ ! -e /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ] && command -v apt-get >/dev/null 2>&1 \
+		&& [ "$$(id -u)" = 0 ]; then \
+		echo "make: installing fonts-noto-core and fonts-noto-cjk for the charts' test of every script"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-core fonts-noto-cjk) \
+			>/dev/null 2>&1 || echo "make: could not install the Noto fonts; the test of every script will be skipped"; \
+	fi
+
 # MEMVELOPE_REQUIRE_NATIVE: a C helper that failed to build (see setup.py) fails the tests instead of skipping.
-test: $(TEST_STAMP) lint chromium
+test: $(TEST_STAMP) lint chromium fonts
 	MEMVELOPE_REQUIRE_NATIVE=1 MPLBACKEND=Agg $(PY) -m pytest -q
 
 # The suite on Python 3.12 and 3.13, and on 3.11 with the oldest declared version of every dependency.
-matrix: $(TEST_STAMP) chromium
+matrix: $(TEST_STAMP) chromium fonts
 	$(VENV)/bin/nox
 
 fuzz: $(TEST_STAMP)

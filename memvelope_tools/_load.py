@@ -93,8 +93,8 @@ def load(
             )
         return _from_bytes(bytes(data), name, report, progress, conversations)
     raise FormatError(
-        f"cannot load a {type(source).__name__}: expected a path, a list of paths, bytes, a binary file object "
-        "or a dict",
+        f"cannot load a value of type {type(source).__name__}: expected a path, a list of paths, bytes, "
+        "a binary file object or a dict",
         reason="bad-source",
     )
 

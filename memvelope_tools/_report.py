@@ -13,7 +13,7 @@ import html
 import io
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -24,7 +24,8 @@ from . import __version__, plot
 from . import _corpus as corpus
 from . import _frames as frames
 from ._atomic import atomic_write
-from ._load import LoadSource, load
+from ._load import LoadSource, document_file, load
+from ._plural import count
 from ._read import layer_of, source_label
 from .errors import FormatError, MemvelopeError, TopicsError
 
@@ -112,17 +113,24 @@ def _snippet(text: Any) -> str:
     return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
 
 
-def _load_all(sources: Sequence[LoadSource], labels: Sequence[str] | None) -> list[tuple[str, str, dict[str, Any]]]:
+def _load_all(
+    sources: Sequence[LoadSource], labels: Sequence[str] | None, converted: Sequence[bool] | None
+) -> list[tuple[str, str, dict[str, Any]]]:
     if labels is None:
         labels = [source_label(s, i) for i, s in enumerate(sources)]
         if len(set(labels)) < len(labels):
             labels = [f"{label} ({i + 1})" for i, label in enumerate(labels)]
     elif len(labels) != len(sources):
         raise ValueError(f"labels= has {len(labels)} labels for {len(sources)} documents")
+    if converted is None:
+        converted = [isinstance(s, str | os.PathLike) and document_file(s) is None for s in sources]
+    elif len(converted) != len(sources):
+        raise ValueError(f"converted= has {len(converted)} values for {len(sources)} documents")
     out: list[tuple[str, str, dict[str, Any]]] = []
-    for label, source in zip(labels, sources, strict=True):
+    for label, source, export in zip(labels, sources, converted, strict=True):
         doc = load(source, progress=False)
-        out.append((str(label), layer_of(doc), doc))
+        layer = layer_of(doc)
+        out.append((str(label), "export" if export and layer == "envelope" else layer, doc))
     return out
 
 
@@ -134,17 +142,20 @@ def build_report(
     title: str = "Memvelope report",
     labels: Sequence[str] | None = None,
     dedupe: bool = False,
+    converted: Sequence[bool] | None = None,
 ) -> str:
     """The report page for envelopes, Facts IR documents and exports (anything
     :func:`~memvelope_tools._load` takes; each item of ``sources`` is one document), as a string.
     ``tz`` is the time zone dates and hours are shown in; ``top`` how many of the longest
     conversations are listed; ``labels`` names the documents (default: file names); ``dedupe``
-    drops repeated conversations as the frames do."""
+    drops repeated conversations as the frames do; ``converted`` says which of ``sources`` are
+    exports already converted in memory, shown as such (default: the paths that are not Memvelope documents)."""
     _check_tz(tz)
-    docs = _load_all(list(sources), labels)
+    docs = _load_all(list(sources), labels, converted)
     if not docs:
         raise FormatError("no documents to report on", reason="no-input")
-    envs = [(label, doc) for label, layer, doc in docs if layer == "envelope"]
+    envs = [(label, doc) for label, layer, doc in docs if layer in ("envelope", "export")]
+    exports = {label for label, layer, _ in docs if layer == "export"}
     irs = [(label, doc) for label, layer, doc in docs if layer == "ir"]
     parts = [f"<h1>{_e(title)}</h1>"]
     msgs = convs = facts = None
@@ -155,7 +166,7 @@ def build_report(
     if irs:
         facts = frames.facts_frame([d for _, d in irs], sources=[label for label, _ in irs])
     parts.append(f'<p class="lead">{_e(_lead(msgs, convs, facts, tz))}</p>')
-    parts.append("<h2>Documents</h2>" + _documents_table(envs, irs, convs, msgs, tz))
+    parts.append("<h2>Documents</h2>" + _documents_table(envs, irs, convs, msgs, tz, exports))
     if msgs is not None and convs is not None:
         parts.append(
             '<h2>Activity</h2><div class="charts">'
@@ -216,17 +227,22 @@ def write_report(sources: Sequence[LoadSource], path: str | os.PathLike[str], **
 def _lead(msgs: pd.DataFrame | None, convs: pd.DataFrame | None, facts: pd.DataFrame | None, tz: str) -> str:
     bits = []
     if convs is not None and msgs is not None:
-        bits.append(f"{len(convs):,} conversations, {len(msgs):,} messages")
+        bits.append(f"{count(len(convs), 'conversation')}, {count(len(msgs), 'message')}")
         dated = msgs["ts"].dropna()
         if not dated.empty:
             bits.append(f"from {_day(dated.min(), tz)} to {_day(dated.max(), tz)}")
     if facts is not None:
-        bits.append(f"{len(facts):,} facts")
+        bits.append(count(len(facts), "fact"))
     return ", ".join(bits) + f". Dates and hours in {tz}."
 
 
 def _documents_table(
-    envs: Labelled, irs: Labelled, convs: pd.DataFrame | None, msgs: pd.DataFrame | None, tz: str
+    envs: Labelled,
+    irs: Labelled,
+    convs: pd.DataFrame | None,
+    msgs: pd.DataFrame | None,
+    tz: str,
+    exports: Collection[str] = (),
 ) -> str:
     rows = []
     for label, doc in envs:
@@ -238,7 +254,7 @@ def _documents_table(
         rows.append(
             [
                 ("", label),
-                ("", "envelope"),
+                ("", "export (converted)" if label in exports else "envelope"),
                 ("", doc["meta"]["source_provider"]),
                 ("n", f"{n_conv:,}"),
                 ("n", f"{len(m):,}"),
@@ -311,20 +327,11 @@ def _archetype_table(irs: Labelled) -> str:
     return _table(["document", "style", "facts", "self ratio", "belief ratio", "distinct entities", "mode"], rows)
 
 
-#: Fewer conversations than this get a line saying so instead of topics.
-TOPICS_MIN_CONVERSATIONS = 10
-
-
 def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
     from ._topics import topics
 
-    n_conv = len(convs)
-    if n_conv < TOPICS_MIN_CONVERSATIONS:
-        return (
-            f'<p class="lead">Too few conversations for topics: {n_conv:,} here, at least '
-            f"{TOPICS_MIN_CONVERSATIONS} needed.</p>"
-        )
-    n_topics = min(8, max(2, n_conv // 5))
+    # As many topics as topics() finds in these conversations, up to one per five and eight at most.
+    n_topics = min(8, max(2, len(convs) // 5))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # fewer topics than asked for is fine here
@@ -347,7 +354,7 @@ def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
         )
     k = found.n_topics
     return (
-        f'<p class="lead">{k} topics found in the conversations\' words (titles and messages, without code, '
+        f'<p class="lead">{count(k, "topic")} found in the conversations\' words (titles and messages, without code, '
         "URLs and numbers); each conversation counts for its main topic.</p>"
         '<div class="charts">'
         + _chart(

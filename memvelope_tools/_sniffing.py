@@ -15,7 +15,18 @@ from typing import Any, Final, Literal
 from ._read import parse_source
 from .errors import ConversionError, MemvelopeError
 
-__all__ = ["Kind", "Sniffed", "classify", "document_file", "explained", "sniff", "sniff_value", "wrong_file"]
+__all__ = [
+    "HEAD_BYTES",
+    "Kind",
+    "Sniffed",
+    "classify",
+    "document_file",
+    "explained",
+    "kind_from_head",
+    "sniff",
+    "sniff_value",
+    "wrong_file",
+]
 
 Kind = Literal[
     "envelope",  # an envelope-v0 document
@@ -118,6 +129,31 @@ def _from_head(head: bytes) -> Kind | None:
     if _is_binary(head):
         return "binary"
     return None
+
+
+#: How many of a file's first bytes :func:`kind_from_head` needs.
+HEAD_BYTES: Final = _HEAD
+
+
+def kind_from_head(head: bytes) -> Kind | None:
+    """What a file is from its first :data:`HEAD_BYTES` bytes alone; ``None`` when the whole value must be parsed.
+
+    Parameters
+    ----------
+    head : bytes
+        The file's first bytes.
+
+    Returns
+    -------
+    Kind or None
+        ``zip``, ``parquet``, ``export``, ``envelope``, ``ir`` or ``binary``, else ``None``.
+
+    Examples
+    --------
+    >>> kind_from_head(b"PK\\x03\\x04..."), kind_from_head(b"[{}]"), kind_from_head(b"hello")
+    ('zip', 'export', None)
+    """
+    return _from_head(head)
 
 
 def document_file(source: Any) -> Path | None:

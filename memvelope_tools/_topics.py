@@ -179,9 +179,9 @@ def topics(
     counts, vocabulary = counts[:, keep], vocabulary[keep]
     with_words = int((counts.getnnz(axis=1) > 0).sum())
     if with_words == 0 or not len(vocabulary):
+        which = f"the only {unit} has no word" if len(units) == 1 else f"none of the {len(units):,} {what} has a word"
         raise TopicsError(
-            f"no words to find topics in: none of the {len(units):,} {what} has a word left once stop words, "
-            "code, URLs and numbers are removed"
+            f"no words to find topics in: {which} left once stop words, code, URLs and numbers are removed"
         )
     k = min(n_topics, with_words, len(vocabulary))
     if k < n_topics:

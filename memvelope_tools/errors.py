@@ -104,3 +104,16 @@ class TopicsError(MemvelopeError, ValueError):
     """Topics cannot be found in a history (``reason`` ``no-text``: nothing left to model)."""
 
     reason: Reason = "no-text"
+
+
+class MixedProvidersWarning(UserWarning):
+    """One conversion was given conversations of both providers: those of the provider not kept were left out.
+
+    ``provider`` is the provider kept (``"chatgpt"`` or ``"claude"``) and ``left_out`` how many
+    conversations of the other one were dropped; the message says why and how to convert each.
+    """
+
+    def __init__(self, msg: str, *, provider: str, left_out: int) -> None:
+        super().__init__(msg)
+        self.provider = provider
+        self.left_out = left_out

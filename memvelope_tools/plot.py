@@ -14,17 +14,25 @@ Messages without a timestamp cannot be placed in time and are left out of the ti
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import functools
+import shutil
+import subprocess
+import unicodedata
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+import matplotlib as mpl
 import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib import font_manager
 from matplotlib.colors import ListedColormap
-from matplotlib.ticker import MaxNLocator, PercentFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 
 from . import _frames as frames
+from ._plural import count
 from ._read import CATEGORIES, ROLES, SUBJECT_TYPES
 from .errors import FormatError
 
@@ -40,6 +48,7 @@ __all__ = [
     "conversation_lengths",
     "fact_categories",
     "facts_over_time",
+    "text_fonts",
 ]
 
 #: One colour per role, per fact category and per subject type, the same in every chart.
@@ -77,6 +86,111 @@ _FREQS = {
     "year": "year",
     "yearly": "year",
 }
+
+
+# ---- fonts ---------------------------------------------------------------------------------------
+
+#: The fonts that draw what matplotlib's default font lacks, tried in this order, each with the Debian
+#: package that installs it. matplotlib shapes the text (right to left, joined Arabic letters, Indic
+#: vowel signs); these fonts give it the glyphs.
+FALLBACK_FONTS: tuple[tuple[str, str], ...] = (
+    ("Noto Sans", "fonts-noto-core"),
+    ("Noto Sans CJK JP", "fonts-noto-cjk"),
+    ("Noto Sans Arabic", "fonts-noto-core"),
+    ("Noto Sans Hebrew", "fonts-noto-core"),
+    ("Noto Sans Devanagari", "fonts-noto-core"),
+)
+# Han, kana and hangul: the CJK font package has them; everything else is in the core package.
+_CJK_RANGES = (
+    (0x1100, 0x11FF),
+    (0x2E80, 0x9FFF),
+    (0xA960, 0xA97F),
+    (0xAC00, 0xD7FF),
+    (0xF900, 0xFAFF),
+    (0xFF00, 0xFFEF),
+)
+_warned_packages: set[str] = set()
+
+
+def text_fonts(texts: Iterable[str]) -> list[str]:
+    """The font families to draw ``texts`` with: matplotlib's own, then a fallback font for each
+    script it lacks (see :data:`FALLBACK_FONTS`).
+
+    Where no installed font has some of the letters, one warning per font package says which to install.
+
+    Parameters
+    ----------
+    texts : iterable of str
+        Every piece of text a chart is about to draw.
+
+    Returns
+    -------
+    list of str
+        A font family list for matplotlib's ``fontfamily``, its own families first.
+
+    Examples
+    --------
+    >>> text_fonts(["plain words"]) == list(mpl.rcParams["font.family"])
+    True
+    """
+    families = list(mpl.rcParams["font.family"])
+    wanted = {ord(c) for text in texts for c in str(text) if not c.isspace() and unicodedata.category(c)[0] != "C"}
+    missing = wanted - _charmap(font_manager.findfont(font_manager.FontProperties(family=families)))
+    for family, _package in FALLBACK_FONTS:
+        if not missing:
+            break
+        path = _font_file(family)
+        if path is None:
+            continue
+        drawn = missing & _charmap(path)
+        if drawn:
+            families.append(family)
+            missing -= drawn
+    if missing:
+        packages = sorted({_package_for(c) for c in missing} - _warned_packages)
+        if packages:
+            _warned_packages.update(packages)
+            sample = "".join(sorted(chr(c) for c in missing)[:8])
+            warnings.warn(
+                f"no installed font has some letters of this chart ({sample}...): they are drawn as boxes; "
+                f"install {' and '.join(packages)} (apt-get install {' '.join(packages)}) or other Noto fonts",
+                UserWarning,
+                stacklevel=3,
+            )
+    return families
+
+
+def _package_for(code: int) -> str:
+    return "fonts-noto-cjk" if any(lo <= code <= hi for lo, hi in _CJK_RANGES) else "fonts-noto-core"
+
+
+@functools.cache
+def _charmap(path: str) -> frozenset[int]:
+    from matplotlib.ft2font import FT2Font
+
+    return frozenset(FT2Font(path).get_charmap())
+
+
+@functools.cache
+def _font_file(family: str) -> str | None:
+    """The file of ``family``, also when it was installed after matplotlib listed the fonts."""
+    known = {entry.name: entry.fname for entry in font_manager.fontManager.ttflist if entry.style == "normal"}
+    if family in known:
+        regular = [
+            e.fname for e in font_manager.fontManager.ttflist if e.name == family and e.weight in (400, "normal")
+        ]
+        return regular[0] if regular else known[family]
+    fc_match = shutil.which("fc-match")
+    if fc_match is None:
+        return None
+    found = subprocess.run(
+        [fc_match, "--format=%{family}\\n%{file}", f"{family}:style=Regular"], capture_output=True, text=True
+    )
+    names, _, path = found.stdout.partition("\n")
+    if found.returncode != 0 or family not in names.split(",") or not path:
+        return None
+    font_manager.fontManager.addfont(path)
+    return path
 
 
 # ---- inputs --------------------------------------------------------------------------------------
@@ -136,10 +250,21 @@ def _get_ax(ax: Axes | None) -> Axes:
     return plt.gca() if ax is None else ax
 
 
-def _no_data(ax: Axes, title: str) -> Axes:
+def _no_data(ax: Axes, title: str, note: str = "no data") -> Axes:
     ax.set_title(title)
-    ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="0.4")
+    ax.text(0.5, 0.5, note, ha="center", va="center", transform=ax.transAxes, color="0.4", wrap=True)
+    ax.set_xticks([])
+    ax.set_yticks([])
     return ax
+
+
+def _undated(frame: pd.DataFrame) -> str:
+    """What to say where no message can be placed in time."""
+    if frame.empty:
+        return "no messages"
+    undated = int(frame["ts"].isna().sum())
+    have = "has" if undated == 1 else "have"
+    return f"no dated messages: {count(undated, 'message')} {have} no date"
 
 
 def _tidy(ax: Axes, grid_axis: Literal["both", "x", "y"] = "y") -> None:
@@ -149,10 +274,38 @@ def _tidy(ax: Axes, grid_axis: Literal["both", "x", "y"] = "y") -> None:
     ax.set_axisbelow(True)
 
 
-def _date_axis(ax: Axes) -> None:
-    locator = mdates.AutoDateLocator(minticks=3, maxticks=9)
+_MAX_DATE_TICKS = 8
+_MONTH_STEPS = (1, 3, 6, 12, 24, 60, 120, 240, 600)  # months between ticks: 3 puts them on Jan, Apr, Jul, Oct
+_WEEK_STEPS = (1, 2, 4)
+
+
+def _date_axis(ax: Axes, x: np.ndarray, unit: str) -> None:
+    """Ticks at the starts of periods (weeks, months, quarters, years), as many as fit, labelled as
+    dates, whatever the span of ``x`` (the periods' starts, as matplotlib dates)."""
+    first, last = mdates.num2date(float(np.min(x))), mdates.num2date(float(np.max(x)))
+    months = (last.year - first.year) * 12 + last.month - first.month + 1
+    weeks = (float(np.max(x)) - float(np.min(x))) / 7 + 1
+    smallest = {"week": 0, "month": 1, "quarter": 3, "year": 12}.get(unit, 1)
+    locator: mdates.DateLocator
+    if unit == "week" and weeks <= _MAX_DATE_TICKS * _WEEK_STEPS[-1]:
+        step = next(s for s in _WEEK_STEPS if weeks / s <= _MAX_DATE_TICKS)
+        locator = mdates.WeekdayLocator(byweekday=mdates.MO, interval=step)
+        fmt, first_fmt = "%d %b", "%d %b %Y"
+    else:
+        step = next((s for s in _MONTH_STEPS if s >= smallest and months / s <= _MAX_DATE_TICKS), _MONTH_STEPS[-1])
+        if step < 12:
+            locator = mdates.MonthLocator(bymonth=range(1, 13, step))
+            fmt, first_fmt = "%b", "%b %Y"
+        else:
+            locator = mdates.YearLocator(base=step // 12)
+            fmt = first_fmt = "%Y"
+
+    def label(value: float, pos: int | None) -> str:
+        day = mdates.num2date(value)
+        return str(day.strftime(first_fmt if pos == 0 or (day.month == 1 and day.day <= 7) else fmt))
+
     ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.xaxis.set_major_formatter(FuncFormatter(label))
 
 
 # ---- messages ------------------------------------------------------------------------------------
@@ -173,7 +326,7 @@ def activity_timeline(
     title = f"Messages per {unit}"
     dated = frame.loc[frame["ts"].notna()]
     if dated.empty:
-        return _no_data(ax, title)
+        return _no_data(ax, title, _undated(frame))
     start = _period_start(_local(dated["ts"], tz), unit)
     periods = pd.date_range(start.min(), start.max(), freq="W-MON" if unit == "week" else "MS")
     role = dated["role"].astype(str)
@@ -222,7 +375,7 @@ def activity_timeline(
     ax.set_ylim(top=max(1.0, float(bottom.max())) * 1.3)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlim(x[0] - width, x[-1] + 2 * width)
-    _date_axis(ax)
+    _date_axis(ax, x, unit)
     ax.set_title(title if tz == "UTC" else f"{title} ({tz})")
     ax.set_xlabel(unit)
     ax.set_ylabel("messages")
@@ -259,7 +412,7 @@ def activity_heatmap(
     ax.set_xlabel("hour of day")
     ax.set_title(title)
     if local.empty:
-        ax.text(0.5, 0.5, "no dated messages", ha="center", va="center", transform=ax.transAxes)
+        ax.text(0.5, 0.5, _undated(frame), ha="center", va="center", transform=ax.transAxes)
     if cbar:
         ax.figure.colorbar(image, ax=ax, label="messages", fraction=0.05, pad=0.02)
     return ax
@@ -305,7 +458,7 @@ def conversation_lengths(
     ax.axvline(median, color=_LINE_COLOR, linestyle="--", linewidth=1.2, label=f"median {median:g} messages")
     ax.legend(frameon=False)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(f"{title} ({lengths.size} conversations)")
+    ax.set_title(f"{title} ({count(lengths.size, 'conversation')})")
     ax.set_xlabel("messages in the conversation" + (" (log scale)" if log else ""))
     ax.set_ylabel("conversations")
     _tidy(ax)
@@ -370,9 +523,11 @@ def fact_categories(
         )
     ax.set_xlim(0, max(1.0, float(left.max())) * 1.12)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    if hue is not None:
-        ax.legend(title=hue.replace("_", " "), frameon=False, loc="lower right")
-    ax.set_title(f"Facts per category ({len(frame)} facts)")
+    if hue is not None and len(table.columns):  # no facts: no legend to draw
+        ax.legend(
+            title=hue.replace("_", " "), frameon=False, loc="lower right", prop={"family": text_fonts(table.columns)}
+        )
+    ax.set_title(f"Facts per category ({count(len(frame), 'fact')})")
     ax.set_xlabel("facts")
     ax.set_ylabel("category")
     _tidy(ax, grid_axis="x")
@@ -416,7 +571,7 @@ def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq
         starts = pd.to_datetime(table.index, format="%Y-%m")
         x = mdates.date2num(starts.to_pydatetime())
         width = 24.0
-        _date_axis(ax)
+        _date_axis(ax, x, "month")
     bottom = np.zeros(len(table))
     for cat in order:
         heights = table[cat].to_numpy(dtype=float)
@@ -435,12 +590,12 @@ def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq
 # ---- archetype -----------------------------------------------------------------------------------
 
 
-def _archetypes(data: Any) -> list[tuple[str, dict[str, Any], int]]:
-    """``(label, archetype block, number of facts)`` for each document given."""
+def _archetypes(data: Any) -> list[tuple[str, dict[str, Any], int, str | None]]:
+    """``(label, archetype block, number of facts, the document's mode)`` for each document given."""
 
-    def one(doc: Any, label: str) -> tuple[str, dict[str, Any], int]:
+    def one(doc: Any, label: str) -> tuple[str, dict[str, Any], int, str | None]:
         if isinstance(doc, Mapping) and "self_ratio" in doc and "meta" not in doc:
-            return label, dict(doc), int(doc.get("facts") or 0)
+            return label, dict(doc), int(doc.get("facts") or 0), None
         if not isinstance(doc, Mapping):
             from ._load import load
             from ._read import source_label
@@ -449,7 +604,10 @@ def _archetypes(data: Any) -> list[tuple[str, dict[str, Any], int]]:
             doc = load(doc)
         if "archetype" not in doc or "facts" not in doc:
             raise FormatError("expected a Facts IR document (memvelope-ir-v0), found an envelope", reason="wrong-layer")
-        return label, dict(doc["archetype"]), int(doc["archetype"].get("facts") or len(doc["facts"]))
+        meta = doc.get("meta")
+        mode = meta.get("mode") if isinstance(meta, Mapping) else None
+        n_facts = int(doc["archetype"].get("facts") or len(doc["facts"]))
+        return label, dict(doc["archetype"]), n_facts, None if mode is None else str(mode)
 
     if isinstance(data, Mapping) and ("archetype" in data or "self_ratio" in data or "meta" in data):
         return [one(data, "facts")]
@@ -477,7 +635,8 @@ def archetype_chart(ir: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwarg
     height = 0.8 / n
     palette = _palette()
     y_base = np.arange(len(rows))[::-1].astype(float)  # first row on top
-    for i, (label, arch, n_facts) in enumerate(docs):
+    reasons: list[str] = []
+    for i, (label, arch, n_facts, mode) in enumerate(docs):
         cats = arch.get("categories")
         values: list[float | None] = [arch.get("self_ratio"), arch.get("belief_ratio")]
         for cat in CATEGORIES:
@@ -485,7 +644,9 @@ def archetype_chart(ir: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwarg
         y = y_base + (n - 1) / 2 * height - i * height
         color = ROLE_COLORS["user"] if n == 1 else palette[i % len(palette)]
         widths = [0.0 if v is None else float(v) for v in values]
-        legend = f"{label}: {arch.get('style') or 'no style'} ({n_facts} facts, {_entities(arch)} distinct entities)"
+        if any(v is None for v in values):
+            reasons.append(_why_not_available(label if n > 1 else None, arch, n_facts, mode))
+        legend = f"{label}: {arch.get('style') or 'no style'} ({count(n_facts, 'fact')}, {_entities(arch)})"
         ax.barh(y, widths, height=height * 0.92, color=color, label=legend, **kwargs)
         for yy, v in zip(y, values, strict=True):
             ax.annotate(
@@ -501,27 +662,45 @@ def archetype_chart(ir: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwarg
     ax.axhline(y_base[1] - 0.5, color="0.7", linewidth=0.8)
     ax.set_xlim(0, 1.1)
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_xlabel("share of facts")
+    ax.set_xlabel("share of facts" + "".join(f"\n{reason}" for reason in reasons))
     if n == 1:
-        label, arch, n_facts = docs[0]
+        label, arch, n_facts, _ = docs[0]
         ax.set_title(
-            f"{arch.get('style') or 'style: n/a'}\n{n_facts} facts · {_entities(arch)} distinct entities",
+            f"{arch.get('style') or 'style: n/a'}\n{count(n_facts, 'fact')} · {_entities(arch)}",
             fontsize="medium",
+            fontfamily=text_fonts([str(arch.get("style") or "")]),
         )
     else:
         ax.set_title("Archetypes side by side", fontsize="medium")
-        ax.legend(frameon=False, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.14))
+        legends = [str(text) for _, text in zip(*ax.get_legend_handles_labels(), strict=True)]
+        ax.legend(
+            frameon=False,
+            prop={"size": "small", "family": text_fonts(legends)},
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.14),
+        )
     _tidy(ax, grid_axis="x")
     return ax
 
 
+def _why_not_available(label: str | None, arch: Mapping[str, Any], n_facts: int, mode: str | None) -> str:
+    """Why some figures of an archetype are drawn as n/a."""
+    who = f"{label}: " if label else ""
+    if not n_facts:
+        return f"{who}n/a: no facts to measure"
+    missing = [name for name in ("style", "self_ratio", "belief_ratio", "categories") if arch.get(name) is None]
+    made = f":\nits mode, {mode}, does not work {'it' if len(missing) == 1 else 'them'} out" if mode else ""
+    return f"{who}n/a: the document leaves {', '.join(missing)} null{made}"
+
+
 def _entities(arch: Mapping[str, Any]) -> str:
     value = arch.get("distinct_entities")
-    return "n/a" if value is None else str(int(value))
+    return "distinct entities: n/a" if value is None else count(int(value), "distinct entity")
 
 
 # ---- topics --------------------------------------------------------------------------------------
 
+_FREQ_UNITS = {"W": "week", "M": "month", "MS": "month", "Q": "quarter", "QS": "quarter", "Y": "year", "YS": "year"}
 _PERIOD_WIDTH = {"week": 5.5, "W": 5.5, "month": 24.0, "M": 24.0, "MS": 24.0, "quarter": 80.0, "Q": 80.0, "QS": 80.0}
 
 
@@ -552,7 +731,9 @@ def topics_over_time(
     ax = _get_ax(ax)
     title = f"Topics per {freq}: share of {found.unit}s"
     if shares.empty:
-        return _no_data(ax, title)
+        undated = int(found.assignments["ts"].isna().sum())
+        note = f"no dated {found.unit}s: {count(undated, found.unit)} without a date" if undated else "no data"
+        return _no_data(ax, title, note)
     x = mdates.date2num(shares.index.to_pydatetime())
     width = _PERIOD_WIDTH.get(freq, 330.0)
     bottom = np.zeros(len(shares))
@@ -563,8 +744,14 @@ def topics_over_time(
     ax.set_ylim(0, 1)
     ax.set_xlim(x[0] - width / 2, x[-1] + 1.5 * width)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    _date_axis(ax)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small", title="topic")
+    _date_axis(ax, x, _FREQ_UNITS.get(freq, freq))
+    ax.legend(
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+        prop={"size": "small", "family": text_fonts(map(str, shares.columns))},
+        title="topic",
+    )
     ax.set_title(title if tz == "UTC" else f"{title} ({tz})")
     ax.set_xlabel(freq)
     ax.set_ylabel(f"share of {found.unit}s")
@@ -591,12 +778,15 @@ def topic_terms(topics: Any, *, fig: Any = None, n_terms: int = 8, ncols: int = 
         extra.remove()
     sizes = found.assignments["topic"].value_counts()
     colors = topic_colors(k)
+    fonts = text_fonts([*map(str, found.terms["term"]), *map(str, found.labels)])
     for t, ax in enumerate(grid[:k]):
         rows = found.terms.loc[found.terms["topic"] == t].sort_values("rank").head(n_terms)
         terms = [str(term) for term in rows["term"]][::-1]  # barh draws the first row at the bottom
         ax.barh(terms, rows["weight"].to_numpy(dtype=float)[::-1], color=colors[t], **kwargs)
-        ax.set_title(f"{t}: {found.labels[t]}\n{int(sizes.get(t, 0)):,} {found.unit}s", fontsize="small")
-        ax.tick_params(axis="y", labelsize="small")
+        ax.set_title(
+            f"{t}: {found.labels[t]}\n{count(int(sizes.get(t, 0)), found.unit)}", fontsize="small", fontfamily=fonts
+        )
+        ax.tick_params(axis="y", labelsize="small", labelfontfamily=fonts)
         ax.tick_params(axis="x", labelsize="x-small")
         _tidy(ax, grid_axis="x")
     fig.suptitle(f"Top terms of {k} topics")

@@ -22,8 +22,10 @@ from memvelope_tools.cli import main
 SAMPLE = mv.sample_path("chatgpt")
 IR = Path(mv.__file__).parent / "samples" / "facts-chatgpt.mv.json"
 NOTE = (
-    "memvelope: note: 2 Claude conversation(s) left out: an export converts as one provider, here ChatGPT "
-    "(from its first elements); `memvelope doctor` lists them\n"
+    "memvelope: note: the input mixes ChatGPT and Claude conversations: kept ChatGPT, as none of its first 5 "
+    "conversations is Claude's, and 2 Claude conversations were left out (one export has one provider); convert "
+    "each provider's files on their own, or each export to its own envelope with convert-many; "
+    "`memvelope doctor` lists them\n"
 )
 
 
@@ -87,7 +89,7 @@ def test_info_on_an_export_zip(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and err == ""
     assert out.splitlines()[:5] == [
         f"{SAMPLE}:",
-        "  layer: envelope (envelope-v0)",
+        "  layer: export (converted to envelope-v0)",
         "  provider: chatgpt",
         "  conversations: 40",
         "  messages: 110",

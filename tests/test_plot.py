@@ -154,7 +154,7 @@ def test_timeline_refuses_unknown_freq_and_wrong_frames():
 
 def test_timeline_without_dated_messages_says_so():
     ax = mv.plot.activity_timeline(envelope(conv("D", msg(1, "user", None))))
-    assert [t.get_text() for t in ax.texts] == ["no data"]
+    assert [t.get_text() for t in ax.texts] == ["no dated messages: 1 message has no date"]
     assert not ax.containers
 
 
@@ -299,7 +299,7 @@ def test_archetype_single_document_style_is_the_title():
     arch = ARCH_IR["archetype"]
     assert arch["style"] is not None
     ax = mv.plot.archetype_chart(ARCH_IR)
-    assert ax.get_title().splitlines() == [arch["style"], "4 facts · 1 distinct entities"]
+    assert ax.get_title().splitlines() == [arch["style"], "4 facts · 1 distinct entity"]
     rows = [t.get_text() for t in ax.get_yticklabels()]
     widths = dict(zip(rows, bar_widths(ax.containers[0]), strict=True))
     assert widths["self ratio"] == pytest.approx(0.75) and widths["belief ratio"] == pytest.approx(0.5)
@@ -314,7 +314,7 @@ def test_archetype_several_documents_side_by_side_and_nulls_as_na():
     assert len(ax.containers) == 2 and all(len(c.patches) == 8 for c in ax.containers)
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend[0].startswith(f"mine: {ARCH_IR['archetype']['style']} (4 facts")
-    assert legend[1] == "other: no style (1 facts, n/a distinct entities)"
+    assert legend[1] == "other: no style (1 fact, distinct entities: n/a)"
     assert bar_widths(ax.containers[1]) == [0] * 8
     assert [t.get_text() for t in ax.texts].count("n/a") == 8
     assert ax.get_title() == "Archetypes side by side"

@@ -138,7 +138,7 @@ def test_page_is_self_contained(docs):
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?!data:)[a-z]+:""", page, re.I)
     assert "<link" not in page and "@import" not in page and "url(" not in page
     images = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,[A-Za-z0-9+/=]+">', page)
-    assert len(images) == 6  # three activity charts, three fact charts
+    assert len(images) == 8  # three activity charts, two topic charts (topics over time, top terms), three fact charts
 
 
 def test_top_conversations_longest_first(docs):

@@ -67,3 +67,50 @@ def test_convert_and_doctor_load_nothing_heavy(small: tuple[Path, Path], tmp_pat
 def test_validate_loads_only_jsonschema(small: tuple[Path, Path]) -> None:
     _, envelope = small
     assert imported("validate", str(envelope)) == (0, {"jsonschema"})
+
+
+# ---- a wrong input is said before anything heavy is imported ----------------------------------------
+
+_EVERY_HEAVY = {*HEAVY, "sklearn", "scipy", "tantivy"}
+
+
+def _wrong_input(*argv: str) -> tuple[int, set[str], str]:
+    done = subprocess.run([sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return result["code"], set(result["modules"]) & _EVERY_HEAVY, done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("report", "{}", "-o", "{out}/r.html"),
+        ("parquet", "{}", "-o", "{out}/pq"),
+        ("search", "{}", "hello"),
+        ("topics", "{}"),
+        ("distill", "{}"),
+        ("convert", "{}"),
+        ("doctor", "{}"),
+        ("info", "{}"),
+    ],
+)
+def test_missing_input_is_said_before_heavy_imports(argv: tuple[str, ...], tmp_path: Path) -> None:
+    missing = str(tmp_path / "nope.json")
+    args = [a.format(missing, out=tmp_path) for a in argv]
+    code, heavy, err = _wrong_input(*args)
+    assert (code, heavy) == (1, set())
+    assert err == f"memvelope: error: no such file or folder (in {missing})\n"
+
+
+@pytest.mark.parametrize("command", [("report", "-o", "r.html"), ("topics",), ("search", "x"), ("parquet", "-o", "pq")])
+def test_not_json_is_said_before_heavy_imports(command: tuple[str, ...], tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("hello", encoding="utf-8")
+    binary = tmp_path / "image.dat"
+    binary.write_bytes(b"\x00\x01\x02\xff binary")
+    name, *rest = command
+    for path, said in ((text, "not valid JSON"), (binary, "a binary file, not JSON")):
+        code, heavy, err = _wrong_input(
+            name, str(path), *[str(tmp_path / r) if "." in r or r == "pq" else r for r in rest]
+        )
+        assert (code, heavy) == (1, set()), err
+        assert err.startswith(f"memvelope: error: {said}") and err.endswith(f"(in {path})\n")

@@ -95,7 +95,8 @@ def test_topics_over_time_without_dates_says_so():
     undated = envelope(("2024-01-01T00:00:00.000Z", "garden"))
     undated["conversations"][0]["messages"][0]["ts"] = None
     ax = mv.plot.topics_over_time(mv.topics(undated, n_topics=1))
-    assert [t.get_text() for t in ax.texts] == ["no data"] and not ax.containers
+    assert [t.get_text() for t in ax.texts] == ["no dated conversations: 1 conversation without a date"]
+    assert not ax.containers
 
 
 def test_topics_over_time_accepts_a_history():
@@ -117,7 +118,8 @@ def test_topic_terms_draws_one_panel_per_topic_with_its_terms(found):
         assert shown == list(terms["term"])[::-1]  # the strongest on top
         widths = [p.get_width() for p in ax.containers[0].patches]
         assert widths == pytest.approx(list(terms["weight"])[::-1])
-        assert ax.get_title() == f"{t}: {found.labels[t]}\n{sizes[t]} conversations"
+        unit = "conversation" if sizes[t] == 1 else "conversations"
+        assert ax.get_title() == f"{t}: {found.labels[t]}\n{sizes[t]} {unit}"
 
 
 def test_topic_terms_into_a_figure_given(found):

@@ -194,7 +194,7 @@ def test_an_empty_history_is_a_clear_error():
 
 def test_a_history_with_only_code_and_numbers_is_a_clear_error():
     env = envelope(conv("a", None, msg(1, "user", None, "```\nprint(1)\n```"), msg(2, "assistant", None, "42 + 7")))
-    with pytest.raises(mv.TopicsError, match="none of the 1 conversations has a word left"):
+    with pytest.raises(mv.TopicsError, match="the only conversation has no word left"):
         mv.topics(env)
 
 
@@ -379,11 +379,18 @@ def test_the_report_has_a_topics_section():
         assert label in table
 
 
-def test_the_report_says_when_the_history_is_too_small_for_topics():
+def test_the_report_finds_topics_wherever_topics_does():
+    # One rule for both: a small history gets topics in the report as it does from topics().
     from memvelope_tools._report import build_report
 
-    env, _ = planted(per_topic=2)
+    env, _ = planted(per_topic=2)  # 8 conversations: two topics, at one per five and at least two
     html = build_report([env])
     section = html[html.index("<h2>Topics</h2>") :]
-    assert section.startswith('<h2>Topics</h2><p class="lead">Too few conversations for topics: 8 here, at least 10')
-    assert "<img " not in section[: section.index("</p>")]
+    assert "Too few" not in section
+    assert "2 topics found" in section and section.count("<img ") == 2
+    for label in mv.topics(env, n_topics=2).labels:
+        assert label in section
+    env = envelope(env["conversations"][0])
+    section = build_report([env])
+    section = section[section.index("<h2>Topics</h2>") :]
+    assert "1 topic found" in section and mv.topics(env, n_topics=1).n_topics == 1

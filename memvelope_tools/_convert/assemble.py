@@ -51,6 +51,43 @@ def detect_provider(elements: Sequence[object], source: str | None = None, *, no
     raise ConversionError(msg, reason="no-provider", source=source)
 
 
+PROVIDER_NAMES: Final = {"chatgpt": "ChatGPT", "claude": "Claude"}
+
+
+def mixed_providers(provider: str, left_out: int) -> str:
+    """What was kept and left out when one conversion met conversations of both providers, and why.
+
+    Parameters
+    ----------
+    provider : str
+        The provider kept, ``"chatgpt"`` or ``"claude"``.
+    left_out : int
+        How many conversations of the other provider were left out.
+
+    Returns
+    -------
+    str
+        One sentence, without a leading ``memvelope:``.
+
+    Examples
+    --------
+    >>> mixed_providers("chatgpt", 1)[:60]
+    'the input mixes ChatGPT and Claude conversations: kept ChatG'
+    """
+    kept, other = PROVIDER_NAMES[provider], PROVIDER_NAMES[OTHER[provider]]
+    why = (
+        f"at least one of its first {DETECTION_WINDOW} conversations is Claude's (Claude wins)"
+        if provider == "claude"
+        else f"none of its first {DETECTION_WINDOW} conversations is Claude's"
+    )
+    plural = "conversation was" if left_out == 1 else "conversations were"
+    return (
+        f"the input mixes ChatGPT and Claude conversations: kept {kept}, as {why}, and {left_out:,} {other} "
+        f"{plural} left out (one export has one provider); convert each provider's files on their own, "
+        "or each export to its own envelope with convert-many"
+    )
+
+
 class Assembler:
     """Takes the merged array's elements in order and hands each normalised conversation to ``emit``.
 

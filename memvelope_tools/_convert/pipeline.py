@@ -13,7 +13,9 @@ import math
 import os
 import shutil
 import stat
+import sys
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Final
@@ -21,8 +23,8 @@ from typing import IO, Any, Final
 from .._atomic import atomic_output
 from .._json.elements import FIELDS, JS, PartElements, Reader
 from .._progress import Bar, progress_bar
-from ..errors import OutputError
-from .assemble import Assembler, Conversation
+from ..errors import MixedProvidersWarning, OutputError
+from .assemble import Assembler, Conversation, mixed_providers
 from .envelope import SEPARATOR, Envelope, build_envelope, dumps_envelope, envelope_frame, fragment
 from .log import ConversionLog
 from .parallel import Piece, Pool, workers_for
@@ -126,7 +128,21 @@ def feed(
         pool.drain()
     provider = assembler.finish()
     log.elements, log.foreign = assembler.elements, assembler.foreign
+    if assembler.foreign:
+        warnings.warn(
+            MixedProvidersWarning(mixed_providers(provider, log.foreign), provider=provider, left_out=log.foreign),
+            stacklevel=_caller_level(),
+        )
     return provider
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first caller outside this package, so a warning points at its code."""
+    package = str(Path(__file__).resolve().parent.parent)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(package):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
 
 
 def convert_values(values: Iterable[object], source: str | None = None) -> Envelope:
@@ -173,7 +189,9 @@ def convert(
 ) -> Envelope:
     """Convert one export, given as part files, folders and/or zips in order, to an envelope.
 
-    Raises :class:`ConversionError` (with ``.reason``) when the export cannot be converted.
+    Raises :class:`ConversionError` (with ``.reason``) when the export cannot be converted, and
+    warns :class:`~memvelope_tools.errors.MixedProvidersWarning` when it mixes ChatGPT and Claude
+    conversations (one provider is kept, the other's conversations are left out).
     Pass a :class:`ConversionLog` as ``report`` to learn which parts were read and which files were
     passed over. ``fast`` parses with orjson (default: when installed). Parts are always read in
     bounded batches; ``stream`` is accepted for compatibility and changes nothing (see

@@ -273,6 +273,30 @@ def _expand_path(
     return [_file_part(path, label)], False
 
 
+_SHOWN_SUBFOLDERS: Final = 3
+
+
+def _in_subfolders(path: Path) -> str:
+    """What the subfolders of a folder without parts hold, for its error: ``""`` when none holds a .json file."""
+    found: list[tuple[str, int]] = []
+    try:
+        subfolders = sorted(e.name for e in os.scandir(path) if e.is_dir() and not e.name.startswith((".", "__")))
+        for name in subfolders:
+            files = [e.name for e in os.scandir(path / name) if e.is_file() and e.name.lower().endswith(".json")]
+            if files:
+                found.append((name, len(files)))
+    except OSError:
+        return ""
+    if not found:
+        return ""
+    shown = ", ".join(f"{name}/ ({n} .json file{'s' if n != 1 else ''})" for name, n in found[:_SHOWN_SUBFOLDERS]) + (
+        f" and {len(found) - _SHOWN_SUBFOLDERS} more" if len(found) > _SHOWN_SUBFOLDERS else ""
+    )
+    which = "a subfolder holds" if len(found) == 1 else f"{len(found)} subfolders hold"
+    advice = "give that subfolder" if len(found) == 1 else "give one subfolder per export, or all to convert-many"
+    return f"; {which} some: {shown}: {advice}"
+
+
 def _expand_folder(
     path: Path, label: str, limits: ZipLimits, ignored: list[tuple[str, str]]
 ) -> tuple[list[Part], bool]:
@@ -282,7 +306,7 @@ def _expand_folder(
         raise ConversionError(f"cannot list folder: {exc.strerror or exc}", reason="unreadable", source=label) from exc
     names, chose = _choose([e.name for e in entries], ignored, lambda name: str(path / name))
     if not names:
-        raise ConversionError("folder holds no .json file", reason="no-parts", source=label)
+        raise ConversionError("folder holds no .json file" + _in_subfolders(path), reason="no-parts", source=label)
     parts: list[Part] = []
     for name in names:
         child = path / name

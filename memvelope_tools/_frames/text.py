@@ -32,6 +32,9 @@ from .words import word_counts
 try:
     from . import _textscan  # type: ignore[attr-defined,unused-ignore]
 except ImportError:  # pragma: no cover - exercised by the tests that monkeypatch it away
+    from .._native import missing
+
+    missing("_frames._textscan")
     _textscan = None
 
 _MAX_CHUNK_BYTES = 2**31 - 1

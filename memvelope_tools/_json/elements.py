@@ -38,6 +38,9 @@ except ImportError:  # pragma: no cover - exercised when the fast extra is absen
 try:
     from . import _scan as _native  # type: ignore[attr-defined,unused-ignore]
 except ImportError:  # pragma: no cover - exercised when the C helper is not built
+    from .._native import missing
+
+    missing("_json._scan")
     _native = None
 
 LIMIT: Final = 1024

@@ -13,11 +13,12 @@ import argparse
 import difflib
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
 from .. import __version__
-from ..errors import MemvelopeError
+from ..errors import MemvelopeError, MixedProvidersWarning
 
 # One entry per subcommand module, in the order `--help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -93,7 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:
         _unrecognised(_subparser(parser, args.command), extra)
     try:
-        return int(args.func(args))
+        with warnings.catch_warnings():
+            # Said by the command's own note, from its conversion log.
+            warnings.simplefilter("ignore", MixedProvidersWarning)
+            return int(args.func(args))
     except MemvelopeError as exc:
         print(f"memvelope: error: {exc}", file=sys.stderr)
         return 1

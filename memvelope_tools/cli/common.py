@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._atomic import check_output_file, check_output_folder
 from .._load import document_file, load
+from ..errors import FormatError
 
 if TYPE_CHECKING:
     from .._convert import ConversionLog
 
 __all__ = [
+    "at_least",
+    "check_inputs",
     "check_output_file",
     "check_output_folder",
     "conversion_notes",
@@ -21,24 +26,60 @@ __all__ = [
     "load_input",
 ]
 
-_PROVIDERS = {"chatgpt": "ChatGPT", "claude": "Claude"}
-
 
 def conversion_notes(report: ConversionLog, provider: str | None, *, quiet: bool = False) -> None:
     """The notes every command that converts prints on stderr: repaired UTF-8 and the elements of
     the other provider that the spec leaves out of an export."""
     if quiet:
         return
+    from .._convert.assemble import OTHER, mixed_providers
+
     err = sys.stderr
     for name, count in report.replaced.items():
         print(f"memvelope: warning: {name}: {count} invalid UTF-8 sequence(s) replaced with U+FFFD", file=err)
-    if report.foreign and provider in _PROVIDERS:
-        other = _PROVIDERS["claude" if provider == "chatgpt" else "chatgpt"]
-        print(
-            f"memvelope: note: {report.foreign} {other} conversation(s) left out: an export converts as one "
-            f"provider, here {_PROVIDERS[provider]} (from its first elements); `memvelope doctor` lists them",
-            file=err,
-        )
+    if report.foreign and provider in OTHER:
+        print(f"memvelope: note: {mixed_providers(provider, report.foreign)}; `memvelope doctor` lists them", file=err)
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number of at least ``low`` (a smaller one is a usage error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    parse.__name__ = f"a whole number of at least {low}"
+    return parse
+
+
+def check_inputs(paths: list[str]) -> None:
+    """Stop on an input that does not exist, or whose first bytes show that no command reads it, before
+    anything heavy is imported: the same line the command would give later, only sooner."""
+    from .._read import parse_source
+    from .._sniffing import HEAD_BYTES, Sniffed, kind_from_head, wrong_file
+
+    for given in paths:
+        path = os.path.expanduser(given)
+        if os.path.isdir(path):
+            continue
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(HEAD_BYTES)
+        except FileNotFoundError:
+            raise FormatError("no such file or folder", reason="not-found", source=given) from None
+        except OSError:
+            continue  # the reader says why
+        kind = kind_from_head(head)
+        message = wrong_file(Sniffed(kind), "any") if kind is not None else None
+        if message is not None:
+            raise FormatError(message, reason="invalid-json", source=given)
+        if kind is None and len(head) < HEAD_BYTES and head.lstrip(b"\xef\xbb\xbf \t\n\r")[:1] not in (b"{", b"["):
+            parse_source(path)  # a small file that is not a JSON array or object: the parser's own line
 
 
 def load_input(source: str | os.PathLike[str], *, quiet: bool = False) -> dict[str, Any]:

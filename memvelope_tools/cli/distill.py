@@ -11,7 +11,7 @@ from typing import Any
 from .._progress import progress_bar
 from .._read import layer_of
 from ..errors import FormatError
-from .common import check_output_file, load_input
+from .common import check_inputs, check_output_file, load_input
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -92,6 +92,7 @@ def _read_envelope(path: str, quiet: bool) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_inputs([args.envelope])
     from .._ir import DistillStats, distill_llm, distill_structured, write_ir
 
     output = args.output or default_output(args.envelope)

@@ -9,6 +9,7 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any
 
+from .._load import document_file
 from .._read import CATEGORIES, ROLES, layer_of
 from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import MemvelopeError
@@ -39,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     for i, path in enumerate(args.files):
         try:
             doc = load_input(path)
-            lines = envelope_lines(doc) if layer_of(doc) == "envelope" else ir_lines(doc)
+            converted = document_file(path) is None
+            lines = envelope_lines(doc, converted=converted) if layer_of(doc) == "envelope" else ir_lines(doc)
         except MemvelopeError as exc:
             print(f"memvelope: error: {exc}", file=sys.stderr)
             status = 1
@@ -66,15 +68,15 @@ def _counts(counter: Counter[Any], order: tuple[str, ...]) -> str:
     return ", ".join(parts) or "none"
 
 
-def envelope_lines(doc: dict[str, Any]) -> list[str]:
-    """The ``info`` lines of an envelope."""
+def envelope_lines(doc: dict[str, Any], *, converted: bool = False) -> list[str]:
+    """The ``info`` lines of an envelope (``converted``: of an export, converted to one in memory)."""
     convs = doc["conversations"]
     messages = list(chain.from_iterable(map(itemgetter("messages"), convs)))
     roles = Counter(map(itemgetter("role"), messages))
     stamps = [t for t in map(itemgetter("ts"), messages) if t is not None]
     meta = doc["meta"]
     lines = [
-        f"layer: envelope ({ENVELOPE_TAG})",
+        f"layer: export (converted to {ENVELOPE_TAG})" if converted else f"layer: envelope ({ENVELOPE_TAG})",
         f"provider: {meta['source_provider']}",
         f"conversations: {len(convs):,}" + _stated(meta.get("conversation_count"), len(convs)),
         f"messages: {len(messages):,}" + _stated(meta.get("message_count"), len(messages)),

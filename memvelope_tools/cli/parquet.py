@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .common import check_output_folder, document_inputs, labels_of
+from .._plural import count
+from .common import check_inputs, check_output_folder, document_inputs, labels_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -34,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    check_inputs(args.files)
     check_output_folder(args.output)
     from .._parquet import to_parquet
 
@@ -45,5 +47,5 @@ def run(args: argparse.Namespace) -> int:
         import pyarrow.parquet as pq
 
         for path in written.values():
-            print(f"wrote {path} ({pq.ParquetFile(path).metadata.num_rows:,} rows)")
+            print(f"wrote {path} ({count(pq.ParquetFile(path).metadata.num_rows, 'row')})")
     return 0

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
-from .common import check_output_file, document_inputs, labels_of
+from .common import at_least, check_inputs, check_output_file, document_inputs, labels_of
+from .search import notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -27,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("paths", nargs="+", metavar="FILE", help="envelope, Facts IR document, or export")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="the HTML file to write (atomically)")
     p.add_argument("--tz", default="UTC", help="time zone for dates and hours (IANA name; default UTC)")
-    p.add_argument("--top", type=int, default=20, metavar="N", help="list the N longest conversations")
+    p.add_argument("--top", type=at_least(1), default=20, metavar="N", help="list the N longest conversations")
     p.add_argument("--title", default="Memvelope report", help="the page's heading")
     p.add_argument(
         "--dedupe",
@@ -39,19 +41,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    check_inputs(args.paths)
     check_output_file(args.output)
     from .._report import write_report
 
     sources = document_inputs(args.paths, quiet=args.quiet)
-    write_report(
-        sources,
-        args.output,
-        tz=args.tz,
-        top=args.top,
-        title=args.title,
-        labels=labels_of(args.paths),
-        dedupe=args.dedupe,
-    )
+    # Library warnings (a font to install) as notes, or not at all with --quiet.
+    said = warnings.catch_warnings(action="ignore") if args.quiet else notes()
+    with said:
+        write_report(
+            sources,
+            args.output,
+            tz=args.tz,
+            top=args.top,
+            title=args.title,
+            labels=labels_of(args.paths),
+            dedupe=args.dedupe,
+            converted=[not isinstance(s, str) for s in sources],
+        )
     if not args.quiet:
         size = os.path.getsize(args.output) if os.path.isfile(args.output) else 0
         print(f"memvelope: wrote {args.output} ({size / 1024:.0f} KiB)", file=sys.stderr)

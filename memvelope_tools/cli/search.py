@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .common import at_least, check_inputs
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
@@ -35,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--role", choices=("user", "assistant"), help="only messages of this role")
     p.add_argument("--since", metavar="DATE", help="only messages sent at or after DATE (UTC unless it says)")
     p.add_argument("--until", metavar="DATE", help="only messages sent before DATE")
-    p.add_argument("--limit", type=int, default=20, metavar="N", help="show the N best matches (default 20)")
+    p.add_argument("--limit", type=at_least(1), default=20, metavar="N", help="show the N best matches (default 20)")
     p.add_argument("--json", action="store_true", help="print the matches as a JSON array")
     p.set_defaults(func=run)
 
@@ -66,9 +68,7 @@ def notes() -> Iterator[None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.limit < 1:
-        print("memvelope: error: --limit must be at least 1", file=sys.stderr)
-        return 2
+    check_inputs(args.paths)
     from .._search import parse_query, search
 
     parse_query(args.query)  # a bad query is reported before anything is read

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
+from .._plural import count
+from .common import at_least, check_inputs
 from .search import notes, source
 
 
@@ -23,20 +24,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="envelope, export zip or folder, or Parquet folder")
-    p.add_argument("-n", "--topics", type=int, default=12, metavar="N", help="how many topics (default 12)")
+    p.add_argument("-n", "--topics", type=at_least(1), default=12, metavar="N", help="how many topics (default 12)")
     p.add_argument("--unit", choices=("conversation", "message"), default="conversation", help="what one document is")
-    p.add_argument("--terms", type=int, default=8, metavar="K", help="top terms shown per topic (default 8)")
+    p.add_argument("--terms", type=at_least(1), default=8, metavar="K", help="top terms shown per topic (default 8)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the model (default 0)")
     p.add_argument("--json", action="store_true", help="print the topics as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    check_inputs(args.paths)
     from .._topics import topics
 
-    if args.topics < 1:
-        print("memvelope: error: -n must be at least 1", file=sys.stderr)
-        return 2
     with notes():
         sources = [source(p) for p in args.paths]
         found = topics(sources if len(sources) > 1 else sources[0], args.topics, unit=args.unit, seed=args.seed)
@@ -51,11 +50,12 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"unit": found.unit, "units": total, "topics": rows}, ensure_ascii=False, indent=1))
         return 0
     unit = f"{found.unit}s"
-    print(f"{found.n_topics} topics in {total:,} {unit}")
+    print(f"{count(found.n_topics, 'topic')} in {count(total, found.unit)}")
     width = max(len(f"{r['size']:,}") for r in rows)
     for r in rows:
         print(f"{r['topic']:>3}  {r['size']:>{width},} {unit:<13} {r['share']:>4.0%}  {', '.join(r['terms'])}")
     unassigned = total - int(sizes.sum())
     if unassigned:
-        print(f"({unassigned:,} {unit} without a word to go by have no topic)")
+        has = "has" if unassigned == 1 else "have"
+        print(f"({count(unassigned, found.unit)} without a word to go by {has} no topic)")
     return 0
