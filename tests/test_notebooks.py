@@ -62,24 +62,7 @@ def test_a_failing_cell_fails_the_run(jupyter: Path):
         run(nb, jupyter)
 
 
-#: Notebooks whose figures draw labels in a script the default font lacks (Japanese topic terms), which
-#: matplotlib warns about until the plots choose a font per script.
-GLYPH_WARNINGS = {"05-topics-and-search.ipynb"}
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(
-            p,
-            marks=pytest.mark.xfail(
-                p.name in GLYPH_WARNINGS, reason="Japanese labels draw with glyph warnings", strict=False
-            ),
-        )
-        for p in NOTEBOOKS
-    ],
-    ids=[p.stem for p in NOTEBOOKS],
-)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_top_to_bottom(path: Path, jupyter: Path):
     nb = run(nbformat.read(path, as_version=4), jupyter)
     code = [c for c in nb.cells if c.cell_type == "code"]
