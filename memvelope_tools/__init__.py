@@ -32,6 +32,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers and editors
     from . import plot
     from ._frames import archetype_frame, conversations_frame, facts_frame, messages_frame
+    from ._history import diff, history
     from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
     from ._parquet import read_parquet, to_parquet
     from ._read import layer_of
@@ -55,6 +56,8 @@ _LAZY: dict[str, str] = {
     "archetype_frame": "memvelope_tools._frames",
     "search": "memvelope_tools._search",
     "topics": "memvelope_tools._topics",
+    "diff": "memvelope_tools._history",
+    "history": "memvelope_tools._history",
 }
 _SUBMODULES = ("plot",)
 
@@ -71,12 +74,14 @@ __all__ = [
     "compute_archetype",
     "conversations_frame",
     "convert",
+    "diff",
     "distill_llm",
     "distill_structured",
     "doctor",
     "dump_canonical",
     "dumps_canonical",
     "facts_frame",
+    "history",
     "layer_of",
     "load",
     "messages_frame",

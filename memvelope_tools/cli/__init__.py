@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "convert_many",
     "search",
     "topics",
+    "diff",
 )
 
 # Packages that only an extra installs: the extra to name when one is missing.
