@@ -594,15 +594,24 @@ class History:
         joined = left.merge(right, on=on, suffixes=("", "_h"))
         source_of[joined["row"].to_numpy()] = joined["row_h"].to_numpy()
 
-    def frames(self, tz: str | None = None) -> dict[str, pd.DataFrame]:
-        """The history as frames: ``snapshots``, ``conversations``, ``messages`` (see :func:`history`)."""
+    def tables(self) -> dict[str, pa.Table]:
+        """The history as Arrow tables in the frames' order and schema: ``snapshots``,
+        ``conversations``, ``messages`` (see :func:`history`)."""
         conv_status, msg_status = self._statuses()
         convs = self.convs.append_column("status", pa.array(conv_status, pa.string()))
         msgs = self.msgs.append_column("status", pa.array(msg_status, pa.string())).drop_columns(["on_path"])
         conv_order = _conversation_order(convs)
         convs = convs.take(pa.array(conv_order, pa.int64()))
+        convs = convs.set_column(
+            convs.schema.get_field_index("conv_index"), "conv_index", pa.array(np.arange(convs.num_rows))
+        )
         rank = pd.Index(convs.column("conversation_key").to_numpy(zero_copy_only=False)).get_indexer(
             msgs.column("conversation_key").to_numpy(zero_copy_only=False)
+        )
+        # A message is labelled as its conversation is, so (source, conv_index) names one conversation.
+        msgs = msgs.set_column(msgs.schema.get_field_index("conv_index"), "conv_index", pa.array(rank, pa.int64()))
+        msgs = msgs.set_column(
+            msgs.schema.get_field_index("source"), "source", convs.column("source").take(pa.array(rank, pa.int64()))
         )
         msg_order = np.lexsort(
             (
@@ -612,12 +621,30 @@ class History:
             )
         )
         msgs = msgs.take(pa.array(msg_order, pa.int64()))
-        snaps = pd.DataFrame(self.snapshots, columns=list(SNAPSHOT_COLUMNS))
+        snaps = _conform(pd.DataFrame(self.snapshots, columns=list(SNAPSHOT_COLUMNS)), SNAPSHOT_COLUMNS)
         return {
-            "snapshots": _conform(snaps, SNAPSHOT_COLUMNS),
-            "conversations": to_pandas(convs, CONVERSATION_HISTORY_COLUMNS, tz),
-            "messages": to_pandas(msgs, MESSAGE_HISTORY_COLUMNS, tz),
+            "snapshots": pa.Table.from_pandas(snaps, preserve_index=False).cast(arrow_schema(SNAPSHOT_COLUMNS)),
+            "conversations": convs.cast(arrow_schema(CONVERSATION_HISTORY_COLUMNS)),
+            "messages": msgs.cast(arrow_schema(MESSAGE_HISTORY_COLUMNS)),
         }
+
+    def frames(self, tz: str | None = None) -> dict[str, pd.DataFrame]:
+        """The history as frames: ``snapshots``, ``conversations``, ``messages`` (see :func:`history`)."""
+        return frames_of(self.tables(), tz)
+
+    @classmethod
+    def from_tables(cls, tables: dict[str, pa.Table]) -> History:
+        """The history that :meth:`tables` gave ``tables`` (read back from a history folder)."""
+        empty = cls.empty()
+        convs = tables["conversations"].select(empty.convs.column_names).cast(empty.convs.schema)
+        status = tables["messages"].column("status").cast(pa.string())
+        msgs = tables["messages"].append_column("on_path", pc.not_equal(status, "edited-away"))
+        msgs = msgs.select(empty.msgs.column_names).cast(empty.msgs.schema)
+        snaps = [
+            {str(k): v for k, v in row.items()}
+            for row in to_pandas(tables["snapshots"], SNAPSHOT_COLUMNS, None).to_dict("records")
+        ]
+        return cls(convs, msgs, snaps)
 
     def latest(self) -> dict[str, int]:
         """Each provider's newest snapshot date (as epoch milliseconds)."""
@@ -639,6 +666,16 @@ class History:
         on_path = self.msgs.column("on_path").to_numpy(zero_copy_only=False)
         msg_status = np.where(~on_path, "edited-away", conv_status[conv_of])
         return conv_status, msg_status
+
+
+def frames_of(tables: dict[str, pa.Table], tz: str | None = None) -> dict[str, pd.DataFrame]:
+    """History tables (see :meth:`History.tables`) as conforming frames, timestamps shown in ``tz``."""
+    columns = {
+        "snapshots": SNAPSHOT_COLUMNS,
+        "conversations": CONVERSATION_HISTORY_COLUMNS,
+        "messages": MESSAGE_HISTORY_COLUMNS,
+    }
+    return {name: to_pandas(tables[name], columns[name], tz) for name in columns if name in tables}
 
 
 def _empty(columns: dict[str, Any], messages: bool) -> pa.Table:
@@ -701,8 +738,10 @@ def history(
         ``status``: ``current`` (in the provider's newest export), ``deleted-upstream`` (its
         conversation is not) or, for a message, ``edited-away`` (an edit took it off the active path;
         ``last_seen`` is the last snapshot that held it). Conversations come in the newest export's
-        order, then the ones that vanished (the latest to go first); messages by conversation, then
-        position, then ``first_seen``.
+        order, then the ones that vanished (the latest to go first); ``conv_index`` is a
+        conversation's row in that order and ``source`` the export that last held it, for its
+        messages too, so ``(source, conv_index)`` names one conversation as in the usual frames.
+        Messages come by conversation, then position, then ``first_seen``.
 
     Raises
     ------

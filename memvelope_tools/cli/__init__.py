@@ -33,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "search",
     "topics",
     "diff",
+    "history",
 )
 
 # Packages that only an extra installs: the extra to name when one is missing.
