@@ -36,7 +36,7 @@ from ._read import Source
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError, OutputError
 
-__all__ = ["FILES", "add_to_history", "read_history"]
+__all__ = ["FILES", "add_to_history", "is_history_folder", "read_history"]
 
 #: The files of a history folder, in the order they are replaced.
 FILES = ("messages", "conversations", "snapshots")
@@ -45,6 +45,12 @@ _SCHEMAS = {
     "conversations": arrow_schema(CONVERSATION_HISTORY_COLUMNS),
     "snapshots": arrow_schema(SNAPSHOT_COLUMNS),
 }
+
+
+def is_history_folder(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a history folder (it holds ``snapshots.parquet`` and ``messages.parquet``)."""
+    base = Path(os.path.expanduser(os.fspath(path)))
+    return (base / "snapshots.parquet").is_file() and (base / "messages.parquet").is_file()
 
 
 def read_history(folder: str | os.PathLike[str], *, tz: str | None = None) -> dict[str, pd.DataFrame]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 from .common import check_output_file, document_inputs, labels_of
 
@@ -40,9 +41,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.output)
+    from .._history_folder import is_history_folder
     from .._report import write_report
 
-    sources = document_inputs(args.paths, quiet=args.quiet)
+    if len(args.paths) == 1 and is_history_folder(args.paths[0]):
+        sources: list[Any] = list(args.paths)
+    else:
+        sources = document_inputs(args.paths, quiet=args.quiet)
     write_report(
         sources,
         args.output,
