@@ -78,3 +78,29 @@ def test_cli_report_takes_a_history_folder(folder: Path, tmp_path: Path) -> None
     out = tmp_path / "r.html"
     assert main(["report", str(folder), "-o", str(out), "-q"]) == 0
     assert "History across 2 exports" in out.read_text(encoding="utf-8")
+
+
+def test_the_bundled_dated_exports_show_every_kind_of_change(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import zipfile
+
+    from memvelope_tools.samples import history_samples
+
+    older, newer = history_samples()
+    h = history([newer, older])
+    snaps = h["snapshots"]
+    assert list(snaps["date_source"]) == ["file name", "file name"]
+    assert [f"{d:%Y-%m-%d %H:%M:%S}" for d in snaps["date"]] == ["2026-05-01 08:30:00", "2026-10-31 18:00:00"]
+    # built that way: three conversations cut after their first answer, two edited ones on their first
+    # branch, two deleted in between, and the ones started after 2026-05-01 only in the newer export
+    assert snaps.iloc[1][["grown", "edited", "missing"]].tolist() == [3, 2, 2]
+    assert snaps.iloc[1]["new"] == 6
+    assert set(h["messages"]["status"]) == {"current", "edited-away", "deleted-upstream"}
+    # the committed zips are what the script builds
+    script = Path(__file__).resolve().parent.parent / "fixtures" / "samples" / "build_samples.py"
+    subprocess.run([sys.executable, str(script), "--out", str(tmp_path)], check=True, capture_output=True)
+    for committed in (older, newer):
+        with zipfile.ZipFile(committed) as a, zipfile.ZipFile(tmp_path / committed.name) as b:
+            assert a.namelist() == b.namelist()
+            assert all(a.read(name) == b.read(name) for name in a.namelist())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["SAMPLES", "sample_path"]
+__all__ = ["SAMPLES", "history_samples", "sample_path"]
 
 SAMPLES: tuple[str, ...] = ("chatgpt", "claude")
 
@@ -23,3 +23,32 @@ def sample_path(name: str) -> Path:
     if name not in SAMPLES:
         raise ValueError(f"unknown sample {name!r}; valid names: {', '.join(SAMPLES)}")
     return _FOLDER / f"{name}-export.zip"
+
+
+def history_samples() -> list[Path]:
+    """Paths of the two bundled dated exports of one ChatGPT account, oldest first.
+
+    Generated with the ChatGPT sample by ``fixtures/samples/build_samples.py`` and named as ChatGPT
+    names its downloads (``<hash>-YYYY-MM-DD-HH-MM-SS.zip``), so their dates come from their names.
+    Between the two, conversations were started, continued, edited and deleted.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The older export, then the newer one.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the package was installed without its samples.
+
+    Examples
+    --------
+    >>> from memvelope_tools.samples import history_samples
+    >>> [p.name[-23:] for p in history_samples()]
+    ['2026-05-01-08-30-00.zip', '2026-10-31-18-00-00.zip']
+    """
+    found = sorted(_FOLDER.glob("*-[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]-[0-9][0-9]-[0-9][0-9]-[0-9][0-9].zip"))
+    if len(found) != 2:
+        raise FileNotFoundError(f"expected the two dated sample exports in {_FOLDER}, found {len(found)}")
+    return sorted(found, key=lambda p: p.name[-23:])
