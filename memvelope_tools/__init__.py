@@ -33,12 +33,13 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from . import plot
     from ._frames import archetype_frame, conversations_frame, facts_frame, messages_frame
     from ._history import diff, history
+    from ._history_folder import add_to_history, read_history
     from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
     from ._parquet import read_parquet, to_parquet
     from ._read import layer_of
     from ._search import search
     from ._topics import topics
-    from .samples import sample_path
+    from .samples import history_samples, sample_path
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
@@ -58,6 +59,9 @@ _LAZY: dict[str, str] = {
     "topics": "memvelope_tools._topics",
     "diff": "memvelope_tools._history",
     "history": "memvelope_tools._history",
+    "add_to_history": "memvelope_tools._history_folder",
+    "read_history": "memvelope_tools._history_folder",
+    "history_samples": "memvelope_tools.samples",
 }
 _SUBMODULES = ("plot",)
 
@@ -70,6 +74,7 @@ __all__ = [
     "QueryError",
     "TopicsError",
     "ValidationError",
+    "add_to_history",
     "archetype_frame",
     "compute_archetype",
     "conversations_frame",
@@ -82,11 +87,13 @@ __all__ = [
     "dumps_canonical",
     "facts_frame",
     "history",
+    "history_samples",
     "layer_of",
     "load",
     "messages_frame",
     "plot",
     "read",
+    "read_history",
     "read_parquet",
     "sample_path",
     "search",
