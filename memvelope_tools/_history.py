@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ from ._frames.columns import (
 )
 from ._frames.envelopes import envelope_tables
 from ._read import ROLES, Source
+from ._sniffing import document_file, explained
 from .errors import FormatError
 
 __all__ = [
@@ -190,12 +192,13 @@ def read_snapshot(
     label: str | None = None,
     date: Any = None,
     dated: bool = True,
+    workers: int | None = 1,
     progress: bool | None = None,
 ) -> Snapshot:
     """One export or envelope as a :class:`Snapshot` (read through the frames' door, never changed);
-    ``dated=False`` leaves its date unread (NaT)."""
-    convs, msgs = envelope_tables(source, progress=progress)
-    assert msgs is not None
+    ``dated=False`` leaves its date unread (NaT). ``workers`` are the worker processes that convert
+    an export given as a path (see :func:`memvelope_tools._convert.convert_stream`)."""
+    convs, msgs = _tables(source, workers, progress)
     providers = convs.column("provider").unique().to_pylist()
     provider = str(providers[0]) if providers else ""
     keys, matched_by = _conversation_keys(convs, msgs)
@@ -203,6 +206,23 @@ def read_snapshot(
         label = os.path.basename(os.fspath(source)) if isinstance(source, str | os.PathLike) else "doc"
     when, rule = _snapshot_date(source, date, convs, msgs, label) if dated else (pd.NaT, "")
     return Snapshot(label, provider, convs, msgs, keys, matched_by, when, rule)
+
+
+def _tables(source: Source, workers: int | None, progress: bool | None) -> tuple[pa.Table, pa.Table]:
+    """The envelope tables of ``source``; an export path is converted streaming to a temporary
+    envelope file first, which the frames then read a batch at a time, so memory stays near the
+    tables' size."""
+    if isinstance(source, str | os.PathLike) and document_file(source) is None:
+        from ._convert import convert_stream
+
+        with tempfile.TemporaryDirectory(prefix="memvelope-history-") as tmp, explained([source]):
+            envelope = Path(tmp) / "export.mve.json"
+            convert_stream(source, envelope, workers=workers, progress=progress)
+            convs, msgs = envelope_tables(envelope, sources=["export"], progress=progress)
+    else:
+        convs, msgs = envelope_tables(source, progress=progress)
+    assert msgs is not None
+    return convs, msgs
 
 
 def _snapshot_date(source: Any, date: Any, convs: pa.Table, msgs: pa.Table, label: str) -> tuple[pd.Timestamp, str]:
@@ -332,7 +352,7 @@ def _path_status(prefix: np.ndarray, before: np.ndarray, after: np.ndarray) -> n
 # ---- diff ----------------------------------------------------------------------------------------
 
 
-def diff(old: Source, new: Source, *, progress: bool | None = None) -> pd.DataFrame:
+def diff(old: Source, new: Source, *, workers: int | None = 1, progress: bool | None = None) -> pd.DataFrame:
     """What changed between two exports (or envelopes) of one account: one row per conversation.
 
     Parameters
@@ -340,6 +360,10 @@ def diff(old: Source, new: Source, *, progress: bool | None = None) -> pd.DataFr
     old, new
         The older and the newer export: anything :func:`memvelope_tools.load` takes (an export as
         downloaded, an envelope file, a parsed envelope).
+    workers
+        Worker processes that convert an export (1: none; None: one per core for an export of 32 MB
+        or more, as ``memvelope convert`` does; a script that asks for them must guard its entry point
+        with ``if __name__ == "__main__":``).
     progress
         Show progress bars on long work (None: when the output is a terminal).
 
@@ -364,8 +388,8 @@ def diff(old: Source, new: Source, *, progress: bool | None = None) -> pd.DataFr
     >>> changes = mv.diff("old-export.zip", "new-export.zip")  # doctest: +SKIP
     >>> changes["status"].value_counts()  # doctest: +SKIP
     """
-    a = read_snapshot(old, label="old", dated=False, progress=progress)
-    b = read_snapshot(new, label="new", dated=False, progress=progress)
+    a = read_snapshot(old, label="old", dated=False, workers=workers, progress=progress)
+    b = read_snapshot(new, label="new", dated=False, workers=workers, progress=progress)
     return diff_snapshots(a, b)
 
 
@@ -710,6 +734,7 @@ def history(
     dates: Sequence[Any] | None = None,
     *,
     tz: str | None = None,
+    workers: int | None = 1,
     progress: bool | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The merged history of several dated exports of one account: every conversation and message ever seen.
@@ -724,6 +749,8 @@ def history(
         UTC; None for an export whose date comes from its file name or its newest timestamp).
     tz
         Show timestamps in this time zone (the instants are unchanged).
+    workers
+        Worker processes that convert an export, as :func:`diff` takes them.
     progress
         Show progress bars on long work (None: when the output is a terminal).
 
@@ -763,7 +790,7 @@ def history(
         raise ValueError(f"dates= has {len(given)} entries for {len(inputs)} exports")
     labels = _labels(inputs)
     snaps = [
-        read_snapshot(source, label=label, date=when, progress=progress)
+        read_snapshot(source, label=label, date=when, workers=workers, progress=progress)
         for source, label, when in zip(inputs, labels, given, strict=True)
     ]
     snaps.sort(key=lambda s: s.date)

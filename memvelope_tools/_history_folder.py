@@ -89,6 +89,7 @@ def add_to_history(
     folder: str | os.PathLike[str],
     *,
     date: Any = None,
+    workers: int | None = 1,
     progress: bool | None = None,
 ) -> dict[str, Any]:
     """Add one export (or envelope) to the history folder ``folder`` (created if missing).
@@ -102,6 +103,8 @@ def add_to_history(
         The history folder.
     date
         The export's date, when given.
+    workers
+        Worker processes that convert an export, as :func:`memvelope_tools.diff` takes them.
     progress
         Show progress bars on long work (None: when the output is a terminal).
 
@@ -135,7 +138,7 @@ def add_to_history(
             source=str(base),
         )
     label = os.path.basename(os.path.normpath(os.fspath(export))) if isinstance(export, str | os.PathLike) else "doc"
-    snap = read_snapshot(export, label=label, date=date, progress=progress)
+    snap = read_snapshot(export, label=label, date=date, workers=workers, progress=progress)
     state = History.from_tables(existing) if existing is not None else History.empty()
     newest = state.latest().get(snap.provider)
     if newest is not None and snap.date.value // 1_000_000 < newest:

@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     from .._history import diff, status_counts
 
-    changes = diff(args.old, args.new, progress=False if args.quiet or args.json else None)
+    changes = diff(args.old, args.new, workers=None, progress=False if args.quiet or args.json else None)
     counts = status_counts(changes)
     changed = _newest_first(changes[changes["status"] != "unchanged"])
     if args.json:

@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run_add(args: argparse.Namespace) -> int:
     from .._history_folder import add_to_history
 
-    row = add_to_history(args.export, args.to, date=args.date, progress=False if args.quiet else None)
+    row = add_to_history(args.export, args.to, date=args.date, workers=None, progress=False if args.quiet else None)
     if args.quiet:
         return 0
     if not row["added"]:
