@@ -198,17 +198,17 @@ def read_snapshot(
     """One export or envelope as a :class:`Snapshot` (read through the frames' door, never changed);
     ``dated=False`` leaves its date unread (NaT). ``workers`` are the worker processes that convert
     an export given as a path (see :func:`memvelope_tools._convert.convert_stream`)."""
-    convs, msgs = _tables(source, workers, progress)
+    if label is None:
+        label = os.path.basename(os.fspath(source)) if isinstance(source, str | os.PathLike) else "doc"
+    convs, msgs = _tables(source, label, workers, progress)
     providers = convs.column("provider").unique().to_pylist()
     provider = str(providers[0]) if providers else ""
     keys, matched_by = _conversation_keys(convs, msgs)
-    if label is None:
-        label = os.path.basename(os.fspath(source)) if isinstance(source, str | os.PathLike) else "doc"
     when, rule = _snapshot_date(source, date, convs, msgs, label) if dated else (pd.NaT, "")
     return Snapshot(label, provider, convs, msgs, keys, matched_by, when, rule)
 
 
-def _tables(source: Source, workers: int | None, progress: bool | None) -> tuple[pa.Table, pa.Table]:
+def _tables(source: Source, label: str, workers: int | None, progress: bool | None) -> tuple[pa.Table, pa.Table]:
     """The envelope tables of ``source``; an export path is converted streaming to a temporary
     envelope file first, which the frames then read a batch at a time, so memory stays near the
     tables' size."""
@@ -218,9 +218,9 @@ def _tables(source: Source, workers: int | None, progress: bool | None) -> tuple
         with tempfile.TemporaryDirectory(prefix="memvelope-history-") as tmp, explained([source]):
             envelope = Path(tmp) / "export.mve.json"
             convert_stream(source, envelope, workers=workers, progress=progress)
-            convs, msgs = envelope_tables(envelope, sources=["export"], progress=progress)
+            convs, msgs = envelope_tables(envelope, sources=[label], progress=progress)
     else:
-        convs, msgs = envelope_tables(source, progress=progress)
+        convs, msgs = envelope_tables(source, sources=[label], progress=progress)
     assert msgs is not None
     return convs, msgs
 

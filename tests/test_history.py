@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -325,8 +326,11 @@ def test_diff_of_an_export_with_itself_is_all_unchanged(convs: list[dict[str, An
 @PROPERTY
 @given(_conversations(unique_ids=False))
 def test_history_of_the_same_export_twice_is_its_history(convs: list[dict[str, Any]]) -> None:
-    once = history([_envelope(convs)], dates=["2025-05-01"])
-    twice = history([_envelope(convs), _envelope(convs)], dates=["2025-05-01", "2025-05-01"])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "export.mve.json"
+        path.write_text(json.dumps(_envelope(convs)), encoding="utf-8")
+        once = history([path], dates=["2025-05-01"])
+        twice = history([path, path], dates=["2025-05-01", "2025-05-01"])
     for name in ("conversations", "messages"):
         pd.testing.assert_frame_equal(once[name], twice[name])
 
