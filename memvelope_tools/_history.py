@@ -124,6 +124,7 @@ _NAME = re.compile(
 )
 _NO_TS = np.iinfo(np.int64).min
 _CHUNK = 1 << 18  # message pairs compared at a time
+_TEXT_BYTES = 8 << 20  # bytes of text taken for comparing at a time
 
 
 # ---- snapshots -----------------------------------------------------------------------------------
@@ -294,7 +295,8 @@ class _Comparable:
         roles = msgs.column("role").to_pandas()
         self.role = pd.Categorical(roles, categories=list(ROLES)).codes
         self.ts = msgs.column("ts").cast(pa.int64()).fill_null(_NO_TS).to_numpy()
-        self.text = msgs.column("text")
+        self.text = msgs.column("text").combine_chunks()  # taking from many chunks would join them each time
+        self.size = pc.binary_length(self.text).fill_null(-1).to_numpy(zero_copy_only=False)
 
 
 def _common_prefix(
@@ -321,11 +323,14 @@ def _common_prefix(
         offset = flat - (ends[pair] - shared[pair])
         ai = a_rows[a_start[pair] + offset]
         bi = b_rows[b_start[pair] + offset]
-        same = (a.role[ai] == b.role[bi]) & (a.ts[ai] == b.ts[bi])
+        same = (a.role[ai] == b.role[bi]) & (a.ts[ai] == b.ts[bi]) & (a.size[ai] == b.size[bi])
         check = np.flatnonzero(same)
-        if check.size:
-            texts = pc.equal(a.text.take(pa.array(ai[check])), b.text.take(pa.array(bi[check])))
-            same[check] = pc.fill_null(texts, False).to_numpy(zero_copy_only=False)
+        # Texts are compared a few MB at a time: taking them copies them.
+        cuts = np.searchsorted(np.cumsum(a.size[ai[check]]), np.arange(_TEXT_BYTES, a.size.sum() + 1, _TEXT_BYTES))
+        for part in np.split(check, np.unique(cuts)):
+            if part.size:
+                texts = pc.equal(a.text.take(pa.array(ai[part])), b.text.take(pa.array(bi[part])))
+                same[part] = pc.fill_null(texts, False).to_numpy(zero_copy_only=False)
         differ = np.flatnonzero(~same)
         if differ.size:
             np.minimum.at(out, pair[differ], offset[differ])
