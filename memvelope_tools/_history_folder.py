@@ -31,7 +31,7 @@ from ._history import (
     frames_of,
     read_snapshot,
 )
-from ._parquet import _metadata, _write
+from ._parquet import schema_metadata, write_table
 from ._read import Source
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError, OutputError
@@ -189,7 +189,7 @@ def _replace(
     """Write the changed files beside the old ones, then rename them over the old ones."""
     out = output_folder(base)
     described = [{"source": s["source"], "format": ENVELOPE_TAG, "provider": s["provider"]} for s in merged.snapshots]
-    meta = _metadata(described)
+    meta = schema_metadata(described)
     staged: list[tuple[Path, Path]] = []
     try:
         for name in FILES:
@@ -198,7 +198,7 @@ def _replace(
             fd, name_new = tempfile.mkstemp(prefix=f".{name}.parquet.", suffix=".new", dir=out)
             os.close(fd)
             staged.append((Path(name_new), out / f"{name}.parquet"))
-            _write(tables[name].replace_schema_metadata(meta), Path(name_new), progress)
+            write_table(tables[name].replace_schema_metadata(meta), Path(name_new), progress)
         for new, target in staged:
             os.replace(new, target)
     except OSError as exc:

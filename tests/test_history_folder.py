@@ -42,8 +42,10 @@ def test_the_folder_holds_what_history_gives(tmp_path: Path) -> None:
     add_to_history(NEW, folder, date="2025-03-01")
     stored = read_history(folder)
     merged = history([OLD, NEW], dates=["2025-01-01", "2025-03-01"])
+    # history() given two files of one name labels them by path; the folder, given one at a time, by name
+    assert set(stored["messages"]["source"]) == {"conversations.json"}
     for name in ("conversations", "messages"):
-        pd.testing.assert_frame_equal(stored[name], merged[name])
+        pd.testing.assert_frame_equal(stored[name].drop(columns="source"), merged[name].drop(columns="source"))
     assert list(stored["snapshots"]["new"]) == [7, 2]
 
 
@@ -65,7 +67,7 @@ def test_an_interrupted_add_leaves_the_folder_as_it_was(tmp_path: Path, monkeypa
     folder = tmp_path / "h"
     add_to_history(OLD, folder, date="2025-01-01")
     before = files(folder)
-    real = _history_folder._write
+    real = _history_folder.write_table
     calls: list[Path] = []
 
     def interrupted(table: Any, path: Path, progress: Any) -> None:
@@ -74,7 +76,7 @@ def test_an_interrupted_add_leaves_the_folder_as_it_was(tmp_path: Path, monkeypa
             raise KeyboardInterrupt
         real(table, path, progress)
 
-    monkeypatch.setattr(_history_folder, "_write", interrupted)
+    monkeypatch.setattr(_history_folder, "write_table", interrupted)
     with pytest.raises(KeyboardInterrupt):
         add_to_history(NEW, folder, date="2025-03-01")
     assert len(calls) == 2
