@@ -124,3 +124,23 @@ def test_cli_history_show_of_a_missing_folder_is_one_line(tmp_path: Path, capsys
     assert main(["history", "show", str(tmp_path / "none")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a history folder" in err
+
+
+def test_search_of_a_history_folder_says_which_messages_the_provider_no_longer_has(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memvelope_tools._search import search
+
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    add_to_history(NEW, folder, date="2025-03-01")
+    found = search(folder, "cats OR dogs OR secret")
+    by_text = dict(zip(found["snippet"], found["status"], strict=True))
+    assert by_text == {
+        "Write a haiku about ⟦cats⟧": "edited-away",
+        "Write a haiku about ⟦dogs⟧": "current",
+        "⟦Secret⟧ plans": "deleted-upstream",
+    }
+    assert "status" not in search(NEW, "dogs").columns  # not a history folder: results as ever
+    assert main(["search", str(folder), "secret"]) == 0
+    assert "[deleted-upstream] ⟦Secret⟧ plans" in capsys.readouterr().out
