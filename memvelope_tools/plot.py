@@ -636,6 +636,27 @@ def history_changes(data: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwa
     export's conversations are all new. ``tz`` sets the time zone of the export dates shown.
     ``kwargs`` go to ``ax.bar``.
 
+    Parameters
+    ----------
+    data
+        A history, its ``snapshots`` frame, or a history folder.
+    ax
+        The Axes to draw into (None: the current one).
+    tz
+        The time zone the export dates are shown in.
+    **kwargs
+        Passed to ``ax.bar``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``.
+
+    Raises
+    ------
+    memvelope_tools.errors.FormatError
+        When ``data`` is a frame without the snapshots' counts, or a folder that is not a history folder.
+
     Examples
     --------
     >>> import memvelope_tools as mv

@@ -287,8 +287,8 @@ for export in (older, newer):
 mv.add_to_history(newer, folder)["added"]"""),
     ("md", """The folder is a normal Parquet folder with extra columns: `mv.read_parquet`, `mv.search`,
 `mv.topics` and `memvelope report` take it. Search still finds the gift ideas that an edited prompt
-replaced:"""),
-    ("code", """mv.search(folder, "candle")[["title", "role", "snippet"]]"""),
+replaced, and says that the provider's latest export no longer has them:"""),
+    ("code", """mv.search(folder, "candle")[["title", "role", "snippet", "status"]]"""),
     ("code", """mv.read_history(folder)["conversations"].query("status == 'deleted-upstream'")[
     ["title", "n_messages", "first_seen", "last_seen"]
 ]"""),

@@ -392,3 +392,18 @@ def test_cli_diff_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["diff", str(tmp_path / "absent.zip"), str(CLAUDE_NEW)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("memvelope: error:")
+
+
+def test_each_provider_is_current_against_its_own_newest_export() -> None:
+    h = history([GPT_OLD, CLAUDE_OLD, CLAUDE_NEW], dates=["2025-01-01", "2025-01-01", "2025-03-01"])
+    convs = h["conversations"]
+    chatgpt = convs[convs["provider"] == "chatgpt"]
+    assert set(chatgpt["status"]) == {"current"}  # its only export is its newest, though older than Claude's
+    claude = convs[convs["provider"] == "claude"].set_index("conversation_id")["status"]
+    assert claude.to_dict() == {
+        "k-same": "current",
+        "k-grow": "current",
+        "k-new": "current",
+        "k-gone": "deleted-upstream",
+    }
+    assert list(h["snapshots"]["missing"]) == [0, 0, 1]  # Claude's second export against its first only
