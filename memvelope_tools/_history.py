@@ -375,11 +375,12 @@ def diff(old: Source, new: Source, *, workers: int | None = 1, progress: bool | 
     Returns
     -------
     pandas.DataFrame
-        Columns :data:`DIFF_COLUMNS`: ``provider``, ``id``, ``title`` (the newer one's),
+        Columns :data:`DIFF_COLUMNS`: ``provider``, ``id``, ``title``,
         ``status`` (``new``, ``missing``, ``unchanged``, ``grown``, ``edited``, ``unmatched``),
         ``messages_before``, ``messages_after`` (null where the conversation is absent),
         ``first_difference`` (index of the first message that differs, null when none does),
-        ``matched_by`` and the newer one's ``created_at``, ``updated_at``, ``last_ts``. Rows follow
+        ``matched_by``, ``created_at``, ``updated_at``, ``last_ts`` (``title`` and these from the
+        newer export, from the older one for a conversation only it holds). Rows follow
         the newer export's order, then the conversations only the older one holds, in its order.
 
     Raises
