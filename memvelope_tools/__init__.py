@@ -32,12 +32,14 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers and editors
     from . import plot
     from ._frames import archetype_frame, conversations_frame, facts_frame, messages_frame
+    from ._history import diff, history
+    from ._history_folder import add_to_history, read_history
     from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
     from ._parquet import read_parquet, to_parquet
     from ._read import layer_of
     from ._search import search
     from ._topics import topics
-    from .samples import sample_path
+    from .samples import history_samples, sample_path
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
@@ -55,6 +57,11 @@ _LAZY: dict[str, str] = {
     "archetype_frame": "memvelope_tools._frames",
     "search": "memvelope_tools._search",
     "topics": "memvelope_tools._topics",
+    "diff": "memvelope_tools._history",
+    "history": "memvelope_tools._history",
+    "add_to_history": "memvelope_tools._history_folder",
+    "read_history": "memvelope_tools._history_folder",
+    "history_samples": "memvelope_tools.samples",
 }
 _SUBMODULES = ("plot",)
 
@@ -67,21 +74,26 @@ __all__ = [
     "QueryError",
     "TopicsError",
     "ValidationError",
+    "add_to_history",
     "archetype_frame",
     "compute_archetype",
     "conversations_frame",
     "convert",
+    "diff",
     "distill_llm",
     "distill_structured",
     "doctor",
     "dump_canonical",
     "dumps_canonical",
     "facts_frame",
+    "history",
+    "history_samples",
     "layer_of",
     "load",
     "messages_frame",
     "plot",
     "read",
+    "read_history",
     "read_parquet",
     "sample_path",
     "search",

@@ -157,3 +157,11 @@ def _write(table: pa.Table, path: Path, progress: bool | None) -> None:
             chunk = table.slice(start, _ROW_GROUP)
             writer.write_table(chunk, row_group_size=_ROW_GROUP)
             bar.update(chunk.num_rows)
+
+
+# ---- for the other writers of Parquet datasets (the history folder) --------------------------------
+
+#: Write one table as this module writes its files: zstd, its row groups, atomically.
+write_table = _write
+#: The ``memvelope.*`` schema metadata of the documents described (``source``, ``format``, ``provider``).
+schema_metadata = _metadata

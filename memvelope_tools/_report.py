@@ -151,8 +151,9 @@ def build_report(
     drops repeated conversations as the frames do; ``converted`` says which of ``sources`` are
     exports already converted in memory, shown as such (default: the paths that are not Memvelope documents)."""
     _check_tz(tz)
-    docs = _load_all(list(sources), labels, converted)
-    if not docs:
+    history, sources = _history_input(list(sources))
+    docs = _load_all(list(sources), labels, converted) if history is None else []
+    if not docs and history is None:
         raise FormatError("no documents to report on", reason="no-input")
     envs = [(label, doc) for label, layer, doc in docs if layer in ("envelope", "export")]
     exports = {label for label, layer, _ in docs if layer == "export"}
@@ -165,8 +166,13 @@ def build_report(
         convs = frames.conversations_frame([d for _, d in envs], sources=env_labels, progress=False, dedupe=dedupe)
     if irs:
         facts = frames.facts_frame([d for _, d in irs], sources=[label for label, _ in irs])
+    if history is not None:
+        msgs, convs = history["messages"], history["conversations"]
     parts.append(f'<p class="lead">{_e(_lead(msgs, convs, facts, tz))}</p>')
-    parts.append("<h2>Documents</h2>" + _documents_table(envs, irs, convs, msgs, tz, exports))
+    if history is not None:
+        parts.append(_history_section(history, tz))
+    else:
+        parts.append("<h2>Documents</h2>" + _documents_table(envs, irs, convs, msgs, tz, exports))
     if msgs is not None and convs is not None:
         parts.append(
             '<h2>Activity</h2><div class="charts">'
@@ -369,4 +375,71 @@ def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
         )
         + "</div>"
         + _table(["#", "topic", "conversations", "share", "top terms"], rows)
+    )
+
+
+# ---- history across exports ----------------------------------------------------------------------
+
+
+def _history_input(sources: list[Any]) -> tuple[dict[str, pd.DataFrame] | None, list[Any]]:
+    """The history a history folder holds when ``sources`` is one, and the sources left to load."""
+    from ._history_folder import is_history_folder, read_history
+
+    folders = [s for s in sources if isinstance(s, str | os.PathLike) and is_history_folder(s)]
+    if not folders:
+        return None, sources
+    if len(sources) > 1:
+        raise FormatError("a history folder is reported on its own: give it as the only input", reason="bad-source")
+    return read_history(folders[0]), []
+
+
+def _history_section(history: dict[str, pd.DataFrame], tz: str) -> str:
+    """The exports a history folder was built from, what each changed, and what the provider no longer has."""
+    snaps, convs, msgs = history["snapshots"], history["conversations"], history["messages"]
+    rows = [
+        [
+            ("d", _day(row["date"], tz)),
+            ("", row["source"]),
+            ("", row["provider"]),
+            ("", row["date_source"]),
+            ("n", f"{row['conversations']:,}"),
+            ("n", f"{row['messages']:,}"),
+            *[("n", f"{row[k]:,}") for k in ("new", "grown", "edited", "missing")],
+        ]
+        for row in snaps.to_dict("records")
+    ]
+    table = _table(
+        ["export", "source", "provider", "dated by", "conversations", "messages", "new", "grown", "edited", "missing"],
+        rows,
+    )
+    status = msgs["status"].value_counts()
+    gone = convs[convs["status"] == "deleted-upstream"].sort_values("last_seen", ascending=False)
+    lost = (
+        f"{int(status.get('edited-away', 0)):,} messages were edited away and "
+        f"{int(status.get('deleted-upstream', 0)):,} are in {len(gone):,} conversations deleted upstream: "
+        "the provider's latest export no longer has them; this history keeps them."
+    )
+    deleted = ""
+    if len(gone):
+        deleted = "<h3>Deleted upstream</h3>" + _table(
+            ["conversation", "messages", "first seen", "last seen"],
+            [
+                [
+                    ("", row["title"] if isinstance(row["title"], str) and row["title"] else "(untitled)"),
+                    ("n", f"{row['n_messages']:,}"),
+                    ("d", _day(row["first_seen"], tz)),
+                    ("d", _day(row["last_seen"], tz)),
+                ]
+                for row in gone.head(20).to_dict("records")
+            ],
+        )
+    return (
+        f"<h2>History across {len(snaps):,} exports</h2>"
+        + _chart(
+            lambda ax: plot.history_changes(snaps, ax=ax, tz=tz),
+            "Conversations each export added, grew and edited, and those missing from it, against the history before.",
+        )
+        + table
+        + f"<p>{_e(lost)}</p>"
+        + deleted
     )

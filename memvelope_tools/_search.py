@@ -21,7 +21,9 @@ a phrase, so ``東京`` finds "東京に行く". A query that cannot be run rais
 about 24 words of the message around the matches, whitespace collapsed, each match between ``⟦`` and
 ``⟧``, brackets rare enough in real text not to be confused with it) and ``score`` (BM25, higher is
 better; a prefix counts each word it starts as that word). Equal scores put the most recent
-message first; undated messages come last. ``role`` keeps one role; ``since`` (inclusive) and
+message first; undated messages come last. The results of a history folder (``memvelope history
+add``) also say each message's ``status`` there: ``current``, ``edited-away`` or
+``deleted-upstream``. ``role`` keeps one role; ``since`` (inclusive) and
 ``until`` (exclusive) keep messages sent in that interval, given as anything
 :class:`pandas.Timestamp` reads, UTC when no offset is given (``since="2024-01-01",
 until="2025-01-01"`` is the year 2024); undated messages then drop out.
@@ -821,4 +823,14 @@ def search(
     """The messages of ``source`` matching ``query``, best first, at most ``limit`` of them
     (``None``: all); see the module docstring for the query syntax, the filters and the columns."""
     parse_query(query)  # a bad query fails before any index is built
-    return index_for(source).search(query, role=role, since=since, until=until, limit=limit)
+    hits = index_for(source).search(query, role=role, since=since, until=until, limit=limit)
+    return _with_history_status(hits, source)
+
+
+def _with_history_status(hits: pd.DataFrame, source: Any) -> pd.DataFrame:
+    """Search results of a history folder, with each message's ``status`` there (see
+    :func:`memvelope_tools.history`); other results as they are."""
+    from ._history_folder import is_history_folder, message_status
+
+    folder = corpus.parquet_folder(source)
+    return message_status(hits, folder) if folder is not None and is_history_folder(folder) else hits

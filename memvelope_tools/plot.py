@@ -49,6 +49,7 @@ __all__ = [
     "fact_categories",
     "facts_over_time",
     "text_fonts",
+    "history_changes",
 ]
 
 #: One colour per role, per fact category and per subject type, the same in every chart.
@@ -792,3 +793,85 @@ def topic_terms(topics: Any, *, fig: Any = None, n_terms: int = 8, ncols: int = 
     fig.suptitle(f"Top terms of {k} topics")
     axes: np.ndarray = grid[:k]
     return axes
+
+
+# ---- history across exports ------------------------------------------------------------------------
+
+#: One colour per kind of change between exports.
+CHANGE_COLORS: dict[str, str] = {"new": "#55A868", "grown": "#4C72B0", "edited": "#DD8452", "missing": "#C44E52"}
+
+
+def _snapshots(data: Any) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        frame = data
+    elif isinstance(data, Mapping) and isinstance(data.get("snapshots"), pd.DataFrame):
+        frame = data["snapshots"]
+    else:
+        from ._history_folder import read_history
+
+        frame = read_history(data)["snapshots"]
+    missing = [c for c in ("date", *CHANGE_COLORS) if c not in frame.columns]
+    if missing:
+        raise FormatError(
+            f"expected the snapshots of a history (missing column(s) {', '.join(missing)})", reason="wrong-frame"
+        )
+    return frame
+
+
+def history_changes(data: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwargs: Any) -> Axes:
+    """What each export changed: conversations new, grown and edited (up) and missing (down), one bar per export.
+
+    ``data`` is a history (the dict :func:`memvelope_tools.history` returns), its ``snapshots``
+    frame, or a history folder. Each export is compared with the history before it; the first
+    export's conversations are all new. ``tz`` sets the time zone of the export dates shown.
+    ``kwargs`` go to ``ax.bar``.
+
+    Parameters
+    ----------
+    data
+        A history, its ``snapshots`` frame, or a history folder.
+    ax
+        The Axes to draw into (None: the current one).
+    tz
+        The time zone the export dates are shown in.
+    **kwargs
+        Passed to ``ax.bar``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``.
+
+    Raises
+    ------
+    memvelope_tools.errors.FormatError
+        When ``data`` is a frame without the snapshots' counts, or a folder that is not a history folder.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> mv.plot.history_changes(mv.history(["old.zip", "new.zip"]))  # doctest: +SKIP
+    """
+    snaps = _snapshots(data)
+    ax = _get_ax(ax)
+    title = "What each export changed"
+    if snaps.empty:
+        return _no_data(ax, title)
+    x = np.arange(len(snaps))
+    bottom = np.zeros(len(snaps))
+    for change in ("new", "grown", "edited"):
+        values = snaps[change].to_numpy(dtype=float)
+        ax.bar(x, values, bottom=bottom, color=CHANGE_COLORS[change], label=change, **kwargs)
+        bottom += values
+    ax.bar(x, -snaps["missing"].to_numpy(dtype=float), color=CHANGE_COLORS["missing"], label="missing", **kwargs)
+    ax.axhline(0, color=_LINE_COLOR, linewidth=0.8)
+    dates = pd.to_datetime(snaps["date"], utc=True).dt.tz_convert(tz)
+    ax.set_xticks(x, [f"{d:%Y-%m-%d}" for d in dates])
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_formatter(lambda value, _pos: f"{abs(value):g}")
+    ax.set_ylabel("conversations (missing below the line)")
+    ax.set_xlabel("export")
+    ax.set_title(title)
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    _tidy(ax)
+    return ax

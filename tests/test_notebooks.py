@@ -29,6 +29,7 @@ EXPECTED = [
     "03-fact-categories.ipynb",
     "04-archetype.ipynb",
     "05-topics-and-search.ipynb",
+    "06-history-across-exports.ipynb",
 ]
 
 

@@ -34,6 +34,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "search",
     "topics",
     "sample",
+    "diff",
+    "history",
 )
 
 # Packages that only an extra installs: the extra to name when one is missing.

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import warnings
+from typing import Any
 
 from .common import at_least, check_inputs, check_output_file, document_inputs, labels_of
 from .search import notes
@@ -43,9 +44,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     check_inputs(args.paths)
     check_output_file(args.output)
+    from .._history_folder import is_history_folder
     from .._report import write_report
 
-    sources = document_inputs(args.paths, quiet=args.quiet)
+    sources: list[Any]
+    if len(args.paths) == 1 and is_history_folder(args.paths[0]):
+        sources = list(args.paths)
+    else:
+        sources = document_inputs(args.paths, quiet=args.quiet)
     # Library warnings (a font to install) as notes, or not at all with --quiet.
     said = warnings.catch_warnings(action="ignore") if args.quiet else notes()
     with said:

@@ -104,7 +104,9 @@ def table(hits: Any, width: int) -> str:
         when = "" if pd.isna(hit.ts) else hit.ts.strftime("%Y-%m-%d %H:%M")
         title = "" if pd.isna(hit.title) else str(hit.title)
         where = f"{hit.source}: {title}" if several else title
-        rows.append((str(rank), f"{hit.score:.2f}", when, str(hit.role), clip(where or "(untitled)", 32), hit.snippet))
+        status = getattr(hit, "status", None)  # a history folder's: is the message still in the latest export?
+        snippet = f"[{status}] {hit.snippet}" if isinstance(status, str) and status != "current" else hit.snippet
+        rows.append((str(rank), f"{hit.score:.2f}", when, str(hit.role), clip(where or "(untitled)", 32), snippet))
     header = ("#", "score", "sent (UTC)", "role", "conversation", "snippet")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
     room = max(20, width - sum(widths) - 2 * 5)

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from ..errors import FormatError
 
-__all__ = ["BUNDLED", "SAMPLES", "Sample", "sample_path"]
+__all__ = ["BUNDLED", "SAMPLES", "Sample", "history_samples", "sample_path"]
 
 
 class Sample(NamedTuple):
@@ -24,12 +24,25 @@ class Sample(NamedTuple):
     what: str
 
 
+#: The account hash in the dated samples' names, as ChatGPT names its downloads.
+_HASH = "29b767a0d6a6bd8a951458fec8d14ff56bdbdadb862f6eedc811c1b4fa16d89f"
+
 #: Every bundled file, by the name :func:`sample_path` and ``memvelope sample`` take.
 BUNDLED: tuple[Sample, ...] = (
     Sample("chatgpt", "chatgpt-export.zip", "a ChatGPT export as downloaded (40 conversations)"),
     Sample("claude", "claude-export.zip", "a Claude export as downloaded (40 conversations)"),
     Sample("facts-chatgpt", "facts-chatgpt.mv.json", "Facts IR distilled from the ChatGPT sample (structured mode)"),
     Sample("facts-claude", "facts-claude.mv.json", "Facts IR distilled from the Claude sample (structured mode)"),
+    Sample(
+        "history-older",
+        f"{_HASH}-2026-05-01-08-30-00.zip",
+        "an earlier dated ChatGPT export of one account, for the history examples",
+    ),
+    Sample(
+        "history-newer",
+        f"{_HASH}-2026-10-31-18-00-00.zip",
+        "a later dated ChatGPT export of the same account: grown, edited and deleted conversations",
+    ),
 )
 
 #: The sample exports, one per provider (each name is also the provider's).
@@ -70,3 +83,29 @@ def sample_path(name: str) -> Path:
             return _FOLDER / sample.file
     names = ", ".join(s.name for s in BUNDLED)
     raise FormatError(f"unknown sample {name!r}; valid names: {names}", reason="not-found")
+
+
+def history_samples() -> list[Path]:
+    """Paths of the two bundled dated exports of one ChatGPT account, oldest first.
+
+    Generated with the ChatGPT sample by ``fixtures/samples/build_samples.py`` and named as ChatGPT
+    names its downloads (``<hash>-YYYY-MM-DD-HH-MM-SS.zip``), so their dates come from their names.
+    Between the two, conversations were started, continued, edited and deleted.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The older export, then the newer one.
+
+    Raises
+    ------
+    FormatError
+        When the package was installed without its samples (``reason`` ``not-found``).
+
+    Examples
+    --------
+    >>> from memvelope_tools.samples import history_samples
+    >>> [p.name[-23:] for p in history_samples()]
+    ['2026-05-01-08-30-00.zip', '2026-10-31-18-00-00.zip']
+    """
+    return [sample_path("history-older"), sample_path("history-newer")]

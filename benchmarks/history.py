@@ -1,0 +1,196 @@
+"""History across exports: ``memvelope diff`` and ``memvelope history add`` against converting the exports.
+
+Generates (or reuses) a seeded ChatGPT export A of ``--size`` with ``generate.py``, and B, a later export
+of the same account: A's conversations with some grown (two more messages on the active path), some
+edited (a regenerated last reply that becomes the active path), some deleted, and new ones. Then, each
+in a fresh process, it measures wall time and peak RSS of:
+
+* ``memvelope convert A`` + ``memvelope convert B`` (the baseline) against ``memvelope diff A B``
+  (target: at most 1.3x);
+* ``memvelope convert B`` (the baseline) against ``memvelope history add B`` into a folder that already
+  holds ``--snapshots`` snapshots of A (dated one day apart; target: at most 1.5x, and peak memory under
+  half the export's size, the issue's 500 MB at 1 GB).
+
+Usage: ``python benchmarks/history.py [--size 100MB] [--snapshots 10] [--work DIR] [--repeat 1]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from generate import _conversations, generate, parse_size  # noqa: E402
+
+GROW, EDIT, DELETE, NEW = 0.10, 0.03, 0.02, 0.05  # shares of A's conversations
+
+
+def _node(template: dict[str, Any], parent: str, role: str, text: str, when: float, rng: random.Random) -> dict:
+    key = f"{rng.getrandbits(128):032x}"
+    message = {
+        **template,
+        "id": key,
+        "author": {"role": role, "name": None, "metadata": {}},
+        "create_time": when,
+        "content": {"content_type": "text", "parts": [text]},
+    }
+    return {"id": key, "message": message, "parent": parent, "children": []}
+
+
+def _later(conv: dict[str, Any], rng: random.Random, action: str) -> dict[str, Any] | None:
+    """The conversation as the later export holds it (None: deleted)."""
+    if action == "delete":
+        return None
+    mapping = conv["mapping"]
+    leaf = conv.get("current_node")
+    if leaf not in mapping or not isinstance(mapping[leaf].get("message"), dict):
+        return conv
+    template = mapping[leaf]["message"]
+    when = (template.get("create_time") or 1.7e9) + 86_400 * 30
+    if action == "grow":
+        ask = _node(template, leaf, "user", "And one more question about the plan " + str(rng.random()), when, rng)
+        reply = _node(template, ask["id"], "assistant", "Here is the answer " + str(rng.random()), when + 9, rng)
+        mapping[leaf]["children"].append(ask["id"])
+        ask["children"].append(reply["id"])
+        mapping[ask["id"]], mapping[reply["id"]] = ask, reply
+        conv["current_node"] = reply["id"]
+    elif action == "edit":
+        parent = mapping[leaf]["parent"]
+        if parent is None:
+            return conv
+        again = _node(template, parent, "assistant", "A regenerated reply " + str(rng.random()), when, rng)
+        mapping[parent]["children"].append(again["id"])
+        mapping[again["id"]] = again
+        conv["current_node"] = again["id"]
+    conv["update_time"] = when + 10
+    return conv
+
+
+def build_pair(folder: Path, size: int, seed: int) -> tuple[Path, Path]:
+    """Export A (``generate.py``) and export B (A changed as the module docstring says)."""
+    a_dir, b_dir = folder / "a", folder / "b"
+    a = a_dir / "conversations.json"
+    b = b_dir / "conversations.json"
+    if a.is_file() and b.is_file():
+        return a, b
+    generate(a_dir, "chatgpt", size, seed=seed)
+    b_dir.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed + 1)
+    stream = _conversations("chatgpt", seed, 10 * 1024 * 1024)
+    conv, _ = next(stream)
+    total = 0
+    extra: list[dict[str, Any]] = []
+    with open(b, "wb") as fh:
+        fh.write(b"[")
+        first = True
+        while first or total < size:
+            blob = json.dumps(conv, separators=(",", ":")).encode("utf-8", "backslashreplace")
+            total += len(blob) + 1  # as generate.py counts A, so the stream gives A's conversations
+            roll = rng.random()
+            action = (
+                "grow"
+                if roll < GROW
+                else "edit"
+                if roll < GROW + EDIT
+                else "delete"
+                if roll < GROW + EDIT + DELETE
+                else "keep"
+            )
+            if rng.random() < NEW:
+                extra.append(json.loads(blob))
+            later = _later(conv, rng, action)
+            if later is not None:
+                fh.write(b"" if first else b",")
+                fh.write(json.dumps(later, separators=(",", ":")).encode("utf-8", "backslashreplace"))
+                first = False
+            conv, _ = stream.send(total)
+        for copy in extra:  # new conversations: copies under new ids, a month later
+            copy["id"] = copy["conversation_id"] = f"{rng.getrandbits(128):032x}"
+            copy["title"] = f"New: {copy.get('title')}"
+            fh.write(b",")
+            fh.write(json.dumps(copy, separators=(",", ":")).encode("utf-8", "backslashreplace"))
+        fh.write(b"]")
+    return a, b
+
+
+def run(args: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of ``memvelope ARGS`` in a fresh process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-W", "ignore::UnicodeWarning", "-m", "memvelope_tools", *args], stdout=subprocess.DEVNULL
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"memvelope {' '.join(args)} failed with status {status}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def best(args: list[str], repeat: int) -> tuple[float, float]:
+    runs = [run(args) for _ in range(repeat)]
+    return min(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", default="100MB")
+    parser.add_argument("--snapshots", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--work", type=Path, help="folder for the exports (kept; default: a temporary one)")
+    opts = parser.parse_args()
+    size = parse_size(opts.size)
+    work = opts.work or Path(tempfile.mkdtemp(prefix="memvelope-history-"))
+    work.mkdir(parents=True, exist_ok=True)
+    a, b = build_pair(work, size, opts.seed)
+    mb = b.stat().st_size / 1e6
+    print(f"exports: A {a.stat().st_size / 1e6:.0f} MB, B {mb:.0f} MB (ChatGPT, seed {opts.seed}) in {work}")
+    out = work / "out.mve.json"
+
+    conv_a, rss_a = best(["convert", str(a), "-o", str(out), "-q"], opts.repeat)
+    conv_b, rss_b = best(["convert", str(b), "-o", str(out), "-q"], opts.repeat)
+    diff_t, diff_rss = best(["diff", str(a), str(b), "--json"], opts.repeat)
+    both = conv_a + conv_b
+    print(f"convert A: {conv_a:.1f} s, {rss_a:.0f} MB peak; convert B: {conv_b:.1f} s, {rss_b:.0f} MB peak")
+    print(
+        f"diff A B: {diff_t:.1f} s, {diff_rss:.0f} MB peak; "
+        f"ratio to converting both {diff_t / both:.2f}x (target <= 1.3x)"
+    )
+
+    folder = work / "history"
+    shutil.rmtree(folder, ignore_errors=True)
+    for day in range(opts.snapshots):
+        run(["history", "add", str(a), "--to", str(folder), "--date", f"2025-01-{day + 1:02d}", "-q"])
+    files = {p.name: p.stat().st_size for p in folder.iterdir()}
+    print(
+        f"history folder after {opts.snapshots} snapshots: "
+        + ", ".join(f"{k} {v / 1e6:.0f} MB" for k, v in files.items())
+    )
+    add_t, add_rss = run(["history", "add", str(b), "--to", str(folder), "--date", "2025-03-01", "-q"])
+    print(
+        f"history add B into it: {add_t:.1f} s, {add_rss:.0f} MB peak; ratio to converting B "
+        f"{add_t / conv_b:.2f}x (target <= 1.5x); peak / export size {add_rss / mb:.2f} (target < 0.5)"
+    )
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    again_t, _ = run(["history", "add", str(b), "--to", str(folder), "--date", "2025-03-01", "-q"])
+    same = before == {p.name: p.read_bytes() for p in folder.iterdir()}
+    print(f"history add B again: {again_t:.1f} s, every file's bytes unchanged: {same}")
+    if not opts.work:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,225 @@
+"""A history folder that grows: the merged history of every export added to it, as a Parquet dataset.
+
+The folder holds ``conversations.parquet`` and ``messages.parquet`` (the columns of
+:func:`memvelope_tools.to_parquet`'s files, so every reader of those reads it, plus
+``conversation_key``, ``first_seen``, ``last_seen`` and ``status`` as :func:`memvelope_tools.history`
+gives them) and ``snapshots.parquet`` (one row per export added). Adding an export reads that
+export and the folder; a file whose content does not change is not rewritten, so adding the same
+export again changes no file. The new files are written in full beside the old ones first and
+then renamed over them, so an add that is interrupted while writing leaves the folder as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ._atomic import check_output_folder, output_folder
+from ._frames.columns import arrow_schema, to_pandas
+from ._history import (
+    CONVERSATION_HISTORY_COLUMNS,
+    MESSAGE_HISTORY_COLUMNS,
+    SNAPSHOT_COLUMNS,
+    History,
+    frames_of,
+    read_snapshot,
+)
+from ._parquet import schema_metadata, write_table
+from ._read import Source
+from ._tags import ENVELOPE_TAG
+from .errors import FormatError, OutputError
+
+__all__ = ["FILES", "add_to_history", "is_history_folder", "message_status", "read_history"]
+
+#: The files of a history folder, in the order they are replaced.
+FILES = ("messages", "conversations", "snapshots")
+_SCHEMAS = {
+    "messages": arrow_schema(MESSAGE_HISTORY_COLUMNS),
+    "conversations": arrow_schema(CONVERSATION_HISTORY_COLUMNS),
+    "snapshots": arrow_schema(SNAPSHOT_COLUMNS),
+}
+
+
+def is_history_folder(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a history folder (it holds ``snapshots.parquet`` and ``messages.parquet``)."""
+    base = Path(os.path.expanduser(os.fspath(path)))
+    return (base / "snapshots.parquet").is_file() and (base / "messages.parquet").is_file()
+
+
+def message_status(hits: pd.DataFrame, folder: str | os.PathLike[str]) -> pd.DataFrame:
+    """``hits`` (rows naming messages of the history folder by ``source``, ``conv_index``, ``position``,
+    ``role`` and ``ts``, as search results do) with a ``status`` column: ``current``, ``edited-away`` or
+    ``deleted-upstream``; null where two of its messages share all five (an edit that kept the role and
+    timestamp)."""
+    key = ["source", "conv_index", "position", "role", "ts"]
+    table = pq.read_table(Path(folder) / "messages.parquet", columns=[*key, "status"])
+    stored = to_pandas(table, {k: MESSAGE_HISTORY_COLUMNS[k] for k in [*key, "status"]}, None)
+    stored = stored.drop_duplicates(key, keep=False)
+    found = hits.loc[:, key].reset_index(drop=True).merge(stored, on=key, how="left", sort=False)
+    status = found["status"].astype(MESSAGE_HISTORY_COLUMNS["status"])
+    return hits.assign(status=status.to_numpy())
+
+
+def read_history(folder: str | os.PathLike[str], *, tz: str | None = None) -> dict[str, pd.DataFrame]:
+    """The history a history folder holds, as :func:`memvelope_tools.history` gives it.
+
+    Parameters
+    ----------
+    folder
+        A folder written by :func:`add_to_history` (``memvelope history add``).
+    tz
+        Show timestamps in this time zone (the instants are unchanged).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``snapshots``, ``conversations`` and ``messages``.
+
+    Raises
+    ------
+    memvelope_tools.errors.FormatError
+        When the folder is missing or is not a history folder.
+
+    Examples
+    --------
+    >>> from memvelope_tools._history_folder import read_history
+    >>> read_history("my-history/")["snapshots"]  # doctest: +SKIP
+    """
+    tables = _read_tables(Path(folder))
+    if tables is None:
+        raise FormatError("not a history folder (no snapshots.parquet)", reason="not-found", source=str(folder))
+    return frames_of(tables, tz)
+
+
+def add_to_history(
+    export: Source,
+    folder: str | os.PathLike[str],
+    *,
+    date: Any = None,
+    workers: int | None = 1,
+    progress: bool | None = None,
+) -> dict[str, Any]:
+    """Add one export (or envelope) to the history folder ``folder`` (created if missing).
+
+    Parameters
+    ----------
+    export
+        Anything :func:`memvelope_tools.load` takes. Its date is ``date``, else the one in its file
+        name, else its newest timestamp (see :mod:`memvelope_tools._history`).
+    folder
+        The history folder.
+    date
+        The export's date, when given.
+    workers
+        Worker processes that convert an export, as :func:`memvelope_tools.diff` takes them.
+    progress
+        Show progress bars on long work (None: when the output is a terminal).
+
+    Returns
+    -------
+    dict
+        The export's snapshot row (``source``, ``provider``, ``date``, ``date_source``, counts and
+        what changed) and ``added``: False when the folder already held this very export, in which
+        case no file was written.
+
+    Raises
+    ------
+    memvelope_tools.errors.FormatError
+        When the export cannot be read, is older than the folder's newest export of its provider,
+        or the folder is not a history folder.
+    memvelope_tools.errors.OutputError
+        When the folder cannot be written.
+
+    Examples
+    --------
+    >>> from memvelope_tools._history_folder import add_to_history
+    >>> add_to_history("data-2025-06-01-09-30-00-batch-0000.zip", "my-history/")  # doctest: +SKIP
+    """
+    base = Path(folder)
+    check_output_folder(base)
+    existing = _read_tables(base) if base.is_dir() else None
+    if existing is None and base.is_dir() and (base / "conversations.parquet").exists():
+        raise FormatError(
+            "this folder holds Parquet files but no snapshots.parquet: not a history folder",
+            reason="bad-source",
+            source=str(base),
+        )
+    label = os.path.basename(os.path.normpath(os.fspath(export))) if isinstance(export, str | os.PathLike) else "doc"
+    snap = read_snapshot(export, label=label, date=date, workers=workers, progress=progress)
+    state = History.from_tables(existing) if existing is not None else History.empty()
+    newest = state.latest().get(snap.provider)
+    if newest is not None and snap.date.value // 1_000_000 < newest:
+        shown = pd.Timestamp(newest, unit="ms", tz="UTC").isoformat()
+        raise FormatError(
+            f"this export is dated {snap.date.isoformat()}, before the folder's newest {snap.provider} export "
+            f"({shown}); add exports oldest first",
+            reason="bad-source",
+            source=label,
+        )
+    merged = state.merge(snap)
+    tables = merged.tables()
+    row = dict(merged.snapshots[-1])
+    if existing is not None and _same_again(existing, tables, merged):
+        return {**dict(state.snapshots[-1]), "added": False}
+    _replace(base, tables, existing, merged, progress)
+    return {**row, "added": True}
+
+
+def _same_again(existing: dict[str, pa.Table], tables: dict[str, pa.Table], merged: History) -> bool:
+    """True when the export just merged is the folder's newest one again: same date, nothing changed."""
+    before, now = merged.snapshots[-2], merged.snapshots[-1]
+    if (before["date"], before["provider"]) != (now["date"], now["provider"]):
+        return False
+    return all(tables[name].equals(existing[name]) for name in ("conversations", "messages"))
+
+
+def _read_tables(base: Path) -> dict[str, pa.Table] | None:
+    if not (base / "snapshots.parquet").is_file():
+        return None
+    tables: dict[str, pa.Table] = {}
+    for name in FILES:
+        path = base / f"{name}.parquet"
+        try:
+            tables[name] = pq.read_table(path).select(list(_SCHEMAS[name].names)).cast(_SCHEMAS[name])
+        except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
+            raise FormatError(f"cannot read this history file: {exc}", reason="bad-parquet", source=str(path)) from None
+    return tables
+
+
+def _replace(
+    base: Path,
+    tables: dict[str, pa.Table],
+    existing: dict[str, pa.Table] | None,
+    merged: History,
+    progress: bool | None,
+) -> None:
+    """Write the changed files beside the old ones, then rename them over the old ones."""
+    out = output_folder(base)
+    described = [{"source": s["source"], "format": ENVELOPE_TAG, "provider": s["provider"]} for s in merged.snapshots]
+    meta = schema_metadata(described)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name in FILES:
+            if existing is not None and tables[name].equals(existing[name]):
+                continue
+            fd, name_new = tempfile.mkstemp(prefix=f".{name}.parquet.", suffix=".new", dir=out)
+            os.close(fd)
+            staged.append((Path(name_new), out / f"{name}.parquet"))
+            write_table(tables[name].replace_schema_metadata(meta), Path(name_new), progress)
+        for new, target in staged:
+            os.replace(new, target)
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write the history: {exc.strerror or exc}", reason="output", source=str(base)
+        ) from exc
+    finally:
+        for new, _ in staged:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(new)

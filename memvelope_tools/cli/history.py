@@ -1,0 +1,80 @@
+"""``memvelope history``: a folder that keeps the history of every export added to it."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "history",
+        help="keep the history of dated exports of one account in a Parquet folder: add an export, show it",
+        description=(
+            "A history folder holds every conversation and message of the exports added to it, each with the "
+            "dates it was first and last seen and whether it is current, edited away or deleted upstream. It "
+            "is a Parquet folder like the one `memvelope parquet` writes (with extra columns), so search, "
+            "topics, report and the frame readers take it.\n\n"
+            "Examples:\n  memvelope history add ~/Downloads/data-2025-01-05-10-00-00-batch-0000.zip --to my-history/\n"
+            "  memvelope history show my-history/"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    actions.required = True
+    add = actions.add_parser(
+        "add",
+        help="add an export to a history folder (created if missing)",
+        description=(
+            "Add EXPORT (an export as downloaded or an envelope) to the history folder. Its date is --date, "
+            "else the one in its download's file name, else its newest timestamp. Exports are added oldest "
+            "first; adding the folder's newest export again changes nothing. A file is replaced only when its "
+            "content changes, and only once every new file is written in full."
+        ),
+    )
+    add.add_argument("export", metavar="EXPORT", help="the export or envelope to add")
+    add.add_argument("--to", required=True, metavar="FOLDER", help="the history folder")
+    add.add_argument("--date", metavar="DATE", help="the export's date, e.g. 2025-06-01 or 2025-06-01T09:30:00Z")
+    add.add_argument("-q", "--quiet", action="store_true", help="no progress bars and no summary")
+    add.set_defaults(func=run_add)
+    show = actions.add_parser("show", help="print a history folder's snapshots and counts")
+    show.add_argument("folder", metavar="FOLDER", help="the history folder")
+    show.set_defaults(func=run_show)
+
+
+def run_add(args: argparse.Namespace) -> int:
+    from .._history_folder import add_to_history
+
+    row = add_to_history(args.export, args.to, date=args.date, workers=None, progress=False if args.quiet else None)
+    if args.quiet:
+        return 0
+    if not row["added"]:
+        print(f"{args.to} already holds this export ({_when(row)}): nothing written")
+        return 0
+    print(f"added {row['source']} ({_when(row)}) to {args.to}: {_counts(row)}")
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from .._history_folder import read_history
+
+    frames = read_history(args.folder)
+    print(f"{args.folder}: {len(frames['snapshots']):,} snapshot(s)")
+    for record in frames["snapshots"].to_dict("records"):
+        row = {str(k): v for k, v in record.items()}
+        print(f"  #{row['snapshot']}  {_when(row)}  {row['provider']}  {row['source']}: {_counts(row)}")
+    for name in ("conversations", "messages"):
+        statuses = frames[name]["status"].value_counts()
+        parts = [f"{status} {int(n):,}" for status, n in statuses.items() if n]
+        print(f"{name}: {len(frames[name]):,} ({', '.join(parts)})")
+    return 0
+
+
+def _when(row: dict[str, Any]) -> str:
+    rule = {"given": "given", "file name": "from the file name", "newest timestamp": "its newest timestamp"}
+    return f"{row['date']:%Y-%m-%d %H:%M} UTC, {rule.get(row['date_source'], row['date_source'])}"
+
+
+def _counts(row: dict[str, Any]) -> str:
+    changes = ", ".join(f"{k} {row[k]:,}" for k in ("new", "grown", "edited", "unchanged", "missing") if row[k])
+    return f"{row['conversations']:,} conversations, {row['messages']:,} messages; {changes or 'no change'}"

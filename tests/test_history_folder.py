@@ -1,0 +1,146 @@
+"""memvelope_tools._history_folder and ``memvelope history``: a Parquet history folder that grows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from memvelope_tools import _history_folder
+from memvelope_tools._history import history
+from memvelope_tools._history_folder import add_to_history, read_history
+from memvelope_tools._parquet import read_parquet, to_parquet
+from memvelope_tools.cli import main
+from memvelope_tools.errors import FormatError
+
+HISTORY = Path(__file__).resolve().parent.parent / "fixtures" / "history"
+OLD = HISTORY / "chatgpt-old" / "conversations.json"
+NEW = HISTORY / "chatgpt-new" / "conversations.json"
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_adding_the_same_export_again_changes_no_file(tmp_path: Path) -> None:
+    folder = tmp_path / "h"
+    assert add_to_history(OLD, folder, date="2025-01-01")["added"] is True
+    assert add_to_history(NEW, folder, date="2025-03-01")["added"] is True
+    before = files(folder)
+    assert sorted(before) == ["conversations.parquet", "messages.parquet", "snapshots.parquet"]
+    again = add_to_history(NEW, folder, date="2025-03-01")
+    assert again["added"] is False
+    assert again["date"] == pd.Timestamp("2025-03-01", tz="UTC")
+    assert files(folder) == before
+
+
+def test_the_folder_holds_what_history_gives(tmp_path: Path) -> None:
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    add_to_history(NEW, folder, date="2025-03-01")
+    stored = read_history(folder)
+    merged = history([OLD, NEW], dates=["2025-01-01", "2025-03-01"])
+    # history() given two files of one name labels them by path; the folder, given one at a time, by name
+    assert set(stored["messages"]["source"]) == {"conversations.json"}
+    for name in ("conversations", "messages"):
+        pd.testing.assert_frame_equal(stored[name].drop(columns="source"), merged[name].drop(columns="source"))
+    assert list(stored["snapshots"]["new"]) == [7, 2]
+
+
+def test_the_folder_is_a_parquet_folder_the_usual_readers_take(tmp_path: Path) -> None:
+    from memvelope_tools._search import search
+
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    add_to_history(NEW, folder, date="2025-03-01")
+    frames = read_parquet(folder)
+    assert len(frames["messages"]) == 23 and len(frames["conversations"]) == 9
+    found = search(folder, "cats")
+    # the prompt an edit replaced is still found, under its own conversation's title
+    assert list(found["title"]) == ["Edited prompt"]
+    assert list(found["snippet"]) == ["Write a haiku about ⟦cats⟧"]
+
+
+def test_an_interrupted_add_leaves_the_folder_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    before = files(folder)
+    real = _history_folder.write_table
+    calls: list[Path] = []
+
+    def interrupted(table: Any, path: Path, progress: Any) -> None:
+        calls.append(path)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(table, path, progress)
+
+    monkeypatch.setattr(_history_folder, "write_table", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        add_to_history(NEW, folder, date="2025-03-01")
+    assert len(calls) == 2
+    assert files(folder) == before  # no file replaced, no temporary file left
+
+
+def test_an_older_export_after_a_newer_one_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "h"
+    add_to_history(NEW, folder, date="2025-03-01")
+    before = files(folder)
+    with pytest.raises(FormatError, match="add exports oldest first"):
+        add_to_history(OLD, folder, date="2025-01-01")
+    assert files(folder) == before
+
+
+def test_a_parquet_folder_that_is_not_a_history_is_refused(tmp_path: Path) -> None:
+    to_parquet(OLD, tmp_path / "p")
+    with pytest.raises(FormatError, match="not a history folder"):
+        add_to_history(NEW, tmp_path / "p", date="2025-03-01")
+    with pytest.raises(FormatError, match="not a history folder"):
+        read_history(tmp_path / "p")
+
+
+def test_cli_history_add_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "h"
+    assert main(["history", "add", str(OLD), "--to", str(folder), "--date", "2025-01-01"]) == 0
+    assert main(["history", "add", str(NEW), "--to", str(folder), "--date", "2025-03-01"]) == 0
+    assert main(["history", "add", str(NEW), "--to", str(folder), "--date", "2025-03-01"]) == 0
+    assert main(["history", "show", str(folder)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"added conversations.json (2025-01-01 00:00 UTC, given) to {folder}: 7 conversations, 13 messages; new 7",
+        f"added conversations.json (2025-03-01 00:00 UTC, given) to {folder}: 7 conversations, 17 messages; "
+        "new 2, grown 2, edited 2, unchanged 1, missing 2",
+        f"{folder} already holds this export (2025-03-01 00:00 UTC, given): nothing written",
+        f"{folder}: 2 snapshot(s)",
+        "  #0  2025-01-01 00:00 UTC, given  chatgpt  conversations.json: 7 conversations, 13 messages; new 7",
+        "  #1  2025-03-01 00:00 UTC, given  chatgpt  conversations.json: 7 conversations, 17 messages; "
+        "new 2, grown 2, edited 2, unchanged 1, missing 2",
+        "conversations: 9 (current 7, deleted-upstream 2)",
+        "messages: 23 (current 17, edited-away 3, deleted-upstream 3)",
+    ]
+
+
+def test_cli_history_show_of_a_missing_folder_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["history", "show", str(tmp_path / "none")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a history folder" in err
+
+
+def test_search_of_a_history_folder_says_which_messages_the_provider_no_longer_has(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memvelope_tools._search import search
+
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    add_to_history(NEW, folder, date="2025-03-01")
+    found = search(folder, "cats OR dogs OR secret")
+    by_text = dict(zip(found["snippet"], found["status"], strict=True))
+    assert by_text == {
+        "Write a haiku about ⟦cats⟧": "edited-away",
+        "Write a haiku about ⟦dogs⟧": "current",
+        "⟦Secret⟧ plans": "deleted-upstream",
+    }
+    assert "status" not in search(NEW, "dogs").columns  # not a history folder: results as ever
+    assert main(["search", str(folder), "secret"]) == 0
+    assert "[deleted-upstream] ⟦Secret⟧ plans" in capsys.readouterr().out
