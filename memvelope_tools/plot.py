@@ -48,8 +48,8 @@ __all__ = [
     "conversation_lengths",
     "fact_categories",
     "facts_over_time",
-    "text_fonts",
     "history_changes",
+    "text_fonts",
 ]
 
 #: One colour per role, per fact category and per subject type, the same in every chart.

@@ -19,7 +19,7 @@ from memvelope_tools.samples import BUNDLED, SAMPLES
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / "memvelope_tools" / "samples"
-NAMES = ["chatgpt", "claude", "facts-chatgpt", "facts-claude"]
+NAMES = ["chatgpt", "claude", "facts-chatgpt", "facts-claude", "history-older", "history-newer"]
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
@@ -37,7 +37,10 @@ def test_every_bundled_file_has_a_name_and_every_name_a_file() -> None:
         "claude-export.zip",
         "facts-chatgpt.mv.json",
         "facts-claude.mv.json",
+        "29b767a0d6a6bd8a951458fec8d14ff56bdbdadb862f6eedc811c1b4fa16d89f-2026-05-01-08-30-00.zip",
+        "29b767a0d6a6bd8a951458fec8d14ff56bdbdadb862f6eedc811c1b4fa16d89f-2026-10-31-18-00-00.zip",
     ]
+    assert mv.history_samples() == [mv.sample_path("history-older"), mv.sample_path("history-newer")]
     assert SAMPLES == ("chatgpt", "claude")  # the exports, as demos and tests iterate them
 
 
@@ -59,7 +62,10 @@ def test_the_names_give_what_they_say() -> None:
 
 @pytest.mark.parametrize("bad", ["gemini", "ChatGPT", "", "chatgpt-export.zip", "facts", "facts-chatgpt.mv.json"])
 def test_an_unknown_name_is_a_format_error_listing_the_names(bad: str) -> None:
-    with pytest.raises(mv.FormatError, match=r"valid names: chatgpt, claude, facts-chatgpt, facts-claude$") as err:
+    with pytest.raises(
+        mv.FormatError,
+        match=r"valid names: chatgpt, claude, facts-chatgpt, facts-claude, history-older, history-newer$",
+    ) as err:
         mv.sample_path(bad)
     assert err.value.reason == "not-found" and isinstance(err.value, ValueError)
 
@@ -67,9 +73,9 @@ def test_an_unknown_name_is_a_format_error_listing_the_names(bad: str) -> None:
 def test_the_list(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys)
     assert (code, err) == (0, "")
-    rows = [line.split(maxsplit=2) for line in out.splitlines()]
-    assert [row[:2] for row in rows] == [[s.name, s.file] for s in BUNDLED]
-    assert rows[0][2] == "a ChatGPT export as downloaded (40 conversations)"
+    rows = [line.split() for line in out.splitlines()]
+    assert [(row[0], row[-1]) for row in rows] == [(s.name, s.file) for s in BUNDLED]
+    assert " ".join(rows[0][1:-1]) == "a ChatGPT export (40 conversations)"
 
 
 def test_a_name_writes_its_file_under_its_own_name(
@@ -109,7 +115,10 @@ def test_dash_writes_the_bytes_to_stdout(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        (["gemini"], "unknown sample 'gemini'; valid names: chatgpt, claude, facts-chatgpt, facts-claude"),
+        (
+            ["gemini"],
+            "unknown sample 'gemini'; valid names: chatgpt, claude, facts-chatgpt, facts-claude, history-older, history-newer",
+        ),
         (["-o", "x.zip"], "-o needs a NAME: which sample to write (`memvelope sample` lists them)"),
         (["chatgpt", "-o", "missing/x.zip"], "output folder does not exist: missing (in missing/x.zip)"),
     ],

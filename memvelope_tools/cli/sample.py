@@ -34,9 +34,9 @@ def run(args: argparse.Namespace) -> int:
     if args.name is None:
         if args.output is not None:
             raise MemvelopeError("-o needs a NAME: which sample to write (`memvelope sample` lists them)")
-        names, files = (max(len(s.name) for s in BUNDLED), max(len(s.file) for s in BUNDLED))
+        names, whats = (max(len(s.name) for s in BUNDLED), max(len(s.what) for s in BUNDLED))
         for sample in BUNDLED:
-            print(f"{sample.name:<{names}}  {sample.file:<{files}}  {sample.what}")
+            print(f"{sample.name:<{names}}  {sample.what:<{whats}}  {sample.file}")
         return 0
     source = sample_path(args.name)
     data = source.read_bytes()

@@ -29,19 +29,19 @@ _HASH = "29b767a0d6a6bd8a951458fec8d14ff56bdbdadb862f6eedc811c1b4fa16d89f"
 
 #: Every bundled file, by the name :func:`sample_path` and ``memvelope sample`` take.
 BUNDLED: tuple[Sample, ...] = (
-    Sample("chatgpt", "chatgpt-export.zip", "a ChatGPT export as downloaded (40 conversations)"),
-    Sample("claude", "claude-export.zip", "a Claude export as downloaded (40 conversations)"),
-    Sample("facts-chatgpt", "facts-chatgpt.mv.json", "Facts IR distilled from the ChatGPT sample (structured mode)"),
-    Sample("facts-claude", "facts-claude.mv.json", "Facts IR distilled from the Claude sample (structured mode)"),
+    Sample("chatgpt", "chatgpt-export.zip", "a ChatGPT export (40 conversations)"),
+    Sample("claude", "claude-export.zip", "a Claude export (40 conversations)"),
+    Sample("facts-chatgpt", "facts-chatgpt.mv.json", "Facts IR distilled from the ChatGPT sample"),
+    Sample("facts-claude", "facts-claude.mv.json", "Facts IR distilled from the Claude sample"),
     Sample(
         "history-older",
         f"{_HASH}-2026-05-01-08-30-00.zip",
-        "an earlier dated ChatGPT export of one account, for the history examples",
+        "a dated ChatGPT export, for the history examples",
     ),
     Sample(
         "history-newer",
         f"{_HASH}-2026-10-31-18-00-00.zip",
-        "a later dated ChatGPT export of the same account: grown, edited and deleted conversations",
+        "the same account's next export",
     ),
 )
 
