@@ -117,7 +117,8 @@ def test_dash_writes_the_bytes_to_stdout(tmp_path: Path) -> None:
     [
         (
             ["gemini"],
-            "unknown sample 'gemini'; valid names: chatgpt, claude, facts-chatgpt, facts-claude, history-older, history-newer",
+            "unknown sample 'gemini'; valid names: chatgpt, claude, facts-chatgpt, facts-claude, history-older, "
+            "history-newer",
         ),
         (["-o", "x.zip"], "-o needs a NAME: which sample to write (`memvelope sample` lists them)"),
         (["chatgpt", "-o", "missing/x.zip"], "output folder does not exist: missing (in missing/x.zip)"),
