@@ -30,7 +30,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from itertools import accumulate, chain
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, cast
+from typing import Any, BinaryIO, Literal
 
 from ._json.elements import (
     ARR_FIRST,
@@ -47,9 +47,10 @@ from ._json.elements import (
     skip_ws,
 )
 from ._json.parse import json_error_message as json_error_message
+from ._json.wording import EMPTY_FILE, invalid_json
 from ._progress import progress_bar
 from ._tags import ENVELOPE_TAG, IR_TAG, RESERVED_TAGS, SUPPORTED_TAGS
-from .errors import FormatError
+from .errors import FormatError, InputError
 
 ROLES = ("user", "assistant")
 SUBJECT_TYPES = ("self", "person", "company", "project", "other")
@@ -94,18 +95,6 @@ _JSON_NAMES = {
 }
 
 
-def read(source: Source, *, progress: bool | None = None) -> dict[str, Any]:
-    """Return the envelope or Facts IR document in ``source``, after checking its tag and shape.
-
-    ``source`` is a path (``str`` or path-like), the document's bytes, a binary file object, or an
-    already-parsed ``dict`` (checked and returned as is). ``progress`` shows a bar while a large
-    file is read (``None``: only on a terminal or in a notebook).
-    """
-    doc, name = parse_source(source, progress=progress)
-    check(doc, source_name=name)
-    return cast("dict[str, Any]", doc)
-
-
 def layer_of(doc: Any, *, source_name: str | None = None) -> Layer:
     """Return ``"envelope"`` or ``"ir"`` from the document's tags alone (its shape is not checked)."""
     if not isinstance(doc, dict):
@@ -143,43 +132,7 @@ def check(doc: Any, *, source_name: str | None = None, conversations: bool = Tru
     return layer
 
 
-def source_label(source: object, index: int) -> str:
-    """The default ``source`` label of the ``index``-th input: a path's file name, else ``doc<index>``."""
-    if isinstance(source, str | os.PathLike):
-        return Path(source).name
-    return f"doc{index}"
-
-
 # ---- loading -------------------------------------------------------------------------------------
-
-
-def parse_source(source: Source, *, progress: bool | None = None) -> tuple[Any, str | None]:
-    """The JSON value in ``source`` (as :func:`read` takes it) and the name to cite in errors.
-
-    Nothing about the value is checked; FormatError when it cannot be read or parsed.
-    """
-    if isinstance(source, dict):
-        return source, None
-    if isinstance(source, str | os.PathLike):
-        path = os.fspath(source)
-        return parse_json(read_file(path, progress), path), path
-    if isinstance(source, bytes | bytearray | memoryview):
-        return parse_json(bytearray(source), None), None
-    if hasattr(source, "read"):
-        raw_name = getattr(source, "name", None)
-        name = raw_name if isinstance(raw_name, str) else None
-        data = source.read()
-        if isinstance(data, str):
-            raise FormatError(
-                "file object is in text mode; open it in binary mode, e.g. open(path, 'rb')",
-                reason="text-mode",
-                source=name,
-            )
-        return parse_json(bytearray(data), name), name
-    raise FormatError(
-        f"cannot read a {type(source).__name__}: expected a path, bytes, a binary file object or a dict",
-        reason="bad-source",
-    )
 
 
 def read_file(name: str, progress: bool | None) -> bytearray:
@@ -216,11 +169,11 @@ def _file_errors(name: str) -> Iterator[None]:
     try:
         yield
     except FileNotFoundError:
-        raise FormatError("no such file or folder", reason="not-found", source=name) from None
+        raise InputError("no such file or folder", reason="not-found", source=name) from None
     except IsADirectoryError:
-        raise FormatError("is a folder, not a file", reason="unreadable", source=name) from None
+        raise InputError("is a folder, not a file", reason="unreadable", source=name) from None
     except OSError as exc:
-        raise FormatError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=name) from None
+        raise InputError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=name) from None
 
 
 def parse_json(data: bytes | bytearray | mmap.mmap, name: str | None) -> Any:
@@ -233,25 +186,21 @@ def parse_json(data: bytes | bytearray | mmap.mmap, name: str | None) -> Any:
         raise format_error(exc, data, start, name) from None
 
 
-def format_error(exc: Refused, data: bytes | bytearray | mmap.mmap, start: int, name: str | None) -> FormatError:
+def format_error(exc: Refused, data: bytes | bytearray | mmap.mmap, start: int, name: str | None) -> InputError:
     """The FormatError for the reader's refusal ``exc`` of ``data`` (whose text begins at ``start``)."""
     if exc.reason == "not-utf8":
-        return FormatError(f"not UTF-8: {exc.detail}", reason="not-utf8", source=name)
+        return InputError(f"not UTF-8: {exc.detail}", reason="not-utf8", source=name)
     if exc.reason == "too-deep":
-        return FormatError(exc.detail, reason="too-deep", source=name)
+        return InputError(exc.detail, reason="too-deep", source=name)
     if exc.detail == "an integer with more than 4300 digits":
-        return FormatError(f"not valid JSON for this reader: {exc.detail}", reason="invalid-json", source=name)
+        return InputError(f"not valid JSON for this reader: {exc.detail}", reason="invalid-json", source=name)
     head = bytes(data[start : start + 4096])
     if len(data) - start <= 4096 and not head.strip(b" \t\n\r"):
-        message = "not valid JSON: the file is empty" + (" (only whitespace)" if head else "")
-        return FormatError(message, reason="invalid-json", source=name)
+        return InputError(EMPTY_FILE, reason="empty", source=name)
     line, column = line_column(bytes(data), exc.offset)
     if start and line == 1:
         column -= 1  # the BOM is no character of the text
-    message = f"not valid JSON: {exc.detail} at line {line} column {column}"
-    if b"\x00" in head:  # ASCII saved as UTF-16 has a NUL beside every character
-        message += "; the file looks like UTF-16 text, save it as UTF-8 and try again"
-    return FormatError(message, reason="invalid-json", source=name)
+    return InputError(invalid_json(exc.detail, line, column, head), reason="invalid-json", source=name)
 
 
 #: The wording of JSON nested deeper than the parser can go, for every reader and command.

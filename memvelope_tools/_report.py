@@ -24,8 +24,9 @@ from . import __version__, plot
 from . import _corpus as corpus
 from . import _frames as frames
 from ._atomic import atomic_write
-from ._load import LoadSource, load
-from ._read import layer_of, source_label
+from ._load import LoadSource, open_input
+from ._read import layer_of
+from ._sources import resolve
 from .errors import FormatError, MemvelopeError, TopicsError
 
 __all__ = ["build_report", "write_report"]
@@ -113,16 +114,10 @@ def _snippet(text: Any) -> str:
 
 
 def _load_all(sources: Sequence[LoadSource], labels: Sequence[str] | None) -> list[tuple[str, str, dict[str, Any]]]:
-    if labels is None:
-        labels = [source_label(s, i) for i, s in enumerate(sources)]
-        if len(set(labels)) < len(labels):
-            labels = [f"{label} ({i + 1})" for i, label in enumerate(labels)]
-    elif len(labels) != len(sources):
-        raise ValueError(f"labels= has {len(labels)} labels for {len(sources)} documents")
     out: list[tuple[str, str, dict[str, Any]]] = []
-    for label, source in zip(labels, sources, strict=True):
-        doc = load(source, progress=False)
-        out.append((str(label), layer_of(doc), doc))
+    for found in resolve(list(sources), "any", list_means="documents", labels=labels, caller="the report"):
+        doc = open_input(found, progress=False)
+        out.append((found.label, layer_of(doc), doc))
     return out
 
 

@@ -67,6 +67,7 @@ import pyarrow.compute as pc
 from . import _corpus as corpus
 from ._frames import INT, ROLE, STRING, TIMESTAMP, conform
 from ._read import ROLES
+from ._sources import resolve
 from .errors import QueryError
 
 if TYPE_CHECKING:  # the engine is imported by the functions using it: importing the package stays quick
@@ -755,13 +756,14 @@ def _file_key(items: list[Any]) -> str | None:
 
 def index_for(source: Any) -> SearchIndex:
     """The search index of a history, built now or reused (see the module docstring)."""
-    if (folder := corpus.parquet_folder(source)) is not None:
-        return _folder_index(folder)
-    items = list(source) if isinstance(source, list | tuple) else [source]
+    inputs = resolve(source, "history", list_means="documents", caller="search()")
+    if len(inputs) == 1 and inputs[0].kind == "parquet" and inputs[0].path is not None:
+        return _folder_index(inputs[0].path)
+    items = [i.path if i.kind in ("envelope", "ir") and i.value is None else None for i in inputs]
     file_key = _file_key(items) if items else None
     if file_key is not None and (index := _recall(file_key)) is not None:
         return index
-    history = corpus.history_frame(source)
+    history = corpus.history_of(inputs)
     quick_key, pins = _frame_key(history)
     index = _recall(quick_key)
     if index is None:

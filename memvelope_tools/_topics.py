@@ -160,7 +160,7 @@ def topics(
         raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
     if isinstance(n_topics, bool) or not isinstance(n_topics, int) or n_topics < 1:
         raise ValueError(f"n_topics must be a positive int, got {n_topics!r}")
-    history = corpus.history_frame(source)
+    history = corpus.history_frame(source, caller="topics()")
     units, unit_of_message = _units(history, unit)
     what = f"{unit}s"
     if units.empty:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from ._ir.archetype import compute_archetype
 from ._jsontypes import json_type
 
 # The loader without read()'s shape check: validate reports every violation, not the first one.
-from ._read import layer_of, parse_source
+from ._read import layer_of
 from ._tags import ENVELOPE_TAG, IR_TAG
 from .errors import FormatError
 from .schema import SCHEMA_FILES, load_schema
@@ -426,13 +425,3 @@ def _archetype_agreement(arch: Any, facts: Sequence[Mapping[str, Any]]) -> list[
 
 def _needs(key: str) -> str:
     return "subject" if key in ("self_ratio", "distinct_entities") else "category"
-
-
-# --- files -----------------------------------------------------------------------------------------
-
-
-def load_json_file(path: str | os.PathLike[str]) -> Any:
-    """Parse a JSON file without judging its shape (UTF-8, a leading BOM ignored); :class:`FormatError`
-    with a one-line reason (``not-found``, ``unreadable``, ``not-utf8``, ``invalid-json``) on failure."""
-    doc, _ = parse_source(os.fspath(path))
-    return doc

@@ -18,6 +18,9 @@ Reason = Literal[
     "too-deep",
     "no-provider",
     "no-conversations",
+    # any input, at every door (see memvelope_tools._sources)
+    "empty",
+    "wrong-file",
     # reading a Memvelope document (read, load, frames, validate)
     "not-utf8",
     "text-mode",
@@ -80,6 +83,14 @@ class ConversionError(MemvelopeError, ValueError):
 
 class FormatError(MemvelopeError, ValueError):
     """A document is not a Memvelope document of a supported layer and version."""
+
+
+class InputError(ConversionError, FormatError):
+    """An input is not something this toolkit reads: missing, empty, not JSON, a file of another kind.
+
+    Raised the same way, with the same message and ``reason``, by every function and command. It is
+    both a :class:`ConversionError` and a :class:`FormatError`, so handlers of either catch it.
+    """
 
 
 class ValidationError(MemvelopeError, ValueError):

@@ -614,7 +614,7 @@ def test_conversion_and_reading_use_no_network_and_run_nothing(
 ) -> None:
     import memvelope_tools as mv
     from memvelope_tools._convert import convert, convert_stream
-    from memvelope_tools._read import read
+    from memvelope_tools import read
     from memvelope_tools._validate import validate
 
     frames = pytest.importorskip("memvelope_tools._frames")

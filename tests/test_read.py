@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from memvelope_tools._json import elements
-from memvelope_tools._read import layer_of, read
+from memvelope_tools import layer_of, read
 from memvelope_tools.errors import FormatError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,7 +128,7 @@ _DELETE = object()
 
 REFUSALS = [
     # (id, document, reason, JSON path, words the message must contain)
-    ("top-level-array", lambda: [_envelope()], "not-memvelope", "$", ["array", "object"]),
+    ("top-level-array", lambda: [_envelope()], "wrong-file", None, ["an export part, not a Memvelope document"]),
     (
         "no-tag",
         lambda: _set(_envelope(), ("memvelope",), _DELETE),
@@ -322,7 +322,7 @@ def test_missing_file_and_folder(tmp_path: Path) -> None:
     assert info.value.reason == "not-found"
     with pytest.raises(FormatError) as info:
         read(tmp_path)
-    assert info.value.reason == "unreadable"
+    assert info.value.reason == "no-parts"  # a folder is an export's, and this one holds none
 
 
 def test_text_mode_file_object_is_refused_with_the_fix(tmp_path: Path) -> None:

@@ -180,14 +180,11 @@ def convert(
     :func:`convert_stream` to bound memory by the batch rather than the envelope). Every option gives
     the same envelope. ``progress`` shows a bar on stderr (default: on a terminal).
     """
-    from .._sniffing import explained
-
-    with explained(paths):
-        expansion: Expansion = expand(paths, zip_limits)
-        if report is not None:
-            report.ignored = expansion.ignored
-            report.chose = expansion.chose
-        return convert_parts(expansion.parts, report, fast=fast, stream=stream, progress=progress)
+    expansion: Expansion = expand(paths, zip_limits)
+    if report is not None:
+        report.ignored = expansion.ignored
+        report.chose = expansion.chose
+    return convert_parts(expansion.parts, report, fast=fast, stream=stream, progress=progress)
 
 
 def _copy(src: IO[bytes], dst: IO[bytes]) -> None:

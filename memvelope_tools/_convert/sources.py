@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Final
 
-from ..errors import ConversionError
+from ..errors import ConversionError, InputError
 
 _ZIP_MAGIC: Final = (b"PK\x03\x04", b"PK\x05\x06")
 # What a damaged deflate, bzip2 (an OSError) or LZMA stream raises while a member is read.
@@ -70,11 +70,11 @@ class _ReadGuard:
         try:
             return self._raw.read(size)
         except OSError as exc:
-            raise ConversionError(
+            raise InputError(
                 f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=self._name
             ) from None
         except (zipfile.BadZipFile, EOFError, *_DECOMPRESSION_ERRORS) as exc:  # type: ignore[misc]
-            raise ConversionError(f"zip member is corrupt: {exc}", reason="bad-zip", source=self._name) from None
+            raise InputError(f"zip member is corrupt: {exc}", reason="bad-zip", source=self._name) from None
 
     def fileno(self) -> int:
         return self._raw.fileno()
@@ -190,9 +190,9 @@ def _open_zip(data_or_path: Path | bytes, label: str) -> zipfile.ZipFile:
         target = io.BytesIO(data_or_path) if isinstance(data_or_path, bytes) else data_or_path
         return zipfile.ZipFile(target)
     except zipfile.BadZipFile as exc:
-        raise ConversionError(f"not a readable zip archive: {exc}", reason="bad-zip", source=label) from exc
+        raise InputError(f"not a readable zip archive: {exc}", reason="bad-zip", source=label) from exc
     except OSError as exc:
-        raise ConversionError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=label) from exc
+        raise InputError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=label) from exc
 
 
 def _member_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, limits: ZipLimits) -> Part:
@@ -202,7 +202,7 @@ def _member_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, li
         try:
             raw = archive.open(info)
         except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
-            raise ConversionError(f"cannot read zip member: {exc}", reason="bad-zip", source=label) from exc
+            raise InputError(f"cannot read zip member: {exc}", reason="bad-zip", source=label) from exc
         return io.BufferedReader(_LimitedReader(raw, label, info, limits))  # type: ignore[arg-type]
 
     return Part(label, opener, info.file_size)
@@ -233,7 +233,11 @@ def _expand_zip(
         else:
             parts.append(_member_part(archive, info, inner, limits))
     if not names:
-        raise ConversionError("zip archive holds no .json file", reason="no-parts", source=label)
+        raise InputError(
+            "a zip with no .json file in it: expected an export as downloaded (it holds conversations.json)",
+            reason="no-parts",
+            source=label,
+        )
     return parts, chose
 
 
@@ -242,9 +246,7 @@ def _file_part(path: Path, label: str) -> Part:
         try:
             return open(path, "rb")
         except OSError as exc:
-            raise ConversionError(
-                f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=label
-            ) from exc
+            raise InputError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=label) from exc
 
     try:
         size = path.stat().st_size
@@ -261,13 +263,13 @@ def _expand_path(
     try:
         mode = path.stat().st_mode
     except FileNotFoundError as exc:
-        raise ConversionError("no such file or folder", reason="not-found", source=label) from exc
+        raise InputError("no such file or folder", reason="not-found", source=label) from exc
     except OSError as exc:
-        raise ConversionError(f"cannot read: {exc.strerror or exc}", reason="unreadable", source=label) from exc
+        raise InputError(f"cannot read: {exc.strerror or exc}", reason="unreadable", source=label) from exc
     if stat.S_ISDIR(mode):
         return _expand_folder(path, label, limits, ignored)
     if not os.access(path, os.R_OK):
-        raise ConversionError("file is not readable (permission denied)", reason="unreadable", source=label)
+        raise InputError("file is not readable (permission denied)", reason="unreadable", source=label)
     if _looks_like_zip(path):
         return _expand_zip(_open_zip(path, label), label, limits, 0, ignored)
     return [_file_part(path, label)], False
@@ -279,10 +281,14 @@ def _expand_folder(
     try:
         entries = [e for e in os.scandir(path) if e.is_file()]
     except OSError as exc:
-        raise ConversionError(f"cannot list folder: {exc.strerror or exc}", reason="unreadable", source=label) from exc
+        raise InputError(f"cannot list folder: {exc.strerror or exc}", reason="unreadable", source=label) from exc
     names, chose = _choose([e.name for e in entries], ignored, lambda name: str(path / name))
     if not names:
-        raise ConversionError("folder holds no .json file", reason="no-parts", source=label)
+        raise InputError(
+            "a folder with no .json file in it: expected an export's folder (it holds conversations.json)",
+            reason="no-parts",
+            source=label,
+        )
     parts: list[Part] = []
     for name in names:
         child = path / name
@@ -296,7 +302,7 @@ def _expand_folder(
 def expand(inputs: Sequence[str | os.PathLike[str]], limits: ZipLimits | None = None) -> Expansion:
     """Expand input paths, in argv order, into the ordered parts of one export."""
     if not inputs:
-        raise ConversionError("no input given", reason="not-found")
+        raise InputError("no input given", reason="not-found")
     limits = limits or ZipLimits()
     ignored: list[tuple[str, str]] = []
     chose = False

@@ -17,6 +17,7 @@ from .._convert import chatgpt as chatgpt_core
 from .._convert import claude as claude_core
 from .._json.elements import JS, Reader, load_part
 from .._jsontypes import json_type
+from .._sources import resolve
 from ..errors import ConversionError
 from . import chatgpt, claude
 from .findings import Analysis, ConversationFacts, Diagnosis, Example, PartInfo
@@ -45,6 +46,7 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: 
     diagnosis says so in ``error`` and ``converts`` is False. Message text appears in examples only with
     ``show_text=True``.
     """
+    resolve(list(paths), "export", list_means="parts", caller="doctor()")
     expansion = expand(paths, zip_limits)
     parts: list[PartInfo] = []
     merged: list[object] = []

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._atomic import check_output_file, check_output_folder
-from .._load import document_file, load
-
-if TYPE_CHECKING:
-    from .._convert import ConversionLog
+from .._convert import ConversionLog
+from .._load import open_input
+from .._sources import Input, Use, resolve
 
 __all__ = [
     "check_output_file",
     "check_output_folder",
     "conversion_notes",
     "document_inputs",
-    "labels_of",
     "load_input",
 ]
 
@@ -41,25 +38,25 @@ def conversion_notes(report: ConversionLog, provider: str | None, *, quiet: bool
         )
 
 
-def load_input(source: str | os.PathLike[str], *, quiet: bool = False) -> dict[str, Any]:
-    """The document ``source`` names (an export is converted in memory, with its notes on stderr)."""
-    from .._convert import ConversionLog
-
+def opened(found: Input, *, quiet: bool = False) -> dict[str, Any]:
+    """The document of a resolved input (an export is converted in memory, with its notes on stderr)."""
     report = ConversionLog()
-    doc = load(source, report=report, progress=False if quiet else None)
+    doc = open_input(found, report=report, progress=False if quiet else None)
     if report.parts:
         conversion_notes(report, doc.get("meta", {}).get("source_provider"), quiet=quiet)
     return doc
 
 
-def labels_of(paths: list[str]) -> list[str]:
-    """Each input's label, as the frames give it: its file (or folder) name, or the path as given
-    when another input has the same name."""
-    names = [os.path.basename(os.path.normpath(p)) or p for p in paths]
-    return [path if names.count(name) > 1 else name for path, name in zip(paths, names, strict=True)]
+def load_input(path: str, *, quiet: bool = False) -> dict[str, Any]:
+    """The document ``path`` names (an export is converted in memory, with its notes on stderr)."""
+    [found] = resolve(path, "any", list_means="documents")
+    return opened(found, quiet=quiet)
 
 
-def document_inputs(paths: list[str], *, quiet: bool = False) -> list[Any]:
-    """What to give the frames for each path: a Memvelope document file as its path (read as it
-    streams), anything else loaded here (an export converted, with its notes on stderr)."""
-    return [p if document_file(p) is not None else load_input(p, quiet=quiet) for p in paths]
+def document_inputs(paths: list[str], *, use: Use = "any", quiet: bool = False) -> tuple[list[Any], list[str]]:
+    """What to give the frames for each path, and each one's label: a Memvelope document file or a
+    Parquet folder as its path (read as it streams), an export converted here (with its notes on
+    stderr). Every path is resolved before any is read, so a wrong one is reported at once."""
+    found = resolve(paths, use, list_means="documents", caller=f"memvelope with {len(paths)} paths")
+    sources = [f.as_source() if f.kind != "export" else opened(f, quiet=quiet) for f in found]
+    return sources, [f.label for f in found]

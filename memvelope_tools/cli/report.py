@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from .common import check_output_file, document_inputs, labels_of
+from .common import check_output_file, document_inputs
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -42,14 +42,14 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.output)
     from .._report import write_report
 
-    sources = document_inputs(args.paths, quiet=args.quiet)
+    sources, labels = document_inputs(args.paths, quiet=args.quiet)
     write_report(
         sources,
         args.output,
         tz=args.tz,
         top=args.top,
         title=args.title,
-        labels=labels_of(args.paths),
+        labels=labels,
         dedupe=args.dedupe,
     )
     if not args.quiet:

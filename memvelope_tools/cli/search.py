@@ -8,8 +8,9 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
+
+from .common import document_inputs
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -40,19 +41,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def source(path: str) -> Any:
-    """What a PATH stands for: a Parquet folder or a document as is, an export converted first."""
-    from .._corpus import parquet_folder
-
-    if parquet_folder(path) is not None:
-        return path
-    if Path(path).is_dir() or path.lower().endswith(".zip"):
-        from .._convert import convert
-
-        return convert(path)
-    return path
-
-
 @contextmanager
 def notes() -> Iterator[None]:
     """Library warnings as one ``memvelope: note:`` line each on stderr."""
@@ -73,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
     parse_query(args.query)  # a bad query is reported before anything is read
     with notes():
-        sources = [source(p) for p in args.paths]
+        sources, _ = document_inputs(args.paths, use="history")
         hits = search(
             sources if len(sources) > 1 else sources[0],
             args.query,

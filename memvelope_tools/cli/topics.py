@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from .search import notes, source
+from .common import document_inputs
+from .search import notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         print("memvelope: error: -n must be at least 1", file=sys.stderr)
         return 2
     with notes():
-        sources = [source(p) for p in args.paths]
+        sources, _ = document_inputs(args.paths, use="history")
         found = topics(sources if len(sources) > 1 else sources[0], args.topics, unit=args.unit, seed=args.seed)
     sizes = found.assignments["topic"].value_counts()
     total = len(found.assignments)

@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .._load import sniff, wrong_file
-from ..errors import FormatError
+from .._sources import resolve_one
+from ..errors import FormatError, InputError
 
 if TYPE_CHECKING:
     from .._validate import Violation
@@ -34,13 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _document(path: str) -> Any:
-    """The JSON value of ``path``; FormatError when it is no document at all (an export, Parquet)."""
-    from .._validate import load_json_file
-
-    message = wrong_file(sniff(path), "document")
-    if message is not None:
-        raise FormatError(message, reason="not-memvelope", source=path)
-    return load_json_file(path)
+    """The JSON value of ``path``, unjudged; InputError when it is no document at all (see
+    :mod:`memvelope_tools._sources`)."""
+    return resolve_one(path, "document").document()
 
 
 def _load_envelope(path: str) -> dict[str, Any]:
@@ -83,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
     for path in args.files:
         try:
             violations = check_file(path, envelope)
-        except FormatError as exc:  # unreadable, not UTF-8, not JSON
-            print(f"{path}: error: {exc.msg} [{exc.reason}]")
+        except InputError as exc:  # missing, unreadable, not JSON, not a document: as every command says it
+            print(f"memvelope: error: {exc}", file=sys.stderr)
             status = 1
             continue
         if not violations:
