@@ -245,6 +245,4 @@ def sniff(source: Any) -> Found:
     except InputError as exc:
         if exc.reason == "not-found":
             return Found("missing")
-        if exc.reason == "empty":
-            return Found("empty")
         raise

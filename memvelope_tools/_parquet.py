@@ -56,11 +56,12 @@ def to_parquet(
     A document is anything :func:`memvelope_tools._load` takes (an export is converted in memory);
     a list is several documents. ``dedupe`` drops repeated conversations as the frames do.
     """
+    inputs = documents(doc_or_docs, sources, None, progress=progress, stream=True)  # a wrong input stops here
     out = output_folder(folder)
     parts: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
     described: dict[str, list[dict[str, Any]]] = {"envelope": [], "ir": []}
     ir_docs: list[dict[str, Any]] = []
-    for label, doc, name, owned in documents(doc_or_docs, sources, None, progress=progress, stream=True):
+    for label, doc, name, owned in inputs:
         if isinstance(doc, Flat) or "memvelope" in doc:
             convs, msgs = (
                 doc.tables if isinstance(doc, Flat) else flatten(doc, label, name, True, progress, owned=owned)

@@ -196,7 +196,7 @@ def format_error(exc: Refused, data: bytes | bytearray | mmap.mmap, start: int, 
         return InputError(f"not valid JSON for this reader: {exc.detail}", reason="invalid-json", source=name)
     head = bytes(data[start : start + 4096])
     if len(data) - start <= 4096 and not head.strip(b" \t\n\r"):
-        return InputError(EMPTY_FILE, reason="empty", source=name)
+        return InputError(EMPTY_FILE, reason="invalid-json", source=name)
     line, column = line_column(bytes(data), exc.offset)
     if start and line == 1:
         column -= 1  # the BOM is no character of the text

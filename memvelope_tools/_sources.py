@@ -78,8 +78,8 @@ Kind = Literal[
 
 #: What the caller takes: an export only (convert, doctor), a Memvelope document only (read,
 #: validate, distill), either (load, frames, Parquet, report), or a history (search, topics: also a
-#: Parquet folder or frames).
-Use = Literal["export", "document", "any", "history"]
+#: Parquet folder or frames), or an export to diagnose (doctor: any JSON, which it explains).
+Use = Literal["export", "document", "any", "history", "diagnose"]
 
 #: What a list means: the parts of one export, or several documents (see the module docstring).
 ListMeans = Literal["parts", "documents"]
@@ -185,6 +185,8 @@ def identify(source: Any) -> Found:
         found = _from_ends(head, tail, size <= _HEAD)
         if found == "zip":
             _listed(path)
+        if found == "empty" and path.suffix.lower() == ".zip":
+            return Found("empty", "zip")
         if found is not None:
             return Found(found, _image_name(head) if found == "image" else None)
         return _classified(parse_json(read_file(os.fspath(path), False), name), path.name)
@@ -295,57 +297,66 @@ def _classified(value: Any, name: str | None) -> Found:
 
 def wrong_file(found: Found, use: Use) -> tuple[str, Reason] | None:
     """The one line and the reason for a source of kind ``found`` given where ``use`` is taken, or
-    ``None`` when it fits (or when the reader's own error says it better)."""
+    ``None`` when it fits (or when the reader's own error says it better).
+
+    The reasons are those the conversion gives the same file (the spec's outcome): a file that is not
+    JSON is ``invalid-json``, a JSON object where an export is needed adds no conversation
+    (``no-provider``); a file that is no Memvelope document where one is needed is ``not-memvelope``.
+    """
     kind = found.kind
     if kind == "missing":
         return "no such file or folder", "not-found"
     if kind == "empty":
-        return EMPTY_FILE, "empty"
+        if found.detail == "zip":
+            return "an empty file (0 bytes), not a zip archive: download the export again", "bad-zip"
+        return EMPTY_FILE, "invalid-json"
     if kind == "utf16":
-        return UTF16_FILE, "not-utf8"
+        return UTF16_FILE, "invalid-json"
     if kind == "parquet":
         return (
             "a Parquet file, not JSON: give the folder that holds it (written by memvelope parquet) to "
             "search or topics, or read it with mv.read_parquet()",
-            "wrong-file",
+            "invalid-json",
         )
     if kind == "image":
-        return f"{found.detail}, not JSON: {EXPECTED}", "wrong-file"
+        return f"{found.detail}, not JSON: {EXPECTED}", "invalid-json"
     if kind == "binary":
-        return f"a binary file, not JSON: {EXPECTED}", "wrong-file"
+        return f"a binary file, not JSON: {EXPECTED}", "invalid-json"
+    if use == "diagnose" and kind in ("conversation", "wrapped", "manifest"):
+        return None
     if kind == "conversation":
         provider = _PROVIDER_NAMES.get(found.detail or "", "")
         return (
             f"a single {provider} conversation, not an export: an export is an array of conversations; "
             "put it inside [ ] to convert it",
-            "wrong-file",
+            "no-provider",
         )
     if kind == "wrapped":
         return (
             "an object holding a 'conversations' array, without the 'memvelope' tag of an envelope: "
             "to convert exported conversations, save the array alone as conversations.json",
-            "wrong-file",
+            "no-provider",
         )
     if kind == "manifest":
         return (
             "an export manifest (a list of the export's files): give the export's zip or folder instead",
-            "wrong-file",
+            "no-provider",
         )
     if kind == "parquet-folder" and use != "history":
         return (
             "a Parquet folder (written by memvelope parquet), not an export or a Memvelope document: "
             "search and topics read it; in Python, mv.read_parquet()",
-            "wrong-file",
+            "no-parts",
         )
-    if use == "export" and kind in ("envelope", "ir"):
+    if use in ("export", "diagnose") and kind in ("envelope", "ir"):
         what = "envelope" if kind == "envelope" else "Facts IR document"
-        return f"already a Memvelope {what}, not an export: use {_DOCUMENT_COMMANDS}", "wrong-file"
+        return f"already a Memvelope {what}, not an export: use {_DOCUMENT_COMMANDS}", "no-provider"
     if use == "document" and kind in ("zip", "folder", "export"):
         what = {"zip": "an export zip", "folder": "an export folder", "export": "an export part"}[kind]
         return (
             f"{what}, not a Memvelope document: convert it first (memvelope convert), "
             f"or give it to {_DOCUMENT_COMMANDS}, which convert it",
-            "wrong-file",
+            "not-memvelope",
         )
     return None
 
@@ -457,9 +468,9 @@ def _parts(items: list[Any], use: Use, caller: str) -> Input:
     for p in items:
         found = identify(p)
         if len(items) == 1:
-            if use != "export" and found.kind in ("envelope", "ir"):
+            if use not in ("export", "diagnose") and found.kind in ("envelope", "ir"):
                 return resolve_one(p, use)
-            refuse(found, os.fspath(p), "export")
+            refuse(found, os.fspath(p), "diagnose" if use == "diagnose" else "export")
         elif found.kind in _NOT_JSON:  # among several parts, a JSON object is a part that adds nothing
             refuse(found, os.fspath(p), "export")
     paths = tuple(expand_user(p) for p in items)

@@ -18,9 +18,6 @@ Reason = Literal[
     "too-deep",
     "no-provider",
     "no-conversations",
-    # any input, at every door (see memvelope_tools._sources)
-    "empty",
-    "wrong-file",
     # reading a Memvelope document (read, load, frames, validate)
     "not-utf8",
     "text-mode",

@@ -167,7 +167,7 @@ def test_parquet_file(tmp_path: Path) -> None:
     assert str(info.value) == f"{PARQUET} (in {path})"
     with pytest.raises(ConversionError) as converting:
         mv.convert(path)
-    assert str(converting.value) == f"{PARQUET} (in {path})" and converting.value.reason == "wrong-file"
+    assert str(converting.value) == f"{PARQUET} (in {path})" and converting.value.reason == "invalid-json"
 
 
 def test_other_binary_file(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_single_conversation_object(tmp_path: Path, conversation: dict, message:
     assert str(info.value) == f"{message} (in {path})"
     with pytest.raises(ConversionError) as converting:
         mv.convert(path)
-    assert str(converting.value) == f"{message} (in {path})" and converting.value.reason == "wrong-file"
+    assert str(converting.value) == f"{message} (in {path})" and converting.value.reason == "no-provider"
     with pytest.raises(MemvelopeError) as parsed:
         mv.load(conversation)
     assert str(parsed.value) == message
@@ -223,7 +223,7 @@ def test_envelope_and_ir_given_to_convert(tmp_path: Path, expected: bytes) -> No
     path.write_bytes(expected)
     with pytest.raises(ConversionError) as info:
         mv.convert(path)
-    assert str(info.value) == f"{ENVELOPE_TO_CONVERT} (in {path})" and info.value.reason == "wrong-file"
+    assert str(info.value) == f"{ENVELOPE_TO_CONVERT} (in {path})" and info.value.reason == "no-provider"
     with pytest.raises(ConversionError) as ir:
         mv.convert(IR)
     assert str(ir.value) == f"{IR_TO_CONVERT} (in {IR})"
@@ -239,7 +239,7 @@ def test_an_envelope_among_export_parts_still_contributes_nothing(tmp_path: Path
 
 
 def test_zip_where_a_document_is_required() -> None:
-    assert wrong_file(sniff(SAMPLE), "document") == (ZIP_AS_DOCUMENT, "wrong-file")
+    assert wrong_file(sniff(SAMPLE), "document") == (ZIP_AS_DOCUMENT, "not-memvelope")
     assert wrong_file(sniff(SAMPLE), "any") is None
 
 
@@ -322,4 +322,4 @@ def test_utf16_text_is_named(tmp_path: Path, codec: str) -> None:
     with pytest.raises(FormatError) as info:
         mv.load(path)
     assert info.value.msg == "UTF-16 text, not UTF-8: save the file as UTF-8 and try again"
-    assert info.value.reason == "not-utf8"
+    assert info.value.reason == "invalid-json"

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from memvelope_tools._json import elements
 from memvelope_tools import layer_of, read
+from memvelope_tools._json import elements
 from memvelope_tools.errors import FormatError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,7 +128,7 @@ _DELETE = object()
 
 REFUSALS = [
     # (id, document, reason, JSON path, words the message must contain)
-    ("top-level-array", lambda: [_envelope()], "wrong-file", None, ["an export part, not a Memvelope document"]),
+    ("top-level-array", lambda: [_envelope()], "not-memvelope", None, ["an export part, not a Memvelope document"]),
     (
         "no-tag",
         lambda: _set(_envelope(), ("memvelope",), _DELETE),

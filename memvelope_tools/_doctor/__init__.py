@@ -46,7 +46,7 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: 
     diagnosis says so in ``error`` and ``converts`` is False. Message text appears in examples only with
     ``show_text=True``.
     """
-    resolve(list(paths), "export", list_means="parts", caller="doctor()")
+    resolve(list(paths), "diagnose", list_means="parts", caller="doctor()")
     expansion = expand(paths, zip_limits)
     parts: list[PartInfo] = []
     merged: list[object] = []

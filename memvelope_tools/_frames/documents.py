@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from .._load import open_input
 from .._read import Fallback, Source, check, map_file, parse_json, read_file
-from .._sources import resolve
+from .._sources import Input, resolve
 from .._tags import IR_TAG
 from ..errors import FormatError
 from .flatten import flatten_file
@@ -63,9 +63,17 @@ def documents(
     ``layer`` (``"envelope"``, ``"ir"`` or None for either) is the layer every document must have.
     ``owned`` is true when the document was parsed here, so nobody else holds it. With ``stream``
     set (True: with messages, False: without), an envelope file comes as a :class:`Flat` instead:
-    flattened while parsed, so its whole tree never exists at once.
+    flattened while parsed, so its whole tree never exists at once. Every input is resolved before
+    this returns, so a wrong one is reported before anything is read or written.
     """
-    for found in resolve(doc_or_docs, "any", list_means="documents", labels=sources, caller="a frame function"):
+    found = resolve(doc_or_docs, "any", list_means="documents", labels=sources, caller="a frame function")
+    return _documents(found, layer, progress=progress, stream=stream)
+
+
+def _documents(
+    inputs: list[Input], layer: str | None, *, progress: bool | None, stream: bool | None
+) -> Iterator[Document | tuple[str, Flat, str, bool]]:
+    for found in inputs:
         label = found.label
         if found.kind == "export":
             doc = open_input(found, progress=progress, conversations=False)

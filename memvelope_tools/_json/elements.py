@@ -628,7 +628,7 @@ class PartElements:
             head = fh.read(4096)
             head = head[len(_BOM) :] if head.startswith(_BOM) else head
             if len(head) < 4096 and not head.strip(b" \t\n\r"):
-                return InputError(EMPTY_FILE, reason="empty", source=self.part.name)
+                return InputError(EMPTY_FILE, reason="invalid-json", source=self.part.name)
             line, column = _locate(fh, head, exc.offset)
         return InputError(invalid_json(exc.detail, line, column, head), reason="invalid-json", source=self.part.name)
 
