@@ -654,7 +654,7 @@ def test_conversion_and_reading_use_no_network_and_run_nothing(
 
 PACKAGE = ROOT / "memvelope_tools"
 # Modules allowed to talk to the network, and why: the llm distiller calls the endpoint the user names.
-NETWORK_MODULES = {"ir/llm.py": "the llm distiller calls the OpenAI-compatible endpoint the user names"}
+NETWORK_MODULES = {"_ir/llm.py": "the llm distiller calls the OpenAI-compatible endpoint the user names"}
 NETWORK_IMPORTS = (
     "socket",
     "ssl",
@@ -743,7 +743,7 @@ def test_conversion_core_imports_no_heavy_or_network_module() -> None:
         "http",
     )
     offenders = []
-    for path in sorted((PACKAGE / "convert").glob("*.py")):
+    for path in sorted((PACKAGE / "_convert").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = (
                 [a.name for a in node.names]
