@@ -55,6 +55,38 @@ def to_parquet(
 
     A document is anything :func:`memvelope_tools._load` takes (an export is converted in memory);
     a list is several documents. ``dedupe`` drops repeated conversations as the frames do.
+
+    Parameters
+    ----------
+    doc_or_docs
+        An envelope, a Facts IR document or an export (a path, bytes, a binary file object or a parsed
+        dict), or a list of them: a list is several documents, each with its own label.
+    folder
+        Where to write (created if missing).
+    sources
+        One label per document (default: see :func:`memvelope_tools._sources.labels_of`).
+    dedupe
+        Keep one copy of a conversation that several documents hold.
+    progress
+        Show a bar on long work (``None``: only on a terminal or in a notebook).
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        The files written, by table name.
+
+    Raises
+    ------
+    memvelope_tools.errors.InputError
+        An input is missing, empty, not JSON or a file of another kind (nothing is written).
+    memvelope_tools.errors.OutputError
+        The folder cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile, memvelope_tools as mv
+    >>> sorted(mv.to_parquet(mv.sample_path("claude"), tempfile.mkdtemp()))
+    ['conversations', 'messages']
     """
     inputs = documents(doc_or_docs, sources, None, progress=progress, stream=True)  # a wrong input stops here
     out = output_folder(folder)
@@ -105,6 +137,29 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
 
     Keys are ``conversations``, ``messages``, ``facts`` for the files present, plus ``archetype``
     when ``facts.parquet`` carries the documents' ``meta`` and ``archetype``.
+
+    Parameters
+    ----------
+    folder
+        A folder written by :func:`to_parquet`.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        The frames, by table name.
+
+    Raises
+    ------
+    memvelope_tools.errors.FormatError
+        The folder is missing or holds none of the files, or a file cannot be read (``bad-parquet``).
+
+    Examples
+    --------
+    >>> import tempfile, memvelope_tools as mv
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = mv.to_parquet(mv.sample_path("claude"), folder)
+    >>> sorted(mv.read_parquet(folder))
+    ['conversations', 'messages']
     """
     base = Path(folder)
     if not base.is_dir():

@@ -96,7 +96,31 @@ _JSON_NAMES = {
 
 
 def layer_of(doc: Any, *, source_name: str | None = None) -> Layer:
-    """Return ``"envelope"`` or ``"ir"`` from the document's tags alone (its shape is not checked)."""
+    """Return ``"envelope"`` or ``"ir"`` from the document's tags alone (its shape is not checked).
+
+    Parameters
+    ----------
+    doc
+        A parsed JSON value.
+    source_name
+        The file to name in an error.
+
+    Returns
+    -------
+    str
+        ``"envelope"`` or ``"ir"``.
+
+    Raises
+    ------
+    memvelope_tools.errors.FormatError
+        No supported tag (``not-memvelope``, ``unsupported-tag``).
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> mv.layer_of({"memvelope": "envelope-v0"})
+    'envelope'
+    """
     if not isinstance(doc, dict):
         raise FormatError(
             f"not a Memvelope document: the top level is {_json_name(doc)}, expected an object",

@@ -821,6 +821,40 @@ def search(
     limit: int | None = 50,
 ) -> pd.DataFrame:
     """The messages of ``source`` matching ``query``, best first, at most ``limit`` of them
-    (``None``: all); see the module docstring for the query syntax, the filters and the columns."""
+    (``None``: all); see the module docstring for the query syntax, the filters and the columns.
+
+    Parameters
+    ----------
+    source
+        A history: envelopes or exports (paths, bytes, binary file objects or parsed dicts), a messages
+        frame, a Parquet folder written by :func:`to_parquet` (its index is kept there), or a list of them.
+    query
+        Words, "a phrase", a prefix*, AND / OR / NOT, (parentheses).
+    role
+        Only messages of this role (``"user"`` or ``"assistant"``).
+    since, until
+        Only messages sent at or after ``since`` and before ``until`` (dates or timestamps; UTC unless they say).
+    limit
+        At most this many matches (``None``: all).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The matches, best first, with their score and a snippet.
+
+    Raises
+    ------
+    memvelope_tools.errors.QueryError
+        The query cannot be run (the message says why).
+    memvelope_tools.errors.InputError
+        An input is missing, empty, not JSON or a file of another kind.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> hits = mv.search(mv.sample_path("claude"), "the", limit=3)
+    >>> len(hits) <= 3
+    True
+    """
     parse_query(query)  # a bad query fails before any index is built
     return index_for(source).search(query, role=role, since=since, until=until, limit=limit)

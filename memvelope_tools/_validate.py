@@ -93,7 +93,26 @@ def _validator(tag: str) -> Draft7Validator:
 def validate(doc: Any) -> list[Violation]:
     """Every violation of ``doc``'s schema plus its count rules, sorted by path then rule.
 
-    Raises :class:`FormatError` when ``doc`` carries no supported format tag.
+    Parameters
+    ----------
+    doc
+        A parsed envelope or Facts IR document.
+
+    Returns
+    -------
+    list of Violation
+        Empty when ``doc`` conforms.
+
+    Raises
+    ------
+    memvelope_tools.errors.FormatError
+        ``doc`` carries no supported format tag.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> mv.validate(mv.convert(mv.sample_path("claude")))
+    []
     """
     tag = detect_format(doc)
     found = {_violation(err) for err in _validator(tag).iter_errors(doc)}

@@ -361,7 +361,30 @@ def _stdout() -> IO[bytes]:
 
 
 def write_envelope(envelope: Envelope, path: str | os.PathLike[str]) -> None:
-    """Write the envelope's canonical bytes to ``path`` atomically (temporary file, then rename)."""
+    """Write the envelope's canonical bytes to ``path`` atomically (temporary file, then rename).
+
+    Parameters
+    ----------
+    envelope
+        The envelope.
+    path
+        The file to write.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    memvelope_tools.errors.OutputError
+        The file cannot be written; any earlier file at ``path`` is intact.
+
+    Examples
+    --------
+    >>> import tempfile, os, memvelope_tools as mv
+    >>> path = os.path.join(tempfile.mkdtemp(), "history.mve.json")
+    >>> mv.write_envelope(mv.convert(mv.sample_path("claude")), path)
+    """
     data = dumps_envelope(envelope)
     with atomic_output(path) as fh:
         fh.write(data)

@@ -60,6 +60,28 @@ def compute_archetype(facts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     2. ``"task/entity-heavy"`` when ``self_ratio < 0.5`` or ``belief_ratio < 0.2`` (mostly about
        other people, companies and projects, or mostly work and instructions);
     3. ``"mixed/casual"`` otherwise.
+
+    Parameters
+    ----------
+    facts
+        The facts of a Facts IR document.
+
+    Returns
+    -------
+    dict
+        The ``archetype`` block.
+
+    Raises
+    ------
+    AttributeError
+        A fact is not a mapping (a fact without ``subject`` or ``category`` is fine: it makes the
+        figures that need it ``null``).
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> mv.compute_archetype([])["style"] is None
+    True
     """
     n = len(facts)
     subjects_known = all(isinstance(f.get("subject"), str) for f in facts)

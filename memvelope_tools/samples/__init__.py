@@ -18,7 +18,26 @@ _FOLDER = Path(__file__).resolve().parent
 def sample_path(name: str) -> Path:
     """Path of the bundled sample export zip for ``name`` ("chatgpt" or "claude").
 
-    Raises ValueError naming the valid names when ``name`` is not one of them.
+    Parameters
+    ----------
+    name
+        ``"chatgpt"`` or ``"claude"``.
+
+    Returns
+    -------
+    pathlib.Path
+        The zip's path.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not one of them.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> mv.sample_path("claude").name
+    'claude-export.zip'
     """
     if name not in SAMPLES:
         raise ValueError(f"unknown sample {name!r}; valid names: {', '.join(SAMPLES)}")
