@@ -66,8 +66,8 @@ import pyarrow.compute as pc
 
 from . import _corpus as corpus
 from ._frames import INT, ROLE, STRING, TIMESTAMP, conform
-from ._read import ROLES
 from ._sources import resolve
+from ._spec import ROLES
 from .errors import QueryError
 
 if TYPE_CHECKING:  # the engine is imported by the functions using it: importing the package stays quick

@@ -294,10 +294,12 @@ def check_ir_against_envelope(ir: Mapping[str, Any], envelope: Mapping[str, Any]
     """
     if detect_format(ir) != IR_TAG:
         raise FormatError(
-            "the first document is not a Facts IR (meta.format 'memvelope-ir-v0')", reason="unsupported-tag", path="$"
+            f"the first document is not a Facts IR (meta.format {IR_TAG!r})", reason="unsupported-tag", path="$"
         )
     if detect_format(envelope) != ENVELOPE_TAG:
-        raise FormatError("the source is not an envelope (memvelope 'envelope-v0')", reason="unsupported-tag", path="$")
+        raise FormatError(
+            f"the source is not an envelope (memvelope {ENVELOPE_TAG!r})", reason="unsupported-tag", path="$"
+        )
     out = set(_ir_counts(ir))
     raw_facts = ir.get("facts")
     facts: list[Any] = raw_facts if isinstance(raw_facts, list) else []

@@ -26,8 +26,9 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from . import _frames as frames
 from ._load import open_input
-from ._read import CATEGORIES, ROLES, SUBJECT_TYPES
 from ._sources import resolve_one
+from ._spec import CATEGORIES, ROLES, SUBJECT_TYPES
+from ._tags import IR_TAG
 from .errors import FormatError
 
 if TYPE_CHECKING:
@@ -447,7 +448,7 @@ def _archetypes(data: Any) -> list[tuple[str, dict[str, Any], int]]:
             found = resolve_one(doc, "any", label=None if label.startswith("doc") else label)
             label, doc = found.label, open_input(found)
         if "archetype" not in doc or "facts" not in doc:
-            raise FormatError("expected a Facts IR document (memvelope-ir-v0), found an envelope", reason="wrong-layer")
+            raise FormatError(f"expected a Facts IR document ({IR_TAG}), found an envelope", reason="wrong-layer")
         return label, dict(doc["archetype"]), int(doc["archetype"].get("facts") or len(doc["facts"]))
 
     if isinstance(data, Mapping) and ("archetype" in data or "self_ratio" in data or "meta" in data):

@@ -8,10 +8,11 @@ from typing import Any, overload
 
 import pyarrow as pa
 
+from .._json.walker import Fallback
 from .._load import open_input
-from .._read import Fallback, Source, check, map_file, parse_json, read_file
+from .._read import Source, check, map_file, parse_json, read_file
 from .._sources import Input, resolve
-from .._tags import IR_TAG
+from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import FormatError
 from .flatten import flatten_file
 
@@ -97,7 +98,7 @@ def _documents(
         # Conversations and messages are checked batch by batch while they are flattened (see Builder).
         layer_found = check(doc, source_name=name, conversations=False)
         if layer is not None and layer_found != layer:
-            want = "an envelope (envelope-v0)" if layer == "envelope" else f"a Facts IR document ({IR_TAG})"
+            want = f"an envelope ({ENVELOPE_TAG})" if layer == "envelope" else f"a Facts IR document ({IR_TAG})"
             got = "a Facts IR document" if layer_found == "ir" else "an envelope"
             raise FormatError(f"expected {want}, found {got}", reason="wrong-layer", source=name or label)
         yield label, doc, name or label, not (found.path is None and isinstance(found.value, dict))

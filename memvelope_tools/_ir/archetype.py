@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from .._spec import CATEGORIES
+
 STYLE_REFLECTIVE: Final = "reflective (deep self-knowledge)"
 STYLE_TASK: Final = "task/entity-heavy"
 STYLE_MIXED: Final = "mixed/casual"
@@ -19,7 +21,7 @@ TASK_MAX_SELF: Final = 0.5
 TASK_MAX_BELIEF: Final = 0.2
 
 #: The order categories are listed in; unknown categories follow, sorted.
-CATEGORY_ORDER: Final = ("identity", "career", "projects", "preferences", "instructions", "relationship")
+CATEGORY_ORDER: Final = CATEGORIES
 
 
 def is_self(fact: Mapping[str, Any]) -> bool:

@@ -9,7 +9,8 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any
 
-from .._read import CATEGORIES, ROLES, layer_of
+from .._read import layer_of
+from .._spec import CATEGORIES, ROLES, SUBJECT_TYPES
 from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import MemvelopeError
 from .common import load_input
@@ -105,8 +106,7 @@ def ir_lines(doc: dict[str, Any]) -> list[str]:
         f"generated at: {meta['generated_at']}",
         f"facts: {len(facts):,}" + _stated(meta.get("facts"), len(facts)),
         f"categories: {_counts(Counter(map(itemgetter('category'), facts)), CATEGORIES)}",
-        "subject types: "
-        + _counts(Counter(map(itemgetter("subject_type"), facts)), ("self", "person", "company", "project", "other")),
+        "subject types: " + _counts(Counter(map(itemgetter("subject_type"), facts)), SUBJECT_TYPES),
         f"effective dates: {_range(dates)}",
         f"archetype style: {arch['style'] if arch['style'] is not None else 'null'}",
     ]

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .._spec import ROLES
 from .common import document_inputs
 
 
@@ -33,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="envelope, export zip or folder, or Parquet folder")
     p.add_argument("query", metavar="QUERY", help="what to search for")
-    p.add_argument("--role", choices=("user", "assistant"), help="only messages of this role")
+    p.add_argument("--role", choices=ROLES, help="only messages of this role")
     p.add_argument("--since", metavar="DATE", help="only messages sent at or after DATE (UTC unless it says)")
     p.add_argument("--until", metavar="DATE", help="only messages sent before DATE")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="show the N best matches (default 20)")

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .._sources import resolve_one
+from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import FormatError, InputError
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "validate",
-        help="check envelope-v0 and memvelope-ir-v0 files against their schemas",
+        help=f"check {ENVELOPE_TAG} and {IR_TAG} files against their schemas",
         description=(
             "Check each FILE against the schema its in-document tag names (top-level 'memvelope', then "
             "'meta.format'). Prints 'FILE: ok', or one line per violation: 'FILE: $.json.path: [rule] "
@@ -40,13 +41,12 @@ def _document(path: str) -> Any:
 
 
 def _load_envelope(path: str) -> dict[str, Any]:
-    from .._tags import IR_TAG
     from .._validate import detect_format, validate
 
     doc = _document(path)
     if detect_format(doc) == IR_TAG:
         raise FormatError(
-            "--envelope must be an envelope-v0 document, not a Facts IR", reason="not-envelope", source=path
+            f"--envelope must be an {ENVELOPE_TAG} document, not a Facts IR", reason="not-envelope", source=path
         )
     if validate(doc):
         raise FormatError(
@@ -59,7 +59,6 @@ def _load_envelope(path: str) -> dict[str, Any]:
 
 def check_file(path: str, envelope: dict[str, Any] | None = None) -> list[Violation]:
     """Violations of one file (schema, counts, and the cross-checks when ``envelope`` is given)."""
-    from .._tags import IR_TAG
     from .._validate import Violation, check_ir_against_envelope, detect_format, sort_key, validate
 
     doc = _document(path)
