@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from .._atomic import atomic_write
 from .._tags import IR_TAG
+from .._validate import validate
 from ..errors import ValidationError
 from .archetype import compute_archetype
 
@@ -134,7 +135,6 @@ def write_ir(doc: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
     >>> ir = mv.distill_structured(mv.convert(mv.sample_path("claude")))
     >>> mv.write_ir(ir, os.path.join(tempfile.mkdtemp(), "facts.mv.json"))
     """
-    from .._validate import validate
 
     violations = validate(doc)
     if violations:
