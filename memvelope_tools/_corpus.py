@@ -57,7 +57,7 @@ def history_of(inputs: list[Input]) -> pd.DataFrame:
         else:
             if first_document < 0:
                 first_document = i
-            documents.append(open_input(found, conversations=False) if found.kind == "export" else found.as_source())
+            documents.append(open_input(found, conversations=False) if found.kind == "export" else found)
             labels.append(found.label)
     if documents:
         parts.append((first_document, _from_documents(documents, labels)))

@@ -31,12 +31,12 @@ import contextlib
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from ._convert import chatgpt, claude
-from ._convert.sources import Expansion, expand
+from ._convert.sources import check_listing
 from ._json.wording import EMPTY_FILE, EXPECTED, UTF16_FILE, is_utf16
 from ._read import parse_json, read_file
 from ._tags import ENVELOPE_TAG, IR_TAG
@@ -135,12 +135,6 @@ class Input:
     parts: tuple[Any, ...] = ()
     value: Any = field(default=None, repr=False)
 
-    def as_source(self) -> Any:
-        """What the frame functions take for a document input: its path, its bytes or its dict."""
-        if self.kind == "export":
-            raise TypeError("an export input is converted first (see memvelope_tools._load.open_input)")
-        return self.path if self.path is not None and self.value is None else self.value
-
     def read_bytes(self, progress: bool | None = None) -> bytes | bytearray:
         """The bytes of a document given as a file or as bytes."""
         if self.path is not None:
@@ -206,15 +200,10 @@ def expand_user(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.expanduser(os.fspath(path)))
 
 
-def _listed(path: Path) -> Expansion | None:
-    """The parts of the export in folder or zip ``path``; InputError when it holds none or cannot be
-    read as a zip (a zip refused for its size limits is left to the conversion, which has the limits)."""
-    try:
-        return expand([path])
-    except ConversionError as exc:
-        if exc.reason == "zip-limit":
-            return None
-        raise
+def _listed(path: Path) -> None:
+    """InputError when the folder or zip ``path`` holds no export part or is no readable zip (listings
+    only; the conversion reads the parts)."""
+    check_listing(path)
 
 
 def _from_ends(head: bytes, tail: bytes, whole: bool) -> Kind | None:
@@ -429,6 +418,7 @@ def resolve(
         items = [source]
     given = [_name_of(x) for x in items]
     names = labels_of([g if g is not None else x for g, x in zip(given, items, strict=True)])
+    names = [x.label if isinstance(x, Input) else n for x, n in zip(items, names, strict=True)]
     if labels is not None:
         names = [str(x) for x in labels]
         if len(names) != len(items):
@@ -440,7 +430,7 @@ def resolve(
 
 def _name_of(item: Any) -> Any:
     """A file object's name (as a path, for its label), else None."""
-    if isinstance(item, str | os.PathLike) or not hasattr(item, "read"):
+    if isinstance(item, str | os.PathLike | Input) or not hasattr(item, "read"):
         return None
     name = getattr(item, "name", None)
     return os.path.basename(name) if isinstance(name, str) else None
@@ -478,7 +468,10 @@ def _parts(items: list[Any], use: Use, caller: str) -> Input:
 
 
 def resolve_one(source: Any, use: Use, *, label: str | None = None) -> Input:
-    """One source, resolved for ``use``; InputError saying what it is when it does not fit."""
+    """One source, resolved for ``use``; InputError saying what it is when it does not fit. An input
+    already resolved is taken as it is (with ``label``, when given)."""
+    if isinstance(source, Input):
+        return source if label is None or label == source.label else replace(source, label=label)
     if isinstance(source, str | os.PathLike):
         name = os.fspath(source)
         label = label or labels_of([source])[0]

@@ -208,15 +208,40 @@ def _member_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, li
     return Part(label, opener, info.file_size)
 
 
-def _expand_zip(
-    archive: zipfile.ZipFile, label: str, limits: ZipLimits, depth: int, ignored: list[tuple[str, str]]
-) -> tuple[list[Part], bool]:
+_NO_JSON_IN_ZIP: Final = (
+    "a zip with no .json file in it: expected an export as downloaded (it holds conversations.json)"
+)
+
+
+def _members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
+    """The zip's files by name, without folders and ``__MACOSX/`` entries."""
     members = {}
     for info in archive.infolist():
         name = info.filename
         if info.is_dir() or name.startswith("__MACOSX/") or "/__MACOSX/" in name:
             continue
         members[name] = info
+    return members
+
+
+def check_listing(path: str | os.PathLike[str]) -> None:
+    """Raise what :func:`expand` raises for the zip or folder at ``path`` when it holds no part or is no
+    readable zip, reading listings only (no member is inflated)."""
+    label = os.fspath(path)
+    where = Path(label)
+    if where.is_dir():
+        _expand_folder(where, label, ZipLimits(), [])
+    elif _looks_like_zip(where):
+        with _open_zip(where, label) as archive:
+            names, _ = _choose(_members(archive), [], lambda name: f"{label}!{name}")
+        if not names:
+            raise InputError(_NO_JSON_IN_ZIP, reason="no-parts", source=label)
+
+
+def _expand_zip(
+    archive: zipfile.ZipFile, label: str, limits: ZipLimits, depth: int, ignored: list[tuple[str, str]]
+) -> tuple[list[Part], bool]:
+    members = _members(archive)
     names, chose = _choose(members, ignored, lambda name: f"{label}!{name}")
     parts: list[Part] = []
     for name in names:
@@ -233,11 +258,7 @@ def _expand_zip(
         else:
             parts.append(_member_part(archive, info, inner, limits))
     if not names:
-        raise InputError(
-            "a zip with no .json file in it: expected an export as downloaded (it holds conversations.json)",
-            reason="no-parts",
-            source=label,
-        )
+        raise InputError(_NO_JSON_IN_ZIP, reason="no-parts", source=label)
     return parts, chose
 
 

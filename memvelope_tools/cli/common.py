@@ -55,8 +55,8 @@ def load_input(path: str, *, quiet: bool = False) -> dict[str, Any]:
 
 def document_inputs(paths: list[str], *, use: Use = "any", quiet: bool = False) -> tuple[list[Any], list[str]]:
     """What to give the frames for each path, and each one's label: a Memvelope document file or a
-    Parquet folder as its path (read as it streams), an export converted here (with its notes on
+    Parquet folder resolved (read as it streams), an export converted here (with its notes on
     stderr). Every path is resolved before any is read, so a wrong one is reported at once."""
     found = resolve(paths, use, list_means="documents", caller=f"memvelope with {len(paths)} paths")
-    sources = [f.as_source() if f.kind != "export" else opened(f, quiet=quiet) for f in found]
+    sources = [f if f.kind != "export" else opened(f, quiet=quiet) for f in found]
     return sources, [f.label for f in found]
