@@ -1,4 +1,5 @@
-"""Read any Memvelope document: an ``envelope-v0`` envelope or a ``memvelope-ir-v0`` Facts IR.
+"""Parse and check any Memvelope document: an ``envelope-v0`` envelope or a ``memvelope-ir-v0`` Facts IR
+(what the source is, is decided before, in :mod:`memvelope_tools._sources`).
 
 The layer is identified from in-document tags only, in the spec's order: the top-level
 ``memvelope`` field, then ``meta.format``; the file name never matters. Unknown fields are
@@ -7,7 +8,6 @@ with the JSON path of the problem, what was found and what is supported.
 
 Reading choices (the spec leaves them to readers):
 
-* A ``str`` source is a path, never JSON text; pass ``bytes`` for text in memory.
 * UTF-8 only: a leading BOM is skipped, invalid UTF-8 is refused (``reason="not-utf8"``).
 * JSON as ``JSON.parse`` accepts it (so no ``NaN``), nested at most 1024 levels (``too-deep``);
   values are those of the standard library ``json``: lone surrogate escapes such as ``"\\ud800"``
@@ -38,7 +38,6 @@ from ._json.elements import (
     line_column,
     map_open,
 )
-from ._json.parse import json_error_message as json_error_message
 from ._json.wording import EMPTY_FILE, invalid_json
 from ._progress import progress_bar
 from ._spec import CATEGORIES, ROLES, SUBJECT_TYPES, field_types

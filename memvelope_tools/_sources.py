@@ -2,9 +2,9 @@
 
 A *source* is what a caller hands a public function or a command:
 
-* a path (``str`` or path-like; a leading ``~`` is expanded) to an export as downloaded (its zip, its
-  folder or a ``conversations*.json`` part), an envelope, a Facts IR document, or a folder written by
-  :func:`memvelope_tools.to_parquet`;
+* a path (``str`` or path-like; a ``str`` is always a path, never JSON text; a leading ``~`` is
+  expanded) to an export as downloaded (its zip, its folder or a ``conversations*.json`` part), an
+  envelope, a Facts IR document, or a folder written by :func:`memvelope_tools.to_parquet`;
 * a parsed ``dict`` (an envelope or a Facts IR document);
 * ``bytes`` (or ``bytearray``, ``memoryview``) or a binary file object holding any of those files;
 * for search and topics, also a messages frame or the dict of frames ``read_parquet`` returns.
