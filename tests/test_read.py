@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import importlib
 import io
 import json
 from pathlib import Path
@@ -18,7 +17,6 @@ from memvelope_tools.errors import FormatError
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 DATA = Path(__file__).resolve().parent / "data"
-read_module = importlib.import_module("memvelope_tools._read")  # the package attribute is the function
 ENVELOPES = [*sorted((FIXTURES / "envelope").glob("*/expected.mve.json")), FIXTURES / "sample.mve.json"]
 IR_VALID = sorted((FIXTURES / "ir" / "valid").glob("*.mv.json"))
 assert len(ENVELOPES) > 10, "envelope fixtures not found"
