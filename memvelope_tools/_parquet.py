@@ -32,6 +32,7 @@ from ._frames.facts import archetype_frame, fact_table
 from ._frames.flatten import flatten
 from ._progress import progress_bar
 from ._read import Source
+from ._sources import Found, refuse
 from ._tags import ENVELOPE_TAG, IR_TAG
 from .errors import FormatError
 
@@ -150,8 +151,10 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
 
     Raises
     ------
+    memvelope_tools.errors.InputError
+        No such folder (``not-found``, worded as for every input).
     memvelope_tools.errors.FormatError
-        The folder is missing or holds none of the files, or a file cannot be read (``bad-parquet``).
+        The path is a file or a folder holding none of the files, or a file cannot be read (``bad-parquet``).
 
     Examples
     --------
@@ -162,8 +165,10 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     ['conversations', 'messages']
     """
     base = Path(folder)
+    if not base.exists():
+        refuse(Found("missing"), os.fspath(folder), "history")
     if not base.is_dir():
-        raise FormatError("not a folder", reason="not-found", source=str(base))
+        raise FormatError("a file, not a folder written by to_parquet", reason="not-found", source=str(base))
     frames: dict[str, pd.DataFrame] = {}
     for table_name, columns in TABLES.items():
         path = base / f"{table_name}.parquet"

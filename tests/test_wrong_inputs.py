@@ -287,6 +287,29 @@ def test_two_files_with_one_name_get_their_paths_as_labels_everywhere(tmp_path: 
     assert set(history["source"]) <= {str(p) for p in paths}
 
 
+def test_labels_are_decided_in_one_place() -> None:
+    from memvelope_tools._sources import labels_of
+
+    given = ["a/history.json", "b/history.json", b"{}", Path("c/other.json"), "export/"]
+    assert labels_of(given) == ["a/history.json", "b/history.json", "doc2", "other.json", "export"]
+
+
+def test_a_missing_parquet_folder_reads_as_any_missing_path(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as info:
+        mv.read_parquet(tmp_path / "gone")
+    assert (info.value.msg, info.value.reason) == ("no such file or folder", "not-found")
+
+
+def test_what_a_list_means(tmp_path: Path) -> None:
+    """For load and convert a list is the parts of one export; for the frames, several documents."""
+    envelope = mv.convert(mv.sample_path("claude"))
+    with pytest.raises(InputError) as info:
+        mv.load([envelope, envelope])  # type: ignore[list-item]
+    assert info.value.reason == "bad-source" and "parts of one export" in info.value.msg
+    frame = mv.conversations_frame([envelope, envelope])
+    assert list(dict.fromkeys(frame["source"])) == ["doc0", "doc1"]
+
+
 def test_the_resolver_is_light() -> None:
     code = (
         "import sys, memvelope_tools._sources, memvelope_tools.cli.common;"
