@@ -12,13 +12,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._convert import ConversionError, convert, dump_canonical, dumps_canonical, write_envelope
+from ._convert import ConversionError, dump_canonical, dumps_canonical, write_envelope
 from ._doctor import doctor
-from ._load import load, sniff
-from ._read import read
+from ._load import convert, load, read, sniff
 from ._validate import validate
 from .errors import (
     FormatError,
+    InputError,
     LLMError,
     MemvelopeError,
     OutputError,
@@ -68,6 +68,7 @@ _SUBMODULES = ("plot",)
 __all__ = [
     "ConversionError",
     "FormatError",
+    "InputError",
     "LLMError",
     "MemvelopeError",
     "OutputError",

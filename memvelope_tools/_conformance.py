@@ -11,8 +11,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._convert import convert, dumps_canonical
+from ._convert import dumps_canonical
 from ._convert.sources import utf16_key
+from ._load import convert
 from .errors import ConversionError
 
 

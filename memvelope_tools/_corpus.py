@@ -9,8 +9,6 @@ conversation ``title`` beside each message.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,8 @@ import pandas as pd
 
 from ._frames import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, STRING, conform, envelope_tables
 from ._frames.columns import to_pandas
+from ._load import open_input
+from ._sources import Input, resolve
 from .errors import FormatError
 
 #: The columns of a history frame: those of a messages frame that search and topics use, and the title.
@@ -31,39 +31,36 @@ HISTORY_COLUMNS: dict[str, Any] = {
 _NEEDED = tuple(name for name in HISTORY_COLUMNS if name != "title")
 
 
-def parquet_folder(item: Any) -> Path | None:
-    """The folder when ``item`` names a folder holding ``messages.parquet``, else None."""
-    if isinstance(item, str | os.PathLike):
-        folder = Path(os.fspath(item)).expanduser()
-        if folder.is_dir() and (folder / "messages.parquet").is_file():
-            return folder
-    return None
-
-
-def history_frame(source: Any) -> pd.DataFrame:
+def history_frame(source: Any, *, caller: str = "this call") -> pd.DataFrame:
     """One messages frame (:data:`HISTORY_COLUMNS`) of everything in ``source``, in the order given.
 
-    Messages keep their frame order; documents given together are labelled in ``source`` as the
-    frame functions label them (file name, or ``doc0``, ``doc1``, ... by position among the documents).
+    Messages keep their frame order; documents given together are labelled as the frame functions
+    label them (see :func:`memvelope_tools._sources.labels_of`).
     """
-    items = list(source) if isinstance(source, list | tuple) else [source]
+    return history_of(resolve(source, "history", list_means="documents", caller=caller))
+
+
+def history_of(inputs: list[Input]) -> pd.DataFrame:
+    """:func:`history_frame` of inputs already resolved."""
     parts: list[tuple[int, pd.DataFrame]] = []
     documents: list[Any] = []
+    labels: list[str] = []
     first_document = -1
-    for i, item in enumerate(items):
-        if isinstance(item, pd.DataFrame):
-            parts.append((i, from_messages(item)))
-        elif isinstance(item, Mapping) and isinstance(item.get("messages"), pd.DataFrame):
-            parts.append((i, from_tables(item["messages"], item.get("conversations"))))
-        elif (folder := parquet_folder(item)) is not None:
-            parts.append((i, from_parquet(folder)))
+    for i, found in enumerate(inputs):
+        if found.kind == "frame":
+            parts.append((i, from_messages(found.value)))
+        elif found.kind == "tables":
+            parts.append((i, from_tables(found.value["messages"], found.value.get("conversations"))))
+        elif found.kind == "parquet":
+            assert found.path is not None
+            parts.append((i, from_parquet(found.path)))
         else:
             if first_document < 0:
                 first_document = i
-            # A binary file can be read once; both frame functions below read each document.
-            documents.append(item.read() if hasattr(item, "read") else item)
+            documents.append(open_input(found, conversations=False) if found.kind == "export" else found)
+            labels.append(found.label)
     if documents:
-        parts.append((first_document, _from_documents(documents)))
+        parts.append((first_document, _from_documents(documents, labels)))
     if not parts:
         return conform(pd.DataFrame({name: [] for name in HISTORY_COLUMNS}), HISTORY_COLUMNS)
     ordered = [frame for _, frame in sorted(parts, key=lambda part: part[0])]
@@ -102,9 +99,9 @@ def from_parquet(folder: Path) -> pd.DataFrame:
     return from_tables(tables["messages"], tables.get("conversations"))
 
 
-def _from_documents(documents: list[Any]) -> pd.DataFrame:
+def _from_documents(documents: list[Any], labels: list[str]) -> pd.DataFrame:
     """The history of envelopes, each read once, as :func:`memvelope_tools.messages_frame` and
     :func:`memvelope_tools.conversations_frame` read them."""
-    conversations, messages = envelope_tables(documents)
+    conversations, messages = envelope_tables(documents, sources=labels)
     assert messages is not None
     return from_tables(to_pandas(messages, MESSAGE_COLUMNS, None), to_pandas(conversations, CONVERSATION_COLUMNS, None))

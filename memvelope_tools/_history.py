@@ -55,8 +55,9 @@ from ._frames.columns import (
     to_pandas,
 )
 from ._frames.envelopes import envelope_tables
-from ._read import ROLES, Source
-from ._sniffing import document_file, explained
+from ._read import Source
+from ._sources import explained, labels_of, resolve_one
+from ._spec import ROLES
 from .errors import FormatError
 
 __all__ = [
@@ -200,7 +201,7 @@ def read_snapshot(
     ``dated=False`` leaves its date unread (NaT). ``workers`` are the worker processes that convert
     an export given as a path (see :func:`memvelope_tools._convert.convert_stream`)."""
     if label is None:
-        label = os.path.basename(os.fspath(source)) if isinstance(source, str | os.PathLike) else "doc"
+        [label] = labels_of([source])
     convs, msgs = _tables(source, label, workers, progress)
     providers = convs.column("provider").unique().to_pylist()
     provider = str(providers[0]) if providers else ""
@@ -213,12 +214,14 @@ def _tables(source: Source, label: str, workers: int | None, progress: bool | No
     """The envelope tables of ``source``; an export path is converted streaming to a temporary
     envelope file first, which the frames then read a batch at a time, so memory stays near the
     tables' size."""
-    if isinstance(source, str | os.PathLike) and document_file(source) is None:
+    found = resolve_one(source, "any", label=label)
+    paths = [p for p in found.parts if isinstance(p, Path)]
+    if found.kind == "export" and paths and len(paths) == len(found.parts):
         from ._convert import convert_stream
 
-        with tempfile.TemporaryDirectory(prefix="memvelope-history-") as tmp, explained([source]):
+        with tempfile.TemporaryDirectory(prefix="memvelope-history-") as tmp, explained(paths):
             envelope = Path(tmp) / "export.mve.json"
-            convert_stream(source, envelope, workers=workers, progress=progress)
+            convert_stream(paths, envelope, workers=workers, progress=progress)
             convs, msgs = envelope_tables(envelope, sources=[label], progress=progress)
     else:
         convs, msgs = envelope_tables(source, sources=[label], progress=progress)

@@ -33,6 +33,7 @@ from ._history import (
 )
 from ._parquet import schema_metadata, write_table
 from ._read import Source
+from ._sources import labels_of
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError, OutputError
 
@@ -151,7 +152,7 @@ def add_to_history(
             reason="bad-source",
             source=str(base),
         )
-    label = os.path.basename(os.path.normpath(os.fspath(export))) if isinstance(export, str | os.PathLike) else "doc"
+    [label] = labels_of([export])
     snap = read_snapshot(export, label=label, date=date, workers=workers, progress=progress)
     state = History.from_tables(existing) if existing is not None else History.empty()
     newest = state.latest().get(snap.provider)

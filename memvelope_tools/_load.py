@@ -2,10 +2,9 @@
 
 :func:`load` takes an export as downloaded (zip, folder, a ``conversations*.json`` part, or a list
 of parts of one export), an envelope, a Facts IR document, a parsed ``dict``, bytes or a binary file
-object. An export is converted exactly as :func:`memvelope_tools._convert` converts it (the same
-bytes); a Memvelope document is read by its in-document tags, as :func:`memvelope_tools._read` reads
-it. :func:`sniff` says what a file is, and a file that fits neither use gets one line saying what it
-is and which command fits (see :func:`wrong_file`).
+object, resolved by :mod:`memvelope_tools._sources`. An export is converted exactly as
+:func:`memvelope_tools.convert` converts it (the same bytes); a Memvelope document is read by its
+in-document tags, as :func:`memvelope_tools.read` reads it.
 """
 
 from __future__ import annotations
@@ -15,16 +14,14 @@ import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
-from ._read import check, parse_source
-from ._sniffing import Kind, Sniffed, classify, document_file, explained, sniff, sniff_value, wrong_file
-from .errors import ConversionError, FormatError, MemvelopeError
+from ._convert import ConversionLog, Part, ZipLimits, convert_parts, expand
+from ._read import Source, check
+from ._sources import Found, Input, explained, identify, resolve, resolve_one
+from .errors import InputError, MemvelopeError
 
-if TYPE_CHECKING:
-    from ._convert import ConversionLog
-
-__all__ = ["Kind", "LoadSource", "Sniffed", "document_file", "explained", "load", "sniff", "wrong_file"]
+__all__ = ["LoadSource", "convert", "load", "open_export", "open_input", "read", "sniff"]
 
 
 #: What :func:`load` accepts.
@@ -40,118 +37,212 @@ LoadSource = (
 )
 
 
-# ---- loading -------------------------------------------------------------------------------------
-
-
 def load(
     source: LoadSource, *, report: ConversionLog | None = None, progress: bool | None = None, conversations: bool = True
 ) -> dict[str, Any]:
     """The Memvelope document in ``source``: an export converted, an envelope or Facts IR read.
 
-    ``source`` is an export as downloaded (its zip, its folder or a ``conversations*.json`` part),
-    a list of paths that are the parts of ONE export (in order, as ``memvelope convert`` takes
-    them), an envelope or Facts IR file, a parsed ``dict``, the bytes of any of these files, or a
-    binary file object. A leading ``~`` in a path is expanded. An export gives exactly the envelope
-    :func:`memvelope_tools._convert` gives; pass a :class:`memvelope_tools._convert.ConversionLog` as
-    ``report`` to learn what its conversion read and left out. A document is checked as
-    :func:`memvelope_tools._read` checks it (``conversations=False`` leaves an envelope's
-    conversations to a caller that checks them as it goes, as :func:`memvelope_tools._read.check`
-    does). A file that is neither raises a :class:`~memvelope_tools.errors.MemvelopeError` saying
-    what it is.
+    Parameters
+    ----------
+    source
+        An export as downloaded (its zip, its folder or a ``conversations*.json`` part), a list of
+        paths that are the parts of ONE export (in order, as ``memvelope convert`` takes them), an
+        envelope or Facts IR file, a parsed ``dict``, the bytes of any of these files, or a binary
+        file object. A leading ``~`` in a path is expanded.
+    report
+        A :class:`~memvelope_tools._convert.ConversionLog` to learn what an export's conversion read
+        and left out.
+    progress
+        Show a bar on long work (``None``: only on a terminal or in a notebook).
+    conversations
+        ``False`` leaves an envelope's conversations unchecked, for a caller that checks them as it goes.
+
+    Returns
+    -------
+    dict
+        The envelope or Facts IR document; an export gives exactly the envelope :func:`convert` gives.
+
+    Raises
+    ------
+    memvelope_tools.errors.InputError
+        The source is missing, empty, not JSON or a file of another kind (the message says which).
+    memvelope_tools.errors.MemvelopeError
+        The export does not convert, or the document is not one the reader supports.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> env = mv.load(mv.sample_path("claude"))
+    >>> env["memvelope"]
+    'envelope-v0'
     """
-    if isinstance(source, dict):
-        return _document(source, None, conversations)
-    if isinstance(source, list | tuple):
-        paths = [_expand_user(p) for p in source]
-        if not all(isinstance(p, str | os.PathLike) for p in source):
-            raise FormatError(
-                "a list given to load() is the parts of one export, as paths; load each document separately",
-                reason="bad-source",
-            )
-        return _convert(paths, report, progress)
-    if isinstance(source, str | os.PathLike):
-        path = _expand_user(source)
-        found, value = sniff_value(path)
-        name = os.fspath(path)
-        if found.kind in ("zip", "folder", "export", "missing"):
-            return _convert([path], report, progress)
-        _refuse(found, name)
-        if value is None:
-            value, _ = parse_source(path, progress=progress)
-        return _document(value, name, conversations)
-    if isinstance(source, bytes | bytearray | memoryview):
-        return _from_bytes(bytes(source), None, report, progress, conversations)
-    if hasattr(source, "read"):
-        data = source.read()
-        name = getattr(source, "name", None)
-        name = os.path.basename(name) if isinstance(name, str) else None
-        if isinstance(data, str):
-            raise FormatError(
-                "file object is in text mode; open it in binary mode, e.g. open(path, 'rb')",
-                reason="text-mode",
-                source=name,
-            )
-        return _from_bytes(bytes(data), name, report, progress, conversations)
-    raise FormatError(
-        f"cannot load a value of type {type(source).__name__}: expected a path, a list of paths, bytes, "
-        "a binary file object or a dict",
-        reason="bad-source",
-    )
+    [found] = resolve(source, "any", list_means="parts", caller="load()")
+    return open_input(found, report=report, progress=progress, conversations=conversations)
 
 
-def _expand_user(path: Any) -> Any:
-    return Path(os.path.expanduser(os.fspath(path))) if isinstance(path, str | os.PathLike) else path
-
-
-def _refuse(found: Sniffed, name: str | None) -> None:
-    message = wrong_file(found, "any")
-    if message is None:
-        return
-    if found.kind in ("parquet", "binary"):
-        raise FormatError(message, reason="invalid-json", source=name)
-    raise ConversionError(message, reason="no-provider", source=name)
-
-
-def _document(value: Any, name: str | None, conversations: bool) -> dict[str, Any]:
-    found = classify(value, name)
-    if found.kind in ("conversation", "manifest"):
-        _refuse(found, name)
-    check(value, source_name=name, conversations=conversations)
-    return value  # type: ignore[no-any-return]
-
-
-def _convert(paths: list[Any], report: ConversionLog | None, progress: bool | None) -> dict[str, Any]:
-    from ._convert import convert
-
-    with explained(paths):
-        return convert(*paths, report=report, progress=progress)
-
-
-def _from_bytes(
-    data: bytes, name: str | None, report: ConversionLog | None, progress: bool | None, conversations: bool
+def open_input(
+    found: Input, *, report: ConversionLog | None = None, progress: bool | None = None, conversations: bool = True
 ) -> dict[str, Any]:
-    from ._convert import Part, convert_parts
-
-    found, value = sniff_value(data)
-    label = name or "<bytes>"
-    if found.kind == "zip":
-        with tempfile.TemporaryDirectory(prefix="memvelope-") as tmp:
-            path = Path(tmp) / (name if name and name.lower().endswith(".zip") else "export.zip")
-            path.write_bytes(data)
-            try:
-                return _convert([path], report, progress)
-            except MemvelopeError as exc:
-                raise _renamed(exc, f"{tmp}{os.sep}") from None
+    """The document a resolved input holds: an export converted, a document parsed and checked."""
     if found.kind == "export":
-        part = Part(label, lambda: io.BytesIO(data), len(data))
+        return open_export(found, report=report, progress=progress)
+    doc = found.document(progress)
+    check(doc, source_name=found.name, conversations=conversations)
+    return doc  # type: ignore[no-any-return]
+
+
+def open_export(
+    found: Input,
+    *,
+    report: ConversionLog | None = None,
+    progress: bool | None = None,
+    zip_limits: ZipLimits | None = None,
+    fast: bool | None = None,
+) -> dict[str, Any]:
+    """The envelope of a resolved export, converted from its parts in order."""
+    if len(found.parts) == 1 and isinstance(found.parts[0], bytes):
+        return _from_bytes(found.parts[0], found.name, report, progress)
+    with explained(found.parts):
+        expansion = expand(found.parts, zip_limits)
+        if report is not None:
+            report.ignored = expansion.ignored
+            report.chose = expansion.chose
+        return convert_parts(expansion.parts, report, fast=fast, progress=progress)
+
+
+def _from_bytes(data: bytes, name: str | None, report: ConversionLog | None, progress: bool | None) -> dict[str, Any]:
+    if data[:2] != b"PK":
+        part = Part(name or "<bytes>", lambda: io.BytesIO(data), len(data))
         return convert_parts([part], report, progress=progress)
-    _refuse(found, name)
-    if value is None:
-        value, _ = parse_source(data)
-    return _document(value, name, conversations)
+    with tempfile.TemporaryDirectory(prefix="memvelope-") as tmp:
+        path = Path(tmp) / (name if name and name.lower().endswith(".zip") else "export.zip")
+        path.write_bytes(data)
+        try:
+            return open_export(
+                Input("export", path.name, os.fspath(path), parts=(path,)), report=report, progress=progress
+            )
+        except MemvelopeError as exc:
+            raise _renamed(exc, f"{tmp}{os.sep}") from None
 
 
 def _renamed(exc: MemvelopeError, prefix: str) -> MemvelopeError:
     """``exc`` with a temporary folder's path taken out of the file it names."""
     source = exc.source.replace(prefix, "") if exc.source else exc.source
     return type(exc)(exc.msg, reason=exc.reason, source=source, path=exc.path)
+
+
+def convert(
+    *paths: str | os.PathLike[str],
+    report: ConversionLog | None = None,
+    zip_limits: ZipLimits | None = None,
+    progress: bool | None = None,
+    fast: bool | None = None,
+) -> dict[str, Any]:
+    """Convert one export, given as part files, folders and/or zips in order, to an envelope.
+
+    Parameters
+    ----------
+    *paths
+        The export as downloaded (its zip or folder), or its ``conversations*.json`` parts in order.
+    report
+        A :class:`~memvelope_tools._convert.ConversionLog` to learn which parts were read and which
+        files were passed over.
+    zip_limits
+        Limits against zip bombs (:class:`~memvelope_tools._convert.ZipLimits`).
+    progress
+        Show a bar on stderr (``None``: only on a terminal or in a notebook).
+    fast
+        Parse with orjson (``None``: when installed).
+
+    Returns
+    -------
+    dict
+        The ``envelope-v0`` document, the same for every option.
+
+    Raises
+    ------
+    memvelope_tools.errors.InputError
+        A path is missing, empty, not JSON or a file of another kind (the message says which).
+    memvelope_tools.errors.ConversionError
+        The export does not convert (no provider detected, no conversation kept, a zip limit).
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> env = mv.convert(mv.sample_path("chatgpt"))
+    >>> env["meta"]["source_provider"]
+    'chatgpt'
+    """
+    if not paths:
+        raise InputError("no input given", reason="not-found")
+    found = resolve(list(paths), "export", list_means="parts", caller="convert()")[0]
+    return open_export(found, report=report, progress=progress, zip_limits=zip_limits, fast=fast)
+
+
+def read(source: Source, *, progress: bool | None = None) -> dict[str, Any]:
+    """The envelope or Facts IR document in ``source``, after checking its tag and shape.
+
+    Parameters
+    ----------
+    source
+        A path (``str`` or path-like), the document's bytes, a binary file object, or an already
+        parsed ``dict`` (checked and returned as is).
+    progress
+        Show a bar while a large file is read (``None``: only on a terminal or in a notebook).
+
+    Returns
+    -------
+    dict
+        The document.
+
+    Raises
+    ------
+    memvelope_tools.errors.InputError
+        The source is missing, empty, not JSON, an export or a file of another kind.
+    memvelope_tools.errors.FormatError
+        The document's tag or shape is not one the reader supports (the message gives the JSON path).
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> env = mv.read(mv.convert(mv.sample_path("claude")))
+    >>> sorted(env)[:2]
+    ['conversations', 'memvelope']
+    """
+    found = resolve_one(source, "document")
+    doc = found.document(progress)
+    check(doc, source_name=found.name)
+    return doc  # type: ignore[no-any-return]
+
+
+def sniff(source: Any) -> Found:
+    """What ``source`` (a path, bytes or a parsed value) is.
+
+    Parameters
+    ----------
+    source
+        A path, bytes, or a parsed JSON value.
+
+    Returns
+    -------
+    Found
+        Its ``kind`` (``zip``, ``folder``, ``export``, ``envelope``, ``ir``, ``conversation``,
+        ``parquet``, ``utf16``, ``empty``, ``missing``, ...) and, for a single conversation, its ``provider``.
+
+    Raises
+    ------
+    memvelope_tools.errors.InputError
+        A file that exists but cannot be read or parsed (the message says why).
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> mv.sniff(mv.sample_path("claude")).kind
+    'zip'
+    """
+    try:
+        return identify(source)
+    except InputError as exc:
+        if exc.reason == "not-found":
+            return Found("missing")
+        raise

@@ -72,8 +72,10 @@ def output_names(inputs: Sequence[str | os.PathLike[str]]) -> list[str]:
 def convert_one(source: str, output: str) -> Converted | Failed:
     """Convert one export to ``output`` (streaming, so memory stays bounded); never raises for bad input."""
     from ._convert import convert_stream
+    from ._sources import resolve
 
     try:
+        resolve([source], "export", list_means="parts", caller="convert_many()")  # a wrong input, worded as anywhere
         meta = convert_stream(source, output, progress=False)
     except MemvelopeError as exc:
         return Failed(source, str(exc), exc.reason)

@@ -32,6 +32,7 @@ from ._frames.facts import archetype_frame, fact_table
 from ._frames.flatten import flatten
 from ._progress import progress_bar
 from ._read import Source
+from ._sources import Found, refuse
 from ._tags import ENVELOPE_TAG, IR_TAG
 from .errors import FormatError
 
@@ -55,12 +56,45 @@ def to_parquet(
 
     A document is anything :func:`memvelope_tools._load` takes (an export is converted in memory);
     a list is several documents. ``dedupe`` drops repeated conversations as the frames do.
+
+    Parameters
+    ----------
+    doc_or_docs
+        An envelope, a Facts IR document or an export (a path, bytes, a binary file object or a parsed
+        dict), or a list of them: a list is several documents, each with its own label.
+    folder
+        Where to write (created if missing).
+    sources
+        One label per document (default: see :func:`memvelope_tools._sources.labels_of`).
+    dedupe
+        Keep one copy of a conversation that several documents hold.
+    progress
+        Show a bar on long work (``None``: only on a terminal or in a notebook).
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        The files written, by table name.
+
+    Raises
+    ------
+    memvelope_tools.errors.InputError
+        An input is missing, empty, not JSON or a file of another kind (nothing is written).
+    memvelope_tools.errors.OutputError
+        The folder cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile, memvelope_tools as mv
+    >>> sorted(mv.to_parquet(mv.sample_path("claude"), tempfile.mkdtemp()))
+    ['conversations', 'messages']
     """
+    inputs = documents(doc_or_docs, sources, None, progress=progress, stream=True)  # a wrong input stops here
     out = output_folder(folder)
     parts: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
     described: dict[str, list[dict[str, Any]]] = {"envelope": [], "ir": []}
     ir_docs: list[dict[str, Any]] = []
-    for label, doc, name, owned in documents(doc_or_docs, sources, None, progress=progress, stream=True):
+    for label, doc, name, owned in inputs:
         if isinstance(doc, Flat) or "memvelope" in doc:
             convs, msgs = (
                 doc.tables if isinstance(doc, Flat) else flatten(doc, label, name, True, progress, owned=owned)
@@ -104,10 +138,37 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
 
     Keys are ``conversations``, ``messages``, ``facts`` for the files present, plus ``archetype``
     when ``facts.parquet`` carries the documents' ``meta`` and ``archetype``.
+
+    Parameters
+    ----------
+    folder
+        A folder written by :func:`to_parquet`.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        The frames, by table name.
+
+    Raises
+    ------
+    memvelope_tools.errors.InputError
+        No such folder (``not-found``, worded as for every input).
+    memvelope_tools.errors.FormatError
+        The path is a file or a folder holding none of the files, or a file cannot be read (``bad-parquet``).
+
+    Examples
+    --------
+    >>> import tempfile, memvelope_tools as mv
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = mv.to_parquet(mv.sample_path("claude"), folder)
+    >>> sorted(mv.read_parquet(folder))
+    ['conversations', 'messages']
     """
     base = Path(folder)
+    if not base.exists():
+        refuse(Found("missing"), os.fspath(folder), "history")
     if not base.is_dir():
-        raise FormatError("not a folder", reason="not-found", source=str(base))
+        raise FormatError("a file, not a folder written by to_parquet", reason="not-found", source=str(base))
     frames: dict[str, pd.DataFrame] = {}
     for table_name, columns in TABLES.items():
         path = base / f"{table_name}.parquet"

@@ -24,9 +24,10 @@ from . import __version__, plot
 from . import _corpus as corpus
 from . import _frames as frames
 from ._atomic import atomic_write
-from ._load import LoadSource, document_file, load
+from ._load import LoadSource, open_input
 from ._plural import count
-from ._read import layer_of, source_label
+from ._read import layer_of
+from ._sources import resolve
 from .errors import FormatError, MemvelopeError, TopicsError
 
 __all__ = ["build_report", "write_report"]
@@ -116,21 +117,15 @@ def _snippet(text: Any) -> str:
 def _load_all(
     sources: Sequence[LoadSource], labels: Sequence[str] | None, converted: Sequence[bool] | None
 ) -> list[tuple[str, str, dict[str, Any]]]:
-    if labels is None:
-        labels = [source_label(s, i) for i, s in enumerate(sources)]
-        if len(set(labels)) < len(labels):
-            labels = [f"{label} ({i + 1})" for i, label in enumerate(labels)]
-    elif len(labels) != len(sources):
-        raise ValueError(f"labels= has {len(labels)} labels for {len(sources)} documents")
-    if converted is None:
-        converted = [isinstance(s, str | os.PathLike) and document_file(s) is None for s in sources]
-    elif len(converted) != len(sources):
+    if converted is not None and len(converted) != len(sources):
         raise ValueError(f"converted= has {len(converted)} values for {len(sources)} documents")
     out: list[tuple[str, str, dict[str, Any]]] = []
-    for label, source, export in zip(labels, sources, converted, strict=True):
-        doc = load(source, progress=False)
+    found = resolve(list(sources), "any", list_means="documents", labels=labels, caller="the report")
+    for i, item in enumerate(found):
+        doc = open_input(item, progress=False)
         layer = layer_of(doc)
-        out.append((str(label), "export" if export and layer == "envelope" else layer, doc))
+        export = converted[i] if converted is not None else item.kind == "export"
+        out.append((item.label, "export" if export and layer == "envelope" else layer, doc))
     return out
 
 

@@ -68,7 +68,8 @@ import pyarrow.compute as pc
 
 from . import _corpus as corpus
 from ._frames import INT, ROLE, STRING, TIMESTAMP, conform
-from ._read import ROLES
+from ._sources import Input, resolve
+from ._spec import ROLES
 from .errors import QueryError
 
 if TYPE_CHECKING:  # the engine is imported by the functions using it: importing the package stays quick
@@ -757,13 +758,14 @@ def _file_key(items: list[Any]) -> str | None:
 
 def index_for(source: Any) -> SearchIndex:
     """The search index of a history, built now or reused (see the module docstring)."""
-    if (folder := corpus.parquet_folder(source)) is not None:
-        return _folder_index(folder)
-    items = list(source) if isinstance(source, list | tuple) else [source]
+    inputs = resolve(source, "history", list_means="documents", caller="search()")
+    if len(inputs) == 1 and inputs[0].kind == "parquet" and inputs[0].path is not None:
+        return _folder_index(inputs[0].path)
+    items = [i.path if i.kind in ("envelope", "ir") and i.value is None else None for i in inputs]
     file_key = _file_key(items) if items else None
     if file_key is not None and (index := _recall(file_key)) is not None:
         return index
-    history = corpus.history_frame(source)
+    history = corpus.history_of(inputs)
     quick_key, pins = _frame_key(history)
     index = _recall(quick_key)
     if index is None:
@@ -821,7 +823,41 @@ def search(
     limit: int | None = 50,
 ) -> pd.DataFrame:
     """The messages of ``source`` matching ``query``, best first, at most ``limit`` of them
-    (``None``: all); see the module docstring for the query syntax, the filters and the columns."""
+    (``None``: all); see the module docstring for the query syntax, the filters and the columns.
+
+    Parameters
+    ----------
+    source
+        A history: envelopes or exports (paths, bytes, binary file objects or parsed dicts), a messages
+        frame, a Parquet folder written by :func:`to_parquet` (its index is kept there), or a list of them.
+    query
+        Words, "a phrase", a prefix*, AND / OR / NOT, (parentheses).
+    role
+        Only messages of this role (``"user"`` or ``"assistant"``).
+    since, until
+        Only messages sent at or after ``since`` and before ``until`` (dates or timestamps; UTC unless they say).
+    limit
+        At most this many matches (``None``: all).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The matches, best first, with their score and a snippet.
+
+    Raises
+    ------
+    memvelope_tools.errors.QueryError
+        The query cannot be run (the message says why).
+    memvelope_tools.errors.InputError
+        An input is missing, empty, not JSON or a file of another kind.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> hits = mv.search(mv.sample_path("claude"), "the", limit=3)
+    >>> len(hits) <= 3
+    True
+    """
     parse_query(query)  # a bad query fails before any index is built
     hits = index_for(source).search(query, role=role, since=since, until=until, limit=limit)
     return _with_history_status(hits, source)
@@ -832,5 +868,9 @@ def _with_history_status(hits: pd.DataFrame, source: Any) -> pd.DataFrame:
     :func:`memvelope_tools.history`); other results as they are."""
     from ._history_folder import is_history_folder, message_status
 
-    folder = corpus.parquet_folder(source)
+    item = source[0] if isinstance(source, list | tuple) and len(source) == 1 else source
+    if isinstance(item, Input):
+        folder = item.path if item.kind == "parquet" else None
+    else:
+        folder = Path(os.path.expanduser(os.fspath(item))) if isinstance(item, str | os.PathLike) else None
     return message_status(hits, folder) if folder is not None and is_history_folder(folder) else hits

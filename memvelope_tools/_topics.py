@@ -155,12 +155,45 @@ def topics(
     seed: int = 0,
     stop_words: Iterable[str] = (),
 ) -> Topics:
-    """Find ``n_topics`` topics in a history (see the module docstring)."""
+    """Find ``n_topics`` topics in a history (see the module docstring).
+
+    Parameters
+    ----------
+    source
+        A history, as :func:`search` takes it.
+    n_topics
+        How many topics to find.
+    unit
+        What is assigned a topic: ``"conversation"`` or ``"message"``.
+    seed
+        Seed of the factorisation, for the same topics on the same history.
+    stop_words
+        More words to leave out.
+
+    Returns
+    -------
+    Topics
+        The topics' terms and labels and each unit's topic.
+
+    Raises
+    ------
+    memvelope_tools.errors.TopicsError
+        Nothing is left to model (``no-text``).
+    memvelope_tools.errors.InputError
+        An input is missing, empty, not JSON or a file of another kind.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> found = mv.topics(mv.sample_path("chatgpt"), 3)  # doctest: +SKIP
+    >>> found.n_topics  # doctest: +SKIP
+    3
+    """
     if unit not in UNITS:
         raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
     if isinstance(n_topics, bool) or not isinstance(n_topics, int) or n_topics < 1:
         raise ValueError(f"n_topics must be a positive int, got {n_topics!r}")
-    history = corpus.history_frame(source)
+    history = corpus.history_frame(source, caller="topics()")
     units, unit_of_message = _units(history, unit)
     what = f"{unit}s"
     if units.empty:

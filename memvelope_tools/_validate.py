@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from ._ir.archetype import compute_archetype
 from ._jsontypes import json_type
 
 # The loader without read()'s shape check: validate reports every violation, not the first one.
-from ._read import layer_of, parse_source
+from ._read import layer_of
 from ._tags import ENVELOPE_TAG, IR_TAG
 from .errors import FormatError
 from .schema import SCHEMA_FILES, load_schema
@@ -94,7 +93,26 @@ def _validator(tag: str) -> Draft7Validator:
 def validate(doc: Any) -> list[Violation]:
     """Every violation of ``doc``'s schema plus its count rules, sorted by path then rule.
 
-    Raises :class:`FormatError` when ``doc`` carries no supported format tag.
+    Parameters
+    ----------
+    doc
+        A parsed envelope or Facts IR document.
+
+    Returns
+    -------
+    list of Violation
+        Empty when ``doc`` conforms.
+
+    Raises
+    ------
+    memvelope_tools.errors.FormatError
+        ``doc`` carries no supported format tag.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> mv.validate(mv.convert(mv.sample_path("claude")))
+    []
     """
     tag = detect_format(doc)
     found = {_violation(err) for err in _validator(tag).iter_errors(doc)}
@@ -276,10 +294,12 @@ def check_ir_against_envelope(ir: Mapping[str, Any], envelope: Mapping[str, Any]
     """
     if detect_format(ir) != IR_TAG:
         raise FormatError(
-            "the first document is not a Facts IR (meta.format 'memvelope-ir-v0')", reason="unsupported-tag", path="$"
+            f"the first document is not a Facts IR (meta.format {IR_TAG!r})", reason="unsupported-tag", path="$"
         )
     if detect_format(envelope) != ENVELOPE_TAG:
-        raise FormatError("the source is not an envelope (memvelope 'envelope-v0')", reason="unsupported-tag", path="$")
+        raise FormatError(
+            f"the source is not an envelope (memvelope {ENVELOPE_TAG!r})", reason="unsupported-tag", path="$"
+        )
     out = set(_ir_counts(ir))
     raw_facts = ir.get("facts")
     facts: list[Any] = raw_facts if isinstance(raw_facts, list) else []
@@ -426,13 +446,3 @@ def _archetype_agreement(arch: Any, facts: Sequence[Mapping[str, Any]]) -> list[
 
 def _needs(key: str) -> str:
     return "subject" if key in ("self_ratio", "distinct_entities") else "category"
-
-
-# --- files -----------------------------------------------------------------------------------------
-
-
-def load_json_file(path: str | os.PathLike[str]) -> Any:
-    """Parse a JSON file without judging its shape (UTF-8, a leading BOM ignored); :class:`FormatError`
-    with a one-line reason (``not-found``, ``unreadable``, ``not-utf8``, ``invalid-json``) on failure."""
-    doc, _ = parse_source(os.fspath(path))
-    return doc

@@ -82,6 +82,14 @@ class FormatError(MemvelopeError, ValueError):
     """A document is not a Memvelope document of a supported layer and version."""
 
 
+class InputError(ConversionError, FormatError):
+    """An input is not something this toolkit reads: missing, empty, not JSON, a file of another kind.
+
+    Raised the same way, with the same message and ``reason``, by every function and command. It is
+    both a :class:`ConversionError` and a :class:`FormatError`, so handlers of either catch it.
+    """
+
+
 class ValidationError(MemvelopeError, ValueError):
     """A document does not conform to its schema or to a rule the schema cannot express."""
 

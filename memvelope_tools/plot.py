@@ -32,8 +32,11 @@ from matplotlib.colors import ListedColormap
 from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 
 from . import _frames as frames
+from ._load import open_input
 from ._plural import count
-from ._read import CATEGORIES, ROLES, SUBJECT_TYPES
+from ._sources import resolve_one
+from ._spec import CATEGORIES, ROLES, SUBJECT_TYPES
+from ._tags import IR_TAG
 from .errors import FormatError
 
 if TYPE_CHECKING:
@@ -598,13 +601,10 @@ def _archetypes(data: Any) -> list[tuple[str, dict[str, Any], int, str | None]]:
         if isinstance(doc, Mapping) and "self_ratio" in doc and "meta" not in doc:
             return label, dict(doc), int(doc.get("facts") or 0), None
         if not isinstance(doc, Mapping):
-            from ._load import load
-            from ._read import source_label
-
-            label = source_label(doc, 0) if label.startswith("doc") else label
-            doc = load(doc)
+            found = resolve_one(doc, "any", label=None if label.startswith("doc") else label)
+            label, doc = found.label, open_input(found)
         if "archetype" not in doc or "facts" not in doc:
-            raise FormatError("expected a Facts IR document (memvelope-ir-v0), found an envelope", reason="wrong-layer")
+            raise FormatError(f"expected a Facts IR document ({IR_TAG}), found an envelope", reason="wrong-layer")
         meta = doc.get("meta")
         mode = meta.get("mode") if isinstance(meta, Mapping) else None
         n_facts = int(doc["archetype"].get("facts") or len(doc["facts"]))

@@ -72,7 +72,7 @@ def test_parquet_says_one_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_load_of_a_wrong_type_names_the_type() -> None:
-    with pytest.raises(mv.FormatError, match=r"^cannot load a value of type int: expected"):
+    with pytest.raises(mv.FormatError, match=r"^cannot read a value of type int: expected"):
         mv.load(3)
 
 
@@ -223,7 +223,8 @@ def test_folder_without_parts_names_what_its_subfolders_hold(tmp_path: Path) -> 
         mv.convert(tmp_path)
     assert info.value.reason == "no-parts"
     assert info.value.msg == (
-        "folder holds no .json file; 2 subfolders hold some: alice/ (1 .json file), bob/ (2 .json files): "
+        "a folder with no .json file in it: expected an export's folder (it holds conversations.json); "
+        "2 subfolders hold some: alice/ (1 .json file), bob/ (2 .json files): "
         "give one subfolder per export, or all to convert-many"
     )
 
@@ -232,4 +233,6 @@ def test_folder_without_parts_or_subfolders_says_just_that(tmp_path: Path) -> No
     (tmp_path / "notes.txt").write_text("hello", encoding="utf-8")
     with pytest.raises(mv.ConversionError) as info:
         mv.convert(tmp_path)
-    assert info.value.msg == "folder holds no .json file"
+    assert (
+        info.value.msg == "a folder with no .json file in it: expected an export's folder (it holds conversations.json)"
+    )

@@ -88,14 +88,26 @@ def test_bad_input_one_line_error(
     assert reason_words in captured.err and "Traceback" not in captured.err
 
 
-def test_export_that_would_not_convert_reports_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
-    single = ROOT / "fixtures" / "doctor" / "single-object" / "input.json"
-    assert main(["doctor", "--json", str(single)]) == 1
+def test_export_that_would_not_convert_reports_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    unknown = tmp_path / "conversations.json"
+    unknown.write_text(json.dumps([{"name": "not a conversation"}]))
+    assert main(["doctor", "--json", str(unknown)]) == 1
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert report["converts"] is False and report["error"]["reason"] == "no-provider"
     assert report["messages_kept"] == 0
     assert captured.err.count("\n") == 1 and "would not convert" in captured.err
+
+
+def test_a_single_conversation_is_one_line_as_for_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    single = ROOT / "fixtures" / "doctor" / "single-object" / "input.json"
+    assert main(["doctor", str(single)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "memvelope: error: a single ChatGPT conversation, not an export: an export is an array of conversations; "
+        f"put it inside [ ] to convert it (in {single})\n"
+    )
 
 
 def test_help_has_an_example() -> None:

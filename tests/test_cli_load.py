@@ -127,10 +127,15 @@ def test_report_and_distill_on_an_unzipped_part(tmp_path: Path, capsys: pytest.C
 def test_convert_given_an_envelope_or_facts_ir(envelope: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "convert", envelope)
     assert (code, out) == (1, "")
-    assert err == f"memvelope: error: already a Memvelope envelope: use info, parquet or report (in {envelope})\n"
+    assert err == (
+        f"memvelope: error: already a Memvelope envelope, not an export: use info, parquet or report (in {envelope})\n"
+    )
     code, _, err = run(capsys, "convert", IR)
     assert code == 1
-    assert err == f"memvelope: error: already a Memvelope Facts IR document: use info, parquet or report (in {IR})\n"
+    assert err == (
+        "memvelope: error: already a Memvelope Facts IR document, not an export: use info, parquet or report "
+        f"(in {IR})\n"
+    )
 
 
 def test_wrong_files_to_convert_and_info(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -143,10 +148,11 @@ def test_wrong_files_to_convert_and_info(tmp_path: Path, capsys: pytest.CaptureF
     manifest.write_text(json.dumps({"version": 1, "files": ["conversations-000.zip"]}))
     cases = {
         tmp_path / "pq" / "messages.parquet": (
-            "a Parquet file, not JSON: read its folder with mv.read_parquet(), DuckDB or Polars"
+            "a Parquet file, not JSON: give the folder that holds it (written by memvelope parquet) to search or "
+            "topics, or read it with mv.read_parquet()"
         ),
         png: (
-            "a binary file, not JSON: expected an export (zip as downloaded, its folder or a conversations*.json "
+            "a PNG image, not JSON: expected an export (its zip as downloaded, its folder or a conversations*.json "
             "file), an envelope or a Facts IR document"
         ),
         single: (
@@ -164,11 +170,11 @@ def test_wrong_files_to_convert_and_info(tmp_path: Path, capsys: pytest.CaptureF
 
 
 def test_validate_given_an_export_zip(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "validate", SAMPLE)
-    assert code == 1
-    assert out == (
-        f"{SAMPLE}: error: an export zip, not a Memvelope document: convert it first (memvelope convert), "
-        "or give it to info, parquet or report, which convert it [not-memvelope]\n"
+    code, out, err = run(capsys, "validate", SAMPLE)
+    assert (code, out) == (1, "")
+    assert err == (
+        "memvelope: error: an export zip, not a Memvelope document: convert it first (memvelope convert), "
+        f"or give it to info, parquet or report, which convert it (in {SAMPLE})\n"
     )
 
 
@@ -183,8 +189,8 @@ def test_invalid_json_is_worded_alike_by_every_command(tmp_path: Path, capsys: p
         code, _, err = run(capsys, command, broken, *extra)
         assert code == 1, command
         assert err == f"memvelope: error: {said} (in {broken})\n", command
-    code, out, _ = run(capsys, "validate", broken)
-    assert (code, out) == (1, f"{broken}: error: {said} [invalid-json]\n")
+    code, out, err = run(capsys, "validate", broken)
+    assert (code, out, err) == (1, "", f"memvelope: error: {said} (in {broken})\n")
 
 
 # ---- output checked before any work --------------------------------------------------------------

@@ -377,11 +377,11 @@ def test_files_are_flattened_while_parsed_with_the_same_result(
 ) -> None:
     import importlib
 
-    read_module = importlib.import_module("memvelope_tools._read")
+    walker = importlib.import_module("memvelope_tools._json.walker")
     monkeypatch.setattr(importlib.import_module("memvelope_tools._frames.flatten"), "_SPAN_BYTES", chunk)
     for path in [*ENVELOPES, HAND]:
         doc = json.loads(path.read_bytes())
-        kinds = [kind for kind, _ in read_module.stream_envelope(path.read_bytes(), span_bytes=chunk)]
+        kinds = [kind for kind, _ in walker.stream_envelope(path.read_bytes(), span_bytes=chunk)]
         assert kinds[-1] == "members" and "spans" in kinds  # read a window at a time, no fallback
         pd.testing.assert_frame_equal(messages_frame(path, sources=["x"]), messages_frame(doc, sources=["x"]))
         pd.testing.assert_frame_equal(conversations_frame(path, sources=["x"]), conversations_frame(doc, sources=["x"]))

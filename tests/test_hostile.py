@@ -125,7 +125,7 @@ def test_truncated_json(capsys, tmp_path: Path) -> None:
 )
 def test_not_json_at_all(capsys, tmp_path: Path, data: bytes) -> None:
     (tmp_path / "conversations.json").write_bytes(data)
-    said = "a binary file, not JSON" if b"\x00" in data else "not valid JSON"
+    said = "a PNG image, not JSON" if data.startswith(b"\x89PNG") else "not valid JSON"
     fails_cleanly(capsys, tmp_path, [tmp_path / "conversations.json"], said, "conversations.json")
 
 
@@ -613,8 +613,8 @@ def test_conversion_and_reading_use_no_network_and_run_nothing(
     no_network: list[str], tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import memvelope_tools as mv
+    from memvelope_tools import read
     from memvelope_tools._convert import convert, convert_stream
-    from memvelope_tools._read import read
     from memvelope_tools._validate import validate
 
     frames = pytest.importorskip("memvelope_tools._frames")

@@ -17,17 +17,22 @@ from small_exports import CHATGPT_CONV, CLAUDE_CONV
 
 import memvelope_tools as mv
 from memvelope_tools._convert import ConversionLog
-from memvelope_tools._load import Sniffed, sniff, wrong_file
+from memvelope_tools._load import sniff
+from memvelope_tools._sources import Found as Sniffed
+from memvelope_tools._sources import wrong_file
 from memvelope_tools.errors import ConversionError, FormatError, MemvelopeError
 
 SAMPLE = mv.sample_path("chatgpt")
 IR = Path(mv.__file__).parent / "samples" / "facts-chatgpt.mv.json"
 
-ENVELOPE_TO_CONVERT = "already a Memvelope envelope: use info, parquet or report"
-IR_TO_CONVERT = "already a Memvelope Facts IR document: use info, parquet or report"
-PARQUET = "a Parquet file, not JSON: read its folder with mv.read_parquet(), DuckDB or Polars"
-BINARY = (
-    "a binary file, not JSON: expected an export (zip as downloaded, its folder or a conversations*.json file), "
+ENVELOPE_TO_CONVERT = "already a Memvelope envelope, not an export: use info, parquet or report"
+IR_TO_CONVERT = "already a Memvelope Facts IR document, not an export: use info, parquet or report"
+PARQUET = (
+    "a Parquet file, not JSON: give the folder that holds it (written by memvelope parquet) to search or topics, "
+    "or read it with mv.read_parquet()"
+)
+PNG = (
+    "a PNG image, not JSON: expected an export (its zip as downloaded, its folder or a conversations*.json file), "
     "an envelope or a Facts IR document"
 )
 CHATGPT_OBJECT = (
@@ -170,10 +175,10 @@ def test_other_binary_file(tmp_path: Path) -> None:
     path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00")
     with pytest.raises(FormatError) as info:
         mv.load(path)
-    assert str(info.value) == f"{BINARY} (in {path})"
+    assert str(info.value) == f"{PNG} (in {path})"
     with pytest.raises(ConversionError) as converting:
         mv.convert(path)
-    assert str(converting.value) == f"{BINARY} (in {path})"
+    assert str(converting.value) == f"{PNG} (in {path})"
 
 
 @pytest.mark.parametrize(("conversation", "message"), [(CHATGPT_CONV, CHATGPT_OBJECT), (CLAUDE_CONV, CLAUDE_OBJECT)])
@@ -234,7 +239,7 @@ def test_an_envelope_among_export_parts_still_contributes_nothing(tmp_path: Path
 
 
 def test_zip_where_a_document_is_required() -> None:
-    assert wrong_file(sniff(SAMPLE), "document") == ZIP_AS_DOCUMENT
+    assert wrong_file(sniff(SAMPLE), "document") == (ZIP_AS_DOCUMENT, "not-memvelope")
     assert wrong_file(sniff(SAMPLE), "any") is None
 
 
@@ -256,14 +261,14 @@ def test_sniff_kinds(tmp_path: Path, unzipped: Path, expected: bytes) -> None:
     assert sniff(CHATGPT_CONV) == Sniffed("conversation", "chatgpt")
     assert sniff(b"[]") == Sniffed("export")
     assert sniff(b"PAR1\x00\x00") == Sniffed("parquet")
-    assert sniff(json.dumps([1]).encode("utf-16")) == Sniffed("json")  # UTF-16 text: the parser names it
+    assert sniff(json.dumps([1]).encode("utf-16")) == Sniffed("utf16")
 
 
 def test_a_list_is_paths(tmp_path: Path) -> None:
     with pytest.raises(FormatError) as info:
         mv.load([CHATGPT_CONV])  # type: ignore[list-item]
     assert info.value.msg == (
-        "a list given to load() is the parts of one export, as paths; load each document separately"
+        "a list given to load() is the parts of one export, as paths; give each document separately"
     )
 
 
@@ -316,4 +321,5 @@ def test_utf16_text_is_named(tmp_path: Path, codec: str) -> None:
     path.write_bytes(json.dumps({"memvelope": "envelope-v0"}).encode(codec))
     with pytest.raises(FormatError) as info:
         mv.load(path)
-    assert info.value.msg.endswith("; the file looks like UTF-16 text, save it as UTF-8 and try again")
+    assert info.value.msg == "UTF-16 text, not UTF-8: save the file as UTF-8 and try again"
+    assert info.value.reason == "invalid-json"

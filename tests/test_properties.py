@@ -27,10 +27,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from memvelope_tools import read
 from memvelope_tools._convert import ConversionError, convert, convert_stream, dumps_canonical
 from memvelope_tools._convert.prose import js_trim
 from memvelope_tools._convert.timestamps import render_timestamp
-from memvelope_tools._read import read
 from memvelope_tools._validate import validate
 from memvelope_tools.errors import FormatError
 

@@ -403,7 +403,7 @@ def test_several_documents_and_frames_together():
     hits = mv.search([a, b], "shared")
     assert sorted(hits["source"]) == ["doc0", "doc1"]
     mixed = mv.search([mv.messages_frame(a, sources=["left"]), b], "shared")
-    assert sorted(mixed["source"]) == ["doc0", "left"]
+    assert sorted(mixed["source"]) == ["doc1", "left"]  # an input without a name is labelled by its place in the list
     assert set(mixed["title"].dropna()) == {"second"}
 
 

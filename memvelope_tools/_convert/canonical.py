@@ -30,12 +30,58 @@ def dumps_canonical(value: Any) -> bytes:
     """Serialise exactly as ``JSON.stringify(value, null, 2)`` would; no trailing newline.
 
     ``value`` is built of dicts (in the key order wanted), lists, strings, ints, bools and None.
+
+    Parameters
+    ----------
+    value
+        A JSON value of dicts, lists, strings, ints, bools and None.
+
+    Returns
+    -------
+    bytes
+        The UTF-8 bytes.
+
+    Raises
+    ------
+    TypeError
+        ``value`` holds something JSON cannot represent.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> mv.dumps_canonical({"a": [1]}).splitlines()
+    [b'{', b'  "a": [', b'    1', b'  ]', b'}']
     """
     return _encode(json.dumps(value, ensure_ascii=False, indent=2, separators=(",", ": ")))
 
 
 def dump_canonical(value: Any, fp: IO[bytes]) -> None:
-    """Write :func:`dumps_canonical` bytes to a binary file."""
+    """Write :func:`dumps_canonical` bytes to a binary file.
+
+    Parameters
+    ----------
+    value
+        A JSON value of dicts, lists, strings, ints, bools and None.
+    fp
+        A binary file open for writing.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError
+        ``value`` holds something JSON cannot represent.
+
+    Examples
+    --------
+    >>> import io, memvelope_tools as mv
+    >>> out = io.BytesIO()
+    >>> mv.dump_canonical({"a": [1]}, out)
+    >>> out.getvalue().splitlines()
+    [b'{', b'  "a": [', b'    1', b'  ]', b'}']
+    """
     fp.write(dumps_canonical(value))
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from .._tags import ENVELOPE_TAG
 from ..errors import ConversionError
 from .canonical import canonical_fragment, dumps_canonical
 
@@ -41,7 +42,7 @@ def build_envelope(provider: str, conversations: list[dict[str, Any]], source: s
             source=source,
         )
     return {
-        "memvelope": "envelope-v0",
+        "memvelope": ENVELOPE_TAG,
         "meta": {
             "source_provider": provider,
             "conversation_count": len(conversations),
@@ -154,7 +155,7 @@ _SENTINEL: Final = "\x00memvelope-conversations\x00"
 
 def envelope_frame(meta: dict[str, Any]) -> tuple[bytes, bytes]:
     """The canonical bytes before the first conversation and after the last, for ``meta``."""
-    skeleton = {"memvelope": "envelope-v0", "meta": meta, "conversations": [_SENTINEL]}
+    skeleton = {"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": [_SENTINEL]}
     head, tail = dumps_canonical(skeleton).split(b"    " + dumps_canonical(_SENTINEL))
     return head, tail
 
@@ -163,7 +164,7 @@ def _dumps_by_conversation(envelope: dict[str, Any]) -> bytes:
     if (
         list(envelope) != ["memvelope", "meta", "conversations"]
         or not envelope["conversations"]
-        or envelope["memvelope"] != "envelope-v0"
+        or envelope["memvelope"] != ENVELOPE_TAG
     ):
         return dumps_canonical(envelope)
     head, tail = envelope_frame(envelope["meta"])

@@ -198,14 +198,11 @@ def convert(
     :func:`convert_stream` to bound memory by the batch rather than the envelope). Every option gives
     the same envelope. ``progress`` shows a bar on stderr (default: on a terminal).
     """
-    from .._sniffing import explained
-
-    with explained(paths):
-        expansion: Expansion = expand(paths, zip_limits)
-        if report is not None:
-            report.ignored = expansion.ignored
-            report.chose = expansion.chose
-        return convert_parts(expansion.parts, report, fast=fast, stream=stream, progress=progress)
+    expansion: Expansion = expand(paths, zip_limits)
+    if report is not None:
+        report.ignored = expansion.ignored
+        report.chose = expansion.chose
+    return convert_parts(expansion.parts, report, fast=fast, stream=stream, progress=progress)
 
 
 def _copy(src: IO[bytes], dst: IO[bytes]) -> None:
@@ -382,7 +379,30 @@ def _stdout() -> IO[bytes]:
 
 
 def write_envelope(envelope: Envelope, path: str | os.PathLike[str]) -> None:
-    """Write the envelope's canonical bytes to ``path`` atomically (temporary file, then rename)."""
+    """Write the envelope's canonical bytes to ``path`` atomically (temporary file, then rename).
+
+    Parameters
+    ----------
+    envelope
+        The envelope.
+    path
+        The file to write.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    memvelope_tools.errors.OutputError
+        The file cannot be written; any earlier file at ``path`` is intact.
+
+    Examples
+    --------
+    >>> import tempfile, os, memvelope_tools as mv
+    >>> path = os.path.join(tempfile.mkdtemp(), "history.mve.json")
+    >>> mv.write_envelope(mv.convert(mv.sample_path("claude")), path)
+    """
     data = dumps_envelope(envelope)
     with atomic_output(path) as fh:
         fh.write(data)

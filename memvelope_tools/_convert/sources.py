@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Final
 
-from ..errors import ConversionError
+from ..errors import ConversionError, InputError
 
 _ZIP_MAGIC: Final = (b"PK\x03\x04", b"PK\x05\x06")
 # What a damaged deflate, bzip2 (an OSError) or LZMA stream raises while a member is read.
@@ -70,11 +70,11 @@ class _ReadGuard:
         try:
             return self._raw.read(size)
         except OSError as exc:
-            raise ConversionError(
+            raise InputError(
                 f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=self._name
             ) from None
         except (zipfile.BadZipFile, EOFError, *_DECOMPRESSION_ERRORS) as exc:  # type: ignore[misc]
-            raise ConversionError(f"zip member is corrupt: {exc}", reason="bad-zip", source=self._name) from None
+            raise InputError(f"zip member is corrupt: {exc}", reason="bad-zip", source=self._name) from None
 
     def fileno(self) -> int:
         return self._raw.fileno()
@@ -190,9 +190,9 @@ def _open_zip(data_or_path: Path | bytes, label: str) -> zipfile.ZipFile:
         target = io.BytesIO(data_or_path) if isinstance(data_or_path, bytes) else data_or_path
         return zipfile.ZipFile(target)
     except zipfile.BadZipFile as exc:
-        raise ConversionError(f"not a readable zip archive: {exc}", reason="bad-zip", source=label) from exc
+        raise InputError(f"not a readable zip archive: {exc}", reason="bad-zip", source=label) from exc
     except OSError as exc:
-        raise ConversionError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=label) from exc
+        raise InputError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=label) from exc
 
 
 def _member_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, limits: ZipLimits) -> Part:
@@ -202,21 +202,46 @@ def _member_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, li
         try:
             raw = archive.open(info)
         except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
-            raise ConversionError(f"cannot read zip member: {exc}", reason="bad-zip", source=label) from exc
+            raise InputError(f"cannot read zip member: {exc}", reason="bad-zip", source=label) from exc
         return io.BufferedReader(_LimitedReader(raw, label, info, limits))  # type: ignore[arg-type]
 
     return Part(label, opener, info.file_size)
 
 
-def _expand_zip(
-    archive: zipfile.ZipFile, label: str, limits: ZipLimits, depth: int, ignored: list[tuple[str, str]]
-) -> tuple[list[Part], bool]:
+_NO_JSON_IN_ZIP: Final = (
+    "a zip with no .json file in it: expected an export as downloaded (it holds conversations.json)"
+)
+
+
+def _members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
+    """The zip's files by name, without folders and ``__MACOSX/`` entries."""
     members = {}
     for info in archive.infolist():
         name = info.filename
         if info.is_dir() or name.startswith("__MACOSX/") or "/__MACOSX/" in name:
             continue
         members[name] = info
+    return members
+
+
+def check_listing(path: str | os.PathLike[str]) -> None:
+    """Raise what :func:`expand` raises for the zip or folder at ``path`` when it holds no part or is no
+    readable zip, reading listings only (no member is inflated)."""
+    label = os.fspath(path)
+    where = Path(label)
+    if where.is_dir():
+        _expand_folder(where, label, ZipLimits(), [])
+    elif _looks_like_zip(where):
+        with _open_zip(where, label) as archive:
+            names, _ = _choose(_members(archive), [], lambda name: f"{label}!{name}")
+        if not names:
+            raise InputError(_NO_JSON_IN_ZIP, reason="no-parts", source=label)
+
+
+def _expand_zip(
+    archive: zipfile.ZipFile, label: str, limits: ZipLimits, depth: int, ignored: list[tuple[str, str]]
+) -> tuple[list[Part], bool]:
+    members = _members(archive)
     names, chose = _choose(members, ignored, lambda name: f"{label}!{name}")
     parts: list[Part] = []
     for name in names:
@@ -233,7 +258,7 @@ def _expand_zip(
         else:
             parts.append(_member_part(archive, info, inner, limits))
     if not names:
-        raise ConversionError("zip archive holds no .json file", reason="no-parts", source=label)
+        raise InputError(_NO_JSON_IN_ZIP, reason="no-parts", source=label)
     return parts, chose
 
 
@@ -242,9 +267,7 @@ def _file_part(path: Path, label: str) -> Part:
         try:
             return open(path, "rb")
         except OSError as exc:
-            raise ConversionError(
-                f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=label
-            ) from exc
+            raise InputError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=label) from exc
 
     try:
         size = path.stat().st_size
@@ -261,13 +284,13 @@ def _expand_path(
     try:
         mode = path.stat().st_mode
     except FileNotFoundError as exc:
-        raise ConversionError("no such file or folder", reason="not-found", source=label) from exc
+        raise InputError("no such file or folder", reason="not-found", source=label) from exc
     except OSError as exc:
-        raise ConversionError(f"cannot read: {exc.strerror or exc}", reason="unreadable", source=label) from exc
+        raise InputError(f"cannot read: {exc.strerror or exc}", reason="unreadable", source=label) from exc
     if stat.S_ISDIR(mode):
         return _expand_folder(path, label, limits, ignored)
     if not os.access(path, os.R_OK):
-        raise ConversionError("file is not readable (permission denied)", reason="unreadable", source=label)
+        raise InputError("file is not readable (permission denied)", reason="unreadable", source=label)
     if _looks_like_zip(path):
         return _expand_zip(_open_zip(path, label), label, limits, 0, ignored)
     return [_file_part(path, label)], False
@@ -303,10 +326,15 @@ def _expand_folder(
     try:
         entries = [e for e in os.scandir(path) if e.is_file()]
     except OSError as exc:
-        raise ConversionError(f"cannot list folder: {exc.strerror or exc}", reason="unreadable", source=label) from exc
+        raise InputError(f"cannot list folder: {exc.strerror or exc}", reason="unreadable", source=label) from exc
     names, chose = _choose([e.name for e in entries], ignored, lambda name: str(path / name))
     if not names:
-        raise ConversionError("folder holds no .json file" + _in_subfolders(path), reason="no-parts", source=label)
+        raise InputError(
+            "a folder with no .json file in it: expected an export's folder (it holds conversations.json)"
+            + _in_subfolders(path),
+            reason="no-parts",
+            source=label,
+        )
     parts: list[Part] = []
     for name in names:
         child = path / name
@@ -320,7 +348,7 @@ def _expand_folder(
 def expand(inputs: Sequence[str | os.PathLike[str]], limits: ZipLimits | None = None) -> Expansion:
     """Expand input paths, in argv order, into the ordered parts of one export."""
     if not inputs:
-        raise ConversionError("no input given", reason="not-found")
+        raise InputError("no input given", reason="not-found")
     limits = limits or ZipLimits()
     ignored: list[tuple[str, str]] = []
     chose = False

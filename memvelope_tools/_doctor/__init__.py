@@ -17,6 +17,7 @@ from .._convert import chatgpt as chatgpt_core
 from .._convert import claude as claude_core
 from .._json.elements import JS, Reader, load_part
 from .._jsontypes import json_type
+from .._sources import resolve
 from ..errors import ConversionError
 from . import chatgpt, claude
 from .findings import Analysis, ConversationFacts, Diagnosis, Example, PartInfo
@@ -40,11 +41,38 @@ def _non_array_note(value: object) -> str:
 def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: ZipLimits | None = None) -> Diagnosis:
     """Examine one export (the same paths ``convert`` takes) and report what conversion keeps and drops.
 
-    Raises :class:`ConversionError` when the export cannot be read at all (missing file, bad zip,
-    invalid JSON); when it reads but would not convert (no provider, no conversation survives), the
+    When the export reads but would not convert (no provider, no conversation survives), the
     diagnosis says so in ``error`` and ``converts`` is False. Message text appears in examples only with
     ``show_text=True``.
+
+    Parameters
+    ----------
+    *paths
+        The export as downloaded (its zip or folder), or its ``conversations*.json`` parts in order.
+    show_text
+        Show message text in the examples.
+    zip_limits
+        Limits against zip bombs (:class:`~memvelope_tools._convert.ZipLimits`).
+
+    Returns
+    -------
+    Diagnosis
+        What each part holds, what conversion keeps and drops and why; ``converts`` and ``error``.
+
+    Raises
+    ------
+    memvelope_tools.errors.InputError
+        A path is missing, empty, not JSON, a Memvelope document or a file of another kind.
+    memvelope_tools.errors.ConversionError
+        A zip breaks its limits.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> mv.doctor(mv.sample_path("claude")).converts
+    True
     """
+    resolve(list(paths), "diagnose", list_means="parts", caller="doctor()")
     expansion = expand(paths, zip_limits)
     parts: list[PartInfo] = []
     merged: list[object] = []

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .._read import CATEGORIES, ROLES, SUBJECT_TYPES
+from .._spec import CATEGORIES, ROLES, SUBJECT_TYPES
 from ..errors import FormatError
 from .text import utf8_ok
 

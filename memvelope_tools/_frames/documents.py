@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 import pyarrow as pa
 
-from .._load import load
-from .._read import Fallback, Source, check, map_file, parse_json, read_file, source_label
-from .._sniffing import document_file
-from .._tags import IR_TAG
+from .._json.walker import Fallback
+from .._load import open_input
+from .._read import Source, check, map_file, parse_json, read_file
+from .._sources import Input, resolve
+from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import FormatError
 from .flatten import flatten_file
 
@@ -64,42 +64,41 @@ def documents(
     ``layer`` (``"envelope"``, ``"ir"`` or None for either) is the layer every document must have.
     ``owned`` is true when the document was parsed here, so nobody else holds it. With ``stream``
     set (True: with messages, False: without), an envelope file comes as a :class:`Flat` instead:
-    flattened while parsed, so its whole tree never exists at once.
+    flattened while parsed, so its whole tree never exists at once. Every input is resolved before
+    this returns, so a wrong one is reported before anything is read or written.
     """
-    inputs = list(doc_or_docs) if isinstance(doc_or_docs, list | tuple) else [doc_or_docs]
-    if sources is not None:
-        labels = [str(s) for s in sources]
-        if len(labels) != len(inputs):
-            raise ValueError(f"sources= has {len(labels)} labels for {len(inputs)} documents")
-    else:
-        labels = [source_label(x, i) for i, x in enumerate(inputs)]
-        seen = Counter(labels)  # two files with the same name in different folders: use their paths
-        labels = [
-            os.fspath(x) if seen[label] > 1 and isinstance(x, str | os.PathLike) else label
-            for x, label in zip(inputs, labels, strict=True)
-        ]
-    for label, source in zip(labels, inputs, strict=True):
-        path = document_file(source)
-        if path is not None:
-            name = os.fspath(source) if isinstance(source, str | os.PathLike) else os.fspath(path)
-            data = map_file(os.fspath(path)) if stream is not None else read_file(os.fspath(path), progress)
+    found = resolve(doc_or_docs, "any", list_means="documents", labels=sources, caller="a frame function")
+    return _documents(found, layer, progress=progress, stream=stream)
+
+
+def _documents(
+    inputs: list[Input], layer: str | None, *, progress: bool | None, stream: bool | None
+) -> Iterator[Document | tuple[str, Flat, str, bool]]:
+    for found in inputs:
+        label = found.label
+        if found.kind == "export":
+            doc = open_input(found, progress=progress, conversations=False)
+            name = found.name
+        elif found.path is not None and found.value is None:
+            name = found.name
+            data = map_file(os.fspath(found.path)) if stream is not None else read_file(os.fspath(found.path), progress)
             if stream is not None:
                 try:
-                    flat = Flat(*flatten_file(data, label, name, stream, progress))
+                    flat = Flat(*flatten_file(data, label, name or label, stream, progress))
                 except Fallback:
                     flat = None
                 if flat is not None:
-                    yield label, flat, name, True
+                    yield label, flat, name or label, True
                     continue
             doc = parse_json(data, name)
             del data
         else:
-            doc = load(source, progress=progress, conversations=False)  # type: ignore[arg-type]
-            name = os.fspath(source) if isinstance(source, str | os.PathLike) else None
+            doc = found.document(progress)
+            name = found.name
         # Conversations and messages are checked batch by batch while they are flattened (see Builder).
-        found = check(doc, source_name=name, conversations=False)
-        if layer is not None and found != layer:
-            want = "an envelope (envelope-v0)" if layer == "envelope" else f"a Facts IR document ({IR_TAG})"
-            got = "a Facts IR document" if found == "ir" else "an envelope"
+        layer_found = check(doc, source_name=name, conversations=False)
+        if layer is not None and layer_found != layer:
+            want = f"an envelope ({ENVELOPE_TAG})" if layer == "envelope" else f"a Facts IR document ({IR_TAG})"
+            got = "a Facts IR document" if layer_found == "ir" else "an envelope"
             raise FormatError(f"expected {want}, found {got}", reason="wrong-layer", source=name or label)
-        yield label, doc, name or label, not isinstance(source, dict)
+        yield label, doc, name or label, not (found.path is None and isinstance(found.value, dict))

@@ -28,14 +28,70 @@ from .text import strings
 
 
 def facts_frame(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] | None = None) -> pd.DataFrame:
-    """One row per fact of one or several Facts IR documents (see :mod:`memvelope_tools._frames`)."""
+    """One row per fact of one or several Facts IR documents (see :mod:`memvelope_tools._frames`).
+
+    Parameters
+    ----------
+    ir_or_irs
+        One Facts IR document (a path, bytes, a binary file object or a parsed dict) or a list of them.
+    sources
+        One label per document (default: see :func:`memvelope_tools._sources.labels_of`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per fact, with the document's label in ``source``.
+
+    Raises
+    ------
+    memvelope_tools.errors.InputError
+        An input is missing, empty, not JSON or a file of another kind.
+    memvelope_tools.errors.FormatError
+        An input is not a Facts IR document (``wrong-layer``) or its shape is not the spec's.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> ir = mv.distill_structured(mv.convert(mv.sample_path("claude")))
+    >>> len(mv.facts_frame(ir)) == ir["meta"]["facts"]
+    True
+    """
     return to_pandas(facts_table(ir_or_irs, sources=sources), FACT_COLUMNS, None)
 
 
 def archetype_frame(
     ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] | None = None, tz: str | None = None
 ) -> pd.DataFrame:
-    """One row per Facts IR document: its ``meta`` and ``archetype`` (see :mod:`memvelope_tools._frames`)."""
+    """One row per Facts IR document: its ``meta`` and ``archetype`` (see :mod:`memvelope_tools._frames`).
+
+    Parameters
+    ----------
+    ir_or_irs
+        One Facts IR document (a path, bytes, a binary file object or a parsed dict) or a list of them.
+    sources
+        One label per document (default: see :func:`memvelope_tools._sources.labels_of`).
+    tz
+        Time zone for ``generated_at`` (default UTC).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per document.
+
+    Raises
+    ------
+    memvelope_tools.errors.InputError
+        An input is missing, empty, not JSON or a file of another kind.
+    memvelope_tools.errors.FormatError
+        An input is not a Facts IR document (``wrong-layer``) or its shape is not the spec's.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> env = mv.convert(mv.sample_path("claude"))
+    >>> int(mv.archetype_frame(mv.distill_structured(env))["n_facts"].iloc[0]) >= 0
+    True
+    """
     rows: dict[str, list[Any]] = {name: [] for name in ARCHETYPE_COLUMNS}
     names: list[str] = []
     for label, doc, name, _ in documents(ir_or_irs, sources, "ir", progress=False):

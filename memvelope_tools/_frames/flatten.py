@@ -18,8 +18,10 @@ import numpy as np
 import pyarrow as pa
 
 from .._json.elements import FIELDS, release
+from .._json.walker import parse_spans, stream_envelope
 from .._progress import progress_bar
-from .._read import ROLES, check, check_conversations, check_messages, parse_spans, stream_envelope
+from .._read import check, check_conversations, check_messages
+from .._spec import CONVERSATION_FIELDS, ROLES
 from ..errors import FormatError
 from . import text
 from .columns import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, MS, arrow_schema, timestamps
@@ -54,7 +56,7 @@ def flatten_file(
     With the compiled helper, conversations go from their JSON text straight into columns, on the
     worker threads, while the main thread scans the next ones; those that are not the plain case are
     parsed. The memory of a mapped file's bytes is given back once they are read. Raises Fallback when
-    the file must be read whole instead (see memvelope_tools._read.stream_envelope).
+    the file must be read whole instead (see memvelope_tools._json.walker.stream_envelope).
     """
     builder = _Builder(label, name, with_messages)
     members: dict[str, Any] = {}
@@ -123,7 +125,7 @@ class _Builder:
 
     def __init__(self, label: str, name: str, with_messages: bool) -> None:
         self.label, self.name, self.with_messages = label, name, with_messages
-        self.conv_cols: dict[str, list[Any]] = {k: [] for k in ("id", "title", "created_at", "updated_at")}
+        self.conv_cols: dict[str, list[Any]] = {k: [] for k in CONVERSATION_FIELDS if k != "messages"}
         self.counts: list[np.ndarray] = []
         self.cols: dict[str, list[Any]] = {k: [] for k in ("assistant", "ts", "text", "chars", "words", "id")}
         self.n_conv = 0

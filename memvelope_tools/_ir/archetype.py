@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from .._spec import CATEGORIES
+
 STYLE_REFLECTIVE: Final = "reflective (deep self-knowledge)"
 STYLE_TASK: Final = "task/entity-heavy"
 STYLE_MIXED: Final = "mixed/casual"
@@ -19,7 +21,7 @@ TASK_MAX_SELF: Final = 0.5
 TASK_MAX_BELIEF: Final = 0.2
 
 #: The order categories are listed in; unknown categories follow, sorted.
-CATEGORY_ORDER: Final = ("identity", "career", "projects", "preferences", "instructions", "relationship")
+CATEGORY_ORDER: Final = CATEGORIES
 
 
 def is_self(fact: Mapping[str, Any]) -> bool:
@@ -60,6 +62,28 @@ def compute_archetype(facts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     2. ``"task/entity-heavy"`` when ``self_ratio < 0.5`` or ``belief_ratio < 0.2`` (mostly about
        other people, companies and projects, or mostly work and instructions);
     3. ``"mixed/casual"`` otherwise.
+
+    Parameters
+    ----------
+    facts
+        The facts of a Facts IR document.
+
+    Returns
+    -------
+    dict
+        The ``archetype`` block.
+
+    Raises
+    ------
+    AttributeError
+        A fact is not a mapping (a fact without ``subject`` or ``category`` is fine: it makes the
+        figures that need it ``null``).
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> mv.compute_archetype([])["style"] is None
+    True
     """
     n = len(facts)
     subjects_known = all(isinstance(f.get("subject"), str) for f in facts)

@@ -195,6 +195,43 @@ def distill_llm(
 
     The endpoint comes from ``config`` or from ``base_url``/``model``/``api_key`` and the
     environment (:meth:`LLMConfig.resolve`). ``progress(done, total)`` is called after each chunk.
+
+    Parameters
+    ----------
+    envelope
+        The envelope to distil.
+    base_url, model, api_key
+        The OpenAI-compatible endpoint (default: from the environment).
+    config
+        An :class:`~memvelope_tools._ir.LLMConfig` instead of the three above.
+    chunk_chars
+        Characters of conversation text per request.
+    cache_dir
+        A folder where answers are kept, so a run that stops can go on.
+    progress
+        Called as ``progress(done, total)`` after each chunk.
+    clock
+        Gives ``meta.generated_at`` (default: now, UTC).
+    stats
+        A :class:`~memvelope_tools._ir.DistillStats` to learn what was kept and dropped.
+    sleep
+        Waits between retries.
+
+    Returns
+    -------
+    dict
+        The ``memvelope-ir-v0`` document.
+
+    Raises
+    ------
+    memvelope_tools.errors.LLMError
+        The endpoint is not configured, cannot be reached or gives no usable answer.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> env = mv.convert(mv.sample_path("claude"))
+    >>> ir = mv.distill_llm(env, base_url="http://localhost:11434/v1", model="llama3")  # doctest: +SKIP
     """
     cfg = config or LLMConfig.resolve(base_url, model, api_key, chunk_chars=chunk_chars, cache_dir=cache_dir)
     stats = stats if stats is not None else DistillStats()

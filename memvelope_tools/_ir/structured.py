@@ -230,7 +230,34 @@ def distill_structured(
     envelope: Mapping[str, Any], *, clock: Clock | None = None, stats: DistillStats | None = None
 ) -> dict[str, Any]:
     """Distil ``envelope`` into a Facts IR document with the rules above; no model, deterministic
-    except ``meta.generated_at`` (from ``clock``)."""
+    except ``meta.generated_at`` (from ``clock``).
+
+    Parameters
+    ----------
+    envelope
+        The envelope to distil.
+    clock
+        Gives ``meta.generated_at`` (default: now, UTC).
+    stats
+        A :class:`~memvelope_tools._ir.DistillStats` to learn what was kept and dropped.
+
+    Returns
+    -------
+    dict
+        The ``memvelope-ir-v0`` document.
+
+    Raises
+    ------
+    KeyError
+        ``envelope`` lacks a field of the spec (check it with :func:`memvelope_tools.read` first).
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> ir = mv.distill_structured(mv.convert(mv.sample_path("claude")))
+    >>> ir["meta"]["format"]
+    'memvelope-ir-v0'
+    """
     stats = stats if stats is not None else DistillStats()
     provider = str(envelope["meta"]["source_provider"])
     candidates: list[tuple[tuple[int, ...], dict[str, Any]]] = []

@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from .._atomic import atomic_write
 from .._tags import IR_TAG
+from .._validate import validate
 from ..errors import ValidationError
 from .archetype import compute_archetype
 
@@ -108,10 +109,32 @@ def dumps_ir(doc: Mapping[str, Any]) -> bytes:
 def write_ir(doc: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
     """Validate ``doc`` against ``memvelope-ir-v0`` and write it to ``path`` atomically.
 
-    Raises :class:`ValidationError` (naming the first violations) instead of writing a non-conforming
-    document; an existing file at ``path`` is then left untouched.
+    A document that does not conform is not written, and an existing file at ``path`` is left untouched.
+
+    Parameters
+    ----------
+    doc
+        The Facts IR document.
+    path
+        The file to write.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    memvelope_tools.errors.ValidationError
+        ``doc`` breaks the schema (``invalid-ir``) or holds a value JSON cannot represent (``not-json``).
+    memvelope_tools.errors.OutputError
+        The file cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile, os, memvelope_tools as mv
+    >>> ir = mv.distill_structured(mv.convert(mv.sample_path("claude")))
+    >>> mv.write_ir(ir, os.path.join(tempfile.mkdtemp(), "facts.mv.json"))
     """
-    from .._validate import validate
 
     violations = validate(doc)
     if violations:

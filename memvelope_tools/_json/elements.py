@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import ConversionError
+from ..errors import InputError
 from .parse import reference_loads
+from .wording import EMPTY_FILE, invalid_json
 
 if TYPE_CHECKING:
     from .._convert.sources import Part
@@ -56,8 +57,8 @@ MESSAGES: Final = {
     E_ARRAY_DELIM: "Expecting ',' delimiter",
     E_COLON: "Expecting ':' delimiter",
     E_KEY: "Expecting property name enclosed in double quotes",
-    E_UNTERMINATED: "Unterminated string starting at",
-    E_CONTROL: "Invalid control character at",
+    E_UNTERMINATED: "Unterminated string starting",
+    E_CONTROL: "Invalid control character",
     E_ESCAPE: "Invalid \\escape",
     E_UESCAPE: "Invalid \\uXXXX escape",
     E_EXTRA: "Extra data",
@@ -619,24 +620,20 @@ class PartElements:
                 raise AssertionError("the scanner stopped before the end of the input")
             size = self.chunk if progressed else min(2 * size, _MAX_CHUNK)
 
-    def error(self, exc: Refused) -> ConversionError:
-        """The ConversionError for ``exc``, naming the part, with the line and column and the hints for
-        the usual causes that are not a broken file."""
+    def error(self, exc: Refused) -> InputError:
+        """The InputError for ``exc``, naming the part, with the line and column (or the line for an
+        empty or UTF-16 file)."""
         if exc.reason == "too-deep":
-            return ConversionError(exc.detail, reason="too-deep", source=self.part.name)
+            return InputError(exc.detail, reason="too-deep", source=self.part.name)
         if exc.reason == "not-utf8":
-            return ConversionError(exc.detail, reason="not-utf8", source=self.part.name)
+            return InputError(exc.detail, reason="not-utf8", source=self.part.name)
         with self.part.open() as fh:
             head = fh.read(4096)
             head = head[len(_BOM) :] if head.startswith(_BOM) else head
             if len(head) < 4096 and not head.strip(b" \t\n\r"):
-                message = "not valid JSON: the file is empty" + (" (only whitespace)" if head else "")
-                return ConversionError(message, reason="invalid-json", source=self.part.name)
+                return InputError(EMPTY_FILE, reason="invalid-json", source=self.part.name)
             line, column = _locate(fh, head, exc.offset)
-        message = f"not valid JSON: {exc.detail} at line {line} column {column}"
-        if b"\x00" in head:  # ASCII saved as UTF-16 (or UTF-32) has a NUL beside every character
-            message += "; the file looks like UTF-16 text, save it as UTF-8 and convert again"
-        return ConversionError(message, reason="invalid-json", source=self.part.name)
+        return InputError(invalid_json(exc.detail, line, column, head), reason="invalid-json", source=self.part.name)
 
 
 def map_open(fh: Any, *, sequential: bool = False) -> mmap.mmap | None:

@@ -12,7 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..errors import ConversionError
+from ..errors import InputError
+from .wording import EMPTY_FILE, invalid_json
 
 _BOM: Final = b"\xef\xbb\xbf"
 _REPLACEMENT_UTF8: Final = b"\xef\xbf\xbd"
@@ -61,7 +62,7 @@ def reference_loads(text: str) -> Any:
 
 
 def loads_js(text: str, source: str) -> Any:
-    """``JSON.parse(text)``, raising ConversionError naming ``source`` and the position."""
+    """``JSON.parse(text)``, raising InputError naming ``source`` and the position."""
     try:
         try:
             return _DECODER.decode(text)
@@ -70,11 +71,11 @@ def loads_js(text: str, source: str) -> Any:
                 raise
             return _LONG_INT_DECODER.decode(text)
     except json.JSONDecodeError as exc:
-        raise ConversionError(_invalid_json_message(text, exc), reason="invalid-json", source=source) from None
+        raise InputError(_invalid_json_message(text, exc), reason="invalid-json", source=source) from None
     except ValueError as exc:
-        raise ConversionError(f"not valid JSON: {exc}", reason="invalid-json", source=source) from None
+        raise InputError(f"not valid JSON: {exc}", reason="invalid-json", source=source) from None
     except RecursionError:
-        raise ConversionError("JSON nested too deeply to parse", reason="too-deep", source=source) from None
+        raise InputError("JSON nested too deeply to parse", reason="too-deep", source=source) from None
 
 
 def _invalid_json_message(text: str, exc: json.JSONDecodeError) -> str:
@@ -89,8 +90,5 @@ def json_error_message(text: str, exc: json.JSONDecodeError) -> str:
     beside every ASCII character) get a hint instead of the parser's bare complaint.
     """
     if not text.strip(" \t\n\r"):
-        return "not valid JSON: the file is empty" + (" (only whitespace)" if text else "")
-    message = f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-    if "\x00" in text[:4096]:
-        message += "; the file looks like UTF-16 text, save it as UTF-8 and try again"
-    return message
+        return EMPTY_FILE
+    return invalid_json(exc.msg, exc.lineno, exc.colno, text[:512].encode("utf-8", "surrogatepass"))

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .._atomic import check_output_file, check_output_folder
-from .._load import document_file, load
-from ..errors import FormatError
-
-if TYPE_CHECKING:
-    from .._convert import ConversionLog
+from .._convert import ConversionLog
+from .._load import open_input
+from .._sources import Input, Use, resolve
 
 __all__ = [
     "at_least",
@@ -22,7 +19,6 @@ __all__ = [
     "check_output_folder",
     "conversion_notes",
     "document_inputs",
-    "labels_of",
     "load_input",
 ]
 
@@ -57,50 +53,33 @@ def at_least(low: int) -> Callable[[str], int]:
     return parse
 
 
-def check_inputs(paths: list[str]) -> None:
-    """Stop on an input that does not exist, or whose first bytes show that no command reads it, before
-    anything heavy is imported: the same line the command would give later, only sooner."""
-    from .._read import parse_source
-    from .._sniffing import HEAD_BYTES, Sniffed, kind_from_head, wrong_file
-
-    for given in paths:
-        path = os.path.expanduser(given)
-        if os.path.isdir(path):
-            continue
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(HEAD_BYTES)
-        except FileNotFoundError:
-            raise FormatError("no such file or folder", reason="not-found", source=given) from None
-        except OSError:
-            continue  # the reader says why
-        kind = kind_from_head(head)
-        message = wrong_file(Sniffed(kind), "any") if kind is not None else None
-        if message is not None:
-            raise FormatError(message, reason="invalid-json", source=given)
-        if kind is None and len(head) < HEAD_BYTES and head.lstrip(b"\xef\xbb\xbf \t\n\r")[:1] not in (b"{", b"["):
-            parse_source(path)  # a small file that is not a JSON array or object: the parser's own line
+def check_inputs(paths: Sequence[str | Input], *, use: Use = "any") -> list[Input]:
+    """Every input resolved, before anything heavy is imported: a missing or wrong one is reported at
+    once, in the one line the resolver gives it. Pass the result on, so nothing is resolved twice."""
+    return resolve(list(paths), use, list_means="documents", caller=f"memvelope with {len(paths)} paths")
 
 
-def load_input(source: str | os.PathLike[str], *, quiet: bool = False) -> dict[str, Any]:
-    """The document ``source`` names (an export is converted in memory, with its notes on stderr)."""
-    from .._convert import ConversionLog
-
+def opened(found: Input, *, quiet: bool = False) -> dict[str, Any]:
+    """The document of a resolved input (an export is converted in memory, with its notes on stderr)."""
     report = ConversionLog()
-    doc = load(source, report=report, progress=False if quiet else None)
+    doc = open_input(found, report=report, progress=False if quiet else None)
     if report.parts:
         conversion_notes(report, doc.get("meta", {}).get("source_provider"), quiet=quiet)
     return doc
 
 
-def labels_of(paths: list[str]) -> list[str]:
-    """Each input's label, as the frames give it: its file (or folder) name, or the path as given
-    when another input has the same name."""
-    names = [os.path.basename(os.path.normpath(p)) or p for p in paths]
-    return [path if names.count(name) > 1 else name for path, name in zip(paths, names, strict=True)]
+def load_input(path: str | Input, *, quiet: bool = False) -> dict[str, Any]:
+    """The document ``path`` names (an export is converted in memory, with its notes on stderr)."""
+    [found] = resolve(path, "any", list_means="documents")
+    return opened(found, quiet=quiet)
 
 
-def document_inputs(paths: list[str], *, quiet: bool = False) -> list[Any]:
-    """What to give the frames for each path: a Memvelope document file as its path (read as it
-    streams), anything else loaded here (an export converted, with its notes on stderr)."""
-    return [p if document_file(p) is not None else load_input(p, quiet=quiet) for p in paths]
+def document_inputs(
+    paths: Sequence[str | Input], *, use: Use = "any", quiet: bool = False
+) -> tuple[list[Any], list[str]]:
+    """What to give the frames for each path, and each one's label: a Memvelope document file or a
+    Parquet folder resolved (read as it streams), an export converted here (with its notes on
+    stderr). Every path is resolved before any is read, so a wrong one is reported at once."""
+    found = check_inputs(paths, use=use)
+    sources = [f if f.kind != "export" else opened(f, quiet=quiet) for f in found]
+    return sources, [f.label for f in found]

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from .._convert import ConversionLog, ZipLimits, convert_stream, expand
-from .._sniffing import explained
+from .._sources import explained, resolve
 from .common import check_output_file, conversion_notes
 
 _DEFAULTS = ZipLimits()
@@ -87,6 +87,7 @@ def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:
 def run(args: argparse.Namespace) -> int:
     if args.output:
         check_output_file(args.output)
+    resolve(args.paths, "export", list_means="parts", caller="memvelope convert")
     with explained(args.paths):
         return _run(args)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from .._progress import progress_bar
 from .._read import layer_of
+from .._sources import Input
 from ..errors import FormatError
 from .common import check_inputs, check_output_file, load_input
 
@@ -74,10 +75,11 @@ def _cache_dir(arg: str | None) -> Path:
     return Path(base) / "memvelope" / "llm"
 
 
-def _read_envelope(path: str, quiet: bool) -> dict[str, Any]:
+def _read_envelope(found: Input, quiet: bool) -> dict[str, Any]:
     from .._validate import validate
 
-    doc = load_input(path, quiet=quiet)
+    doc = load_input(found, quiet=quiet)
+    path = found.name
     if layer_of(doc) != "envelope":
         raise FormatError("not an envelope: distill reads envelope-v0 documents", reason="not-envelope", source=path)
     violations = validate(doc)
@@ -92,12 +94,12 @@ def _read_envelope(path: str, quiet: bool) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_inputs([args.envelope])
-    from .._ir import DistillStats, distill_llm, distill_structured, write_ir
-
     output = args.output or default_output(args.envelope)
     check_output_file(output)
-    envelope = _read_envelope(args.envelope, args.quiet)
+    [found] = check_inputs([args.envelope])
+    from .._ir import DistillStats, distill_llm, distill_structured, write_ir
+
+    envelope = _read_envelope(found, args.quiet)
     stats = DistillStats()
     if args.mode == "structured":
         doc = distill_structured(envelope, stats=stats)

@@ -9,11 +9,11 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any
 
-from .._load import document_file
-from .._read import CATEGORIES, ROLES, layer_of
+from .._read import layer_of
+from .._spec import CATEGORIES, ROLES, SUBJECT_TYPES
 from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import MemvelopeError
-from .common import load_input
+from .common import check_inputs, load_input
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -39,8 +39,9 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     for i, path in enumerate(args.files):
         try:
-            doc = load_input(path)
-            converted = document_file(path) is None
+            [found] = check_inputs([path])
+            doc = load_input(found)
+            converted = found.kind == "export"
             lines = envelope_lines(doc, converted=converted) if layer_of(doc) == "envelope" else ir_lines(doc)
         except MemvelopeError as exc:
             print(f"memvelope: error: {exc}", file=sys.stderr)
@@ -107,8 +108,7 @@ def ir_lines(doc: dict[str, Any]) -> list[str]:
         f"generated at: {meta['generated_at']}",
         f"facts: {len(facts):,}" + _stated(meta.get("facts"), len(facts)),
         f"categories: {_counts(Counter(map(itemgetter('category'), facts)), CATEGORIES)}",
-        "subject types: "
-        + _counts(Counter(map(itemgetter("subject_type"), facts)), ("self", "person", "company", "project", "other")),
+        "subject types: " + _counts(Counter(map(itemgetter("subject_type"), facts)), SUBJECT_TYPES),
         f"effective dates: {_range(dates)}",
         f"archetype style: {arch['style'] if arch['style'] is not None else 'null'}",
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .._plural import count
-from .common import check_inputs, check_output_folder, document_inputs, labels_of
+from .common import check_inputs, check_output_folder, document_inputs
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -35,13 +35,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    check_inputs(args.files)
     check_output_folder(args.output)
+    found = check_inputs(args.files)
     from .._parquet import to_parquet
 
-    sources = document_inputs(args.files, quiet=args.quiet)
+    sources, labels = document_inputs(found, quiet=args.quiet)
     written = to_parquet(
-        sources, args.output, sources=labels_of(args.files), dedupe=args.dedupe, progress=False if args.quiet else None
+        sources, args.output, sources=labels, dedupe=args.dedupe, progress=False if args.quiet else None
     )
     if not args.quiet:
         import pyarrow.parquet as pq

@@ -8,7 +8,7 @@ import sys
 import warnings
 from typing import Any
 
-from .common import at_least, check_inputs, check_output_file, document_inputs, labels_of
+from .common import at_least, check_inputs, check_output_file, document_inputs
 from .search import notes
 
 
@@ -42,16 +42,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    check_inputs(args.paths)
     check_output_file(args.output)
+    found = check_inputs(args.paths, use="history")
+    folders = [path for path, item in zip(args.paths, found, strict=True) if item.kind == "parquet"]
     from .._history_folder import is_history_folder
     from .._report import write_report
 
     sources: list[Any]
-    if len(args.paths) == 1 and is_history_folder(args.paths[0]):
-        sources = list(args.paths)
+    if folders and len(found) == 1 and is_history_folder(folders[0]):
+        sources, labels = list(folders), [found[0].label]
     else:
-        sources = document_inputs(args.paths, quiet=args.quiet)
+        check_inputs(folders)  # the report reads a Parquet folder only when it is a history folder, alone
+        sources, labels = document_inputs(found, quiet=args.quiet)
     # Library warnings (a font to install) as notes, or not at all with --quiet.
     said = warnings.catch_warnings(action="ignore") if args.quiet else notes()
     with said:
@@ -61,9 +63,9 @@ def run(args: argparse.Namespace) -> int:
             tz=args.tz,
             top=args.top,
             title=args.title,
-            labels=labels_of(args.paths),
+            labels=labels,
             dedupe=args.dedupe,
-            converted=[not isinstance(s, str) for s in sources],
+            converted=[isinstance(s, dict) for s in sources],
         )
     if not args.quiet:
         size = os.path.getsize(args.output) if os.path.isfile(args.output) else 0

@@ -8,10 +8,10 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-from .common import at_least, check_inputs
+from .._spec import ROLES
+from .common import at_least, check_inputs, document_inputs
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -34,25 +34,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="envelope, export zip or folder, or Parquet folder")
     p.add_argument("query", metavar="QUERY", help="what to search for")
-    p.add_argument("--role", choices=("user", "assistant"), help="only messages of this role")
+    p.add_argument("--role", choices=ROLES, help="only messages of this role")
     p.add_argument("--since", metavar="DATE", help="only messages sent at or after DATE (UTC unless it says)")
     p.add_argument("--until", metavar="DATE", help="only messages sent before DATE")
     p.add_argument("--limit", type=at_least(1), default=20, metavar="N", help="show the N best matches (default 20)")
     p.add_argument("--json", action="store_true", help="print the matches as a JSON array")
     p.set_defaults(func=run)
-
-
-def source(path: str) -> Any:
-    """What a PATH stands for: a Parquet folder or a document as is, an export converted first."""
-    from .._corpus import parquet_folder
-
-    if parquet_folder(path) is not None:
-        return path
-    if Path(path).is_dir() or path.lower().endswith(".zip"):
-        from .._convert import convert
-
-        return convert(path)
-    return path
 
 
 @contextmanager
@@ -68,12 +55,12 @@ def notes() -> Iterator[None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_inputs(args.paths)
+    found = check_inputs(args.paths, use="history")
     from .._search import parse_query, search
 
     parse_query(args.query)  # a bad query is reported before anything is read
     with notes():
-        sources = [source(p) for p in args.paths]
+        sources, _ = document_inputs(found, use="history")
         hits = search(
             sources if len(sources) > 1 else sources[0],
             args.query,

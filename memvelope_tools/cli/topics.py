@@ -6,8 +6,8 @@ import argparse
 import json
 
 from .._plural import count
-from .common import at_least, check_inputs
-from .search import notes, source
+from .common import at_least, check_inputs, document_inputs
+from .search import notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -33,11 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    check_inputs(args.paths)
+    inputs = check_inputs(args.paths, use="history")
     from .._topics import topics
 
     with notes():
-        sources = [source(p) for p in args.paths]
+        sources, _ = document_inputs(inputs, use="history")
         found = topics(sources if len(sources) > 1 else sources[0], args.topics, unit=args.unit, seed=args.seed)
     sizes = found.assignments["topic"].value_counts()
     total = len(found.assignments)

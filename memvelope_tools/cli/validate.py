@@ -6,8 +6,9 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .._load import sniff, wrong_file
-from ..errors import FormatError
+from .._sources import resolve_one
+from .._tags import ENVELOPE_TAG, IR_TAG
+from ..errors import FormatError, InputError
 
 if TYPE_CHECKING:
     from .._validate import Violation
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "validate",
-        help="check envelope-v0 and memvelope-ir-v0 files against their schemas",
+        help=f"check {ENVELOPE_TAG} and {IR_TAG} files against their schemas",
         description=(
             "Check each FILE against the schema its in-document tag names (top-level 'memvelope', then "
             "'meta.format'). Prints 'FILE: ok', or one line per violation: 'FILE: $.json.path: [rule] "
@@ -34,23 +35,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _document(path: str) -> Any:
-    """The JSON value of ``path``; FormatError when it is no document at all (an export, Parquet)."""
-    from .._validate import load_json_file
-
-    message = wrong_file(sniff(path), "document")
-    if message is not None:
-        raise FormatError(message, reason="not-memvelope", source=path)
-    return load_json_file(path)
+    """The JSON value of ``path``, unjudged; InputError when it is no document at all (see
+    :mod:`memvelope_tools._sources`)."""
+    return resolve_one(path, "document").document()
 
 
 def _load_envelope(path: str) -> dict[str, Any]:
-    from .._tags import IR_TAG
     from .._validate import detect_format, validate
 
     doc = _document(path)
     if detect_format(doc) == IR_TAG:
         raise FormatError(
-            "--envelope must be an envelope-v0 document, not a Facts IR", reason="not-envelope", source=path
+            f"--envelope must be an {ENVELOPE_TAG} document, not a Facts IR", reason="not-envelope", source=path
         )
     if validate(doc):
         raise FormatError(
@@ -63,7 +59,6 @@ def _load_envelope(path: str) -> dict[str, Any]:
 
 def check_file(path: str, envelope: dict[str, Any] | None = None) -> list[Violation]:
     """Violations of one file (schema, counts, and the cross-checks when ``envelope`` is given)."""
-    from .._tags import IR_TAG
     from .._validate import Violation, check_ir_against_envelope, detect_format, sort_key, validate
 
     doc = _document(path)
@@ -83,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
     for path in args.files:
         try:
             violations = check_file(path, envelope)
-        except FormatError as exc:  # unreadable, not UTF-8, not JSON
-            print(f"{path}: error: {exc.msg} [{exc.reason}]")
+        except InputError as exc:  # missing, unreadable, not JSON, not a document: as every command says it
+            print(f"memvelope: error: {exc}", file=sys.stderr)
             status = 1
             continue
         if not violations:

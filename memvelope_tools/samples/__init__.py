@@ -92,6 +92,10 @@ def history_samples() -> list[Path]:
     names its downloads (``<hash>-YYYY-MM-DD-HH-MM-SS.zip``), so their dates come from their names.
     Between the two, conversations were started, continued, edited and deleted.
 
+    Parameters
+    ----------
+    None
+
     Returns
     -------
     list of pathlib.Path
