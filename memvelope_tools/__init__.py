@@ -33,6 +33,9 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from . import plot
     from ._frames import archetype_frame, conversations_frame, facts_frame, messages_frame
     from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
+
+    # what the provider remembered about the user
+    from ._memory import memory_frame
     from ._parquet import read_parquet, to_parquet
     from ._read import layer_of
     from ._search import search
@@ -55,6 +58,8 @@ _LAZY: dict[str, str] = {
     "archetype_frame": "memvelope_tools._frames",
     "search": "memvelope_tools._search",
     "topics": "memvelope_tools._topics",
+    # what the provider remembered about the user
+    "memory_frame": "memvelope_tools._memory",
 }
 _SUBMODULES = ("plot",)
 
@@ -79,6 +84,7 @@ __all__ = [
     "facts_frame",
     "layer_of",
     "load",
+    "memory_frame",
     "messages_frame",
     "plot",
     "read",

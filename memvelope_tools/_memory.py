@@ -1,0 +1,632 @@
+"""What the provider remembered about the user, read from the export itself.
+
+An export holds the provider's own memory beside the conversations, and conversion leaves almost all of
+it aside (the one exception: a ChatGPT memory write is assistant text, which the envelope keeps when it is
+on the active path, conformance A9). The kinds of item:
+
+``saved``
+    A ChatGPT memory write: an assistant message addressed to the ``bio`` tool. Every node of the
+    conversation's mapping is read, abandoned branches too; ``on_active_path`` says where it sits.
+``snapshot``
+    One entry of a ChatGPT memory snapshot (``content_type: "model_editable_context"``,
+    ``model_set_context``): the memory as the model was shown it when that conversation began. A snapshot
+    lists its entries as ``N. [YYYY-MM-DD]. text``; the bracketed day is ``stated_date``.
+``about_user`` / ``about_model``
+    ChatGPT custom instructions: ``user_editable_context`` (``user_profile`` / ``user_instructions``, the
+    text inside their fenced block) or, in older exports, ``metadata.user_context_message_data``
+    (``about_user_message`` / ``about_model_message``).
+``claude_account`` / ``claude_project``
+    Claude's ``memories.json`` (``conversations_memory``; ``project_memories``, project id -> text), or the
+    same objects under ``memories/``, read from the zip or folder the conversations came from.
+
+The same text seen again (in another conversation, another snapshot) is one item: ``first_seen``,
+``last_seen`` and ``count`` (the number of conversations, or memory files, it was seen in). A changed
+text is a new item; items of one custom-instruction field, one Claude project or one Claude account are
+numbered by ``version`` in order of first sight, and ``current`` is False for every version but the one
+seen last. A snapshot entry is ``current`` while the latest snapshot still lists it. Empty values are
+skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any, Final
+
+from ._convert import ZipLimits, detect_provider, expand
+from ._convert import chatgpt as chatgpt_core
+from ._convert import claude as claude_core
+from ._convert.prose import Message
+from ._convert.sources import Part, side_parts
+from ._convert.timestamps import render_timestamp
+from ._json.elements import JS, Reader, load_part
+from .errors import ConversionError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "KINDS",
+    "MEMORY_COLUMNS",
+    "NO_RECORDS",
+    "MemoryItem",
+    "MemoryRead",
+    "collect",
+    "memory_frame",
+    "memory_parts",
+    "read_memory",
+]
+
+#: Every kind of remembered item, in the order they are listed.
+KINDS: Final = ("saved", "snapshot", "about_user", "about_model", "claude_account", "claude_project")
+
+#: The columns of :func:`memory_frame`, in order, and their kind of value (the dtypes are
+#: those of the other frames: ``string``, ``timestamp`` (UTC, ms), ``int``, ``bool`` (nullable), ``kind``).
+MEMORY_COLUMNS: Final = {
+    "provider": "string",
+    "kind": "kind",
+    "text": "string",
+    "ts": "timestamp",
+    "first_seen": "timestamp",
+    "last_seen": "timestamp",
+    "count": "int",
+    "version": "int",
+    "current": "bool",
+    "stated_date": "string",
+    "conversation_id": "string",
+    "conversation_title": "string",
+    "message_id": "string",
+    "node_id": "string",
+    "on_active_path": "bool",
+    "preceding_user_message": "string",
+    "project_id": "string",
+}
+
+#: The note a ChatGPT export gets when it keeps no system or tool message, where ChatGPT records memory.
+NO_RECORDS: Final = (
+    "this export format keeps no memory records: it holds no system or tool messages, where ChatGPT "
+    "records its memory, so what ChatGPT remembers cannot be read from it (this does not mean it "
+    "remembers nothing)"
+)
+_NO_CLAUDE_FILE: Final = (
+    "no memories.json or memories/ file was found beside the conversations; Claude's memory is not in what was given"
+)
+
+_SNAPSHOT_ENTRY: Final = re.compile(r"^\s*\d{1,4}\.\s+(?:\[(\d{4}-\d{2}-\d{2})\]\.?\s+)?(.*\S)\s*$", re.DOTALL)
+_FENCE: Final = re.compile(r"```(.*?)```", re.DOTALL)
+_BIO: Final = "bio"
+
+
+@dataclass
+class MemoryItem:
+    """One remembered text, with every place it was seen folded in."""
+
+    provider: str
+    kind: str
+    text: str
+    ts: str | None = None
+    first_seen: str | None = None
+    last_seen: str | None = None
+    count: int = 0
+    version: int = 1
+    current: bool | None = None
+    stated_date: str | None = None
+    conversation_id: str | None = None
+    conversation_title: str | None = None
+    message_id: str | None = None
+    node_id: str | None = None
+    on_active_path: bool | None = None
+    preceding_user_message: str | None = None
+    project_id: str | None = None
+    order: int = 0
+    seen_in: set[str] = field(default_factory=set, repr=False)
+
+
+@dataclass
+class MemoryRead:
+    """Everything :func:`read_memory` found: the provider, its items (oldest first) and notes."""
+
+    provider: str | None
+    items: list[MemoryItem]
+    notes: list[str]
+    #: conversation id -> the envelope conversation's ``created_at`` (or first message ``ts``)
+    conversation_stamps: dict[str, str | None] = field(default_factory=dict)
+
+
+@dataclass
+class _Seen:
+    """One sighting of a remembered text."""
+
+    kind: str
+    text: str
+    stamp: str | None
+    where: str  # conversation id or memory file name: what ``count`` counts
+    conversation_id: str | None = None
+    conversation_title: str | None = None
+    message_id: str | None = None
+    node_id: str | None = None
+    on_active_path: bool | None = None
+    preceding_user_message: str | None = None
+    project_id: str | None = None
+    stated_date: str | None = None
+    key: str | None = None  # what one version replaces another of (a field, a project, an account)
+
+
+# --- reading the export ----------------------------------------------------------------------------
+
+
+def _conversation_values(paths: Sequence[str | os.PathLike[str]], limits: ZipLimits) -> tuple[list[Any], list[str]]:
+    """The merged conversation array of the export, as conversion reads it; single-conversation parts
+    (as a web app returns one conversation) are taken when no part holds an array, with a note."""
+    merged: list[Any] = []
+    singles: list[Any] = []
+    for part in expand(paths, limits).parts:
+        value = load_part(part, Reader(JS))
+        if type(value) is list:
+            merged.extend(value)
+        elif claude_core.looks_like(value) or chatgpt_core.looks_like(value):
+            singles.append(value)
+    if not merged and singles:
+        note = (
+            "read single-conversation files (a top-level object, not an array): conversion takes only "
+            "arrays, so message_id is the id the message would have with the conversation inside [ ]"
+        )
+        return singles, [note]
+    return merged, []
+
+
+def read_memory(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = None) -> MemoryRead:
+    """Read every remembered item of one export (the paths ``convert`` takes).
+
+    Parameters
+    ----------
+    *paths
+        The export: a zip as downloaded, a folder, or conversation files.
+    zip_limits
+        Limits against zip bombs (the defaults of ``convert``).
+
+    Returns
+    -------
+    MemoryRead
+        The provider, the items oldest first (undated last) and notes on what the export cannot say.
+
+    Raises
+    ------
+    ConversionError
+        When the export cannot be read (missing file, bad zip, invalid JSON) or holds neither a
+        conversation nor a memory file.
+
+    Examples
+    --------
+    >>> read_memory("export.zip").items[0].kind  # doctest: +SKIP
+    'saved'
+    """
+    limits = zip_limits or ZipLimits()
+    found = memory_parts(paths, limits)
+    try:
+        elements, notes = _conversation_values(paths, limits)
+    except ConversionError as exc:
+        if not found or exc.reason not in ("no-parts", "no-provider"):
+            raise
+        elements, notes = [], []
+    try:
+        provider: str | None = detect_provider(elements, non_arrays=0)
+    except ConversionError:
+        if not found:
+            raise
+        provider = "claude"
+    read = collect(provider, elements, found)
+    read.notes[:0] = notes
+    return read
+
+
+def collect(provider: str | None, elements: Sequence[Any], memory_parts: Sequence[Part]) -> MemoryRead:
+    """The remembered items of conversations already read (``elements``, of ``provider``) and of Claude
+    memory files (``memory_parts``).
+
+    Parameters
+    ----------
+    provider
+        ``"chatgpt"`` or ``"claude"`` (None reads nothing from ``elements``).
+    elements
+        The export's conversations, as parsed.
+    memory_parts
+        Claude memory files, from :func:`memory_parts`.
+
+    Returns
+    -------
+    MemoryRead
+        Items oldest first, and notes.
+
+    Raises
+    ------
+    ConversionError
+        When a memory file is not valid JSON.
+
+    Examples
+    --------
+    >>> collect("chatgpt", [], []).notes == [NO_RECORDS]
+    True
+    """
+    seen: list[_Seen] = []
+    stamps: dict[str, str | None] = {}
+    notes: list[str] = []
+    if provider == "chatgpt":
+        records = False
+        for element in elements:
+            records = _chatgpt_conversation(element, seen, stamps) or records
+        if not records:
+            notes.append(NO_RECORDS)
+    elif provider == "claude":
+        for element in elements:
+            cid = claude_core.conversation_id(element)
+            if cid is not None and type(element) is dict:
+                stamps.setdefault(cid, render_timestamp(element.get("created_at")))
+        for part in memory_parts:
+            _claude_memory_file(part, seen)
+        if not memory_parts:
+            notes.append(_NO_CLAUDE_FILE)
+    return MemoryRead(provider, _fold(provider or "claude", seen), notes, stamps)
+
+
+# --- ChatGPT ---------------------------------------------------------------------------------------
+
+
+def _chatgpt_conversation(element: object, seen: list[_Seen], stamps: dict[str, str | None]) -> bool:
+    """Add the memory items of one conversation; True when it holds a system or tool message."""
+    mapping = chatgpt_core.mapping_of(element)
+    if mapping is None:
+        return False
+    assert type(element) is dict
+    cid = chatgpt_core.conversation_id(element)
+    title = chatgpt_core.title(element)
+    created = render_timestamp(element.get("create_time"))
+    selection = chatgpt_core.select(mapping, element.get("current_node"))
+    ids = {id(node): f"m{i}" for i, (node, _) in enumerate(selection.kept, 1)}
+    if cid is not None and selection.kept:
+        stamps.setdefault(cid, created if created is not None else render_timestamp(selection.kept[0][1].stamp))
+    on_path = set() if selection.fallback else {id(node) for node in selection.path}
+    where = cid or f"conversation {title!r}"
+    records = False
+    for key, node in mapping.items():
+        message = node.get("message") if type(node) is dict else None
+        if type(message) is not dict:
+            continue
+        author = message.get("author")
+        role = author.get("role") if type(author) is dict else None
+        records = records or role in ("system", "tool")
+        stamp = render_timestamp(message.get("create_time")) or created
+        for kind, text, stated in _chatgpt_items(message):
+            item = _Seen(
+                kind,
+                text,
+                stamp,
+                where,
+                conversation_id=cid,
+                conversation_title=title,
+                message_id=ids.get(id(node)),
+                node_id=key,
+                on_active_path=id(node) in on_path,
+                stated_date=stated,
+                key=kind if kind.startswith("about_") else None,
+            )
+            if kind == "saved":
+                item.preceding_user_message = _preceding_user(mapping, node)
+            seen.append(item)
+    return records
+
+
+def _chatgpt_items(message: dict[str, Any]) -> Iterator[tuple[str, str, str | None]]:
+    """(kind, text, stated date) of each remembered text one message carries."""
+    content = message.get("content")
+    content = content if type(content) is dict else {}
+    kind = content.get("content_type")
+    if message.get("recipient") == _BIO:
+        author = message.get("author")
+        if type(author) is dict and author.get("role") == "assistant":
+            written = _parts_text(content)
+            if written:
+                yield "saved", written, None
+    if kind == "model_editable_context":
+        snapshot = content.get("model_set_context")
+        if type(snapshot) is str:
+            yield from (("snapshot", entry, stated) for entry, stated in snapshot_entries(snapshot))
+    elif kind == "user_editable_context":
+        for key, name in (("user_profile", "about_user"), ("user_instructions", "about_model")):
+            field_text = instruction_text(content.get(key))
+            if field_text:
+                yield name, field_text, None
+    metadata = message.get("metadata")
+    data = metadata.get("user_context_message_data") if type(metadata) is dict else None
+    if type(data) is dict:
+        for key, name in (("about_user_message", "about_user"), ("about_model_message", "about_model")):
+            value = data.get(key)
+            if type(value) is str and value.strip():
+                yield name, value.strip(), None
+
+
+def _parts_text(content: dict[str, Any]) -> str:
+    parts = content.get("parts")
+    texts = [p for p in parts if type(p) is str] if type(parts) is list else []
+    if type(content.get("text")) is str:
+        texts.append(content["text"])
+    return "\n\n".join(t.strip() for t in texts if t.strip())
+
+
+def snapshot_entries(snapshot: str) -> list[tuple[str, str | None]]:
+    """The entries of a ``model_set_context`` snapshot: ``(text, stated day)`` each.
+
+    Parameters
+    ----------
+    snapshot
+        The snapshot text.
+
+    Returns
+    -------
+    list of (str, str or None)
+        One pair per numbered entry (``N. [YYYY-MM-DD]. text``); a snapshot not in that form is one
+        entry with no day. Empty entries are skipped.
+
+    Examples
+    --------
+    >>> snapshot_entries("1. [2024-09-29]. User likes tea.\\n\\n2. User lives in Oslo.")
+    [('User likes tea.', '2024-09-29'), ('User lives in Oslo.', None)]
+    """
+    blocks = [b for b in re.split(r"\n\s*\n", snapshot) if b.strip()]
+    matches = [_SNAPSHOT_ENTRY.match(b) for b in blocks]
+    if not blocks or not all(matches):
+        text = snapshot.strip()
+        return [(text, None)] if text else []
+    return [(" ".join(m.group(2).split()), m.group(1)) for m in matches if m is not None]
+
+
+def instruction_text(value: object) -> str | None:
+    """The user's own words in a custom-instructions field: the text of its fenced block when it has
+    one (the provider's preamble around it is not the user's), else the whole value; None when empty.
+
+    Parameters
+    ----------
+    value
+        A ``user_profile`` or ``user_instructions`` value.
+
+    Returns
+    -------
+    str or None
+        The text, stripped.
+
+    Examples
+    --------
+    >>> instruction_text("The user provided ...:\\n```I am a nurse.```")
+    'I am a nurse.'
+    """
+    if type(value) is not str:
+        return None
+    blocks = [b.strip() for b in _FENCE.findall(value) if b.strip()]
+    text = "\n\n".join(blocks) if blocks else value.strip()
+    return text or None
+
+
+def _preceding_user(mapping: dict[str, Any], node: Any) -> str | None:
+    """The text of the nearest user message above ``node``."""
+    seen: set[int] = set()
+    current = node
+    while type(current) is dict and id(current) not in seen:
+        seen.add(id(current))
+        parent = current.get("parent")
+        if type(parent) is not str or parent not in mapping:
+            return None
+        current = mapping[parent]
+        found = chatgpt_core.classify(current)
+        if isinstance(found, Message) and found.role == "user":
+            return found.text
+    return None
+
+
+# --- Claude ----------------------------------------------------------------------------------------
+
+
+def _is_memory_name(name: str) -> bool:
+    path = PurePosixPath(name)
+    return path.suffix == ".json" and (path.name == "memories.json" or "memories" in path.parts[:-1])
+
+
+def _is_memory_zip(name: str) -> bool:
+    base = PurePosixPath(name).name
+    return base.startswith("memories") and base.endswith(".zip")
+
+
+def memory_parts(paths: Sequence[str | os.PathLike[str]], limits: ZipLimits) -> list[Part]:
+    """Claude memory files among the inputs: ``memories.json`` or ``memories/*.json`` in a folder or zip
+    (also inside a ``memories*.zip``), or given as files.
+
+    Parameters
+    ----------
+    paths
+        The export's inputs, as ``convert`` takes them.
+    limits
+        Limits against zip bombs.
+
+    Returns
+    -------
+    list of Part
+        The memory files, in input order, then path order.
+
+    Raises
+    ------
+    ConversionError
+        When a zip cannot be opened.
+
+    Examples
+    --------
+    >>> [p.name for p in memory_parts(["claude-export/"], ZipLimits())]  # doctest: +SKIP
+    ['claude-export/memories.json']
+    """
+    return side_parts(paths, _is_memory_name, _is_memory_zip, limits)
+
+
+def _claude_memory_file(part: Part, seen: list[_Seen]) -> None:
+    value = load_part(part, Reader(JS))
+    objects = value if type(value) is list else [value]
+    for obj in objects:
+        if type(obj) is not dict:
+            continue
+        account = obj.get("account_uuid") if type(obj.get("account_uuid")) is str else None
+        where = part.name
+        text = obj.get("conversations_memory")
+        if type(text) is str and text.strip():
+            seen.append(_Seen("claude_account", text.strip(), None, where, key=account or "account"))
+        projects = obj.get("project_memories")
+        for project, ptext in projects.items() if type(projects) is dict else ():
+            if type(ptext) is str and ptext.strip():
+                seen.append(_Seen("claude_project", ptext.strip(), None, where, project_id=project, key=project))
+
+
+# --- folding sightings into items ------------------------------------------------------------------
+
+
+def _fold(provider: str, sightings: Iterable[_Seen]) -> list[MemoryItem]:
+    items: dict[tuple[str, str | None, str], MemoryItem] = {}
+    keys: dict[int, str | None] = {}
+    for order, s in enumerate(sightings):
+        ident = (s.kind, s.project_id, " ".join(s.text.split()))
+        item = items.get(ident)
+        if item is None:
+            item = items[ident] = MemoryItem(provider, s.kind, s.text, order=order)
+            keys[id(item)] = s.key
+            _take(item, s)
+        elif _earlier(s.stamp, item.first_seen):
+            _take(item, s)
+        if s.where not in item.seen_in:
+            item.seen_in.add(s.where)
+            item.count += 1
+        if s.stamp is not None:
+            item.last_seen = max(item.last_seen or s.stamp, s.stamp)
+        item.stated_date = item.stated_date or s.stated_date
+    found = list(items.values())
+    for item in found:
+        item.ts = item.first_seen
+    _versions(found, keys)
+    found.sort(key=lambda i: (i.ts is None, i.ts or "", KINDS.index(i.kind), i.order))
+    return found
+
+
+def _take(item: MemoryItem, s: _Seen) -> None:
+    """Describe ``item`` by its sighting ``s`` (its earliest so far)."""
+    item.first_seen = s.stamp
+    for name in (
+        "conversation_id",
+        "conversation_title",
+        "message_id",
+        "node_id",
+        "on_active_path",
+        "preceding_user_message",
+        "project_id",
+    ):
+        setattr(item, name, getattr(s, name))
+
+
+def _earlier(stamp: str | None, than: str | None) -> bool:
+    return stamp is not None and (than is None or stamp < than)
+
+
+def _versions(items: list[MemoryItem], keys: dict[int, str | None]) -> None:
+    """Number the versions of each keyed text; mark which item is current."""
+    groups: dict[tuple[str, str], list[MemoryItem]] = {}
+    snapshots = [i for i in items if i.kind == "snapshot"]
+    for item in items:
+        key = keys[id(item)]
+        if key is not None:
+            groups.setdefault((item.kind, key), []).append(item)
+    for group in groups.values():
+        group.sort(key=lambda i: (i.first_seen is None, i.first_seen or "", i.order))
+        latest = max(group, key=lambda i: (i.last_seen or "", i.order))
+        for n, item in enumerate(group, 1):
+            item.version = n
+            item.current = item is latest
+    newest = max((i.last_seen for i in snapshots if i.last_seen), default=None)
+    for item in snapshots:
+        item.current = newest is None or item.last_seen == newest
+
+
+# --- the frame -------------------------------------------------------------------------------------
+
+
+def memory_frame(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = None) -> pd.DataFrame:
+    """One row per item the provider remembered about the user, read from the export itself.
+
+    Parameters
+    ----------
+    *paths
+        The export, as ``convert`` takes it: a zip as downloaded, a folder, or conversation files.
+    zip_limits
+        Limits against zip bombs (the defaults of ``convert``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`MEMORY_COLUMNS`, oldest first (undated items last). ``kind`` is one of
+        :data:`KINDS`; ``ts``, ``first_seen`` and ``last_seen`` are UTC timestamps; ``message_id`` is the
+        envelope's ``m…`` id where the text is also in the envelope. ``frame.attrs["notes"]`` lists what
+        the export cannot say (a format that keeps no memory records is named there, never reported as
+        "no memories"); ``frame.attrs["provider"]`` is the export's provider.
+
+    Raises
+    ------
+    ConversionError
+        When the export cannot be read or holds neither a conversation nor a memory file.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> frame = mv.memory_frame(mv.sample_path("chatgpt"))      # doctest: +SKIP
+    >>> frame[["kind", "text", "ts"]].head()                     # doctest: +SKIP
+    """
+    return items_frame(read_memory(*paths, zip_limits=zip_limits))
+
+
+def items_frame(read: MemoryRead) -> pd.DataFrame:
+    """The frame of :func:`memory_frame` for items already read.
+
+    Parameters
+    ----------
+    read
+        What :func:`read_memory` returned.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per item, columns :data:`MEMORY_COLUMNS`.
+
+    Raises
+    ------
+    None
+
+    Examples
+    --------
+    >>> items_frame(read_memory("export.zip"))  # doctest: +SKIP
+    """
+    import pandas as pd
+
+    from ._frames.columns import INT, STRING, TIMESTAMP, conform
+
+    dtypes = {
+        "string": STRING,
+        "timestamp": TIMESTAMP,
+        "int": INT,
+        "bool": pd.BooleanDtype(),
+        "kind": pd.CategoricalDtype(list(KINDS)),
+    }
+    columns = {name: dtypes[kind] for name, kind in MEMORY_COLUMNS.items()}
+    rows: dict[str, Any] = {name: [getattr(item, name) for item in read.items] for name in MEMORY_COLUMNS}
+    for name, kind in MEMORY_COLUMNS.items():
+        if kind == "timestamp":
+            rows[name] = pd.to_datetime(pd.Series(rows[name], dtype="object"), utc=True, format="ISO8601")
+        else:
+            rows[name] = pd.Series(rows[name], dtype=columns[name])  # type: ignore[call-overload]
+    frame = conform(pd.DataFrame(rows), columns)
+    frame.attrs["notes"] = list(read.notes)
+    frame.attrs["provider"] = read.provider
+    return frame
