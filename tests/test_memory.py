@@ -12,7 +12,19 @@ import pandas as pd
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools._memory import KINDS, MEMORY_COLUMNS, NO_RECORDS, instruction_text, memory_frame, snapshot_entries
+from memvelope_tools._ir.facts import CONTENT_MAX
+from memvelope_tools._memory import (
+    KINDS,
+    MEMORY_COLUMNS,
+    NO_RECORDS,
+    instruction_text,
+    memory_frame,
+    read_memory,
+    snapshot_entries,
+)
+from memvelope_tools._memory_ir import memory_ir, statements
+from memvelope_tools._validate import check_ir_against_envelope, validate
+from memvelope_tools.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "fixtures" / "memory"
@@ -250,3 +262,133 @@ def test_real_2026_format_has_no_memory_records() -> None:
         pytest.skip("the collected real exports are not beside the repository")
     frame = memory_frame(path)
     assert len(frame) == 0 and frame.attrs["notes"] == [NO_RECORDS]
+
+
+# --- Facts IR and the command ----------------------------------------------------------------------
+
+
+def test_statements_split_a_long_memory_without_cutting_words() -> None:
+    long = " ".join(["word"] * 150)  # 749 characters, no sentence end
+    pieces = statements(long, "saved")
+    assert all(len(p) <= CONTENT_MAX for p in pieces) and len(pieces) == 2
+    assert pieces[0].endswith("word…") and not pieces[1].endswith("…")
+    assert " ".join(p.rstrip("…") for p in pieces) == long
+    assert statements("**Work context**\n\nThe user teaches. They like tea.", "claude_account") == [
+        "The user teaches.",
+        "They like tea.",
+    ]
+    assert statements("User is vegetarian. User lives in Lisbon.", "saved") == [
+        "User is vegetarian. User lives in Lisbon."
+    ]
+
+
+def _facts_by_content(doc: dict) -> dict[str, dict]:
+    return {f["content"]: f for f in doc["facts"]}
+
+
+def test_cli_memory_lists_oldest_first(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", str(FIX / "chatgpt-memory.json")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("What ChatGPT remembers about you (read from the export): 7 item(s), oldest first.")
+    days = [line[:10] for line in out.splitlines() if line[:2] == "20"]
+    assert days == sorted(days) and len(days) == 7
+    assert "on an abandoned branch" in out and "after you wrote: I moved to Lisbon last week." in out
+
+
+def test_cli_memory_says_when_the_format_keeps_no_records(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", str(FIX / "chatgpt-2026")]) == 0
+    out = capsys.readouterr().out
+    assert "cannot be read" in out and NO_RECORDS in out and "nothing recorded" not in out
+
+
+def test_cli_memory_bad_input_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", str(tmp_path / "nope.zip")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("memvelope: error:") and err.count("\n") == 1
+    assert main(["memory", str(FIX / "chatgpt-memory.json"), "-o", str(tmp_path / "no" / "x.mv.json")]) == 1
+    assert not (tmp_path / "no").exists()
+
+
+@pytest.mark.parametrize("export", ["chatgpt-memory.json", "claude-export"])
+def test_cli_memory_ir_validates_against_its_export(
+    export: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "memories.mv.json"
+    assert main(["memory", str(FIX / export), "-o", str(out)]) == 0
+    assert main(["validate", str(out), "--envelope", str(FIX / export)]) == 0
+    assert capsys.readouterr().out.strip().endswith(": ok")
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert validate(doc) == [] and check_ir_against_envelope(doc, mv.convert(FIX / export)) == []
+
+
+def test_ir_fields_chatgpt() -> None:
+    path = FIX / "chatgpt-memory.json"
+    doc = memory_ir(read_memory(path), mv.convert(path))
+    facts = _facts_by_content(doc)
+    assert doc["meta"]["provider"] == "chatgpt" and doc["meta"]["mode"] == "imported (provider memory)"
+    veg = facts["User is vegetarian."]  # the write (2024-03-05) and the snapshot entry are one fact
+    assert veg["memory_kind"] == "saved" and veg["convo_id"] == "c-a"
+    assert veg["effective_date"] == "2024-03-05" and veg["provenance"] == "imported:chatgpt-export:2024-03"
+    assert veg["subject"] == "self" and veg["category"] == "preferences" and veg["in_text_date"] is None
+    lisbon = facts["User lives in Lisbon."]  # written on an abandoned branch of c-b, a conversation the envelope keeps
+    assert lisbon["convo_id"] == "c-b" and lisbon["effective_date"] == "2024-04-10"
+    assert lisbon["category"] == "identity"
+    assert facts["Answer briefly."]["category"] == "instructions"
+    assert facts["I am a nurse living in Lisbon."]["convo_id"] == "c-c"
+    assert len(doc["facts"]) == 5
+
+
+def test_ir_fields_claude() -> None:
+    path = FIX / "claude-export"
+    doc = memory_ir(read_memory(path), mv.convert(path))
+    account = [f for f in doc["facts"] if f["memory_kind"] == "claude_account"]
+    assert len(account) == 5  # five sentences; the three **headings** are labels, not statements
+    assert all(f["convo_id"] is None and f["effective_date"] is None for f in doc["facts"])
+    assert all(f["provenance"] == "imported:claude-export:2025-03" for f in doc["facts"])  # latest conversation
+    assert all(len(f["content"]) <= CONTENT_MAX for f in doc["facts"])
+    project = next(f for f in doc["facts"] if f["memory_kind"] == "claude_project")
+    assert project["subject"] == "proj-thesis" and project["subject_type"] == "project"
+    assert project["category"] == "projects"
+    # "March 2025" is stated in the memory but in no message: in_text_date stays null, the date stays in content
+    top = next(f for f in account if "March 2025" in f["content"])
+    assert top["in_text_date"] is None
+
+
+def test_round_trip_memories_ir_facts_frame(tmp_path: Path) -> None:
+    out = tmp_path / "memories.mv.json"
+    assert main(["memory", str(FIX / "chatgpt-memory.json"), "-o", str(out), "-q"]) == 0
+    facts = mv.facts_frame(out)
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert list(facts["content"]) == [f["content"] for f in doc["facts"]]
+    assert list(facts["convo_id"].astype(object).where(facts["convo_id"].notna(), None)) == [
+        f["convo_id"] for f in doc["facts"]
+    ]
+    frame = memory_frame(FIX / "chatgpt-memory.json")
+    # every remembered text is in the IR (once: the snapshot entries repeat the writes)
+    assert set(frame["text"]) <= set(facts["content"])
+
+
+def test_ir_date_not_shown_by_the_envelope_is_coarsened(tmp_path: Path) -> None:
+    data = json.loads((FIX / "chatgpt-memory.json").read_text(encoding="utf-8"))
+    conv_b = data[1]
+    conv_b["mapping"]["b4"]["message"]["create_time"] = 1712880000.0  # 2024-04-12, on the abandoned branch
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    doc = memory_ir(read_memory(path), mv.convert(path))
+    lisbon = _facts_by_content(doc)["User lives in Lisbon."]
+    assert lisbon["effective_date"] == "2024-04"  # 2024-04-12 is in no message of c-b; its month is
+    assert check_ir_against_envelope(doc, mv.convert(path)) == []
+
+
+def test_real_memory_ir_validates(tmp_path: Path) -> None:
+    for name in ("hello-tsx", "tree-tsx"):
+        path = _real(name)
+        wrapped = tmp_path / name / "conversations.json"
+        wrapped.parent.mkdir()
+        wrapped.write_text("[" + path.read_text(encoding="utf-8") + "]", encoding="utf-8")
+        doc = memory_ir(read_memory(wrapped), mv.convert(wrapped))
+        assert validate(doc) == [] and check_ir_against_envelope(doc, mv.convert(wrapped)) == []
+        kinds = {f["memory_kind"] for f in doc["facts"]}
+        assert "saved" in kinds or name == "tree-tsx"
+        # a snapshot entry states its own saving day: that day, or its month/year when no message shows it
+        assert all(f["effective_date"] is None or f["effective_date"][:4] == "2024" for f in doc["facts"])

@@ -32,6 +32,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "convert_many",
     "search",
     "topics",
+    # what the provider remembered about the user
+    "memory",
 )
 
 # Packages that only an extra installs: the extra to name when one is missing.
