@@ -554,13 +554,20 @@ def _versions(items: list[MemoryItem], keys: dict[int, str | None]) -> None:
 # --- the frame -------------------------------------------------------------------------------------
 
 
-def memory_frame(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = None) -> pd.DataFrame:
+def memory_frame(
+    *paths: str | os.PathLike[str], facts: Any = None, zip_limits: ZipLimits | None = None
+) -> pd.DataFrame:
     """One row per item the provider remembered about the user, read from the export itself.
 
     Parameters
     ----------
     *paths
         The export, as ``convert`` takes it: a zip as downloaded, a folder, or conversation files.
+    facts
+        Optional: a Facts IR distilled from the same history (a document, or a path to one). The frame
+        then gains ``supporting_facts``, ``traced`` and ``superseded_by``: the facts that support each
+        item, whether the user's own words hold any trace of it, and what superseded it (the rules are
+        in :mod:`memvelope_tools._memory_trace`).
     zip_limits
         Limits against zip bombs (the defaults of ``convert``).
 
@@ -577,6 +584,8 @@ def memory_frame(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = 
     ------
     ConversionError
         When the export cannot be read or holds neither a conversation nor a memory file.
+    FormatError
+        When ``facts`` is given and is not a Facts IR.
 
     Examples
     --------
@@ -584,7 +593,12 @@ def memory_frame(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = 
     >>> frame = mv.memory_frame(mv.sample_path("chatgpt"))      # doctest: +SKIP
     >>> frame[["kind", "text", "ts"]].head()                     # doctest: +SKIP
     """
-    return items_frame(read_memory(*paths, zip_limits=zip_limits))
+    frame = items_frame(read_memory(*paths, zip_limits=zip_limits))
+    if facts is None:
+        return frame
+    from ._memory_trace import add_trace
+
+    return add_trace(frame, facts)
 
 
 def items_frame(read: MemoryRead) -> pd.DataFrame:

@@ -35,15 +35,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ._ir.dates import first_stated_date, is_timestamp_prefix, stated_dates
 from ._ir.facts import CONTENT_MAX, conversation_stamp, dedup, provenance
 from ._ir.structured import categorise, sentences
 from ._ir.write import Clock, build_ir
-from ._memory import MemoryItem, MemoryRead
 
-__all__ = ["MODE", "memory_ir", "statements"]
+if TYPE_CHECKING:
+    from ._memory import MemoryItem, MemoryRead
+
+__all__ = ["MODE", "category_of", "memory_ir", "statements"]
 
 MODE: Final = "imported (provider memory)"
 _ELLIPSIS: Final = "…"
@@ -136,7 +138,27 @@ def _first_person(sentence: str) -> str:
     return f"I {verb}{sentence[m.end(1) :]}"
 
 
-def _category(sentence: str, kind: str) -> str | None:
+def category_of(sentence: str, kind: str) -> str | None:
+    """The category of a remembered statement of ``kind``: ``"instructions"`` for how the user wants
+    answers, else the zero-LLM classifier's for the statement read in the first person.
+
+    Parameters
+    ----------
+    sentence
+        The statement.
+    kind
+        The item's kind (:data:`memvelope_tools._memory.KINDS`).
+
+    Returns
+    -------
+    str or None
+        A Facts IR category, or None when no rule supports one.
+
+    Examples
+    --------
+    >>> category_of("User lives in Lisbon.", "saved")
+    'identity'
+    """
     if kind == "about_model":
         return "instructions"
     return categorise(_first_person(sentence))
@@ -210,7 +232,7 @@ def _facts(
         yield {
             "subject": subject,
             "subject_type": subject_type,
-            "category": _category(content, item.kind),
+            "category": category_of(content, item.kind),
             "content": content,
             "effective_date": effective,
             "in_text_date": stated if stated is not None and stated in source.dates else None,

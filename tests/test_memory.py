@@ -392,3 +392,72 @@ def test_real_memory_ir_validates(tmp_path: Path) -> None:
         assert "saved" in kinds or name == "tree-tsx"
         # a snapshot entry states its own saving day: that day, or its month/year when no message shows it
         assert all(f["effective_date"] is None or f["effective_date"][:4] == "2024" for f in doc["facts"])
+
+
+# --- memory against what the user said -------------------------------------------------------------
+
+
+def _said() -> dict:
+    from memvelope_tools._ir.write import build_ir
+
+    def fact(content: str, category: str, convo: str, day: str) -> dict:
+        month = day[:7]
+        return {
+            "subject": "self",
+            "subject_type": "self",
+            "category": category,
+            "content": content,
+            "effective_date": day,
+            "in_text_date": None,
+            "provenance": f"imported:chatgpt-export:{month}",
+            "convo_id": convo,
+        }
+
+    return build_ir(
+        "chatgpt",
+        "structured (zero-LLM)",
+        [
+            fact("I am vegetarian.", "preferences", "c-a", "2024-03-05"),
+            fact("I live in Porto.", "identity", "c-a", "2024-03-05"),
+            fact("I live in Lisbon now.", "identity", "c-c", "2024-05-20"),
+            fact("I am a teacher living in Lisbon.", "career", "c-c", "2024-05-20"),
+        ],
+    )
+
+
+def test_memory_against_what_the_user_said(tmp_path: Path) -> None:
+    frame = memory_frame(FIX / "chatgpt-memory.json", facts=_said())
+    assert list(frame.columns) == [*MEMORY_COLUMNS, "supporting_facts", "traced", "superseded_by"]
+    veg = _row(frame, "saved", "User is vegetarian.")
+    assert veg["supporting_facts"] == [0] and veg["traced"] and pd.isna(veg["superseded_by"])
+    lisbon = _row(frame, "saved", "User lives in Lisbon.")  # {live, lisbon} both in fact 2; fact 3 shares "living"
+    assert lisbon["supporting_facts"] == [2, 3] and lisbon["traced"]
+    porto = _row(frame, "about_user", "I am a nurse living in Porto.")
+    # fact 1 (same day, same words) supports it; fact 3 (later, career, teacher vs nurse) supersedes it
+    assert porto["supporting_facts"] == [1]
+    assert porto["superseded_by"] == "a later fact (2024-05-20): I am a teacher living in Lisbon."
+    brief = _row(frame, "about_model", "Answer briefly.")
+    assert brief["supporting_facts"] == [] and not brief["traced"]  # no trace in anything the user said
+    # the same document from a file gives the same answer
+    path = tmp_path / "said.mv.json"
+    mv.write_ir(_said(), path)
+    again = memory_frame(FIX / "chatgpt-memory.json", facts=path)
+    assert list(again["traced"]) == list(frame["traced"])
+
+
+def test_write_traced_by_its_prompt_and_superseded_versions() -> None:
+    frame = memory_frame(
+        FIX / "chatgpt-memory.json", facts=mv.distill_structured(mv.convert(FIX / "chatgpt-memory.json"))
+    )
+    # the distiller finds nothing here (the user's sentences are questions or on an abandoned branch), yet
+    # each write repeats the message before it
+    assert _row(frame, "saved", "User lives in Lisbon.")["traced"]
+    assert _row(frame, "saved", "User is vegetarian.")["traced"]
+    assert not _row(frame, "snapshot", "User is vegetarian.")["traced"]
+    old = _row(frame, "about_user", "I am a nurse living in Porto.")
+    assert old["superseded_by"] == "a later version of this text"
+
+
+def test_trace_refuses_what_is_not_a_facts_ir() -> None:
+    with pytest.raises(mv.MemvelopeError):
+        memory_frame(FIX / "chatgpt-memory.json", facts=FIX / "chatgpt-memory.json")
