@@ -461,3 +461,56 @@ def test_write_traced_by_its_prompt_and_superseded_versions() -> None:
 def test_trace_refuses_what_is_not_a_facts_ir() -> None:
     with pytest.raises(mv.MemvelopeError):
         memory_frame(FIX / "chatgpt-memory.json", facts=FIX / "chatgpt-memory.json")
+
+
+# --- pictures and words ----------------------------------------------------------------------------
+
+
+def test_memory_timeline_rows_and_notes() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(3)
+    ax = mv.plot.memory_timeline(memory_frame(FIX / "chatgpt-memory.json"), ax=axes[0])
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == [
+        "saved memory",
+        "memory snapshot entry",
+        "custom instructions: about you",
+        "custom instructions: how to answer",
+    ]
+    assert sum(len(c.get_offsets()) for c in ax.collections) == 7  # one dot per item
+    # lines from first to last sight: about_user v1, about_model, the first snapshot entry
+    assert len(ax.lines) == 3
+    ax = mv.plot.memory_timeline(FIX / "chatgpt-2026", ax=axes[1])
+    assert "no memory records" in " ".join(t.get_text() for t in ax.texts).replace("\n", " ")
+    ax = mv.plot.memory_timeline(FIX / "claude-export", ax=axes[2])
+    assert "2 item(s), none with a date" in ax.texts[0].get_text()
+    plt.close(fig)
+
+
+def test_report_section_escapes_and_cautions(tmp_path: Path) -> None:
+    from memvelope_tools._report import build_report, memory_section
+
+    data = json.loads((FIX / "chatgpt-memory.json").read_text(encoding="utf-8"))
+    data[0]["mapping"]["a3"]["message"]["content"]["parts"] = ["User likes <b>bold</b> & tea."]
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    section = memory_section(path)
+    assert section.startswith("<h2>What ChatGPT remembers about you</h2>")
+    assert "User likes &lt;b&gt;bold&lt;/b&gt; &amp; tea." in section and "<b>bold" not in section
+    assert "Think before you share this page" in section
+    assert section.count("<tr>") == 1 + 7  # header and one row per item
+    page = build_report([path])
+    assert "What ChatGPT remembers about you" in page
+    none = memory_section(FIX / "chatgpt-2026")
+    assert NO_RECORDS in none and "<table>" not in none
+
+
+def test_cli_report_has_the_memory_section(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    assert main(["report", str(FIX / "claude-export"), "-o", str(out), "-q"]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "What Claude remembers about you" in page and "proj-thesis" in page

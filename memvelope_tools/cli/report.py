@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.output)
-    from .._report import write_report
+    from .._report import is_export_path, write_report
 
     sources = document_inputs(args.paths, quiet=args.quiet)
     write_report(
@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         title=args.title,
         labels=labels_of(args.paths),
         dedupe=args.dedupe,
+        memory=[p for p in args.paths if is_export_path(p)],
     )
     if not args.quiet:
         size = os.path.getsize(args.output) if os.path.isfile(args.output) else 0
