@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
 
     # what the provider remembered about the user
     from ._memory import memory_frame
+    from ._memory_ir import memory_ir
     from ._parquet import read_parquet, to_parquet
     from ._read import layer_of
     from ._search import search
@@ -60,6 +61,7 @@ _LAZY: dict[str, str] = {
     "topics": "memvelope_tools._topics",
     # what the provider remembered about the user
     "memory_frame": "memvelope_tools._memory",
+    "memory_ir": "memvelope_tools._memory_ir",
 }
 _SUBMODULES = ("plot",)
 
@@ -85,6 +87,7 @@ __all__ = [
     "layer_of",
     "load",
     "memory_frame",
+    "memory_ir",
     "messages_frame",
     "plot",
     "read",

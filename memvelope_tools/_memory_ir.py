@@ -10,9 +10,10 @@ Each remembered item becomes one fact or, when it is long or made of several sta
 * ``category``: the zero-LLM distiller's classifier (:func:`memvelope_tools._ir.structured.categorise`),
   applied to the statement read in the first person ("User lives in Lisbon" as "I live in Lisbon");
   ``"instructions"`` for how the user wants answers (``about_model``).
-* ``subject``: ``"self"`` where the statement is about the user (custom instructions about the user, or a
-  statement naming "user", "they", "I" ...); a Claude project statement that does not is about the
-  project (``subject`` the project id, ``subject_type`` ``"project"``); else null.
+* ``subject``: ``"self"`` where the statement is about the user: custom instructions, Claude's account
+  memory (the provider's account of the user), or a statement naming "user", "they", "I" ...; a Claude
+  project statement that does not is about the project (``subject`` the project id, ``subject_type``
+  ``"project"``); else null.
 * ``effective_date``: the write's own date: the day of a memory write, the day a snapshot entry states,
   the day custom instructions were first seen. It is never invented: when the envelope cannot show that
   day (a write on an abandoned branch is not in the envelope), it is given as its month or year when
@@ -32,6 +33,7 @@ not know.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -43,9 +45,10 @@ from ._ir.structured import categorise, sentences
 from ._ir.write import Clock, build_ir
 
 if TYPE_CHECKING:
+    from ._convert import ZipLimits
     from ._memory import MemoryItem, MemoryRead
 
-__all__ = ["MODE", "category_of", "memory_ir", "statements"]
+__all__ = ["MODE", "build_memory_ir", "category_of", "memory_ir", "statements"]
 
 MODE: Final = "imported (provider memory)"
 _ELLIPSIS: Final = "…"
@@ -165,7 +168,7 @@ def category_of(sentence: str, kind: str) -> str | None:
 
 
 def _subject(sentence: str, item: MemoryItem) -> tuple[str | None, str | None]:
-    if item.kind in ("about_user", "about_model") or _ABOUT_USER.search(sentence):
+    if item.kind in ("about_user", "about_model", "claude_account") or _ABOUT_USER.search(sentence):
         return "self", "self"
     if item.kind == "claude_project" and item.project_id:
         return item.project_id, "project"
@@ -242,7 +245,7 @@ def _facts(
         }
 
 
-def memory_ir(read: MemoryRead, envelope: Mapping[str, Any], *, clock: Clock | None = None) -> dict[str, Any]:
+def build_memory_ir(read: MemoryRead, envelope: Mapping[str, Any], *, clock: Clock | None = None) -> dict[str, Any]:
     """The remembered items of an export as a Facts IR document that validates against its envelope.
 
     Parameters
@@ -266,8 +269,8 @@ def memory_ir(read: MemoryRead, envelope: Mapping[str, Any], *, clock: Clock | N
 
     Examples
     --------
-    >>> import memvelope_tools as mv                                          # doctest: +SKIP
-    >>> doc = memory_ir(read_memory("export.zip"), mv.convert("export.zip"))  # doctest: +SKIP
+    >>> import memvelope_tools as mv                                                # doctest: +SKIP
+    >>> doc = build_memory_ir(read_memory("export.zip"), mv.convert("export.zip"))  # doctest: +SKIP
     """
     provider = str(envelope["meta"]["source_provider"])
     sources, latest = _sources(envelope)
@@ -277,3 +280,37 @@ def memory_ir(read: MemoryRead, envelope: Mapping[str, Any], *, clock: Clock | N
         for j, fact in enumerate(_facts(item, provider, sources, latest))
     ]
     return build_ir(provider, MODE, dedup(candidates), clock=clock)
+
+
+def memory_ir(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = None) -> dict[str, Any]:
+    """What the provider remembered, read from an export, as a Facts IR document (``memvelope-ir-v0``)
+    that validates against the export's envelope.
+
+    Parameters
+    ----------
+    *paths
+        The export, as ``convert`` takes it: a zip as downloaded, a folder, or conversation files.
+    zip_limits
+        Limits against zip bombs (the defaults of ``convert``).
+
+    Returns
+    -------
+    dict
+        The document; ``meta.mode`` is ``"imported (provider memory)"``, each fact carries
+        ``memory_kind``. Write it with :func:`memvelope_tools.write_ir`.
+
+    Raises
+    ------
+    ConversionError
+        When the export cannot be read, or does not convert (the facts need its envelope).
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv                                         # doctest: +SKIP
+    >>> mv.write_ir(mv.memory_ir("chatgpt-export.zip"), "memories.mv.json")  # doctest: +SKIP
+    """
+    from ._convert import convert
+    from ._memory import read_memory
+
+    read = read_memory(*paths, zip_limits=zip_limits)
+    return build_memory_ir(read, convert(*paths, zip_limits=zip_limits))

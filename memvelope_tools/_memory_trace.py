@@ -7,16 +7,19 @@ The rules are deterministic word matching, no model:
   the words a memory uses for the user ("user", "they", "I", ...), reduced by a crude suffix rule so that
   "lives" and "live" meet.
 * **Conflict.** A fact and an item of the same category (not null, not ``instructions``) that share a
-  content word while each holds one the other lacks ("User lives in Porto", "I live in Lisbon") say
-  different things about one matter: the fact never supports the item.
+  content word while each holds one or two the other lacks ("User lives in Porto", "I live in Lisbon")
+  say different things about one matter: the fact never supports the item.
 * **Support.** A fact that does not conflict with an item supports it when they share a content word and
   either come from the same conversation or the fact holds at least half of the item's content words.
 * **Superseded by a later fact.** A conflicting fact dated after the item (``effective_date`` after the
   item's day, compared at the coarser of the two precisions).
 * **Superseded by a later version.** An item that is not ``current``: a changed custom instruction or
   Claude memory, or a snapshot entry gone from the latest snapshot.
-* **Traced.** An item is traced when a fact supports it or, for a memory write, when the user message
-  before the write holds at least half of its content words.
+* **Traced.** Custom instructions always are (the user wrote them). Another item is traced when a fact
+  supports it (for a snapshot entry, the conversation it is listed in does not count as its own) or,
+  for a memory write, when the user message before the write shares two of its content words (or half,
+  when that is fewer). A snapshot entry that repeats a memory write is traced and supported as the
+  write is.
 """
 
 from __future__ import annotations
@@ -142,6 +145,9 @@ _STOP: Final = frozenset(
 )
 _SUFFIXES: Final = ("ing", "ed", "es", "s", "e")
 _NO_SUPERSEDE: Final = frozenset({"instructions"})
+_USERS_OWN: Final = frozenset({"about_user", "about_model"})  # custom instructions: the user wrote them
+_SWAPPED: Final = 2  # at most this many words differ on each side of a conflict: a changed value, not a new topic
+_PROMPT_WORDS: Final = 2  # words a memory write shares with the message before it to be traced by it
 
 
 def _stem(word: str) -> str:
@@ -240,7 +246,7 @@ def add_trace(frame: pd.DataFrame, facts: Any) -> pd.DataFrame:
     for item in frame.to_dict("records"):
         words = content_words(str(item["text"]))
         need = max(1, math.ceil(len(words) / 2))
-        conv = _text(item["conversation_id"])
+        conv = None if item["kind"] == "snapshot" else _text(item["conversation_id"])  # listed there, not written
         day = _text(item["stated_date"]) if item["kind"] == "snapshot" else None
         day = day or _day(item["ts"])
         category = category_of(str(item["text"]), str(item["kind"]))
@@ -254,8 +260,8 @@ def add_trace(frame: pd.DataFrame, facts: Any) -> pd.DataFrame:
                 category is not None
                 and category == fcat
                 and category not in _NO_SUPERSEDE
-                and bool(words - fwords)
-                and bool(fwords - words)
+                and 0 < len(words - fwords) <= _SWAPPED
+                and 0 < len(fwords - words) <= _SWAPPED
             )
             if conflict:
                 if later is None and day is not None and fdate is not None and fdate[: len(day)] > day[: len(fdate)]:
@@ -264,14 +270,27 @@ def add_trace(frame: pd.DataFrame, facts: Any) -> pd.DataFrame:
             if (conv is not None and conv == fconv) or len(shared) >= need:
                 found.append(index)
         prompt = _text(item["preceding_user_message"])
-        said = prompt is not None and len(words & content_words(prompt)) >= need
+        said = prompt is not None and len(words & content_words(prompt)) >= min(_PROMPT_WORDS, need)
         if _text(item["current"]) == "False":
             later = later or (
                 "a later snapshot without it" if item["kind"] == "snapshot" else "a later version of this text"
             )
         supporting.append(found)
-        traced.append(bool(found) or said)
+        own = item["kind"] in _USERS_OWN
+        traced.append(bool(found) or said or own)
         superseded.append(later)
+    # a snapshot entry repeating a memory write is traced and supported as that write is
+    by_text: dict[str, int] = {}
+    kinds = [str(k) for k in frame["kind"]]
+    texts = [" ".join(str(t).split()) for t in frame["text"]]
+    for i, kind in enumerate(kinds):
+        if kind == "saved":
+            by_text.setdefault(texts[i], i)
+    for i, kind in enumerate(kinds):
+        j = by_text.get(texts[i])
+        if kind == "snapshot" and j is not None:
+            traced[i] = traced[i] or traced[j]
+            supporting[i] = sorted(set(supporting[i]) | set(supporting[j]))
     out = frame.copy()
     out["supporting_facts"] = pd.Series(supporting, index=out.index, dtype=object)
     out["traced"] = pd.Series(traced, index=out.index, dtype="boolean")

@@ -22,7 +22,7 @@ from memvelope_tools._memory import (
     read_memory,
     snapshot_entries,
 )
-from memvelope_tools._memory_ir import memory_ir, statements
+from memvelope_tools._memory_ir import build_memory_ir, statements
 from memvelope_tools._validate import check_ir_against_envelope, validate
 from memvelope_tools.cli import main
 
@@ -51,9 +51,9 @@ def test_columns_and_kinds(chatgpt: pd.DataFrame) -> None:
 
 
 def test_chatgpt_every_kind_once_per_text(chatgpt: pd.DataFrame) -> None:
-    # 2 writes, 2 snapshot entries, 2 versions of about_user, 1 of about_model (repeated 3 times)
+    # 2 writes, 3 snapshot entries, 2 versions of about_user, 1 of about_model (repeated 3 times)
     assert sorted(chatgpt["kind"].astype(str)) == sorted(
-        ["saved", "saved", "snapshot", "snapshot", "about_user", "about_user", "about_model"]
+        ["saved", "saved", "snapshot", "snapshot", "snapshot", "about_user", "about_user", "about_model"]
     )
 
 
@@ -202,8 +202,8 @@ def test_unreadable_export_is_a_conversion_error(tmp_path: Path) -> None:
 
 def test_doctor_counts_memory_items() -> None:
     report = mv.doctor(FIX / "chatgpt-memory.json").to_json()["memory"]
-    assert report["by_kind"] == {"saved": 2, "snapshot": 2, "about_user": 2, "about_model": 1}
-    assert report["items"] == 7 and report["also_in_envelope"] == 1
+    assert report["by_kind"] == {"saved": 2, "snapshot": 3, "about_user": 2, "about_model": 1}
+    assert report["items"] == 8 and report["also_in_envelope"] == 1
     report = mv.doctor(FIX / "chatgpt-2026").to_json()["memory"]
     assert report["items"] == 0 and report["notes"] == [NO_RECORDS]
     assert "Provider memory" in mv.doctor(FIX / "claude-export").summary()
@@ -289,9 +289,9 @@ def _facts_by_content(doc: dict) -> dict[str, dict]:
 def test_cli_memory_lists_oldest_first(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["memory", str(FIX / "chatgpt-memory.json")]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("What ChatGPT remembers about you (read from the export): 7 item(s), oldest first.")
+    assert out.startswith("What ChatGPT remembers about you (read from the export): 8 item(s), oldest first.")
     days = [line[:10] for line in out.splitlines() if line[:2] == "20"]
-    assert days == sorted(days) and len(days) == 7
+    assert days == sorted(days) and len(days) == 8
     assert "on an abandoned branch" in out and "after you wrote: I moved to Lisbon last week." in out
 
 
@@ -323,7 +323,7 @@ def test_cli_memory_ir_validates_against_its_export(
 
 def test_ir_fields_chatgpt() -> None:
     path = FIX / "chatgpt-memory.json"
-    doc = memory_ir(read_memory(path), mv.convert(path))
+    doc = build_memory_ir(read_memory(path), mv.convert(path))
     facts = _facts_by_content(doc)
     assert doc["meta"]["provider"] == "chatgpt" and doc["meta"]["mode"] == "imported (provider memory)"
     veg = facts["User is vegetarian."]  # the write (2024-03-05) and the snapshot entry are one fact
@@ -335,12 +335,12 @@ def test_ir_fields_chatgpt() -> None:
     assert lisbon["category"] == "identity"
     assert facts["Answer briefly."]["category"] == "instructions"
     assert facts["I am a nurse living in Lisbon."]["convo_id"] == "c-c"
-    assert len(doc["facts"]) == 5
+    assert len(doc["facts"]) == 6  # 8 items; the snapshot entries of the two writes merge with them
 
 
 def test_ir_fields_claude() -> None:
     path = FIX / "claude-export"
-    doc = memory_ir(read_memory(path), mv.convert(path))
+    doc = build_memory_ir(read_memory(path), mv.convert(path))
     account = [f for f in doc["facts"] if f["memory_kind"] == "claude_account"]
     assert len(account) == 5  # five sentences; the three **headings** are labels, not statements
     assert all(f["convo_id"] is None and f["effective_date"] is None for f in doc["facts"])
@@ -374,7 +374,7 @@ def test_ir_date_not_shown_by_the_envelope_is_coarsened(tmp_path: Path) -> None:
     conv_b["mapping"]["b4"]["message"]["create_time"] = 1712880000.0  # 2024-04-12, on the abandoned branch
     path = tmp_path / "conversations.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    doc = memory_ir(read_memory(path), mv.convert(path))
+    doc = build_memory_ir(read_memory(path), mv.convert(path))
     lisbon = _facts_by_content(doc)["User lives in Lisbon."]
     assert lisbon["effective_date"] == "2024-04"  # 2024-04-12 is in no message of c-b; its month is
     assert check_ir_against_envelope(doc, mv.convert(path)) == []
@@ -386,7 +386,7 @@ def test_real_memory_ir_validates(tmp_path: Path) -> None:
         wrapped = tmp_path / name / "conversations.json"
         wrapped.parent.mkdir()
         wrapped.write_text("[" + path.read_text(encoding="utf-8") + "]", encoding="utf-8")
-        doc = memory_ir(read_memory(wrapped), mv.convert(wrapped))
+        doc = build_memory_ir(read_memory(wrapped), mv.convert(wrapped))
         assert validate(doc) == [] and check_ir_against_envelope(doc, mv.convert(wrapped)) == []
         kinds = {f["memory_kind"] for f in doc["facts"]}
         assert "saved" in kinds or name == "tree-tsx"
@@ -437,7 +437,9 @@ def test_memory_against_what_the_user_said(tmp_path: Path) -> None:
     assert porto["supporting_facts"] == [1]
     assert porto["superseded_by"] == "a later fact (2024-05-20): I am a teacher living in Lisbon."
     brief = _row(frame, "about_model", "Answer briefly.")
-    assert brief["supporting_facts"] == [] and not brief["traced"]  # no trace in anything the user said
+    assert brief["supporting_facts"] == [] and brief["traced"]  # custom instructions are the user's own words
+    aisle = _row(frame, "snapshot", "User prefers aisle seats on flights.")
+    assert aisle["supporting_facts"] == [] and not aisle["traced"]  # no trace in anything the user said
     # the same document from a file gives the same answer
     path = tmp_path / "said.mv.json"
     mv.write_ir(_said(), path)
@@ -453,7 +455,8 @@ def test_write_traced_by_its_prompt_and_superseded_versions() -> None:
     # each write repeats the message before it
     assert _row(frame, "saved", "User lives in Lisbon.")["traced"]
     assert _row(frame, "saved", "User is vegetarian.")["traced"]
-    assert not _row(frame, "snapshot", "User is vegetarian.")["traced"]
+    assert _row(frame, "snapshot", "User is vegetarian.")["traced"]  # as the write it repeats
+    assert not _row(frame, "snapshot", "User prefers aisle seats on flights.")["traced"]
     old = _row(frame, "about_user", "I am a nurse living in Porto.")
     assert old["superseded_by"] == "a later version of this text"
 
@@ -481,7 +484,7 @@ def test_memory_timeline_rows_and_notes() -> None:
         "custom instructions: about you",
         "custom instructions: how to answer",
     ]
-    assert sum(len(c.get_offsets()) for c in ax.collections) == 7  # one dot per item
+    assert sum(len(c.get_offsets()) for c in ax.collections) == 8  # one dot per item
     # lines from first to last sight: about_user v1, about_model, the first snapshot entry
     assert len(ax.lines) == 3
     ax = mv.plot.memory_timeline(FIX / "chatgpt-2026", ax=axes[1])
@@ -502,7 +505,7 @@ def test_report_section_escapes_and_cautions(tmp_path: Path) -> None:
     assert section.startswith("<h2>What ChatGPT remembers about you</h2>")
     assert "User likes &lt;b&gt;bold&lt;/b&gt; &amp; tea." in section and "<b>bold" not in section
     assert "Think before you share this page" in section
-    assert section.count("<tr>") == 1 + 7  # header and one row per item
+    assert section.count("<tr>") == 1 + 8  # header and one row per item
     page = build_report([path])
     assert "What ChatGPT remembers about you" in page
     none = memory_section(FIX / "chatgpt-2026")
@@ -514,3 +517,33 @@ def test_cli_report_has_the_memory_section(tmp_path: Path) -> None:
     assert main(["report", str(FIX / "claude-export"), "-o", str(out), "-q"]) == 0
     page = out.read_text(encoding="utf-8")
     assert "What Claude remembers about you" in page and "proj-thesis" in page
+
+
+# --- the bundled samples ---------------------------------------------------------------------------
+
+
+def test_samples_hold_every_chatgpt_kind() -> None:
+    frame = memory_frame(mv.sample_path("chatgpt"))
+    counts = frame["kind"].astype(str).value_counts().to_dict()
+    # 5 writes (one on an edited-away branch), their 5 entries in the snapshots, 2 profiles, 1 instructions
+    assert counts == {"saved": 5, "snapshot": 5, "about_user": 2, "about_model": 1}
+    saved = frame[frame["kind"] == "saved"]
+    assert saved["message_id"].notna().sum() == 4 and (~saved["on_active_path"]).sum() == 1
+    profile = frame[frame["kind"] == "about_user"]
+    assert list(profile["version"]) == [1, 2] and list(profile["current"]) == [False, True]
+    assert frame.attrs["notes"] == []
+
+
+def test_samples_hold_claude_memory() -> None:
+    frame = memory_frame(mv.sample_path("claude"))
+    assert list(frame["kind"].astype(str)) == ["claude_account", "claude_project"]
+    assert frame.attrs["notes"] == []
+
+
+@pytest.mark.parametrize("provider", ["chatgpt", "claude"])
+def test_public_memory_ir_of_the_samples_validates(provider: str) -> None:
+    doc = mv.memory_ir(mv.sample_path(provider))
+    assert validate(doc) == []
+    assert check_ir_against_envelope(doc, mv.convert(mv.sample_path(provider))) == []
+    assert doc["meta"]["provider"] == provider and doc["facts"]
+    assert all(f["memory_kind"] in KINDS for f in doc["facts"])

@@ -21,6 +21,7 @@ EXPECTED = [
     "03-fact-categories.ipynb",
     "04-archetype.ipynb",
     "05-topics-and-search.ipynb",
+    "07-what-the-ai-remembers.ipynb",
 ]
 
 

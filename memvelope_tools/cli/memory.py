@@ -129,9 +129,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from .._convert import convert
     from .._ir import write_ir
-    from .._memory_ir import memory_ir
+    from .._memory_ir import build_memory_ir
 
-    doc = memory_ir(read, convert(*args.paths))
+    doc = build_memory_ir(read, convert(*args.paths))
     write_ir(doc, args.output)
     if not args.quiet:
         print(
