@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 
 #: What the test runs: python blocks, console blocks (each of its commands checked), and skipped blocks.
-EXPECTED_COUNTS = {"python": 10, "console": 9, "skipped": 2}
+EXPECTED_COUNTS = {"python": 11, "console": 10, "skipped": 2}
 
 _FENCE = re.compile(r"^```(\S*)\s*$")
 _SKIP = re.compile(r"^<!-- readme-test: skip \((.+)\) -->$")
