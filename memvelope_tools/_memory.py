@@ -36,13 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Final
 
-from ._convert import ZipLimits, detect_provider, expand
+from ._convert import DETECTION_WINDOW, ZipLimits, detect_provider, expand
 from ._convert import chatgpt as chatgpt_core
 from ._convert import claude as claude_core
 from ._convert.prose import Message
 from ._convert.sources import Part, side_parts
 from ._convert.timestamps import render_timestamp
-from ._json.elements import JS, Reader, load_part
+from ._json.elements import FIELDS, JS, PartElements, Reader, Refused, load_part
 from .errors import ConversionError
 
 if TYPE_CHECKING:
@@ -132,8 +132,6 @@ class MemoryRead:
     provider: str | None
     items: list[MemoryItem]
     notes: list[str]
-    #: conversation id -> the envelope conversation's ``created_at`` (or first message ``ts``)
-    conversation_stamps: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -158,24 +156,54 @@ class _Seen:
 # --- reading the export ----------------------------------------------------------------------------
 
 
-def _conversation_values(paths: Sequence[str | os.PathLike[str]], limits: ZipLimits) -> tuple[list[Any], list[str]]:
-    """The merged conversation array of the export, as conversion reads it; single-conversation parts
-    (as a web app returns one conversation) are taken when no part holds an array, with a note."""
-    merged: list[Any] = []
-    singles: list[Any] = []
+# Bytes every element holding a memory item contains; an element without them is not parsed. A key or
+# value written with \u escapes would hide them, which no export does.
+_MEMORY_MARKS: Final = (b'"bio"', b"model_editable_context", b"user_editable_context", b"user_context_message_data")
+# A system or tool message: where ChatGPT keeps its memory records (as json.dumps writes a role, spaced or not).
+_RECORD_ROLES: Final = (b'"role": "system"', b'"role":"system"', b'"role": "tool"', b'"role":"tool"')
+
+
+def _holds(buf: Any, marks: tuple[bytes, ...], start: int, end: int) -> bool:
+    return any(buf.find(mark, start, end) >= 0 for mark in marks)
+
+
+@dataclass
+class _Scan:
+    """What one pass over the export's conversation parts found."""
+
+    head: list[Any] = field(default_factory=list)  # the first elements, for provider detection
+    marked: list[Any] = field(default_factory=list)  # every element that may hold a memory item, in order
+    records: bool = False  # some element holds a system or tool message
+    singles: list[Any] = field(default_factory=list)  # parts holding one conversation object
+
+
+def _scan(paths: Sequence[str | os.PathLike[str]], limits: ZipLimits) -> _Scan:
+    """Read the conversation parts as conversion does, parsing only the elements that may hold memory."""
+    found = _Scan()
     for part in expand(paths, limits).parts:
-        value = load_part(part, Reader(JS))
-        if type(value) is list:
-            merged.extend(value)
-        elif claude_core.looks_like(value) or chatgpt_core.looks_like(value):
-            singles.append(value)
-    if not merged and singles:
-        note = (
-            "read single-conversation files (a top-level object, not an array): conversion takes only "
-            "arrays, so message_id is the id the message would have with the conversation inside [ ]"
-        )
-        return singles, [note]
-    return merged, []
+        reader = Reader(JS)
+        elements = PartElements(part, reader)
+        for buf, children, offset in elements.ranges():
+            if elements.is_array is False:
+                break
+            for k in range(0, len(children), FIELDS):
+                _, _, start, end, flags, depth = children[k : k + FIELDS]
+                if not found.records and _holds(buf, _RECORD_ROLES, start, end):
+                    found.records = True
+                head = len(found.head) < DETECTION_WINDOW
+                if head or _holds(buf, _MEMORY_MARKS, start, end):
+                    try:
+                        value = reader.value(buf, start, end, flags, depth, offset)
+                    except Refused as exc:
+                        raise elements.error(exc) from None
+                    if head:
+                        found.head.append(value)
+                    found.marked.append(value)
+        if elements.is_array is False:
+            value = load_part(part, Reader(JS))
+            if claude_core.looks_like(value) or chatgpt_core.looks_like(value):
+                found.singles.append(value)
+    return found
 
 
 def read_memory(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = None) -> MemoryRead:
@@ -207,23 +235,35 @@ def read_memory(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = N
     limits = zip_limits or ZipLimits()
     found = memory_parts(paths, limits)
     try:
-        elements, notes = _conversation_values(paths, limits)
+        scanned = _scan(paths, limits)
     except ConversionError as exc:
         if not found or exc.reason not in ("no-parts", "no-provider"):
             raise
-        elements, notes = [], []
+        scanned = _Scan()
+    notes: list[str] = []
+    elements, head = scanned.marked, scanned.head
+    records: bool | None = scanned.records
+    if not scanned.head and scanned.singles:
+        notes.append(
+            "read single-conversation files (a top-level object, not an array): conversion takes only "
+            "arrays, so message_id is the id the message would have with the conversation inside [ ]"
+        )
+        elements = head = scanned.singles
+        records = None  # as the parsed conversations show
     try:
-        provider: str | None = detect_provider(elements, non_arrays=0)
+        provider: str | None = detect_provider(head, non_arrays=0)
     except ConversionError:
         if not found:
             raise
         provider = "claude"
-    read = collect(provider, elements, found)
+    read = collect(provider, elements if provider == "chatgpt" else [], found, records=records)
     read.notes[:0] = notes
     return read
 
 
-def collect(provider: str | None, elements: Sequence[Any], memory_parts: Sequence[Part]) -> MemoryRead:
+def collect(
+    provider: str | None, elements: Sequence[Any], memory_parts: Sequence[Part], *, records: bool | None = None
+) -> MemoryRead:
     """The remembered items of conversations already read (``elements``, of ``provider``) and of Claude
     memory files (``memory_parts``).
 
@@ -235,6 +275,9 @@ def collect(provider: str | None, elements: Sequence[Any], memory_parts: Sequenc
         The export's conversations, as parsed.
     memory_parts
         Claude memory files, from :func:`memory_parts`.
+    records
+        Whether the export holds a system or tool message (where ChatGPT records memory); by default,
+        whether ``elements`` do.
 
     Returns
     -------
@@ -252,54 +295,53 @@ def collect(provider: str | None, elements: Sequence[Any], memory_parts: Sequenc
     True
     """
     seen: list[_Seen] = []
-    stamps: dict[str, str | None] = {}
     notes: list[str] = []
     if provider == "chatgpt":
-        records = False
+        found = False
         for element in elements:
-            records = _chatgpt_conversation(element, seen, stamps) or records
-        if not records:
+            found = _chatgpt_conversation(element, seen) or found
+        if not (found if records is None else records):
             notes.append(NO_RECORDS)
     elif provider == "claude":
-        for element in elements:
-            cid = claude_core.conversation_id(element)
-            if cid is not None and type(element) is dict:
-                stamps.setdefault(cid, render_timestamp(element.get("created_at")))
         for part in memory_parts:
             _claude_memory_file(part, seen)
         if not memory_parts:
             notes.append(_NO_CLAUDE_FILE)
-    return MemoryRead(provider, _fold(provider or "claude", seen), notes, stamps)
+    return MemoryRead(provider, _fold(provider or "claude", seen), notes)
 
 
 # --- ChatGPT ---------------------------------------------------------------------------------------
 
 
-def _chatgpt_conversation(element: object, seen: list[_Seen], stamps: dict[str, str | None]) -> bool:
+def _chatgpt_conversation(element: object, seen: list[_Seen]) -> bool:
     """Add the memory items of one conversation; True when it holds a system or tool message."""
     mapping = chatgpt_core.mapping_of(element)
     if mapping is None:
         return False
     assert type(element) is dict
-    cid = chatgpt_core.conversation_id(element)
-    title = chatgpt_core.title(element)
-    created = render_timestamp(element.get("create_time"))
-    selection = chatgpt_core.select(mapping, element.get("current_node"))
-    ids = {id(node): f"m{i}" for i, (node, _) in enumerate(selection.kept, 1)}
-    if cid is not None and selection.kept:
-        stamps.setdefault(cid, created if created is not None else render_timestamp(selection.kept[0][1].stamp))
-    on_path = set() if selection.fallback else {id(node) for node in selection.path}
-    where = cid or f"conversation {title!r}"
     records = False
+    found: list[tuple[str, Any, dict[str, Any], list[tuple[str, str, str | None]]]] = []
     for key, node in mapping.items():
         message = node.get("message") if type(node) is dict else None
         if type(message) is not dict:
             continue
         author = message.get("author")
-        role = author.get("role") if type(author) is dict else None
-        records = records or role in ("system", "tool")
+        records = records or (type(author) is dict and author.get("role") in ("system", "tool"))
+        items = list(_chatgpt_items(message))
+        if items:
+            found.append((key, node, message, items))
+    if not found:
+        return records
+    cid = chatgpt_core.conversation_id(element)
+    title = chatgpt_core.title(element)
+    created = render_timestamp(element.get("create_time"))
+    selection = chatgpt_core.select(mapping, element.get("current_node"))
+    ids = {id(node): f"m{i}" for i, (node, _) in enumerate(selection.kept, 1)}
+    on_path = set() if selection.fallback else {id(node) for node in selection.path}
+    where = cid or f"conversation {title!r}"
+    for key, node, message, items in found:
         stamp = render_timestamp(message.get("create_time")) or created
-        for kind, text, stated in _chatgpt_items(message):
+        for kind, text, stated in items:
             item = _Seen(
                 kind,
                 text,
