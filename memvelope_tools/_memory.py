@@ -43,6 +43,7 @@ from ._convert.prose import Message
 from ._convert.sources import Part, side_parts
 from ._convert.timestamps import render_timestamp
 from ._json.elements import FIELDS, JS, PartElements, Reader, Refused, load_part
+from ._progress import progress_bar
 from .errors import ConversionError
 
 if TYPE_CHECKING:
@@ -98,6 +99,7 @@ _NO_CLAUDE_FILE: Final = (
 _SNAPSHOT_ENTRY: Final = re.compile(r"^\s*\d{1,4}\.\s+(?:\[(\d{4}-\d{2}-\d{2})\]\.?\s+)?(.*\S)\s*$", re.DOTALL)
 _FENCE: Final = re.compile(r"```(.*?)```", re.DOTALL)
 _BIO: Final = "bio"
+_CONTEXT_TYPES: Final = frozenset({"model_editable_context", "user_editable_context"})
 
 
 @dataclass
@@ -172,41 +174,71 @@ class _Scan:
     """What one pass over the export's conversation parts found."""
 
     head: list[Any] = field(default_factory=list)  # the first elements, for provider detection
-    marked: list[Any] = field(default_factory=list)  # every element that may hold a memory item, in order
+    provider: str | None = None
+    error: ConversionError | None = None  # why no provider could be detected
+    decided: bool = False
+    seen: list[_Seen] = field(default_factory=list)
     records: bool = False  # some element holds a system or tool message
     singles: list[Any] = field(default_factory=list)  # parts holding one conversation object
 
+    def decide(self) -> None:
+        """Detect the provider from the first elements, as conversion does, and read those elements."""
+        self.decided = True
+        try:
+            self.provider = detect_provider(self.head, non_arrays=0)
+        except ConversionError as exc:
+            self.error = exc
+        if self.provider == "chatgpt":
+            for element in self.head:
+                _chatgpt_conversation(element, self.seen)
 
-def _scan(paths: Sequence[str | os.PathLike[str]], limits: ZipLimits) -> _Scan:
-    """Read the conversation parts as conversion does, parsing only the elements that may hold memory."""
+
+def _scan(paths: Sequence[str | os.PathLike[str]], limits: ZipLimits, progress: bool | None) -> _Scan:
+    """Read the conversation parts as conversion does, parsing only the elements that may hold memory,
+    each read as soon as it is parsed."""
+    from ._convert.pipeline import gc_paused
+
     found = _Scan()
-    for part in expand(paths, limits).parts:
-        reader = Reader(JS)
-        elements = PartElements(part, reader)
-        for buf, children, offset in elements.ranges():
-            if elements.is_array is False:
-                break
-            for k in range(0, len(children), FIELDS):
-                _, _, start, end, flags, depth = children[k : k + FIELDS]
-                if not found.records and _holds(buf, _RECORD_ROLES, start, end):
-                    found.records = True
-                head = len(found.head) < DETECTION_WINDOW
-                if head or _holds(buf, _MEMORY_MARKS, start, end):
+    parts = expand(paths, limits).parts
+    total = sum(p.size or 0 for p in parts) or None
+    with progress_bar(total, desc="reading memory", unit="B", enabled=progress) as bar, gc_paused():
+        for part in parts:
+            reader = Reader(JS)
+            elements = PartElements(part, reader, on_bytes=bar.update)
+            for buf, children, offset in elements.ranges():
+                if elements.is_array is False:
+                    break
+                for k in range(0, len(children), FIELDS):
+                    _, _, start, end, flags, depth = children[k : k + FIELDS]
+                    head = not found.decided
+                    if not head and found.provider != "chatgpt":
+                        continue
+                    if not found.records and _holds(buf, _RECORD_ROLES, start, end):
+                        found.records = True
+                    if not head and not _holds(buf, _MEMORY_MARKS, start, end):
+                        continue
                     try:
                         value = reader.value(buf, start, end, flags, depth, offset)
                     except Refused as exc:
                         raise elements.error(exc) from None
                     if head:
                         found.head.append(value)
-                    found.marked.append(value)
-        if elements.is_array is False:
-            value = load_part(part, Reader(JS))
-            if claude_core.looks_like(value) or chatgpt_core.looks_like(value):
-                found.singles.append(value)
+                        if len(found.head) == DETECTION_WINDOW:
+                            found.decide()
+                    else:
+                        _chatgpt_conversation(value, found.seen)
+            if elements.is_array is False:
+                value = load_part(part, Reader(JS))
+                if claude_core.looks_like(value) or chatgpt_core.looks_like(value):
+                    found.singles.append(value)
+        if not found.decided:
+            found.decide()
     return found
 
 
-def read_memory(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = None) -> MemoryRead:
+def read_memory(
+    *paths: str | os.PathLike[str], zip_limits: ZipLimits | None = None, progress: bool | None = None
+) -> MemoryRead:
     """Read every remembered item of one export (the paths ``convert`` takes).
 
     Parameters
@@ -215,6 +247,8 @@ def read_memory(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = N
         The export: a zip as downloaded, a folder, or conversation files.
     zip_limits
         Limits against zip bombs (the defaults of ``convert``).
+    progress
+        Show a progress bar (None: when stderr is a terminal or in a notebook).
 
     Returns
     -------
@@ -235,30 +269,30 @@ def read_memory(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = N
     limits = zip_limits or ZipLimits()
     found = memory_parts(paths, limits)
     try:
-        scanned = _scan(paths, limits)
+        scanned = _scan(paths, limits, progress)
     except ConversionError as exc:
         if not found or exc.reason not in ("no-parts", "no-provider"):
             raise
-        scanned = _Scan()
-    notes: list[str] = []
-    elements, head = scanned.marked, scanned.head
-    records: bool | None = scanned.records
+        scanned = _Scan(decided=True)
     if not scanned.head and scanned.singles:
-        notes.append(
+        try:
+            read = collect(detect_provider(scanned.singles), scanned.singles, found)
+        except ConversionError:
+            if not found:
+                raise
+            read = collect("claude", [], found)
+        read.notes.insert(
+            0,
             "read single-conversation files (a top-level object, not an array): conversion takes only "
-            "arrays, so message_id is the id the message would have with the conversation inside [ ]"
+            "arrays, so message_id is the id the message would have with the conversation inside [ ]",
         )
-        elements = head = scanned.singles
-        records = None  # as the parsed conversations show
-    try:
-        provider: str | None = detect_provider(head, non_arrays=0)
-    except ConversionError:
+        return read
+    provider = scanned.provider
+    if provider is None:
         if not found:
-            raise
+            raise scanned.error or ConversionError("the export holds no conversations", reason="no-provider")
         provider = "claude"
-    read = collect(provider, elements if provider == "chatgpt" else [], found, records=records)
-    read.notes[:0] = notes
-    return read
+    return _finish(provider, scanned.seen, found, scanned.records)
 
 
 def collect(
@@ -295,13 +329,18 @@ def collect(
     True
     """
     seen: list[_Seen] = []
-    notes: list[str] = []
+    found = False
     if provider == "chatgpt":
-        found = False
         for element in elements:
             found = _chatgpt_conversation(element, seen) or found
-        if not (found if records is None else records):
-            notes.append(NO_RECORDS)
+    return _finish(provider, seen, memory_parts, found if records is None else records)
+
+
+def _finish(provider: str | None, seen: list[_Seen], memory_parts: Sequence[Part], records: bool) -> MemoryRead:
+    """The items of the sightings ``seen`` and of the Claude memory files, with the notes."""
+    notes: list[str] = []
+    if provider == "chatgpt" and not records:
+        notes.append(NO_RECORDS)
     elif provider == "claude":
         for part in memory_parts:
             _claude_memory_file(part, seen)
@@ -325,8 +364,17 @@ def _chatgpt_conversation(element: object, seen: list[_Seen]) -> bool:
         message = node.get("message") if type(node) is dict else None
         if type(message) is not dict:
             continue
-        author = message.get("author")
-        records = records or (type(author) is dict and author.get("role") in ("system", "tool"))
+        if not records:
+            author = message.get("author")
+            records = type(author) is dict and author.get("role") in ("system", "tool")
+        content = message.get("content")
+        metadata = message.get("metadata")
+        if not (
+            message.get("recipient") == _BIO
+            or (type(content) is dict and content.get("content_type") in _CONTEXT_TYPES)
+            or (type(metadata) is dict and "user_context_message_data" in metadata)
+        ):
+            continue  # no memory item here (the test _chatgpt_items would make, done cheaply)
         items = list(_chatgpt_items(message))
         if items:
             found.append((key, node, message, items))
@@ -335,9 +383,11 @@ def _chatgpt_conversation(element: object, seen: list[_Seen]) -> bool:
     cid = chatgpt_core.conversation_id(element)
     title = chatgpt_core.title(element)
     created = render_timestamp(element.get("create_time"))
-    selection = chatgpt_core.select(mapping, element.get("current_node"))
-    ids = {id(node): f"m{i}" for i, (node, _) in enumerate(selection.kept, 1)}
-    on_path = set() if selection.fallback else {id(node) for node in selection.path}
+    current = element.get("current_node")
+    ids: dict[int, str] = {}
+    if any(isinstance(chatgpt_core.classify(node), Message) for _, node, _, _ in found):  # the envelope keeps one
+        ids = {id(node): f"m{i}" for i, (node, _) in enumerate(chatgpt_core.select(mapping, current).kept, 1)}
+    on_path = {id(node) for node in chatgpt_core.active_path(mapping, current)}
     where = cid or f"conversation {title!r}"
     for key, node, message, items in found:
         stamp = render_timestamp(message.get("create_time")) or created
@@ -533,45 +583,41 @@ def _fold(provider: str, sightings: Iterable[_Seen]) -> list[MemoryItem]:
     items: dict[tuple[str, str | None, str], MemoryItem] = {}
     keys: dict[int, str | None] = {}
     for order, s in enumerate(sightings):
-        ident = (s.kind, s.project_id, " ".join(s.text.split()))
+        ident = (s.kind, s.project_id, s.text if s.kind == "snapshot" else " ".join(s.text.split()))
         item = items.get(ident)
+        stamp = s.stamp
         if item is None:
             item = items[ident] = MemoryItem(provider, s.kind, s.text, order=order)
             keys[id(item)] = s.key
             _take(item, s)
-        elif _earlier(s.stamp, item.first_seen):
+        elif stamp is not None and (item.first_seen is None or stamp < item.first_seen):
             _take(item, s)
         if s.where not in item.seen_in:
             item.seen_in.add(s.where)
             item.count += 1
-        if s.stamp is not None:
-            item.last_seen = max(item.last_seen or s.stamp, s.stamp)
-        item.stated_date = item.stated_date or s.stated_date
+        if stamp is not None and (item.last_seen is None or stamp > item.last_seen):
+            item.last_seen = stamp
+        if item.stated_date is None:
+            item.stated_date = s.stated_date
     found = list(items.values())
     for item in found:
         item.ts = item.first_seen
     _versions(found, keys)
-    found.sort(key=lambda i: (i.ts is None, i.ts or "", KINDS.index(i.kind), i.order))
+    rank = {kind: i for i, kind in enumerate(KINDS)}
+    found.sort(key=lambda i: (i.ts is None, i.ts or "", rank[i.kind], i.order))
     return found
 
 
 def _take(item: MemoryItem, s: _Seen) -> None:
     """Describe ``item`` by its sighting ``s`` (its earliest so far)."""
     item.first_seen = s.stamp
-    for name in (
-        "conversation_id",
-        "conversation_title",
-        "message_id",
-        "node_id",
-        "on_active_path",
-        "preceding_user_message",
-        "project_id",
-    ):
-        setattr(item, name, getattr(s, name))
-
-
-def _earlier(stamp: str | None, than: str | None) -> bool:
-    return stamp is not None and (than is None or stamp < than)
+    item.conversation_id = s.conversation_id
+    item.conversation_title = s.conversation_title
+    item.message_id = s.message_id
+    item.node_id = s.node_id
+    item.on_active_path = s.on_active_path
+    item.preceding_user_message = s.preceding_user_message
+    item.project_id = s.project_id
 
 
 def _versions(items: list[MemoryItem], keys: dict[int, str | None]) -> None:
@@ -597,7 +643,10 @@ def _versions(items: list[MemoryItem], keys: dict[int, str | None]) -> None:
 
 
 def memory_frame(
-    *paths: str | os.PathLike[str], facts: Any = None, zip_limits: ZipLimits | None = None
+    *paths: str | os.PathLike[str],
+    facts: Any = None,
+    zip_limits: ZipLimits | None = None,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """One row per item the provider remembered about the user, read from the export itself.
 
@@ -612,6 +661,8 @@ def memory_frame(
         in :mod:`memvelope_tools._memory_trace`).
     zip_limits
         Limits against zip bombs (the defaults of ``convert``).
+    progress
+        Show a progress bar while the export is read (None: when stderr is a terminal or in a notebook).
 
     Returns
     -------
@@ -635,7 +686,7 @@ def memory_frame(
     >>> frame = mv.memory_frame(mv.sample_path("chatgpt"))      # doctest: +SKIP
     >>> frame[["kind", "text", "ts"]].head()                     # doctest: +SKIP
     """
-    frame = items_frame(read_memory(*paths, zip_limits=zip_limits))
+    frame = items_frame(read_memory(*paths, zip_limits=zip_limits, progress=progress))
     if facts is None:
         return frame
     from ._memory_trace import add_trace

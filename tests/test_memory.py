@@ -547,3 +547,20 @@ def test_public_memory_ir_of_the_samples_validates(provider: str) -> None:
     assert check_ir_against_envelope(doc, mv.convert(mv.sample_path(provider))) == []
     assert doc["meta"]["provider"] == provider and doc["facts"]
     assert all(f["memory_kind"] in KINDS for f in doc["facts"])
+
+
+def test_items_past_the_detection_window_are_found(tmp_path: Path) -> None:
+    plain = json.loads((FIX / "chatgpt-2026" / "conversations-000.json").read_text(encoding="utf-8"))[0]
+    memory = json.loads((FIX / "chatgpt-memory.json").read_text(encoding="utf-8"))
+    copies = [{**plain, "id": f"p{i}", "conversation_id": f"p{i}"} for i in range(6)]
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([*copies, *memory], indent=None), encoding="utf-8")  # compact: "role":"system"
+    frame = memory_frame(path)
+    expected = memory_frame(FIX / "chatgpt-memory.json")
+    assert list(frame["text"]) == list(expected["text"]) and frame.attrs["notes"] == []
+    # a system message only in the seventh conversation still says the export keeps memory records
+    late = json.loads((FIX / "chatgpt-none.json").read_text(encoding="utf-8"))[0]
+    path.write_text(json.dumps([*copies, late]), encoding="utf-8")
+    assert memory_frame(path).attrs["notes"] == []
+    path.write_text(json.dumps(copies), encoding="utf-8")
+    assert memory_frame(path).attrs["notes"] == [NO_RECORDS]
