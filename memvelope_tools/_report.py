@@ -438,7 +438,7 @@ def memory_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     from ._memory import memory_frame
 
     paths = [export] if isinstance(export, str | os.PathLike) else list(export)
-    frame = memory_frame(*paths)
+    frame = memory_frame(*paths, progress=False)
     name = _MEMORY_PROVIDERS.get(str(frame.attrs.get("provider")), "the provider")
     head = f"<h2>What {_e(name)} remembers about you</h2>"
     caution = (

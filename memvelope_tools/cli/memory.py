@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="export zip, folder or part file")
     p.add_argument("-o", "--output", metavar="FACTS", help="write the memories as a Facts IR document here")
-    p.add_argument("-q", "--quiet", action="store_true", help="with -o: no summary line on stderr")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, and with -o no summary line on stderr")
     p.set_defaults(func=run)
 
 
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output_file(args.output)
-    read = read_memory(*args.paths)
+    read = read_memory(*args.paths, progress=False if args.quiet else None)
     if not args.output:
         sys.stdout.write(render(read))
         sys.stdout.flush()
