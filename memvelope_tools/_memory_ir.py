@@ -41,21 +41,20 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ._ir.dates import first_stated_date, is_timestamp_prefix, stated_dates
 from ._ir.facts import CONTENT_MAX, conversation_stamp, dedup, provenance
-from ._ir.structured import categorise, sentences
+from ._ir.structured import sentences
 from ._ir.write import Clock, build_ir
+from ._memory_trace import category_of
 
 if TYPE_CHECKING:
     from ._convert import ZipLimits
     from ._memory import MemoryItem, MemoryRead
 
-__all__ = ["MODE", "build_memory_ir", "category_of", "memory_ir", "statements"]
+__all__ = ["MODE", "build_memory_ir", "memory_ir", "statements"]
 
 MODE: Final = "imported (provider memory)"
 _ELLIPSIS: Final = "…"
 _HEADING: Final = re.compile(r"^\s*(?:#{1,6}\s+.*|\*\*[^*]+\*\*:?|__[^_]+__:?)\s*$")
 _ABOUT_USER: Final = re.compile(r"\buser(?:'s)?\b|^(?:they|their|i|my|i'm)\b", re.IGNORECASE)
-_THIRD_PERSON: Final = re.compile(r"^(?:the\s+)?user(?:'s)?\s+(\w+)", re.IGNORECASE)
-_IRREGULAR: Final = {"is": "am", "has": "have", "was": "was", "does": "do", "doesn't": "don't"}
 _SPLIT_KINDS: Final = frozenset({"about_user", "about_model", "claude_account", "claude_project"})
 
 
@@ -119,52 +118,6 @@ def _fit(sentence: str) -> list[str]:
     if rest:
         pieces.append(rest)
     return pieces
-
-
-def _first_person(sentence: str) -> str:
-    """``sentence`` as the user would say it, for the classifier: "User lives in" -> "I live in"."""
-    m = _THIRD_PERSON.match(sentence)
-    if m is None:
-        return sentence
-    if m.group(0).lower().endswith("user's " + m.group(1).lower()):
-        return "My " + sentence[m.start(1) :]
-    verb = m.group(1)
-    low = verb.lower()
-    if low in _IRREGULAR:
-        verb = _IRREGULAR[low]
-    elif low.endswith("ies"):
-        verb = verb[:-3] + "y"
-    elif low.endswith(("shes", "ches", "sses", "xes")):
-        verb = verb[:-2]
-    elif low.endswith("s") and not low.endswith("ss"):
-        verb = verb[:-1]
-    return f"I {verb}{sentence[m.end(1) :]}"
-
-
-def category_of(sentence: str, kind: str) -> str | None:
-    """The category of a remembered statement of ``kind``: ``"instructions"`` for how the user wants
-    answers, else the zero-LLM classifier's for the statement read in the first person.
-
-    Parameters
-    ----------
-    sentence
-        The statement.
-    kind
-        The item's kind (:data:`memvelope_tools._memory.KINDS`).
-
-    Returns
-    -------
-    str or None
-        A Facts IR category, or None when no rule supports one.
-
-    Examples
-    --------
-    >>> category_of("User lives in Lisbon.", "saved")
-    'identity'
-    """
-    if kind == "about_model":
-        return "instructions"
-    return categorise(_first_person(sentence))
 
 
 def _subject(sentence: str, item: MemoryItem) -> tuple[str | None, str | None]:

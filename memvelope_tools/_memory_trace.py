@@ -28,10 +28,12 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+from ._ir.structured import categorise
+
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TRACE_COLUMNS", "add_trace", "content_words"]
+__all__ = ["TRACE_COLUMNS", "add_trace", "category_of", "content_words"]
 
 #: The columns :func:`add_trace` adds.
 TRACE_COLUMNS: Final = ("supporting_facts", "traced", "superseded_by")
@@ -143,11 +145,59 @@ _STOP: Final = frozenset(
         "like",
     )
 )
+_THIRD_PERSON: Final = re.compile(r"^(?:the\s+)?user(?:'s)?\s+(\w+)", re.IGNORECASE)
+_IRREGULAR: Final = {"is": "am", "has": "have", "was": "was", "does": "do", "doesn't": "don't"}
 _SUFFIXES: Final = ("ing", "ed", "es", "s", "e")
 _NO_SUPERSEDE: Final = frozenset({"instructions"})
 _USERS_OWN: Final = frozenset({"about_user", "about_model"})  # custom instructions: the user wrote them
 _SWAPPED: Final = 2  # at most this many words differ on each side of a conflict: a changed value, not a new topic
 _PROMPT_WORDS: Final = 2  # words a memory write shares with the message before it to be traced by it
+
+
+def _first_person(sentence: str) -> str:
+    """``sentence`` as the user would say it, for the classifier: "User lives in" -> "I live in"."""
+    m = _THIRD_PERSON.match(sentence)
+    if m is None:
+        return sentence
+    if m.group(0).lower().endswith("user's " + m.group(1).lower()):
+        return "My " + sentence[m.start(1) :]
+    verb = m.group(1)
+    low = verb.lower()
+    if low in _IRREGULAR:
+        verb = _IRREGULAR[low]
+    elif low.endswith("ies"):
+        verb = verb[:-3] + "y"
+    elif low.endswith(("shes", "ches", "sses", "xes")):
+        verb = verb[:-2]
+    elif low.endswith("s") and not low.endswith("ss"):
+        verb = verb[:-1]
+    return f"I {verb}{sentence[m.end(1) :]}"
+
+
+def category_of(sentence: str, kind: str) -> str | None:
+    """The category of a remembered statement of ``kind``: ``"instructions"`` for how the user wants
+    answers, else the zero-LLM classifier's for the statement read in the first person.
+
+    Parameters
+    ----------
+    sentence
+        The statement.
+    kind
+        The item's kind (:data:`memvelope_tools._memory.KINDS`).
+
+    Returns
+    -------
+    str or None
+        A Facts IR category, or None when no rule supports one.
+
+    Examples
+    --------
+    >>> category_of("User lives in Lisbon.", "saved")
+    'identity'
+    """
+    if kind == "about_model":
+        return "instructions"
+    return categorise(_first_person(sentence))
 
 
 def _stem(word: str) -> str:
@@ -226,7 +276,6 @@ def add_trace(frame: pd.DataFrame, facts: Any) -> pd.DataFrame:
     import pandas as pd
 
     from ._frames import facts_frame
-    from ._memory_ir import category_of
 
     table = facts_frame(facts)
     fact_rows = [
