@@ -384,10 +384,10 @@ def _chatgpt_conversation(element: object, seen: list[_Seen]) -> bool:
     title = chatgpt_core.title(element)
     created = render_timestamp(element.get("create_time"))
     current = element.get("current_node")
-    ids: dict[int, str] = {}
-    if any(isinstance(chatgpt_core.classify(node), Message) for _, node, _, _ in found):  # the envelope keeps one
-        ids = {id(node): f"m{i}" for i, (node, _) in enumerate(chatgpt_core.select(mapping, current).kept, 1)}
-    on_path = {id(node) for node in chatgpt_core.active_path(mapping, current)}
+    path = chatgpt_core.active_path(mapping, current)
+    on_path = {id(node): i for i, node in enumerate(path)}
+    targets = [node for _, node, _, _ in found if isinstance(chatgpt_core.classify(node), Message)]
+    ids = _envelope_ids(mapping, current, path, on_path, targets) if targets else {}
     where = cid or f"conversation {title!r}"
     for key, node, message, items in found:
         stamp = render_timestamp(message.get("create_time")) or created
@@ -409,6 +409,24 @@ def _chatgpt_conversation(element: object, seen: list[_Seen]) -> bool:
                 item.preceding_user_message = _preceding_user(mapping, node)
             seen.append(item)
     return records
+
+
+def _envelope_ids(
+    mapping: dict[str, Any], current: object, path: list[Any], position: dict[int, int], targets: list[Any]
+) -> dict[int, str]:
+    """Envelope ids (``m1`` ...) covering the nodes ``targets`` (each gives an envelope message), as
+    conversion numbers them: the kept messages of the active path, classified only as far as needed;
+    the fallback order when the path keeps none."""
+    last = max((position[id(t)] for t in targets if id(t) in position), default=-1)
+    ids: dict[int, str] = {}
+    for i, node in enumerate(path):
+        if i > last and ids:
+            return ids
+        if isinstance(chatgpt_core.classify(node), Message):
+            ids[id(node)] = f"m{len(ids) + 1}"
+    if ids:
+        return ids
+    return {id(node): f"m{i}" for i, (node, _) in enumerate(chatgpt_core.select(mapping, current).kept, 1)}
 
 
 def _chatgpt_items(message: dict[str, Any]) -> Iterator[tuple[str, str, str | None]]:

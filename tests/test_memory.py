@@ -564,3 +564,21 @@ def test_items_past_the_detection_window_are_found(tmp_path: Path) -> None:
     assert memory_frame(path).attrs["notes"] == []
     path.write_text(json.dumps(copies), encoding="utf-8")
     assert memory_frame(path).attrs["notes"] == [NO_RECORDS]
+
+
+def test_message_ids_are_the_envelopes(tmp_path: Path) -> None:
+    sample = mv.sample_path("chatgpt")
+    env = {c["id"]: {m["id"]: m["text"] for m in c["messages"]} for c in mv.convert(sample)["conversations"]}
+    saved = memory_frame(sample).query("kind == 'saved' and message_id.notna()")
+    assert len(saved) == 4
+    for row in saved.itertuples():
+        assert env[row.conversation_id][row.message_id] == row.text
+    # no current_node: conversion falls back to every message in time order, and so do the ids
+    data = json.loads((FIX / "chatgpt-memory.json").read_text(encoding="utf-8"))
+    del data[0]["current_node"]
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    conv = next(c for c in mv.convert(path)["conversations"] if c["id"] == "c-a")
+    row = _row(memory_frame(path), "saved", "User is vegetarian.")
+    assert {m["id"]: m["text"] for m in conv["messages"]}[row["message_id"]] == "User is vegetarian."
+    assert not row["on_active_path"]
