@@ -151,8 +151,22 @@ def _gpt_message(
     }
 
 
+def _memory_snapshot(mem: random.Random, t: float) -> str:
+    """A ``model_set_context`` as ChatGPT writes one: numbered entries, each with the day it was saved."""
+    entries = []
+    for i in range(1, mem.randint(2, 12)):
+        day = datetime.fromtimestamp(t - mem.uniform(0, 3e7), UTC).date().isoformat()
+        entries.append(f"{i}. [{day}]. User " + " ".join(mem.choices(_WORDS, k=mem.randint(5, 20))) + ".")
+    return "\n\n".join(entries)
+
+
 def _chatgpt_conversation(
-    rng: random.Random, texts: _Texts, sur: _Surrogates, written: int, turns: int
+    rng: random.Random,
+    texts: _Texts,
+    sur: _Surrogates,
+    written: int,
+    turns: int,
+    mem: random.Random | None = None,
 ) -> dict[str, Any]:
     model = rng.choice(_MODELS)
     t = rng.uniform(1.60e9, 1.78e9)
@@ -178,6 +192,9 @@ def _chatgpt_conversation(
             "user_instructions": texts.message(False),
         }
         head = add(_gpt_message(rng, "user", ctx, t, model, head, hidden=True), head)
+    if mem is not None and mem.random() < 0.5:  # the memory the model was shown (its own generator)
+        snapshot = {"content_type": "model_editable_context", "model_set_context": _memory_snapshot(mem, t)}
+        head = add(_gpt_message(mem, "assistant", snapshot, t, model, head), head)
     for _ in range(turns):
         t += rng.uniform(5, 600)
         user = {"content_type": "text", "parts": [text(rng.random() < 0.3)]}
@@ -201,6 +218,12 @@ def _chatgpt_conversation(
             old = add(_gpt_message(rng, "user", {"content_type": "text", "parts": [text(False)]}, t, model, head), head)
             add(_gpt_message(rng, "assistant", {"content_type": "text", "parts": [text(True)]}, t + 9, model, old), old)
         head = add(_gpt_message(rng, "user", user, t, model, head), head)
+        if mem is not None and mem.random() < 0.08:  # ChatGPT saves a memory, and the bio tool answers
+            saved = "User " + " ".join(mem.choices(_WORDS, k=mem.randint(5, 25))) + "."
+            write = {"content_type": "text", "parts": [saved]}
+            head = add(_gpt_message(mem, "assistant", write, t + 1, model, head, recipient="bio"), head)
+            notice = {"content_type": "text", "parts": ["Model set context updated."]}
+            head = add(_gpt_message(mem, "tool", notice, t + 1.5, model, head, recipient="assistant"), head)
         roll = rng.random()
         if roll < 0.12:  # a tool call and its output
             code = {
@@ -379,14 +402,20 @@ def _turns(rng: random.Random) -> int:
     return min(400, max(1, int(rng.paretovariate(1.3))))
 
 
-def _conversations(provider: str, seed: int, every: int) -> Iterator[tuple[dict[str, Any], _Surrogates]]:
+def _conversations(
+    provider: str, seed: int, every: int, memory: bool = False
+) -> Iterator[tuple[dict[str, Any], _Surrogates]]:
     rng = random.Random(seed)
     texts = _Texts(rng)
     sur = _Surrogates(rng, every)
-    make = _chatgpt_conversation if provider == "chatgpt" else _claude_conversation
+    # Memory nodes draw from their own generator, so an export with them holds the same conversations.
+    mem = random.Random(seed + 1) if memory and provider == "chatgpt" else None
     written = 0
     while True:
-        conv = make(rng, texts, sur, written, _turns(rng))
+        if provider == "chatgpt":
+            conv = _chatgpt_conversation(rng, texts, sur, written, _turns(rng), mem)
+        else:
+            conv = _claude_conversation(rng, texts, sur, written, _turns(rng))
         written = yield conv, sur  # type: ignore[misc]
 
 
@@ -398,12 +427,16 @@ def generate(
     seed: int = 0,
     shards: int = 1,
     lone_surrogate_every: int = LONE_SURROGATE_EVERY,
+    memory: bool = False,
 ) -> list[Path]:
     """Write an export of about ``size`` bytes into ``folder``; return the part files in order.
 
     One part is ``conversations.json``; several are ``conversations-000.json``, ... of about equal size
     (today's sharded layout). ChatGPT parts escape non-ASCII (``\\uXXXX``) as OpenAI's files do; Claude
-    parts hold raw UTF-8. A lone surrogate appears about every ``lone_surrogate_every`` bytes.
+    parts hold raw UTF-8. A lone surrogate appears about every ``lone_surrogate_every`` bytes. With
+    ``memory`` (ChatGPT only), about one turn in 12 saves a memory (an assistant message to the ``bio``
+    tool and the tool's notice) and half the conversations open with a memory snapshot
+    (``model_editable_context``); they come from a generator of their own, so the rest is unchanged.
     """
     if provider not in ("chatgpt", "claude"):
         raise ValueError(f"provider must be 'chatgpt' or 'claude', not {provider!r}")
@@ -414,7 +447,7 @@ def generate(
     ascii_only = provider == "chatgpt"
     names = ["conversations.json"] if shards == 1 else [f"conversations-{i:03d}.json" for i in range(shards)]
     per_shard = size / shards
-    stream = _conversations(provider, seed, lone_surrogate_every)
+    stream = _conversations(provider, seed, lone_surrogate_every, memory)
     conv, _ = next(stream)
     total = 0
     paths = []
@@ -458,8 +491,10 @@ def main() -> int:
     parser.add_argument("folder")
     parser.add_argument("--shards", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--memory", action="store_true", help="ChatGPT: add memory writes and snapshots")
     args = parser.parse_args()
-    for path in generate(args.folder, args.provider, parse_size(args.size), seed=args.seed, shards=args.shards):
+    size = parse_size(args.size)
+    for path in generate(args.folder, args.provider, size, seed=args.seed, shards=args.shards, memory=args.memory):
         print(path)
     return 0
 

@@ -35,6 +35,10 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._history import diff, history
     from ._history_folder import add_to_history, read_history
     from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
+
+    # what the provider remembered about the user
+    from ._memory import memory_frame
+    from ._memory_ir import memory_ir
     from ._parquet import read_parquet, to_parquet
     from ._read import layer_of
     from ._search import search
@@ -62,6 +66,9 @@ _LAZY: dict[str, str] = {
     "add_to_history": "memvelope_tools._history_folder",
     "read_history": "memvelope_tools._history_folder",
     "history_samples": "memvelope_tools.samples",
+    # what the provider remembered about the user
+    "memory_frame": "memvelope_tools._memory",
+    "memory_ir": "memvelope_tools._memory_ir",
 }
 _SUBMODULES = ("plot",)
 
@@ -91,6 +98,8 @@ __all__ = [
     "history_samples",
     "layer_of",
     "load",
+    "memory_frame",
+    "memory_ir",
     "messages_frame",
     "plot",
     "read",

@@ -14,7 +14,7 @@ import io
 import os
 import warnings
 from collections.abc import Callable, Collection, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pandas as pd
@@ -27,10 +27,10 @@ from ._atomic import atomic_write
 from ._load import LoadSource, open_input
 from ._plural import count
 from ._read import layer_of
-from ._sources import resolve
+from ._sources import identify, resolve
 from .errors import FormatError, MemvelopeError, TopicsError
 
-__all__ = ["build_report", "write_report"]
+__all__ = ["build_report", "memory_section", "write_report"]
 
 CSP = (
     "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'none'; "
@@ -138,13 +138,16 @@ def build_report(
     labels: Sequence[str] | None = None,
     dedupe: bool = False,
     converted: Sequence[bool] | None = None,
+    memory: Sequence[str | os.PathLike[str]] | None = None,
 ) -> str:
     """The report page for envelopes, Facts IR documents and exports (anything
     :func:`~memvelope_tools._load` takes; each item of ``sources`` is one document), as a string.
     ``tz`` is the time zone dates and hours are shown in; ``top`` how many of the longest
     conversations are listed; ``labels`` names the documents (default: file names); ``dedupe``
     drops repeated conversations as the frames do; ``converted`` says which of ``sources`` are
-    exports already converted in memory, shown as such (default: the paths that are not Memvelope documents)."""
+    exports already converted in memory, shown as such (default: the inputs that are exports); ``memory``
+    names the exports whose provider memory gets a section (default: each item of ``sources`` that is the
+    path of an export)."""
     _check_tz(tz)
     history, sources = _history_input(list(sources))
     docs = _load_all(list(sources), labels, converted) if history is None else []
@@ -206,6 +209,8 @@ def build_report(
             + "</div>"
         )
         parts.append("<h2>Archetypes</h2>" + _archetype_table(irs))
+    remembered = [s for s in sources if is_export_path(s)] if memory is None else list(memory)
+    parts += [memory_section(export, tz=tz) for export in remembered]
     parts.append(
         f"<footer>Made with memvelope_tools {_e(__version__)}. A static page: no scripts, no "
         "network requests; every chart is embedded.</footer>"
@@ -438,3 +443,100 @@ def _history_section(history: dict[str, pd.DataFrame], tz: str) -> str:
         + f"<p>{_e(lost)}</p>"
         + deleted
     )
+
+
+# ---- what the provider remembered ----------------------------------------------------------------
+
+_MEMORY_PROVIDERS = {"chatgpt": "ChatGPT", "claude": "Claude"}
+_MEMORY_KINDS = {
+    "saved": "saved memory",
+    "snapshot": "memory snapshot",
+    "about_user": "custom instructions: about you",
+    "about_model": "custom instructions: how to answer",
+    "claude_account": "account memory",
+    "claude_project": "project memory",
+}
+
+
+def is_export_path(source: Any) -> TypeGuard[str | os.PathLike[str]]:
+    """Whether ``source`` names an export on disk (whose memory the report can read).
+
+    Parameters
+    ----------
+    source
+        Anything :func:`build_report` takes as a source.
+
+    Returns
+    -------
+    bool
+        True for the path of a zip, a folder or a conversations part.
+
+    Raises
+    ------
+    None
+
+    Examples
+    --------
+    >>> is_export_path({"memvelope": "envelope-v0"})
+    False
+    """
+    return isinstance(source, str | os.PathLike) and identify(source).kind in ("zip", "folder", "export")
+
+
+def memory_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, tz: str = "UTC") -> str:
+    """The report's section "What ChatGPT / Claude remembers about you" for one export, as HTML.
+
+    Parameters
+    ----------
+    export
+        The export (a path, or the paths of its parts), read as :func:`memvelope_tools.memory_frame` reads it.
+    tz
+        The time zone dates are shown in.
+
+    Returns
+    -------
+    str
+        An ``<h2>`` section: a timeline chart and a table of the remembered items, oldest first, each text
+        shortened to a snippet and escaped like every text in the report; or, when the export keeps no
+        memory records, the note that says so.
+
+    Raises
+    ------
+    ConversionError
+        When the export cannot be read.
+
+    Examples
+    --------
+    >>> html = memory_section("chatgpt-export.zip")  # doctest: +SKIP
+    """
+    from ._memory import memory_frame
+
+    paths = [export] if isinstance(export, str | os.PathLike) else list(export)
+    frame = memory_frame(*paths, progress=False)
+    name = _MEMORY_PROVIDERS.get(str(frame.attrs.get("provider")), "the provider")
+    head = f"<h2>What {_e(name)} remembers about you</h2>"
+    caution = (
+        '<p class="lead">Read from the export, not from the envelope: these are the details the provider kept '
+        "about you, often personal. Think before you share this page.</p>"
+    )
+    notes = "".join(f'<p class="lead">{_e(note)}</p>' for note in frame.attrs.get("notes") or [])
+    if frame.empty:
+        return head + (notes or '<p class="lead">The export records nothing the provider remembered.</p>')
+    chart = _chart(
+        lambda ax: plot.memory_timeline(frame, ax=ax, tz=tz),
+        "What was remembered when, by kind: a dot where an item was written or first seen, a line on to where "
+        "it was last seen.",
+    )
+    rows = [
+        [
+            ("d", _day(row["ts"], tz) or "undated"),
+            ("", _MEMORY_KINDS.get(str(row["kind"]), str(row["kind"]))),
+            ("snip", _snippet(row["text"])),
+            ("snip", _snippet(row["conversation_title"]) or _snippet(row["project_id"])),
+            ("n", int(row["count"])),
+            ("", "yes" if row["current"] is True else "replaced" if row["current"] is False else ""),
+        ]
+        for _, row in frame.iterrows()
+    ]
+    table = _table(["date", "kind", "what", "where", "seen", "current"], rows)
+    return head + caution + notes + '<div class="charts">' + chart + "</div>" + table

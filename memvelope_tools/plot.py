@@ -52,6 +52,7 @@ __all__ = [
     "fact_categories",
     "facts_over_time",
     "history_changes",
+    "memory_timeline",
     "text_fonts",
 ]
 
@@ -874,4 +875,94 @@ def history_changes(data: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwa
     ax.set_title(title)
     ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     _tidy(ax)
+    return ax
+
+
+# ---- what the provider remembered ----------------------------------------------------------------
+
+_MEMORY_KIND_LABELS: dict[str, str] = {
+    "saved": "saved memory",
+    "snapshot": "memory snapshot entry",
+    "about_user": "custom instructions: about you",
+    "about_model": "custom instructions: how to answer",
+    "claude_account": "Claude account memory",
+    "claude_project": "Claude project memory",
+}
+
+
+def memory_timeline(memory: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwargs: Any) -> Axes:
+    """What the provider remembered, when: one row per kind, a dot where each item was written or first
+    seen, a line on to where it was last seen.
+
+    Parameters
+    ----------
+    memory
+        A frame from :func:`memvelope_tools.memory_frame`, or the export it reads (a path).
+    ax
+        The Axes to draw into (the current one when None).
+    tz
+        The time zone dates are shown in.
+    **kwargs
+        Passed to ``ax.scatter``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``. Items without a date (Claude's memory files carry none) cannot be placed; the title says
+        how many were left out, and the notes of the frame (a format that keeps no memory records) are
+        said in the chart.
+
+    Raises
+    ------
+    ConversionError
+        When ``memory`` is an export that cannot be read.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv                                    # doctest: +SKIP
+    >>> mv.plot.memory_timeline(mv.memory_frame(mv.sample_path("chatgpt")))  # doctest: +SKIP
+    """
+    from ._memory import KINDS, memory_frame
+
+    frame = memory if isinstance(memory, pd.DataFrame) else memory_frame(memory)
+    ax = _get_ax(ax)
+    title = "What the provider remembered, and when"
+    dated = frame[frame["ts"].notna()]
+    undated = len(frame) - len(dated)
+    if dated.empty:
+        import textwrap
+
+        notes = list(frame.attrs.get("notes") or [])
+        if undated:
+            notes.insert(0, f"{count(undated, 'item')}, none with a date to place")
+        if not notes:
+            return _no_data(ax, title)
+        ax.set_title(title)
+        text = "\n\n".join(textwrap.fill(note, 70) for note in notes)
+        ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.35", fontsize="small")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        return ax
+    kinds = [k for k in KINDS if (dated["kind"] == k).any()]
+    colors = _palette()
+    first = _local(dated["first_seen"].fillna(dated["ts"]), tz)
+    last = _local(dated["last_seen"].fillna(dated["ts"]), tz)
+    start = _local(dated["ts"], tz)
+    for row, kind in enumerate(kinds):
+        mask = (dated["kind"] == kind).to_numpy()
+        color = colors[row % len(colors)]
+        x0 = mdates.date2num(first[mask].dt.tz_localize(None).to_numpy())
+        x1 = mdates.date2num(last[mask].dt.tz_localize(None).to_numpy())
+        for a, b in zip(x0, x1, strict=True):
+            if b > a:
+                ax.plot([a, b], [row, row], color=color, alpha=0.45, linewidth=2, solid_capstyle="round")
+        xs = mdates.date2num(start[mask].dt.tz_localize(None).to_numpy())
+        ax.scatter(xs, np.full(len(xs), row), color=color, zorder=3, s=28, **kwargs)
+    ax.set_yticks(range(len(kinds)), [_MEMORY_KIND_LABELS[k] for k in kinds])
+    ax.set_ylim(-0.6, len(kinds) - 0.4)
+    ax.invert_yaxis()
+    shown = pd.concat([first, last, start]).dropna().dt.tz_localize(None).to_numpy()
+    _date_axis(ax, mdates.date2num(shown), "week")
+    ax.set_title(title + (f"\n(not shown: {undated} without a date)" if undated else ""))
+    _tidy(ax, "x")
     return ax

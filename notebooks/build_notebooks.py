@@ -307,6 +307,57 @@ replaced, and says that the provider's latest export no longer has them:"""),
 ]
 
 
+# What the provider remembered about the user, read from the export itself.
+NOTEBOOKS["07-what-the-ai-remembers.ipynb"] = [
+    ("md", """# What the AI remembers about you
+
+Besides the conversations, an export holds what the provider itself remembered: ChatGPT's saved memories
+(an assistant message to its `bio` tool), the memory snapshots the model was shown, your custom
+instructions and each change to them; Claude's account and project memory (`memories.json`).
+`mv.memory_frame` reads them from the export, dated and traced to the conversation they came from.
+Swap `mv.sample_path(...)` for your own export zip."""),
+    ("code", """import tempfile
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import memvelope_tools as mv
+
+chatgpt = mv.sample_path("chatgpt")
+memory = mv.memory_frame(chatgpt)
+memory[["ts", "kind", "text", "count", "version", "current", "message_id"]]"""),
+    ("md", """A memory write is an assistant message, so the envelope keeps it when it is on the active path:
+`message_id` is its id there. One write sits on an edited-away branch, as real exports show them; the
+snapshots of later conversations list it all the same. `preceding_user_message` is what you had just
+written:"""),
+    ("code", """saved = memory[memory["kind"] == "saved"]
+saved[["text", "on_active_path", "message_id", "preceding_user_message"]]"""),
+    ("code", """fig, ax = plt.subplots(figsize=(10, 3.5), layout="constrained")
+mv.plot.memory_timeline(memory, ax=ax);"""),
+    ("md", """Claude keeps one account memory and one per project, undated:"""),
+    ("code", """claude = mv.memory_frame(mv.sample_path("claude"))
+claude[["kind", "project_id", "text"]]"""),
+    ("md", """## Memory against what you said
+
+Given facts distilled from the same history, each memory is matched with the facts that support it
+(same conversation, or shared words); `traced` says whether anything you said holds it, and
+`superseded_by` what replaced it: a later version, or a later fact that says otherwise."""),
+    ("code", """facts = mv.distill_structured(mv.convert(chatgpt))
+traced = mv.memory_frame(chatgpt, facts=facts)
+traced[["kind", "text", "supporting_facts", "traced", "superseded_by"]]"""),
+    ("md", """## As a portable Facts IR
+
+`mv.memory_ir` (on the command line, `memvelope memory EXPORT -o memories.mv.json`) gives the memories as
+a Facts IR document that validates against the export's envelope, so any tool that reads Facts IR can
+take them."""),
+    ("code", """out = Path(tempfile.mkdtemp()) / "memories.mv.json"
+mv.write_ir(mv.memory_ir(chatgpt), out)
+mv.facts_frame(out)[["category", "content", "effective_date", "convo_id"]]"""),
+    ("md", """An export in the sharded ChatGPT format of 2026 keeps no system or tool messages, so it cannot say
+what ChatGPT remembers; the frame says so in `attrs["notes"]` instead of listing nothing."""),
+    ("code", """memory.attrs["notes"], claude.attrs["notes"]"""),
+]
+
+
 def build(name: str, cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
     """A notebook of ``cells`` (``("md" | "code", source)``), no outputs, python3 kernel."""
     nb = new_notebook(metadata={

@@ -92,7 +92,7 @@ def test_info_on_an_export_zip(capsys: pytest.CaptureFixture[str]) -> None:
         "  layer: export (converted to envelope-v0)",
         "  provider: chatgpt",
         "  conversations: 40",
-        "  messages: 110",
+        "  messages: 114",
     ]
 
 
@@ -101,7 +101,7 @@ def test_parquet_on_an_export_zip(tmp_path: Path, capsys: pytest.CaptureFixture[
     code, out, _ = run(capsys, "parquet", SAMPLE, "-o", f"{out_dir}/")
     assert code == 0
     assert out == (
-        f"wrote {out_dir / 'conversations.parquet'} (40 rows)\nwrote {out_dir / 'messages.parquet'} (110 rows)\n"
+        f"wrote {out_dir / 'conversations.parquet'} (40 rows)\nwrote {out_dir / 'messages.parquet'} (114 rows)\n"
     )
     table = pq.read_table(out_dir / "messages.parquet")
     assert set(table.column("source").to_pylist()) == {"chatgpt-export.zip"}
@@ -237,11 +237,11 @@ def test_dedupe_on_parquet_and_report(envelope: Path, tmp_path: Path, capsys: py
     assert run(capsys, "parquet", envelope, copy, "-o", tmp_path / "one", "-q", "--dedupe")[0] == 0
     assert pq.read_metadata(tmp_path / "all" / "conversations.parquet").num_rows == 80
     assert pq.read_metadata(tmp_path / "one" / "conversations.parquet").num_rows == 40
-    assert pq.read_metadata(tmp_path / "one" / "messages.parquet").num_rows == 110
+    assert pq.read_metadata(tmp_path / "one" / "messages.parquet").num_rows == 114
     assert run(capsys, "report", envelope, copy, "-o", tmp_path / "all.html", "-q")[0] == 0
     assert run(capsys, "report", envelope, copy, "-o", tmp_path / "one.html", "-q", "--dedupe")[0] == 0
-    assert "80 conversations, 220 messages" in (tmp_path / "all.html").read_text(encoding="utf-8")
-    assert "40 conversations, 110 messages" in (tmp_path / "one.html").read_text(encoding="utf-8")
+    assert "80 conversations, 228 messages" in (tmp_path / "all.html").read_text(encoding="utf-8")
+    assert "40 conversations, 114 messages" in (tmp_path / "one.html").read_text(encoding="utf-8")
 
 
 def test_provider_column_read_by_duckdb(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

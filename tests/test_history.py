@@ -359,11 +359,11 @@ def test_an_export_that_only_adds_gives_only_new_grown_unchanged(
 def test_cli_diff_summary_lists_the_changed_conversations_newest_first(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", str(CLAUDE_OLD), str(CLAUDE_NEW)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        "4 conversation(s): new 1, missing 1, unchanged 1, grown 1",
+        "4 conversations: new 1, missing 1, unchanged 1, grown 1",
         "changed, newest first:",
-        "  new        2025-03-02  Fresh [k-new] (2 message(s))",
+        "  new        2025-03-02  Fresh [k-new] (2 messages)",
         "  grown      2025-03-01  Grows [k-grow] (2 -> 4 messages, differ from message 3)",
-        "  missing    2025-01-03  Deleted [k-gone] (2 message(s))",
+        "  missing    2025-01-03  Deleted [k-gone] (2 messages)",
     ]
 
 

@@ -111,7 +111,7 @@ def test_cli_history_add_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[
         f"added conversations.json (2025-03-01 00:00 UTC, given) to {folder}: 7 conversations, 17 messages; "
         "new 2, grown 2, edited 2, unchanged 1, missing 2",
         f"{folder} already holds this export (2025-03-01 00:00 UTC, given): nothing written",
-        f"{folder}: 2 snapshot(s)",
+        f"{folder}: 2 snapshots",
         "  #0  2025-01-01 00:00 UTC, given  chatgpt  conversations.json: 7 conversations, 13 messages; new 7",
         "  #1  2025-03-01 00:00 UTC, given  chatgpt  conversations.json: 7 conversations, 17 messages; "
         "new 2, grown 2, edited 2, unchanged 1, missing 2",

@@ -281,11 +281,11 @@ def test_frames_on_a_zip(tmp_path: Path, expected: bytes) -> None:
     from_zip = mv.messages_frame(SAMPLE)
     from_envelope = mv.messages_frame(envelope, sources=["chatgpt-export.zip"])
     assert from_zip.equals(from_envelope)
-    assert from_zip.shape == (110, 11)
+    assert from_zip.shape == (114, 11)
     assert set(from_zip["source"]) == {"chatgpt-export.zip"}
     assert set(from_zip["provider"]) == {"chatgpt"}
     convs = mv.conversations_frame(str(SAMPLE))
-    assert len(convs) == 40 and convs["n_messages"].sum() == 110
+    assert len(convs) == 40 and convs["n_messages"].sum() == 114
 
 
 def test_frames_list_is_several_documents(tmp_path: Path) -> None:
@@ -298,7 +298,7 @@ def test_to_parquet_on_a_zip(tmp_path: Path) -> None:
     written = mv.to_parquet(SAMPLE, tmp_path / "out")
     frames = mv.read_parquet(tmp_path / "out")
     assert set(written) == {"conversations", "messages"}
-    assert len(frames["messages"]) == 110
+    assert len(frames["messages"]) == 114
     assert set(frames["messages"]["provider"]) == {"chatgpt"}
 
 

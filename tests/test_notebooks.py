@@ -30,6 +30,7 @@ EXPECTED = [
     "04-archetype.ipynb",
     "05-topics-and-search.ipynb",
     "06-history-across-exports.ipynb",
+    "07-what-the-ai-remembers.ipynb",
 ]
 
 

@@ -33,7 +33,7 @@ CHATGPT_MEMBERS = [
     "shared_conversations.json",
     "user.json",
 ]
-CLAUDE_MEMBERS = ["conversations.json", "projects.json", "users.json"]
+CLAUDE_MEMBERS = ["conversations.json", "memories.json", "projects.json", "users.json"]
 ZIP_DATE_TIME = (2026, 10, 31, 12, 0, 0)
 CLAUDE_ROOT = "00000000-0000-4000-8000-000000000000"
 PLACEHOLDER = "This block is not supported on your current device yet."
@@ -252,6 +252,10 @@ def test_chatgpt_tool_and_reasoning_nodes(chatgpt: list[dict]) -> None:
     assert kinds[("tool", "multimodal_text", "all")] == 1  # the generated image
     assert kinds[("user", "multimodal_text", "all")] == 2
     assert kinds[("system", "text", "all")] == 40
+    # what ChatGPT remembered: 5 memory writes to the bio tool, each answered by the tool, and 4 snapshots
+    assert kinds[("assistant", "text", "bio")] == 5
+    assert kinds[("tool", "text", "assistant")] == 5
+    assert kinds[("assistant", "model_editable_context", "all")] == 4
 
 
 def test_chatgpt_image_uploads_have_a_pointer_and_text(chatgpt: list[dict]) -> None:
@@ -283,7 +287,13 @@ def test_chatgpt_custom_instructions(chatgpt: list[dict]) -> None:
     for msg in contexts:
         assert msg["author"]["role"] == "user"
         assert "metric units" in msg["content"]["user_instructions"]
-        assert "Data engineer in Lisbon" in msg["content"]["user_profile"]
+    profiles = Counter(
+        "first" if "Data engineer in Lisbon" in m["content"]["user_profile"] else m["content"]["user_profile"]
+        for m in contexts
+    )
+    # the profile changed once, after the new job: a second version in the last conversation that carries one
+    assert profiles["first"] == 4 and len(profiles) == 2
+    assert any("Senior data engineer at Kestrel Data" in p for p in profiles)
 
 
 def test_chatgpt_quirks_inversion_key_order_empty_title(chatgpt: list[dict]) -> None:

@@ -376,3 +376,88 @@ def expand(inputs: Sequence[str | os.PathLike[str]], limits: ZipLimits | None = 
             continue
         parts.extend(found)
     return Expansion(parts, ignored, chose)
+
+
+# --- files beside the conversations ----------------------------------------------------------------
+
+
+def side_parts(
+    inputs: Sequence[str | os.PathLike[str]],
+    wanted: Callable[[str], bool],
+    wanted_zip: Callable[[str], bool],
+    limits: ZipLimits | None = None,
+) -> list[Part]:
+    """Files the B1 rule passes over that a reader other than conversion wants (``memories.json``).
+
+    ``wanted(path)`` chooses files by their path inside a folder or zip (``"memories/a.json"``) or, for a
+    file argument, by its name; ``wanted_zip(name)`` chooses zips (in a folder or a zip) to look inside,
+    one level deep. Conversation zips are looked inside too. Inputs that cannot be read are skipped:
+    :func:`expand` names them.
+    """
+    limits = limits or ZipLimits()
+    found: list[Part] = []
+    for arg in inputs:
+        label = os.fspath(arg)
+        path = Path(label)
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            continue
+        if stat.S_ISDIR(mode):
+            found += _side_folder(path, wanted, wanted_zip, limits)
+        elif _looks_like_zip(path):
+            found += _side_zip(_open_zip(path, label), label, wanted, wanted_zip, limits, 0)
+        elif wanted(path.name) or wanted(f"{path.parent.name}/{path.name}"):
+            found.append(_file_part(path, label))
+    return found
+
+
+def _side_folder(
+    path: Path, wanted: Callable[[str], bool], wanted_zip: Callable[[str], bool], limits: ZipLimits
+) -> list[Part]:
+    found: list[Part] = []
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: utf16_key(e.name))
+    except OSError:
+        return found
+    for entry in entries:
+        child = Path(entry.path)
+        if entry.name.startswith("."):
+            continue
+        if entry.is_file() and wanted(entry.name):
+            found.append(_file_part(child, str(child)))
+        elif entry.is_file() and (wanted_zip(entry.name) or _is_conversation_zip(entry.name)):
+            found += _side_zip(_open_zip(child, str(child)), str(child), wanted, wanted_zip, limits, 0)
+        elif entry.is_dir():
+            try:
+                inner = sorted(os.scandir(child), key=lambda e: utf16_key(e.name))
+            except OSError:
+                continue
+            for sub in inner:
+                if sub.is_file() and not sub.name.startswith(".") and wanted(f"{entry.name}/{sub.name}"):
+                    found.append(_file_part(Path(sub.path), sub.path))
+    return found
+
+
+def _side_zip(
+    archive: zipfile.ZipFile,
+    label: str,
+    wanted: Callable[[str], bool],
+    wanted_zip: Callable[[str], bool],
+    limits: ZipLimits,
+    depth: int,
+) -> list[Part]:
+    found: list[Part] = []
+    for info in sorted(archive.infolist(), key=lambda i: utf16_key(i.filename)):
+        name = info.filename
+        if info.is_dir() or name.startswith("__MACOSX/") or "/__MACOSX/" in name:
+            continue
+        if PurePosixPath(name).name.startswith("."):
+            continue
+        inner = f"{label}!{name}"
+        if wanted(name):
+            found.append(_member_part(archive, info, inner, limits))
+        elif depth == 0 and (wanted_zip(name) or _is_conversation_zip(name)):
+            blob = _member_part(archive, info, inner, limits).read()
+            found += _side_zip(_open_zip(blob, inner), inner, wanted, wanted_zip, limits, depth + 1)
+    return found

@@ -102,7 +102,30 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: 
         if_wrapped = _diagnosis([os.fspath(p) for p in paths], [], [], w_provider, w_error, len(singles), w_acc)
     found = _diagnosis([os.fspath(p) for p in paths], parts, list(expansion.ignored), provider, error, len(merged), acc)
     found.if_wrapped = if_wrapped
+    found.memory = _memory(
+        found.provider or (if_wrapped.provider if if_wrapped else None), merged, singles, paths, zip_limits
+    )
     return found
+
+
+def _memory(
+    provider: str | None,
+    merged: list[object],
+    singles: list[tuple[str, object]],
+    paths: tuple[str | os.PathLike[str], ...],
+    zip_limits: ZipLimits | None,
+) -> dict[str, object]:
+    """What the provider remembered, counted: items by kind, those also in the envelope, notes."""
+    from .._memory import KINDS, collect, memory_parts
+
+    read = collect(provider, merged or [v for _, v in singles], list(memory_parts(paths, zip_limits or ZipLimits())))
+    by_kind = {kind: n for kind in KINDS if (n := sum(1 for i in read.items if i.kind == kind))}
+    return {
+        "items": len(read.items),
+        "by_kind": by_kind,
+        "also_in_envelope": sum(1 for i in read.items if i.message_id is not None),
+        "notes": read.notes,
+    }
 
 
 def _examine(

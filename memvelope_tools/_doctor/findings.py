@@ -224,6 +224,9 @@ class Diagnosis:
     show_text: bool = False
     # When no part is an array but some hold one conversation each: what they would give inside [ ].
     if_wrapped: Diagnosis | None = None
+    # What the provider remembered (saved memories, snapshots, custom instructions, Claude memory files):
+    # items by kind, how many of them the envelope also holds as a message, and what the export cannot say.
+    memory: dict[str, Any] | None = None
 
     @property
     def converts(self) -> bool:
@@ -306,6 +309,7 @@ class Diagnosis:
             "unknown_types": {k: _ranked(v) for k, v in sorted(self.unknown_types.items())},
             "examples": {k: [e.to_json() for e in v] for k, v in sorted(self.examples.items())},
             "if_wrapped": None if self.if_wrapped is None else self.if_wrapped.to_json(),
+            "memory": self.memory,
         }
 
     def summary(self) -> str:

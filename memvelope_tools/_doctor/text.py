@@ -113,6 +113,15 @@ def _body(diagnosis: Diagnosis) -> list[str]:
                 lines.append(f"    {family} {name}: {n}")
     else:
         lines.append("No content type or block type we have not seen before.")
+    if diagnosis.memory is not None:
+        memory = diagnosis.memory
+        lines.append(
+            f"Provider memory (left aside by conversion; `memvelope memory` lists it): {memory['items']} item(s), "
+            f"{memory['also_in_envelope']} of them also an envelope message"
+        )
+        for kind, n in memory["by_kind"].items():
+            lines.append(f"    {kind:<{_WIDTH}} {n:>7}")
+        lines += [f"    note: {note}" for note in memory["notes"]]
     if not diagnosis.show_text:
         lines.append("")
         lines.append("(message text is not shown; pass --show-text to include excerpts)")

@@ -36,6 +36,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sample",
     "diff",
     "history",
+    # what the provider remembered about the user
+    "memory",
 )
 
 # Packages that only an extra installs: the extra to name when one is missing.

@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import Any
 
+from .._plural import count
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"counts": counts, "conversations": rows}, ensure_ascii=False, indent=2))
         return 0
     total = len(changes)
-    print(f"{total:,} conversation(s): " + ", ".join(f"{status} {n:,}" for status, n in counts.items() if n))
+    print(f"{count(total, 'conversation')}: " + ", ".join(f"{status} {n:,}" for status, n in counts.items() if n))
     if not len(changed):
         print("nothing changed")
         return 0
@@ -76,7 +78,7 @@ def _line(row: dict[str, Any]) -> str:
     if row["status"] in ("grown", "edited"):
         counts = f"{before:,} -> {after:,} messages, differ from message {row['first_difference'] + 1}"
     else:
-        counts = f"{after if pd.isna(before) else before:,} message(s)"
+        counts = count(int(after if pd.isna(before) else before), "message")
     ident = "" if pd.isna(row["id"]) else f" [{row['id']}]"
     return f"{row['status']:<9}  {day}  {title}{ident} ({counts})"
 

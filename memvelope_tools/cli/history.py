@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._plural import count
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
@@ -59,7 +61,7 @@ def run_show(args: argparse.Namespace) -> int:
     from .._history_folder import read_history
 
     frames = read_history(args.folder)
-    print(f"{args.folder}: {len(frames['snapshots']):,} snapshot(s)")
+    print(f"{args.folder}: {count(len(frames['snapshots']), 'snapshot')}")
     for record in frames["snapshots"].to_dict("records"):
         row = {str(k): v for k, v in record.items()}
         print(f"  #{row['snapshot']}  {_when(row)}  {row['provider']}  {row['source']}: {_counts(row)}")

@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
             labels=labels,
             dedupe=args.dedupe,
             converted=[isinstance(s, dict) for s in sources],
+            memory=[path for path, item in zip(args.paths, found, strict=True) if item.kind == "export"],
         )
     if not args.quiet:
         size = os.path.getsize(args.output) if os.path.isfile(args.output) else 0

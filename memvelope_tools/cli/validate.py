@@ -30,7 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="an envelope or Facts IR document")
-    p.add_argument("--envelope", metavar="ENVELOPE", help="the source envelope, for the cross-checks of Facts IR files")
+    p.add_argument(
+        "--envelope",
+        metavar="ENVELOPE",
+        help="the source envelope (or the export, converted in memory), for the cross-checks of Facts IR files",
+    )
     p.set_defaults(func=run)
 
 
@@ -42,8 +46,9 @@ def _document(path: str) -> Any:
 
 def _load_envelope(path: str) -> dict[str, Any]:
     from .._validate import detect_format, validate
+    from .common import load_input
 
-    doc = _document(path)
+    doc = load_input(path, quiet=True)  # an export is converted in memory
     if detect_format(doc) == IR_TAG:
         raise FormatError(
             f"--envelope must be an {ENVELOPE_TAG} document, not a Facts IR", reason="not-envelope", source=path
@@ -54,7 +59,7 @@ def _load_envelope(path: str) -> dict[str, Any]:
             reason="invalid-envelope",
             source=path,
         )
-    return doc  # type: ignore[no-any-return]
+    return doc
 
 
 def check_file(path: str, envelope: dict[str, Any] | None = None) -> list[Violation]:

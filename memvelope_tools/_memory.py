@@ -1,0 +1,760 @@
+"""What the provider remembered about the user, read from the export itself.
+
+An export holds the provider's own memory beside the conversations, and conversion leaves almost all of
+it aside (the one exception: a ChatGPT memory write is assistant text, which the envelope keeps when it is
+on the active path, conformance A9). The kinds of item:
+
+``saved``
+    A ChatGPT memory write: an assistant message addressed to the ``bio`` tool. Every node of the
+    conversation's mapping is read, abandoned branches too; ``on_active_path`` says where it sits.
+``snapshot``
+    One entry of a ChatGPT memory snapshot (``content_type: "model_editable_context"``,
+    ``model_set_context``): the memory as the model was shown it when that conversation began. A snapshot
+    lists its entries as ``N. [YYYY-MM-DD]. text``; the bracketed day is ``stated_date``.
+``about_user`` / ``about_model``
+    ChatGPT custom instructions: ``user_editable_context`` (``user_profile`` / ``user_instructions``, the
+    text inside their fenced block) or, in older exports, ``metadata.user_context_message_data``
+    (``about_user_message`` / ``about_model_message``).
+``claude_account`` / ``claude_project``
+    Claude's ``memories.json`` (``conversations_memory``; ``project_memories``, project id -> text), or the
+    same objects under ``memories/``, read from the zip or folder the conversations came from.
+
+The same text seen again (in another conversation, another snapshot) is one item: ``first_seen``,
+``last_seen`` and ``count`` (the number of conversations, or memory files, it was seen in). A changed
+text is a new item; items of one custom-instruction field, one Claude project or one Claude account are
+numbered by ``version`` in order of first sight, and ``current`` is False for every version but the one
+seen last. A snapshot entry is ``current`` while the latest snapshot still lists it. Empty values are
+skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any, Final
+
+from ._convert import DETECTION_WINDOW, ZipLimits, detect_provider, expand
+from ._convert import chatgpt as chatgpt_core
+from ._convert import claude as claude_core
+from ._convert.prose import Message
+from ._convert.sources import Part, side_parts
+from ._convert.timestamps import render_timestamp
+from ._json.elements import FIELDS, JS, PartElements, Reader, Refused, load_part
+from ._progress import progress_bar
+from ._sources import resolve
+from .errors import ConversionError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "KINDS",
+    "MEMORY_COLUMNS",
+    "NO_RECORDS",
+    "MemoryItem",
+    "MemoryRead",
+    "collect",
+    "memory_frame",
+    "memory_parts",
+    "read_memory",
+]
+
+#: Every kind of remembered item, in the order they are listed.
+KINDS: Final = ("saved", "snapshot", "about_user", "about_model", "claude_account", "claude_project")
+
+#: The columns of :func:`memory_frame`, in order, and their kind of value (the dtypes are
+#: those of the other frames: ``string``, ``timestamp`` (UTC, ms), ``int``, ``bool`` (nullable), ``kind``).
+MEMORY_COLUMNS: Final = {
+    "provider": "string",
+    "kind": "kind",
+    "text": "string",
+    "ts": "timestamp",
+    "first_seen": "timestamp",
+    "last_seen": "timestamp",
+    "count": "int",
+    "version": "int",
+    "current": "bool",
+    "stated_date": "string",
+    "conversation_id": "string",
+    "conversation_title": "string",
+    "message_id": "string",
+    "node_id": "string",
+    "on_active_path": "bool",
+    "preceding_user_message": "string",
+    "project_id": "string",
+}
+
+#: The note a ChatGPT export gets when it keeps no system or tool message, where ChatGPT records memory.
+NO_RECORDS: Final = (
+    "this export format keeps no memory records: it holds no system or tool messages, where ChatGPT "
+    "records its memory, so what ChatGPT remembers cannot be read from it (this does not mean it "
+    "remembers nothing)"
+)
+_NO_CLAUDE_FILE: Final = (
+    "no memories.json or memories/ file was found beside the conversations; Claude's memory is not in what was given"
+)
+
+_SNAPSHOT_ENTRY: Final = re.compile(r"^\s*\d{1,4}\.\s+(?:\[(\d{4}-\d{2}-\d{2})\]\.?\s+)?(.*\S)\s*$", re.DOTALL)
+_FENCE: Final = re.compile(r"```(.*?)```", re.DOTALL)
+_BIO: Final = "bio"
+_CONTEXT_TYPES: Final = frozenset({"model_editable_context", "user_editable_context"})
+
+
+@dataclass
+class MemoryItem:
+    """One remembered text, with every place it was seen folded in."""
+
+    provider: str
+    kind: str
+    text: str
+    ts: str | None = None
+    first_seen: str | None = None
+    last_seen: str | None = None
+    count: int = 0
+    version: int = 1
+    current: bool | None = None
+    stated_date: str | None = None
+    conversation_id: str | None = None
+    conversation_title: str | None = None
+    message_id: str | None = None
+    node_id: str | None = None
+    on_active_path: bool | None = None
+    preceding_user_message: str | None = None
+    project_id: str | None = None
+    order: int = 0
+    seen_in: set[str] = field(default_factory=set, repr=False)
+
+
+@dataclass
+class MemoryRead:
+    """Everything :func:`read_memory` found: the provider, its items (oldest first) and notes."""
+
+    provider: str | None
+    items: list[MemoryItem]
+    notes: list[str]
+
+
+@dataclass
+class _Seen:
+    """One sighting of a remembered text."""
+
+    kind: str
+    text: str
+    stamp: str | None
+    where: str  # conversation id or memory file name: what ``count`` counts
+    conversation_id: str | None = None
+    conversation_title: str | None = None
+    message_id: str | None = None
+    node_id: str | None = None
+    on_active_path: bool | None = None
+    preceding_user_message: str | None = None
+    project_id: str | None = None
+    stated_date: str | None = None
+    key: str | None = None  # what one version replaces another of (a field, a project, an account)
+
+
+# --- reading the export ----------------------------------------------------------------------------
+
+
+# Bytes every element holding a memory item contains; an element without them is not parsed. A key or
+# value written with \u escapes would hide them, which no export does.
+_MEMORY_MARKS: Final = (b'"bio"', b"model_editable_context", b"user_editable_context", b"user_context_message_data")
+# A system or tool message: where ChatGPT keeps its memory records (as json.dumps writes a role, spaced or not).
+_RECORD_ROLES: Final = (b'"role": "system"', b'"role":"system"', b'"role": "tool"', b'"role":"tool"')
+
+
+def _holds(buf: Any, marks: tuple[bytes, ...], start: int, end: int) -> bool:
+    return any(buf.find(mark, start, end) >= 0 for mark in marks)
+
+
+@dataclass
+class _Scan:
+    """What one pass over the export's conversation parts found."""
+
+    head: list[Any] = field(default_factory=list)  # the first elements, for provider detection
+    provider: str | None = None
+    error: ConversionError | None = None  # why no provider could be detected
+    decided: bool = False
+    seen: list[_Seen] = field(default_factory=list)
+    records: bool = False  # some element holds a system or tool message
+    singles: list[Any] = field(default_factory=list)  # parts holding one conversation object
+
+    def decide(self) -> None:
+        """Detect the provider from the first elements, as conversion does, and read those elements."""
+        self.decided = True
+        try:
+            self.provider = detect_provider(self.head, non_arrays=0)
+        except ConversionError as exc:
+            self.error = exc
+        if self.provider == "chatgpt":
+            for element in self.head:
+                _chatgpt_conversation(element, self.seen)
+
+
+def _scan(paths: Sequence[str | os.PathLike[str]], limits: ZipLimits, progress: bool | None) -> _Scan:
+    """Read the conversation parts as conversion does, parsing only the elements that may hold memory,
+    each read as soon as it is parsed."""
+    from ._convert.pipeline import gc_paused
+
+    found = _Scan()
+    parts = expand(paths, limits).parts
+    total = sum(p.size or 0 for p in parts) or None
+    with progress_bar(total, desc="reading memory", unit="B", enabled=progress) as bar, gc_paused():
+        for part in parts:
+            reader = Reader(JS)
+            elements = PartElements(part, reader, on_bytes=bar.update)
+            for buf, children, offset in elements.ranges():
+                if elements.is_array is False:
+                    break
+                for k in range(0, len(children), FIELDS):
+                    _, _, start, end, flags, depth = children[k : k + FIELDS]
+                    head = not found.decided
+                    if not head and found.provider != "chatgpt":
+                        continue
+                    if not found.records and _holds(buf, _RECORD_ROLES, start, end):
+                        found.records = True
+                    if not head and not _holds(buf, _MEMORY_MARKS, start, end):
+                        continue
+                    try:
+                        value = reader.value(buf, start, end, flags, depth, offset)
+                    except Refused as exc:
+                        raise elements.error(exc) from None
+                    if head:
+                        found.head.append(value)
+                        if len(found.head) == DETECTION_WINDOW:
+                            found.decide()
+                    else:
+                        _chatgpt_conversation(value, found.seen)
+            if elements.is_array is False:
+                value = load_part(part, Reader(JS))
+                if claude_core.looks_like(value) or chatgpt_core.looks_like(value):
+                    found.singles.append(value)
+        if not found.decided:
+            found.decide()
+    return found
+
+
+def read_memory(
+    *paths: str | os.PathLike[str], zip_limits: ZipLimits | None = None, progress: bool | None = None
+) -> MemoryRead:
+    """Read every remembered item of one export (the paths ``convert`` takes).
+
+    Parameters
+    ----------
+    *paths
+        The export: a zip as downloaded, a folder, or conversation files.
+    zip_limits
+        Limits against zip bombs (the defaults of ``convert``).
+    progress
+        Show a progress bar (None: when stderr is a terminal or in a notebook).
+
+    Returns
+    -------
+    MemoryRead
+        The provider, the items oldest first (undated last) and notes on what the export cannot say.
+
+    Raises
+    ------
+    ConversionError
+        When the export cannot be read (missing file, bad zip, invalid JSON) or holds neither a
+        conversation nor a memory file.
+
+    Examples
+    --------
+    >>> read_memory("export.zip").items[0].kind  # doctest: +SKIP
+    'saved'
+    """
+    limits = zip_limits or ZipLimits()
+    [export] = resolve(list(paths), "diagnose", list_means="parts", caller="memory_frame()")
+    paths = tuple(p for p in export.parts if isinstance(p, str | os.PathLike))
+    found = memory_parts(paths, limits)
+    try:
+        scanned = _scan(paths, limits, progress)
+    except ConversionError as exc:
+        if not found or exc.reason not in ("no-parts", "no-provider"):
+            raise
+        scanned = _Scan(decided=True)
+    if not scanned.head and scanned.singles:
+        try:
+            read = collect(detect_provider(scanned.singles), scanned.singles, found)
+        except ConversionError:
+            if not found:
+                raise
+            read = collect("claude", [], found)
+        read.notes.insert(
+            0,
+            "read single-conversation files (a top-level object, not an array): conversion takes only "
+            "arrays, so message_id is the id the message would have with the conversation inside [ ]",
+        )
+        return read
+    provider = scanned.provider
+    if provider is None:
+        if not found:
+            raise scanned.error or ConversionError("the export holds no conversations", reason="no-provider")
+        provider = "claude"
+    return _finish(provider, scanned.seen, found, scanned.records)
+
+
+def collect(
+    provider: str | None, elements: Sequence[Any], memory_parts: Sequence[Part], *, records: bool | None = None
+) -> MemoryRead:
+    """The remembered items of conversations already read (``elements``, of ``provider``) and of Claude
+    memory files (``memory_parts``).
+
+    Parameters
+    ----------
+    provider
+        ``"chatgpt"`` or ``"claude"`` (None reads nothing from ``elements``).
+    elements
+        The export's conversations, as parsed.
+    memory_parts
+        Claude memory files, from :func:`memory_parts`.
+    records
+        Whether the export holds a system or tool message (where ChatGPT records memory); by default,
+        whether ``elements`` do.
+
+    Returns
+    -------
+    MemoryRead
+        Items oldest first, and notes.
+
+    Raises
+    ------
+    ConversionError
+        When a memory file is not valid JSON.
+
+    Examples
+    --------
+    >>> collect("chatgpt", [], []).notes == [NO_RECORDS]
+    True
+    """
+    seen: list[_Seen] = []
+    found = False
+    if provider == "chatgpt":
+        for element in elements:
+            found = _chatgpt_conversation(element, seen) or found
+    return _finish(provider, seen, memory_parts, found if records is None else records)
+
+
+def _finish(provider: str | None, seen: list[_Seen], memory_parts: Sequence[Part], records: bool) -> MemoryRead:
+    """The items of the sightings ``seen`` and of the Claude memory files, with the notes."""
+    notes: list[str] = []
+    if provider == "chatgpt" and not records:
+        notes.append(NO_RECORDS)
+    elif provider == "claude":
+        for part in memory_parts:
+            _claude_memory_file(part, seen)
+        if not memory_parts:
+            notes.append(_NO_CLAUDE_FILE)
+    return MemoryRead(provider, _fold(provider or "claude", seen), notes)
+
+
+# --- ChatGPT ---------------------------------------------------------------------------------------
+
+
+def _chatgpt_conversation(element: object, seen: list[_Seen]) -> bool:
+    """Add the memory items of one conversation; True when it holds a system or tool message."""
+    mapping = chatgpt_core.mapping_of(element)
+    if mapping is None:
+        return False
+    assert type(element) is dict
+    records = False
+    found: list[tuple[str, Any, dict[str, Any], list[tuple[str, str, str | None]]]] = []
+    for key, node in mapping.items():
+        message = node.get("message") if type(node) is dict else None
+        if type(message) is not dict:
+            continue
+        if not records:
+            author = message.get("author")
+            records = type(author) is dict and author.get("role") in ("system", "tool")
+        content = message.get("content")
+        metadata = message.get("metadata")
+        if not (
+            message.get("recipient") == _BIO
+            or (type(content) is dict and content.get("content_type") in _CONTEXT_TYPES)
+            or (type(metadata) is dict and "user_context_message_data" in metadata)
+        ):
+            continue  # no memory item here (the test _chatgpt_items would make, done cheaply)
+        items = list(_chatgpt_items(message))
+        if items:
+            found.append((key, node, message, items))
+    if not found:
+        return records
+    cid = chatgpt_core.conversation_id(element)
+    title = chatgpt_core.title(element)
+    created = render_timestamp(element.get("create_time"))
+    current = element.get("current_node")
+    path = chatgpt_core.active_path(mapping, current)
+    on_path = {id(node): i for i, node in enumerate(path)}
+    targets = [node for _, node, _, _ in found if isinstance(chatgpt_core.classify(node), Message)]
+    ids = _envelope_ids(mapping, current, path, on_path, targets) if targets else {}
+    where = cid or f"conversation {title!r}"
+    for key, node, message, items in found:
+        stamp = render_timestamp(message.get("create_time")) or created
+        for kind, text, stated in items:
+            item = _Seen(
+                kind,
+                text,
+                stamp,
+                where,
+                conversation_id=cid,
+                conversation_title=title,
+                message_id=ids.get(id(node)),
+                node_id=key,
+                on_active_path=id(node) in on_path,
+                stated_date=stated,
+                key=kind if kind.startswith("about_") else None,
+            )
+            if kind == "saved":
+                item.preceding_user_message = _preceding_user(mapping, node)
+            seen.append(item)
+    return records
+
+
+def _envelope_ids(
+    mapping: dict[str, Any], current: object, path: list[Any], position: dict[int, int], targets: list[Any]
+) -> dict[int, str]:
+    """Envelope ids (``m1`` ...) covering the nodes ``targets`` (each gives an envelope message), as
+    conversion numbers them: the kept messages of the active path, classified only as far as needed;
+    the fallback order when the path keeps none."""
+    last = max((position[id(t)] for t in targets if id(t) in position), default=-1)
+    ids: dict[int, str] = {}
+    for i, node in enumerate(path):
+        if i > last and ids:
+            return ids
+        if isinstance(chatgpt_core.classify(node), Message):
+            ids[id(node)] = f"m{len(ids) + 1}"
+    if ids:
+        return ids
+    return {id(node): f"m{i}" for i, (node, _) in enumerate(chatgpt_core.select(mapping, current).kept, 1)}
+
+
+def _chatgpt_items(message: dict[str, Any]) -> Iterator[tuple[str, str, str | None]]:
+    """(kind, text, stated date) of each remembered text one message carries."""
+    content = message.get("content")
+    content = content if type(content) is dict else {}
+    kind = content.get("content_type")
+    if message.get("recipient") == _BIO:
+        author = message.get("author")
+        if type(author) is dict and author.get("role") == "assistant":
+            written = _parts_text(content)
+            if written:
+                yield "saved", written, None
+    if kind == "model_editable_context":
+        snapshot = content.get("model_set_context")
+        if type(snapshot) is str:
+            yield from (("snapshot", entry, stated) for entry, stated in snapshot_entries(snapshot))
+    elif kind == "user_editable_context":
+        for key, name in (("user_profile", "about_user"), ("user_instructions", "about_model")):
+            field_text = instruction_text(content.get(key))
+            if field_text:
+                yield name, field_text, None
+    metadata = message.get("metadata")
+    data = metadata.get("user_context_message_data") if type(metadata) is dict else None
+    if type(data) is dict:
+        for key, name in (("about_user_message", "about_user"), ("about_model_message", "about_model")):
+            value = data.get(key)
+            if type(value) is str and value.strip():
+                yield name, value.strip(), None
+
+
+def _parts_text(content: dict[str, Any]) -> str:
+    parts = content.get("parts")
+    texts = [p for p in parts if type(p) is str] if type(parts) is list else []
+    if type(content.get("text")) is str:
+        texts.append(content["text"])
+    return "\n\n".join(t.strip() for t in texts if t.strip())
+
+
+def snapshot_entries(snapshot: str) -> list[tuple[str, str | None]]:
+    """The entries of a ``model_set_context`` snapshot: ``(text, stated day)`` each.
+
+    Parameters
+    ----------
+    snapshot
+        The snapshot text.
+
+    Returns
+    -------
+    list of (str, str or None)
+        One pair per numbered entry (``N. [YYYY-MM-DD]. text``); a snapshot not in that form is one
+        entry with no day. Empty entries are skipped.
+
+    Examples
+    --------
+    >>> snapshot_entries("1. [2024-09-29]. User likes tea.\\n\\n2. User lives in Oslo.")
+    [('User likes tea.', '2024-09-29'), ('User lives in Oslo.', None)]
+    """
+    blocks = [b for b in re.split(r"\n\s*\n", snapshot) if b.strip()]
+    matches = [_SNAPSHOT_ENTRY.match(b) for b in blocks]
+    if not blocks or not all(matches):
+        text = snapshot.strip()
+        return [(text, None)] if text else []
+    return [(" ".join(m.group(2).split()), m.group(1)) for m in matches if m is not None]
+
+
+def instruction_text(value: object) -> str | None:
+    """The user's own words in a custom-instructions field: the text of its fenced block when it has
+    one (the provider's preamble around it is not the user's), else the whole value; None when empty.
+
+    Parameters
+    ----------
+    value
+        A ``user_profile`` or ``user_instructions`` value.
+
+    Returns
+    -------
+    str or None
+        The text, stripped.
+
+    Examples
+    --------
+    >>> instruction_text("The user provided ...:\\n```I am a nurse.```")
+    'I am a nurse.'
+    """
+    if type(value) is not str:
+        return None
+    blocks = [b.strip() for b in _FENCE.findall(value) if b.strip()]
+    text = "\n\n".join(blocks) if blocks else value.strip()
+    return text or None
+
+
+def _preceding_user(mapping: dict[str, Any], node: Any) -> str | None:
+    """The text of the nearest user message above ``node``."""
+    seen: set[int] = set()
+    current = node
+    while type(current) is dict and id(current) not in seen:
+        seen.add(id(current))
+        parent = current.get("parent")
+        if type(parent) is not str or parent not in mapping:
+            return None
+        current = mapping[parent]
+        found = chatgpt_core.classify(current)
+        if isinstance(found, Message) and found.role == "user":
+            return found.text
+    return None
+
+
+# --- Claude ----------------------------------------------------------------------------------------
+
+
+def _is_memory_name(name: str) -> bool:
+    path = PurePosixPath(name)
+    return path.suffix == ".json" and (path.name == "memories.json" or "memories" in path.parts[:-1])
+
+
+def _is_memory_zip(name: str) -> bool:
+    base = PurePosixPath(name).name
+    return base.startswith("memories") and base.endswith(".zip")
+
+
+def memory_parts(paths: Sequence[str | os.PathLike[str]], limits: ZipLimits) -> list[Part]:
+    """Claude memory files among the inputs: ``memories.json`` or ``memories/*.json`` in a folder or zip
+    (also inside a ``memories*.zip``), or given as files.
+
+    Parameters
+    ----------
+    paths
+        The export's inputs, as ``convert`` takes them.
+    limits
+        Limits against zip bombs.
+
+    Returns
+    -------
+    list of Part
+        The memory files, in input order, then path order.
+
+    Raises
+    ------
+    ConversionError
+        When a zip cannot be opened.
+
+    Examples
+    --------
+    >>> [p.name for p in memory_parts(["claude-export/"], ZipLimits())]  # doctest: +SKIP
+    ['claude-export/memories.json']
+    """
+    return side_parts(paths, _is_memory_name, _is_memory_zip, limits)
+
+
+def _claude_memory_file(part: Part, seen: list[_Seen]) -> None:
+    value = load_part(part, Reader(JS))
+    objects = value if type(value) is list else [value]
+    for obj in objects:
+        if type(obj) is not dict:
+            continue
+        account = obj.get("account_uuid") if type(obj.get("account_uuid")) is str else None
+        where = part.name
+        text = obj.get("conversations_memory")
+        if type(text) is str and text.strip():
+            seen.append(_Seen("claude_account", text.strip(), None, where, key=account or "account"))
+        projects = obj.get("project_memories")
+        for project, ptext in projects.items() if type(projects) is dict else ():
+            if type(ptext) is str and ptext.strip():
+                seen.append(_Seen("claude_project", ptext.strip(), None, where, project_id=project, key=project))
+
+
+# --- folding sightings into items ------------------------------------------------------------------
+
+
+def _fold(provider: str, sightings: Iterable[_Seen]) -> list[MemoryItem]:
+    items: dict[tuple[str, str | None, str], MemoryItem] = {}
+    keys: dict[int, str | None] = {}
+    for order, s in enumerate(sightings):
+        ident = (s.kind, s.project_id, s.text if s.kind == "snapshot" else " ".join(s.text.split()))
+        item = items.get(ident)
+        stamp = s.stamp
+        if item is None:
+            item = items[ident] = MemoryItem(provider, s.kind, s.text, order=order)
+            keys[id(item)] = s.key
+            _take(item, s)
+        elif stamp is not None and (item.first_seen is None or stamp < item.first_seen):
+            _take(item, s)
+        if s.where not in item.seen_in:
+            item.seen_in.add(s.where)
+            item.count += 1
+        if stamp is not None and (item.last_seen is None or stamp > item.last_seen):
+            item.last_seen = stamp
+        if item.stated_date is None:
+            item.stated_date = s.stated_date
+    found = list(items.values())
+    for item in found:
+        item.ts = item.first_seen
+    _versions(found, keys)
+    rank = {kind: i for i, kind in enumerate(KINDS)}
+    found.sort(key=lambda i: (i.ts is None, i.ts or "", rank[i.kind], i.order))
+    return found
+
+
+def _take(item: MemoryItem, s: _Seen) -> None:
+    """Describe ``item`` by its sighting ``s`` (its earliest so far)."""
+    item.first_seen = s.stamp
+    item.conversation_id = s.conversation_id
+    item.conversation_title = s.conversation_title
+    item.message_id = s.message_id
+    item.node_id = s.node_id
+    item.on_active_path = s.on_active_path
+    item.preceding_user_message = s.preceding_user_message
+    item.project_id = s.project_id
+
+
+def _versions(items: list[MemoryItem], keys: dict[int, str | None]) -> None:
+    """Number the versions of each keyed text; mark which item is current."""
+    groups: dict[tuple[str, str], list[MemoryItem]] = {}
+    snapshots = [i for i in items if i.kind == "snapshot"]
+    for item in items:
+        key = keys[id(item)]
+        if key is not None:
+            groups.setdefault((item.kind, key), []).append(item)
+    for group in groups.values():
+        group.sort(key=lambda i: (i.first_seen is None, i.first_seen or "", i.order))
+        latest = max(group, key=lambda i: (i.last_seen or "", i.order))
+        for n, item in enumerate(group, 1):
+            item.version = n
+            item.current = item is latest
+    newest = max((i.last_seen for i in snapshots if i.last_seen), default=None)
+    for item in snapshots:
+        item.current = newest is None or item.last_seen == newest
+
+
+# --- the frame -------------------------------------------------------------------------------------
+
+
+def memory_frame(
+    *paths: str | os.PathLike[str],
+    facts: Any = None,
+    zip_limits: ZipLimits | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """One row per item the provider remembered about the user, read from the export itself.
+
+    Parameters
+    ----------
+    *paths
+        The export, as ``convert`` takes it: a zip as downloaded, a folder, or conversation files.
+    facts
+        Optional: a Facts IR distilled from the same history (a document, or a path to one). The frame
+        then gains ``supporting_facts``, ``traced`` and ``superseded_by``: the facts that support each
+        item, whether the user's own words hold any trace of it, and what superseded it (the rules are
+        in :mod:`memvelope_tools._memory_trace`).
+    zip_limits
+        Limits against zip bombs (the defaults of ``convert``).
+    progress
+        Show a progress bar while the export is read (None: when stderr is a terminal or in a notebook).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`MEMORY_COLUMNS`, oldest first (undated items last). ``kind`` is one of
+        :data:`KINDS`; ``ts``, ``first_seen`` and ``last_seen`` are UTC timestamps; ``message_id`` is the
+        envelope's ``m…`` id where the text is also in the envelope. ``frame.attrs["notes"]`` lists what
+        the export cannot say (a format that keeps no memory records is named there, never reported as
+        "no memories"); ``frame.attrs["provider"]`` is the export's provider.
+
+    Raises
+    ------
+    ConversionError
+        When the export cannot be read or holds neither a conversation nor a memory file.
+    FormatError
+        When ``facts`` is given and is not a Facts IR.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> frame = mv.memory_frame(mv.sample_path("chatgpt"))      # doctest: +SKIP
+    >>> frame[["kind", "text", "ts"]].head()                     # doctest: +SKIP
+    """
+    frame = items_frame(read_memory(*paths, zip_limits=zip_limits, progress=progress))
+    if facts is None:
+        return frame
+    from ._memory_trace import add_trace
+
+    return add_trace(frame, facts)
+
+
+def items_frame(read: MemoryRead) -> pd.DataFrame:
+    """The frame of :func:`memory_frame` for items already read.
+
+    Parameters
+    ----------
+    read
+        What :func:`read_memory` returned.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per item, columns :data:`MEMORY_COLUMNS`.
+
+    Raises
+    ------
+    None
+
+    Examples
+    --------
+    >>> items_frame(read_memory("export.zip"))  # doctest: +SKIP
+    """
+    import pandas as pd
+
+    from ._frames.columns import INT, STRING, TIMESTAMP, conform
+
+    dtypes = {
+        "string": STRING,
+        "timestamp": TIMESTAMP,
+        "int": INT,
+        "bool": pd.BooleanDtype(),
+        "kind": pd.CategoricalDtype(list(KINDS)),
+    }
+    columns = {name: dtypes[kind] for name, kind in MEMORY_COLUMNS.items()}
+    rows: dict[str, Any] = {name: [getattr(item, name) for item in read.items] for name in MEMORY_COLUMNS}
+    for name, kind in MEMORY_COLUMNS.items():
+        if kind == "timestamp":
+            rows[name] = pd.to_datetime(pd.Series(rows[name], dtype="object"), utc=True, format="ISO8601")
+        else:
+            rows[name] = pd.Series(rows[name], dtype=columns[name])  # type: ignore[call-overload]
+    frame = conform(pd.DataFrame(rows), columns)
+    frame.attrs["notes"] = list(read.notes)
+    frame.attrs["provider"] = read.provider
+    return frame

@@ -1,0 +1,348 @@
+"""Memory against what the user said: which facts support each remembered item, which items have no
+trace in the user's own words, and which were superseded.
+
+The rules are deterministic word matching, no model:
+
+* **Words.** A text's content words: letters and digits, lower-cased, without common function words and
+  the words a memory uses for the user ("user", "they", "I", ...), reduced by a crude suffix rule so that
+  "lives" and "live" meet.
+* **Conflict.** A fact and an item of the same category (not null, not ``instructions``) that share a
+  content word while each holds one or two the other lacks ("User lives in Porto", "I live in Lisbon")
+  say different things about one matter: the fact never supports the item.
+* **Support.** A fact that does not conflict with an item supports it when they share a content word and
+  either come from the same conversation or the fact holds at least half of the item's content words.
+* **Superseded by a later fact.** A conflicting fact dated after the item (``effective_date`` after the
+  item's day, compared at the coarser of the two precisions).
+* **Superseded by a later version.** An item that is not ``current``: a changed custom instruction or
+  Claude memory, or a snapshot entry gone from the latest snapshot.
+* **Traced.** Custom instructions always are (the user wrote them). Another item is traced when a fact
+  supports it (for a snapshot entry, the conversation it is listed in does not count as its own) or,
+  for a memory write, when the user message before the write shares two of its content words (or half,
+  when that is fewer). A snapshot entry that repeats a memory write is traced and supported as the
+  write is.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any, Final
+
+from ._ir.structured import categorise
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["TRACE_COLUMNS", "add_trace", "category_of", "content_words"]
+
+#: The columns :func:`add_trace` adds.
+TRACE_COLUMNS: Final = ("supporting_facts", "traced", "superseded_by")
+
+_WORD: Final = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+_STOP: Final = frozenset(
+    (
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "so",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "with",
+        "as",
+        "by",
+        "from",
+        "into",
+        "about",
+        "over",
+        "under",
+        "than",
+        "then",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "not",
+        "no",
+        "yes",
+        "very",
+        "also",
+        "just",
+        "currently",
+        "now",
+        "still",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "may",
+        "might",
+        "must",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "myself",
+        "we",
+        "us",
+        "our",
+        "you",
+        "your",
+        "user",
+        "users",
+        "user's",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "he",
+        "she",
+        "him",
+        "her",
+        "his",
+        "who",
+        "which",
+        "what",
+        "when",
+        "where",
+        "how",
+        "there",
+        "here",
+        "some",
+        "any",
+        "all",
+        "more",
+        "most",
+        "much",
+        "many",
+        "such",
+        "own",
+        "per",
+        "via",
+        "like",
+    )
+)
+_THIRD_PERSON: Final = re.compile(r"^(?:the\s+)?user(?:'s)?\s+(\w+)", re.IGNORECASE)
+_IRREGULAR: Final = {"is": "am", "has": "have", "was": "was", "does": "do", "doesn't": "don't"}
+_SUFFIXES: Final = ("ing", "ed", "es", "s", "e")
+_NO_SUPERSEDE: Final = frozenset({"instructions"})
+_USERS_OWN: Final = frozenset({"about_user", "about_model"})  # custom instructions: the user wrote them
+_SWAPPED: Final = 2  # at most this many words differ on each side of a conflict: a changed value, not a new topic
+_PROMPT_WORDS: Final = 2  # words a memory write shares with the message before it to be traced by it
+
+
+def _first_person(sentence: str) -> str:
+    """``sentence`` as the user would say it, for the classifier: "User lives in" -> "I live in"."""
+    m = _THIRD_PERSON.match(sentence)
+    if m is None:
+        return sentence
+    if m.group(0).lower().endswith("user's " + m.group(1).lower()):
+        return "My " + sentence[m.start(1) :]
+    verb = m.group(1)
+    low = verb.lower()
+    if low in _IRREGULAR:
+        verb = _IRREGULAR[low]
+    elif low.endswith("ies"):
+        verb = verb[:-3] + "y"
+    elif low.endswith(("shes", "ches", "sses", "xes")):
+        verb = verb[:-2]
+    elif low.endswith("s") and not low.endswith("ss"):
+        verb = verb[:-1]
+    return f"I {verb}{sentence[m.end(1) :]}"
+
+
+def category_of(sentence: str, kind: str) -> str | None:
+    """The category of a remembered statement of ``kind``: ``"instructions"`` for how the user wants
+    answers, else the zero-LLM classifier's for the statement read in the first person.
+
+    Parameters
+    ----------
+    sentence
+        The statement.
+    kind
+        The item's kind (:data:`memvelope_tools._memory.KINDS`).
+
+    Returns
+    -------
+    str or None
+        A Facts IR category, or None when no rule supports one.
+
+    Examples
+    --------
+    >>> category_of("User lives in Lisbon.", "saved")
+    'identity'
+    """
+    if kind == "about_model":
+        return "instructions"
+    return categorise(_first_person(sentence))
+
+
+def _stem(word: str) -> str:
+    word = word.removesuffix("'s")
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The content words of ``text``, as the matching rules compare them.
+
+    Parameters
+    ----------
+    text
+        Any text.
+
+    Returns
+    -------
+    frozenset of str
+        Lower-cased, function words and words for the user left out, suffixes reduced.
+
+    Examples
+    --------
+    >>> sorted(content_words("User lives in Lisbon."))
+    ['lisbon', 'liv']
+    >>> content_words("I live in Lisbon") == content_words("User lives in Lisbon.")
+    True
+    """
+    return frozenset(_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1)
+
+
+def _text(value: Any) -> str | None:
+    """A frame cell as a string; None when missing."""
+    import pandas as pd
+
+    return None if value is None or value is pd.NA or value is pd.NaT or value != value else str(value)
+
+
+def _day(value: Any) -> str | None:
+    """A timestamp cell as its UTC day; None when missing."""
+    import pandas as pd
+
+    return value.strftime("%Y-%m-%d") if isinstance(value, pd.Timestamp) and not pd.isna(value) else None
+
+
+def add_trace(frame: pd.DataFrame, facts: Any) -> pd.DataFrame:
+    """``frame`` (of :func:`memvelope_tools._memory.memory_frame`) with the columns :data:`TRACE_COLUMNS`.
+
+    Parameters
+    ----------
+    frame
+        The remembered items.
+    facts
+        A Facts IR distilled from the same history: a document (dict), or what
+        :func:`memvelope_tools.facts_frame` reads (a path).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with ``supporting_facts`` (the ``fact_index`` of each supporting fact, a list),
+        ``traced`` (bool) and ``superseded_by`` (what replaced the item, or missing).
+
+    Raises
+    ------
+    FormatError
+        When ``facts`` is not a Facts IR.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv                                         # doctest: +SKIP
+    >>> facts = mv.distill_structured(mv.convert("export.zip"))              # doctest: +SKIP
+    >>> mv.memory_frame("export.zip", facts=facts)[["text", "traced"]]       # doctest: +SKIP
+    """
+    import pandas as pd
+
+    from ._frames import facts_frame
+
+    table = facts_frame(facts)
+    fact_rows = [
+        (
+            int(row["fact_index"]),
+            content_words(str(row["content"])),
+            _text(row["convo_id"]),
+            _text(row["effective_date"]),
+            _text(row["category"]),
+            str(row["content"]),
+        )
+        for row in table.to_dict("records")
+    ]
+    supporting: list[list[int]] = []
+    traced: list[bool] = []
+    superseded: list[str | None] = []
+    for item in frame.to_dict("records"):
+        words = content_words(str(item["text"]))
+        need = max(1, math.ceil(len(words) / 2))
+        conv = None if item["kind"] == "snapshot" else _text(item["conversation_id"])  # listed there, not written
+        day = _text(item["stated_date"]) if item["kind"] == "snapshot" else None
+        day = day or _day(item["ts"])
+        category = category_of(str(item["text"]), str(item["kind"]))
+        found: list[int] = []
+        later: str | None = None
+        for index, fwords, fconv, fdate, fcat, fcontent in fact_rows:
+            shared = words & fwords
+            if not shared:
+                continue
+            conflict = (
+                category is not None
+                and category == fcat
+                and category not in _NO_SUPERSEDE
+                and 0 < len(words - fwords) <= _SWAPPED
+                and 0 < len(fwords - words) <= _SWAPPED
+            )
+            if conflict:
+                if later is None and day is not None and fdate is not None and fdate[: len(day)] > day[: len(fdate)]:
+                    later = f"a later fact ({fdate}): {fcontent}"
+                continue
+            if (conv is not None and conv == fconv) or len(shared) >= need:
+                found.append(index)
+        prompt = _text(item["preceding_user_message"])
+        said = prompt is not None and len(words & content_words(prompt)) >= min(_PROMPT_WORDS, need)
+        if _text(item["current"]) == "False":
+            later = later or (
+                "a later snapshot without it" if item["kind"] == "snapshot" else "a later version of this text"
+            )
+        supporting.append(found)
+        own = item["kind"] in _USERS_OWN
+        traced.append(bool(found) or said or own)
+        superseded.append(later)
+    # a snapshot entry repeating a memory write is traced and supported as that write is
+    by_text: dict[str, int] = {}
+    kinds = [str(k) for k in frame["kind"]]
+    texts = [" ".join(str(t).split()) for t in frame["text"]]
+    for i, kind in enumerate(kinds):
+        if kind == "saved":
+            by_text.setdefault(texts[i], i)
+    for i, kind in enumerate(kinds):
+        j = by_text.get(texts[i])
+        if kind == "snapshot" and j is not None:
+            traced[i] = traced[i] or traced[j]
+            supporting[i] = sorted(set(supporting[i]) | set(supporting[j]))
+    out = frame.copy()
+    out["supporting_facts"] = pd.Series(supporting, index=out.index, dtype=object)
+    out["traced"] = pd.Series(traced, index=out.index, dtype="boolean")
+    out["superseded_by"] = pd.Series(superseded, index=out.index, dtype="string")
+    out.attrs = dict(frame.attrs)
+    return out
