@@ -11,6 +11,7 @@ Reason = Literal[
     # reading an export (convert, doctor)
     "not-found",
     "unreadable",
+    "changed",
     "bad-zip",
     "zip-limit",
     "no-parts",

@@ -97,7 +97,7 @@ def feed(
     for part in parts:
         reader = Reader(JS, use_orjson=fast)
         elements = PartElements(part, reader, on_bytes=bar.update)
-        for buf, found, offset in elements.ranges(mapped=pool is not None):
+        for buf, found, offset in elements.ranges():
             if not elements.is_array:
                 elements.values(buf, found, offset)  # checked, and its repairs counted
                 continue
@@ -116,8 +116,9 @@ def feed(
             if k < len(found) and assembler.failed:
                 assembler.skip((len(found) - k) // FIELDS)
             elif k < len(found):
-                source = None if elements.mapped else buf
-                pool.submit(part.name, source, found[k:], assembler.provider or "", fast, part.path or "")
+                stamp = elements.stamp
+                at = None if part.path is None or stamp is None else (part.path, offset + elements.skip, stamp)
+                pool.submit(part.name, buf, found[k:], assembler.provider or "", fast, at)
         if not elements.is_array:
             assembler.non_array()
         if reader.replaced:

@@ -10,7 +10,7 @@ from typing import Any, overload
 import pyarrow as pa
 
 from .._load import load
-from .._read import Fallback, Source, check, map_file, parse_json, read_file, source_label
+from .._read import Fallback, Source, check, parse_json, read_file, source_label
 from .._sniffing import document_file
 from .._tags import IR_TAG
 from ..errors import FormatError
@@ -82,12 +82,13 @@ def documents(
         path = document_file(source)
         if path is not None:
             name = os.fspath(source) if isinstance(source, str | os.PathLike) else os.fspath(path)
-            data = map_file(os.fspath(path)) if stream is not None else read_file(os.fspath(path), progress)
+            data = read_file(os.fspath(path), progress if stream is None else False)
             if stream is not None:
                 try:
                     flat = Flat(*flatten_file(data, label, name, stream, progress))
                 except Fallback:
                     flat = None
+                    data = read_file(os.fspath(path), progress)  # the pages already read were given back
                 if flat is not None:
                     yield label, flat, name, True
                     continue
