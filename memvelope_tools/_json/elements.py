@@ -593,7 +593,7 @@ class PartElements:
             size = self.chunk if progressed else min(2 * size, _MAX_CHUNK)
 
     def _unchanged(self, fh: Any, before: Stamp | None) -> None:
-        if changed(fh.fileno(), before):
+        if before is not None and changed(fh.fileno(), before):
             raise ConversionError(CHANGED, reason="changed", source=self.part.name)
 
     def error(self, exc: Refused) -> ConversionError:
