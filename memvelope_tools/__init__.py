@@ -23,6 +23,7 @@ from .errors import (
     MemvelopeError,
     OutputError,
     QueryError,
+    SearchIndexError,
     TopicsError,
     ValidationError,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "MemvelopeError",
     "OutputError",
     "QueryError",
+    "SearchIndexError",
     "TopicsError",
     "ValidationError",
     "archetype_frame",
