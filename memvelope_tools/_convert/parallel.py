@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .._json.elements import FIELDS, JS, LONE, Reader
+from .._signals import bind_to_parent
 from .._stable import CHANGED, Changed, Stamp, changed
 from ..errors import ConversionError
 from .assemble import NORMALISERS, OTHER, SHAPES
@@ -97,6 +98,11 @@ def _ready() -> None:
     """A task that only makes the pool start its processes."""
 
 
+def _start_worker(parent: int | None) -> None:
+    """Run first in each worker process: it stops when the converting process does."""
+    bind_to_parent(parent)
+
+
 def workers_for(size: int, workers: int | None) -> int:
     """How many worker processes an export of ``size`` bytes gets (1: none, stay in this process)."""
     if workers is not None:
@@ -134,7 +140,11 @@ class Pool:
     (set before the first batch) receives each batch's tag and piece, in submission order."""
 
     def __init__(self, workers: int) -> None:
-        self._executor = ProcessPoolExecutor(max_workers=workers, mp_context=_context())
+        context = _context()
+        parent = os.getpid() if context.get_start_method() == "fork" else None  # else a server forks them
+        self._executor = ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(parent,)
+        )
         self._limit = 2 * workers
         self._pending: deque[tuple[str, Future[Piece]]] = deque()
         self.write: Callable[[str, Piece], None] | None = None

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from .. import __version__
+from .._signals import TERMINATED_STATUS, Terminated, terminate_as_interrupt
 from ..errors import MemvelopeError
 
 # One entry per subcommand module, in the order `--help` lists them.
@@ -92,7 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:
         _unrecognised(_subparser(parser, args.command), extra)
     try:
-        return int(args.func(args))
+        with terminate_as_interrupt():
+            return int(args.func(args))
     except MemvelopeError as exc:
         print(f"memvelope: error: {exc}", file=sys.stderr)
         return 1
@@ -101,6 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"memvelope: error: {missing_package(exc, args.command)}", file=sys.stderr)
         return 1
+    except Terminated:
+        print("memvelope: terminated; no output was written", file=sys.stderr)
+        return TERMINATED_STATUS
     except KeyboardInterrupt:
         print("memvelope: interrupted; no output was written", file=sys.stderr)
         return 130
