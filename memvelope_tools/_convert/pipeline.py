@@ -307,8 +307,14 @@ def convert_stream(
             head, tail = envelope_frame(meta)
             if out is None:
                 target = stdout if stdout is not None else _stdout()
-                _finish(target, head, body, tail)
-                target.flush()
+                try:
+                    _finish(target, head, body, tail)
+                    target.flush()
+                except BrokenPipeError:
+                    raise
+                except OSError as exc:
+                    message = f"cannot write to standard output: {exc.strerror or exc}"
+                    raise OutputError(message, reason="output") from exc
             else:
                 with atomic_output(out) as fh:
                     _finish(fh, head, body, tail)
