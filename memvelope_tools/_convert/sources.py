@@ -311,6 +311,8 @@ def _expand_zip(
                 source=label,
             )
         ignored.append((f"{label}!{printable(name)}", "a second member with this name"))
+    for name in names:  # each member's own limits first: they name the member
+        _check_limits(f"{label}!{printable(name)}", members[name].file_size, members[name].compress_size, limits)
     budget.check(budget.total + sum(members[name].file_size for name in names))  # as the archive declares them
     parts: list[Part] = []
     for name in names:
