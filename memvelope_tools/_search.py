@@ -454,8 +454,9 @@ class SearchIndex:
         whole beside it, then moved into place."""
         if path is None:
             if len(history) < DISK_MIN:
-                engine = _open_engine(None, create=True)
-                return cls(engine, _fill(engine, history, fingerprint))
+                with engine_errors(None):
+                    engine = _open_engine(None, create=True)
+                    return cls(engine, _fill(engine, history, fingerprint))
             folder = tempfile.TemporaryDirectory(prefix="memvelope-search-", ignore_cleanup_errors=True)
             try:
                 index = cls.build(history, path=Path(folder.name) / INDEX_DIR, fingerprint=fingerprint)

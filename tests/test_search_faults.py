@@ -190,3 +190,15 @@ def test_an_index_that_cannot_be_written_stays_in_memory(tmp_path: Path, env: di
     assert len(hits) == 3
     assert not (folder / "search-index").exists()
     assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_an_engine_failure_while_indexing_in_memory_is_a_search_index_error(env: dict, monkeypatch: pytest.MonkeyPatch):
+    panic = _panic_class()
+
+    def fail(engine, history, fingerprint):
+        raise panic("attempt to add with overflow")
+
+    clear_cache()
+    monkeypatch.setattr(search_module, "_fill", fail)
+    with pytest.raises(SearchIndexError, match="overflow"):
+        mv.search(env, "quantum")
