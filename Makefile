@@ -9,7 +9,7 @@ TEST_STAMP := $(VENV)/.test
 NOTEBOOKS_STAMP := $(VENV)/.notebooks
 SOURCES := pyproject.toml setup.py memvelope_tools/_frames/_textscan.c memvelope_tools/_json/_scan.c
 
-.PHONY: demo test matrix lint fuzz notebooks lab bench clean chromium fonts
+.PHONY: demo test matrix lint fuzz notebooks lab bench clean chromium fonts sanitize
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,27 @@ matrix: $(TEST_STAMP) chromium fonts
 
 fuzz: $(TEST_STAMP)
 	MEMVELOPE_FUZZ_EXAMPLES=20000 MPLBACKEND=Agg $(PY) -m pytest -q tests/test_properties.py tests/test_text.py
+
+# The C helpers built with AddressSanitizer and UndefinedBehaviorSanitizer (in build/sanitize, a copy of
+# the package, so the ordinary build is untouched), and the tests that reach them run against that
+# copy with the sanitizers' runtime preloaded into the interpreter (Python's objects from malloc, so that
+# AddressSanitizer sees them; -P keeps the source tree off sys.path, so the copy is what is imported).
+# Any report fails the run. Needs gcc or clang with their sanitizer runtimes (libasan, libubsan).
+CC ?= cc
+SANITIZE := build/sanitize
+SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
+SANITIZE_TESTS := tests/test_c_arguments.py tests/test_elements.py tests/test_text.py tests/test_fast_stream.py \
+	tests/test_stream_depth.py tests/test_changing_inputs.py tests/test_read.py
+sanitize: $(TEST_STAMP)
+	rm -rf $(SANITIZE) && mkdir -p $(SANITIZE)
+	cp -r memvelope_tools setup.py pyproject.toml README.md $(SANITIZE)/
+	find $(SANITIZE) -name '*.so' -delete
+	cd $(SANITIZE) && CFLAGS="$(SANITIZE_FLAGS)" LDFLAGS="$(SANITIZE_FLAGS)" $(abspath $(PY)) setup.py -q build_ext --inplace
+	LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+		ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		PYTHONMALLOC=malloc PYTHONPATH=$(abspath $(SANITIZE)) MEMVELOPE_REQUIRE_NATIVE=1 MPLBACKEND=Agg \
+		$(PY) -P -m pytest -q -p no:cacheprovider -m "not slow" $(SANITIZE_TESTS) \
+		-k "not through_the_cli"  # those cap the address space, which the sanitizers' shadow memory needs
 
 $(NOTEBOOKS_STAMP): $(SOURCES) | $(PY)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[notebooks]'

@@ -23,6 +23,7 @@ from .errors import (
     MemvelopeError,
     OutputError,
     QueryError,
+    SearchIndexError,
     TopicsError,
     ValidationError,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "MemvelopeError",
     "OutputError",
     "QueryError",
+    "SearchIndexError",
     "TopicsError",
     "ValidationError",
     "add_to_history",

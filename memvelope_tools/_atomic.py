@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -113,3 +113,64 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+@contextlib.contextmanager
+def atomic_outputs(folder: Path, names: Sequence[str]) -> Iterator[Callable[[str], BinaryIO]]:
+    """Files of one folder replaced together: yields ``open_file(name)`` (a binary file for each of
+    ``names``, written to a temporary file beside its target); on success every target is replaced at
+    once, under a lock on the folder, so two writers of the same folder never leave a mix of their
+    files; on any failure nothing changes."""
+    made: dict[str, tuple[str, BinaryIO]] = {}
+
+    def open_file(name: str) -> BinaryIO:
+        if name not in names or name in made:
+            raise ValueError(f"{name!r} is not one of the files still to write")
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+        except OSError as exc:
+            raise OutputError(
+                f"cannot write output: {exc.strerror}", reason="output", source=str(folder / name)
+            ) from exc
+        made[name] = (tmp, os.fdopen(fd, "wb"))
+        return made[name][1]
+
+    try:
+        yield open_file
+        for name, (tmp, fh) in made.items():
+            fh.flush()
+            os.fsync(fh.fileno())
+            fh.close()
+            target = folder / name
+            mode = target.stat().st_mode & 0o7777 if target.is_file() else 0o666 & ~_umask()
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, mode)
+        with _folder_lock(folder):
+            for name, (tmp, _) in made.items():
+                os.replace(tmp, folder / name)
+    except BaseException as exc:
+        for tmp, fh in made.values():
+            fh.close()
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, OutputError):
+            raise OutputError(
+                f"cannot write output: {exc.strerror or exc}", reason="output", source=str(folder)
+            ) from exc
+        raise
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock between processes on ``folder`` (where the system has ``flock``)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: renames are still atomic one by one
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

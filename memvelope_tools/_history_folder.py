@@ -11,9 +11,7 @@ then renamed over them, so an add that is interrupted while writing leaves the f
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ._atomic import check_output_folder, output_folder
+from ._atomic import atomic_outputs, check_output_folder, output_folder
 from ._frames.columns import arrow_schema, to_pandas
 from ._history import (
     CONVERSATION_HISTORY_COLUMNS,
@@ -205,22 +203,13 @@ def _replace(
     out = output_folder(base)
     described = [{"source": s["source"], "format": ENVELOPE_TAG, "provider": s["provider"]} for s in merged.snapshots]
     meta = schema_metadata(described)
-    staged: list[tuple[Path, Path]] = []
+    changed = [name for name in FILES if existing is None or not tables[name].equals(existing[name])]
     try:
-        for name in FILES:
-            if existing is not None and tables[name].equals(existing[name]):
-                continue
-            fd, name_new = tempfile.mkstemp(prefix=f".{name}.parquet.", suffix=".new", dir=out)
-            os.close(fd)
-            staged.append((Path(name_new), out / f"{name}.parquet"))
-            write_table(tables[name].replace_schema_metadata(meta), Path(name_new), progress)
-        for new, target in staged:
-            os.replace(new, target)
+        with atomic_outputs(out, [f"{name}.parquet" for name in changed]) as open_file:
+            for name in changed:
+                file = f"{name}.parquet"
+                write_table(tables[name].replace_schema_metadata(meta), open_file(file), file, progress)
     except OSError as exc:
         raise OutputError(
             f"cannot write the history: {exc.strerror or exc}", reason="output", source=str(base)
         ) from exc
-    finally:
-        for new, _ in staged:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(new)

@@ -7,8 +7,10 @@ declaration; ``provider`` names each conversation's and message's provider), com
 zstd. Each file's schema metadata carries ``memvelope.format`` and ``memvelope.provider`` (the tags
 and providers of the documents, comma-separated when several differ) and
 ``memvelope.sources`` (a JSON list of ``{source, format, provider}``); ``facts.parquet`` also
-carries ``memvelope.ir``, each document's ``meta`` and ``archetype`` as JSON. Each file is
-written atomically. DuckDB, Polars or Spark read the files as they are, e.g.
+carries ``memvelope.ir``, each document's ``meta`` and ``archetype`` as JSON. Every file of one
+call also carries the same ``memvelope.run`` (a random id): the files are written beside their
+targets and replace them together, and :func:`read_parquet` refuses ``conversations.parquet`` and
+``messages.parquet`` of two different calls. DuckDB, Polars or Spark read the files as they are, e.g.
 ``SELECT role, count(*) FROM 'out/messages.parquet' GROUP BY role``.
 """
 
@@ -16,15 +18,16 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ._atomic import atomic_output, output_folder
+from ._atomic import atomic_outputs, output_folder
 from ._frames.columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, arrow_schema, to_pandas
 from ._frames.documents import Flat, documents
 from ._frames.envelopes import dedupe_tables
@@ -42,6 +45,8 @@ TABLES: dict[str, dict[str, Any]] = {
     "facts": FACT_COLUMNS,
 }
 _ROW_GROUP = 128 * 1024
+#: The schema metadata key holding the id shared by the files of one :func:`to_parquet` call.
+RUN_KEY = b"memvelope.run"
 
 
 def to_parquet(
@@ -116,21 +121,21 @@ def to_parquet(
     if dedupe and parts["conversations"]:
         convs, msgs = dedupe_tables(pa.concat_tables(parts["conversations"]), pa.concat_tables(parts["messages"]))
         parts["conversations"], parts["messages"] = [convs], [msgs]
-    written: dict[str, Path] = {}
-    for table_name, columns in TABLES.items():
-        if not parts[table_name]:
-            continue
-        layer = "ir" if table_name == "facts" else "envelope"
-        meta = _metadata(described[layer])
-        if table_name == "facts":
-            meta[b"memvelope.ir"] = json.dumps(ir_docs, ensure_ascii=False).encode("utf-8")
-        schema = arrow_schema(columns).with_metadata(meta)
-        table = pa.concat_tables(parts[table_name]).cast(schema)
-        parts[table_name] = []
-        path = out / f"{table_name}.parquet"
-        _write(table, path, progress)
-        written[table_name] = path
-    return written
+    run = uuid.uuid4().hex.encode()
+    names = [table_name for table_name in TABLES if parts[table_name]]
+    with atomic_outputs(out, [f"{table_name}.parquet" for table_name in names]) as open_file:
+        for table_name in names:
+            layer = "ir" if table_name == "facts" else "envelope"
+            meta = _metadata(described[layer])
+            meta[RUN_KEY] = run
+            if table_name == "facts":
+                meta[b"memvelope.ir"] = json.dumps(ir_docs, ensure_ascii=False).encode("utf-8")
+            schema = arrow_schema(TABLES[table_name]).with_metadata(meta)
+            table = pa.concat_tables(parts[table_name]).cast(schema)
+            parts[table_name] = []
+            _write(table, open_file(f"{table_name}.parquet"), f"{table_name}.parquet", progress)
+            del table
+    return {table_name: out / f"{table_name}.parquet" for table_name in names}
 
 
 def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
@@ -170,6 +175,7 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     if not base.is_dir():
         raise FormatError("a file, not a folder written by to_parquet", reason="not-found", source=str(base))
     frames: dict[str, pd.DataFrame] = {}
+    runs: dict[str, bytes | None] = {}
     for table_name, columns in TABLES.items():
         path = base / f"{table_name}.parquet"
         if not path.is_file():
@@ -182,6 +188,7 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
         if missing:
             raise FormatError(f"missing column(s) {', '.join(missing)}", reason="bad-parquet", source=str(path))
         metadata = table.schema.metadata or {}
+        runs[table_name] = metadata.get(RUN_KEY)
         frames[table_name] = to_pandas(table.select(list(columns)), columns, None)
         if table_name == "facts" and b"memvelope.ir" in metadata:
             docs = json.loads(metadata[b"memvelope.ir"])
@@ -192,6 +199,13 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     if not frames:
         raise FormatError(
             "no conversations.parquet, messages.parquet or facts.parquet here", reason="not-found", source=str(base)
+        )
+    if "conversations" in runs and "messages" in runs and runs["conversations"] != runs["messages"]:
+        raise FormatError(
+            "conversations.parquet and messages.parquet were written by two different runs (a write that failed "
+            "part-way, or two at once); write the folder again",
+            reason="bad-parquet",
+            source=str(base),
         )
     return frames
 
@@ -207,11 +221,10 @@ def _metadata(described: list[dict[str, Any]]) -> dict[bytes, bytes]:
     }
 
 
-def _write(table: pa.Table, path: Path, progress: bool | None) -> None:
+def _write(table: pa.Table, fh: BinaryIO, name: str, progress: bool | None) -> None:
     enabled = progress if table.num_rows >= 4 * _ROW_GROUP else False
     with (
-        atomic_output(path) as fh,
-        progress_bar(table.num_rows, desc=f"writing {path.name}", unit="row", enabled=enabled) as bar,
+        progress_bar(table.num_rows, desc=f"writing {name}", unit="row", enabled=enabled) as bar,
         pq.ParquetWriter(fh, table.schema, compression="zstd") as writer,
     ):
         for start in range(0, max(table.num_rows, 1), _ROW_GROUP):
@@ -222,7 +235,8 @@ def _write(table: pa.Table, path: Path, progress: bool | None) -> None:
 
 # ---- for the other writers of Parquet datasets (the history folder) --------------------------------
 
-#: Write one table as this module writes its files: zstd, its row groups, atomically.
+#: Write one table as this module writes its files: zstd, its row groups (into a file of
+#: :func:`memvelope_tools._atomic.atomic_outputs`, so a folder's files are replaced together).
 write_table = _write
 #: The ``memvelope.*`` schema metadata of the documents described (``source``, ``format``, ``provider``).
 schema_metadata = _metadata

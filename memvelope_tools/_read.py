@@ -36,18 +36,17 @@ from ._json.elements import (
     Reader,
     Refused,
     line_column,
-    map_open,
 )
 from ._json.wording import EMPTY_FILE, invalid_json
 from ._progress import progress_bar
 from ._spec import CATEGORIES, ROLES, SUBJECT_TYPES, field_types
+from ._stable import CHANGED, Changed, read_whole
 from ._tags import ENVELOPE_TAG, IR_TAG, RESERVED_TAGS, SUPPORTED_TAGS
 from .errors import FormatError, InputError
 
 Layer = Literal["envelope", "ir"]
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO | dict[str, Any]
 
-_CHUNK = 16 << 20
 _BAR_MIN_BYTES = 64 << 20
 
 # Field checks: (name, allowed JSON types, allowed values or None).
@@ -131,33 +130,20 @@ def check(doc: Any, *, source_name: str | None = None, conversations: bool = Tru
 # ---- loading -------------------------------------------------------------------------------------
 
 
-def read_file(name: str, progress: bool | None) -> bytearray:
-    """The bytes of file ``name`` in one buffer (a bar when large, see :func:`read`); FormatError when unreadable."""
+def read_file(name: str, progress: bool | None) -> bytearray | mmap.mmap:
+    """The bytes of file ``name`` in one buffer of this process's own (a bar when large, see :func:`read`);
+    FormatError when unreadable, or when the file changed while it was read. The pages of a large
+    buffer can be given back once read (see :func:`memvelope_tools._json.elements.release`)."""
     with _file_errors(name), open(name, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
-        buf = bytearray(size)  # one buffer, filled in place: no second copy of a big file
-        view = memoryview(buf)
-        done = 0
         with progress_bar(
             size, desc=f"reading {Path(name).name}", unit="B", enabled=progress if size >= _BAR_MIN_BYTES else False
         ) as bar:
-            while done < size and (n := fh.readinto(view[done : done + _CHUNK])):
-                done += n
-                bar.update(n)
-        view.release()
-        del buf[done:]
-        if done == size:
-            buf += fh.read()  # the file grew while being read
-        return buf
-
-
-def map_file(name: str) -> mmap.mmap | bytearray:
-    """The bytes of file ``name`` mapped into memory, read-only, for readers that go through a file once:
-    the pages read can be given back (see :func:`memvelope_tools._json.elements.release`). A file
-    that cannot be mapped (of no size, or whose size says nothing) is read instead."""
-    with _file_errors(name), open(name, "rb") as fh:
-        data = map_open(fh, sequential=True)
-    return read_file(name, False) if data is None else data
+            try:
+                data = read_whole(fh, bar.update)
+            except Changed:
+                raise FormatError(CHANGED, reason="changed", source=name) from None
+        return bytearray(fh.read()) if data is None else data
 
 
 @contextlib.contextmanager

@@ -68,9 +68,9 @@ import pyarrow.compute as pc
 
 from . import _corpus as corpus
 from ._frames import INT, ROLE, STRING, TIMESTAMP, conform
-from ._sources import Input, resolve
+from ._sources import resolve
 from ._spec import ROLES
-from .errors import QueryError
+from .errors import QueryError, SearchIndexError
 
 if TYPE_CHECKING:  # the engine is imported by the functions using it: importing the package stays quick
     import tantivy
@@ -93,6 +93,7 @@ MARKS = ("⟦", "⟧")
 INDEX_DIR = "search-index"
 _ROWS = "rows.arrow"  # what a result row shows, beside the engine's files
 _OLD_FILES = ("search.sqlite", "search.1.sqlite")  # an index in the format of earlier releases
+_ENGINE_FILES = (".term", ".idx", ".store", ".fast", ".fieldnorm", ".pos", "meta.json")  # what a change damages
 _FORMAT = "memvelope-search-3"
 _ANALYZER = "memvelope"
 _SNIPPET_TOKENS = 24
@@ -110,6 +111,8 @@ _CJK_RE2 = "([" + "".join(f"\\x{{{ord(c):04x}}}" if c != "-" else "-" for c in _
 _CJK = re.compile(f"([{_CJK_CLASS}])")
 _ZWSP = "\u200b"
 _OPERATORS = frozenset(("AND", "OR", "NOT"))
+#: Parentheses nested deeper than this are refused (no real query comes near it).
+MAX_NESTING = 32
 _QUERY_TOKEN = re.compile(r'\s*(?:(")([^"]*)("?)(\*?)|(\()|(\))|([^\s()"]+))')
 _SEARCHABLE = re.compile(r"[^\W_]")
 _WORD = re.compile(r"[^\W_]+")  # a run of letters and digits: a token to the engine
@@ -195,7 +198,7 @@ class _Parser:
     """Recursive descent over a query's items: OR over AND over NOT over words side by side."""
 
     def __init__(self, items: list[Words | str], query: str) -> None:
-        self.items, self.query, self.i = items, query, 0
+        self.items, self.query, self.i, self.depth = items, query, 0, 0
 
     def parse(self) -> Query:
         tree = self.binary()
@@ -233,7 +236,11 @@ class _Parser:
             raise self.unpaired()
         if self.i < len(self.items) and self.items[self.i] == ")":
             raise QueryError(f"cannot search for {self.query!r}: parentheses hold no word")
+        if self.depth >= MAX_NESTING:
+            raise QueryError(f"cannot search for {self.query!r}: parentheses nested more than {MAX_NESTING} deep")
+        self.depth += 1
         inner = self.binary()
+        self.depth -= 1
         if self.i >= len(self.items) or self.items[self.i] != ")":
             raise self.unpaired()
         self.i += 1
@@ -338,8 +345,6 @@ def _filtered(query: tantivy.Query, role: str | None, since: Any, until: Any) ->
     schema = _schema()
     filters = []
     if role is not None:
-        if role not in ROLES:
-            raise ValueError(f"role must be one of {', '.join(ROLES)} or None, got {role!r}")
         code = ROLES.index(role)
         filters.append(t.Query.range_query(schema, "role", t.FieldType.Integer, code, code))
     low, high = _timestamp_ms(since, "since"), _timestamp_ms(until, "until")
@@ -360,6 +365,13 @@ def _filtered(query: tantivy.Query, role: str | None, since: Any, until: Any) ->
     return t.Query.boolean_query(
         [(t.Occur.Must, query), *((t.Occur.Must, t.Query.const_score_query(f, 0.0)) for f in filters)]
     )
+
+
+def _check_filters(role: str | None, since: Any, until: Any) -> None:
+    if role is not None and role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)} or None, got {role!r}")
+    _timestamp_ms(since, "since")
+    _timestamp_ms(until, "until")
 
 
 def _marked(tree: Query) -> list[tuple[list[str], bool]]:
@@ -445,8 +457,9 @@ class SearchIndex:
         whole beside it, then moved into place."""
         if path is None:
             if len(history) < DISK_MIN:
-                engine = _open_engine(None, create=True)
-                return cls(engine, _fill(engine, history, fingerprint))
+                with engine_errors(None):
+                    engine = _open_engine(None, create=True)
+                    return cls(engine, _fill(engine, history, fingerprint))
             folder = tempfile.TemporaryDirectory(prefix="memvelope-search-", ignore_cleanup_errors=True)
             try:
                 index = cls.build(history, path=Path(folder.name) / INDEX_DIR, fingerprint=fingerprint)
@@ -457,7 +470,9 @@ class SearchIndex:
             return index
         made = Path(tempfile.mkdtemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent))
         try:
-            rows = _fill(_open_engine(made, create=True), history, fingerprint)
+            with engine_errors(os.fspath(path)):
+                rows = _fill(_open_engine(made, create=True), history, fingerprint)
+            rows = rows.replace_schema_metadata({**(rows.schema.metadata or {}), b"files": _engine_stamps(made)})
             with pa.OSFile(os.fspath(made / _ROWS), "wb") as sink, pa.ipc.new_file(sink, rows.schema) as out:
                 out.write_table(rows, max_chunksize=_BATCH)
             del rows
@@ -474,13 +489,21 @@ class SearchIndex:
     def open(cls, path: Path) -> SearchIndex:
         """The index kept in the folder ``path``.
 
-        Raises :class:`ValueError` (:class:`pyarrow.ArrowInvalid` among them) or :class:`OSError`
-        when it cannot be read.
+        Raises :class:`ValueError` (:class:`pyarrow.ArrowInvalid` among them), :class:`OSError` or
+        :class:`~memvelope_tools.errors.SearchIndexError` when it cannot be read.
         """
         rows = pa.ipc.open_file(pa.memory_map(os.fspath(path / _ROWS))).read_all()
         if (rows.schema.metadata or {}).get(b"format") is None:
             raise ValueError(f"{path / _ROWS} is not a search index's rows")
-        return cls(_open_engine(path, create=False), rows, path)
+        files = (rows.schema.metadata or {}).get(b"files")
+        if files is not None and files.decode() != _engine_stamps(path):
+            raise ValueError("its files changed since it was written (damaged?)")
+        with engine_errors(os.fspath(path)):
+            index = cls(_open_engine(path, create=False), rows, path)
+            held = index._searcher.num_docs
+        if held != rows.num_rows:
+            raise ValueError(f"the engine holds {held} messages, the rows {rows.num_rows}")
+        return index
 
     def __len__(self) -> int:
         return int(self._rows.num_rows)
@@ -504,7 +527,8 @@ class SearchIndex:
         tree = parse_query(query)
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
             raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
-        with self._lock:
+        _check_filters(role, since, until)
+        with self._lock, self._engine_errors():
             hits = self._best(_filtered(_engine_query(tree, self._searcher), role, since, until), limit)
         # Row by row: taking rows from a table in many chunks joins its chunks first.
         columns = {
@@ -530,16 +554,22 @@ class SearchIndex:
     def count(self, query: str, *, role: str | None = None, since: Any = None, until: Any = None) -> int:
         """How many messages match ``query`` (and the filters, as :meth:`search` takes them)."""
         tree = parse_query(query)
-        with self._lock:
+        _check_filters(role, since, until)
+        with self._lock, self._engine_errors():
             matching = _filtered(_engine_query(tree, self._searcher), role, since, until)
             return _count(self._searcher, matching)
+
+    @contextlib.contextmanager
+    def _engine_errors(self) -> Iterator[None]:
+        with engine_errors(None if self.path is None else os.fspath(self.path)):
+            yield
 
     def _best(self, query: tantivy.Query, limit: int | None) -> list[tuple[int, float]]:
         """Row and score of the best ``limit`` matches: by score, then by row (rows follow the
         order that breaks equal scores, see :func:`_fill`)."""
-        if limit == 0:
+        if limit == 0 or len(self) == 0:
             return []
-        want = _count(self._searcher, query) if limit is None else limit
+        want = _count(self._searcher, query) if limit is None else min(limit, len(self))
         if want == 0:
             return []
         fetch = want + 16
@@ -562,10 +592,39 @@ class SearchIndex:
                 self._temporary.cleanup()
 
 
+@contextlib.contextmanager
+def engine_errors(source: str | None) -> Iterator[None]:
+    """Turn what the engine raises (its I/O and value errors, and its panics, which are no
+    ``Exception``) into a :class:`~memvelope_tools.errors.SearchIndexError` naming ``source`` (the
+    index's folder, None for one in memory)."""
+    try:
+        yield
+    except (QueryError, SearchIndexError):
+        raise
+    except (KeyboardInterrupt, SystemExit, GeneratorExit, MemoryError):
+        raise
+    except BaseException as exc:
+        if not isinstance(exc, ValueError | OSError | RuntimeError) and type(exc).__name__ != "PanicException":
+            raise
+        detail = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise SearchIndexError(f"the search engine failed: {detail}", reason="bad-index", source=source) from None
+
+
 def _count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
     """How many messages ``query`` matches (a search for none at all is refused by the engine)."""
     found: int = searcher.search(query, 1, count=True).count  # type: ignore[attr-defined]  # not in its stubs
     return found
+
+
+def _engine_stamps(path: Path) -> str:
+    """Name, size and modification time of each file of the engine's index in the folder ``path``:
+    written once, they never change unless something damages them."""
+    stamps = []
+    for entry in sorted(os.scandir(path), key=lambda e: e.name):
+        if entry.name.endswith(_ENGINE_FILES):
+            info = entry.stat()
+            stamps.append(f"{entry.name}:{info.st_size}:{info.st_mtime_ns}")
+    return hashlib.blake2b("\n".join(stamps).encode(), digest_size=16).hexdigest()
 
 
 def _replace_folder(new: Path, path: Path) -> None:
@@ -779,33 +838,41 @@ def index_for(source: Any) -> SearchIndex:
     return index
 
 
-def _folder_index(folder: Path) -> SearchIndex:
+def _folder_index(folder: Path, damaged: str | None = None) -> SearchIndex:
+    """The index beside the Parquet folder ``folder``; ``damaged`` (what failed) rebuilds it whatever it holds."""
     files = [folder / name for name in ("messages.parquet", "conversations.parquet") if (folder / name).is_file()]
     fingerprint = _files_fingerprint(files)
     key = f"folder:{folder.resolve()}:{fingerprint}"
-    if (index := _recall(key)) is not None:
-        return index
     path = folder / INDEX_DIR
-    if path.exists():
+    if damaged is not None:
+        with _memory_lock:
+            entry = _memory.pop(key, None)
+        if entry is not None:
+            entry[0].close()
+        warnings.warn(f"search index {path} is damaged ({damaged}); rebuilding it", stacklevel=4)
+    elif (index := _recall(key)) is not None:
+        return index
+    elif path.exists():
         stored: SearchIndex | None = None
         try:
             stored = SearchIndex.open(path)
             if stored.meta("format") != _FORMAT:
-                why = "it was built by another version"
+                why = "is out of date (it was built by another version)"
             elif stored.meta("fingerprint") == fingerprint:
                 return _remember(key, stored)
             else:
-                why = "the Parquet files changed since it was built"
-        except (ValueError, OSError):
-            why = "it cannot be read"
+                why = "is out of date (the Parquet files changed since it was built)"
+        except (ValueError, OSError, SearchIndexError) as exc:
+            why = f"cannot be read ({exc.msg if isinstance(exc, SearchIndexError) else exc})"
         if stored is not None:
             stored.close()
-        warnings.warn(f"search index {path} is out of date ({why}); rebuilding it", stacklevel=4)
+        warnings.warn(f"search index {path} {why}; rebuilding it", stacklevel=4)
     history = corpus.from_parquet(folder)
     try:
         index = SearchIndex.build(history, path=path, fingerprint=fingerprint)
-    except OSError as exc:
-        warnings.warn(f"cannot write {path} ({exc.strerror or exc}); keeping the index in memory only", stacklevel=4)
+    except (OSError, SearchIndexError) as exc:
+        failure = (exc.strerror or str(exc)) if isinstance(exc, OSError) else exc.msg
+        warnings.warn(f"cannot write {path} ({failure}); keeping the index in memory only", stacklevel=4)
         index = SearchIndex.build(history, fingerprint=fingerprint)
     return _remember(key, index)
 
@@ -823,7 +890,9 @@ def search(
     limit: int | None = 50,
 ) -> pd.DataFrame:
     """The messages of ``source`` matching ``query``, best first, at most ``limit`` of them
-    (``None``: all); see the module docstring for the query syntax, the filters and the columns.
+    (``None``, or any number past the messages held: all); see the module docstring for the query
+    syntax, the filters and the columns. An index kept beside a Parquet folder that the engine fails
+    on is rebuilt once, with a warning.
 
     Parameters
     ----------
@@ -850,6 +919,8 @@ def search(
         The query cannot be run (the message says why).
     memvelope_tools.errors.InputError
         An input is missing, empty, not JSON or a file of another kind.
+    memvelope_tools.errors.SearchIndexError
+        The search engine failed, and rebuilding the index did not help.
 
     Examples
     --------
@@ -859,18 +930,19 @@ def search(
     True
     """
     parse_query(query)  # a bad query fails before any index is built
-    hits = index_for(source).search(query, role=role, since=since, until=until, limit=limit)
-    return _with_history_status(hits, source)
+    inputs = resolve(source, "history", list_means="documents", caller="search()")
+    folder = inputs[0].path if len(inputs) == 1 and inputs[0].kind == "parquet" else None
+    index = index_for(inputs)
+    try:
+        hits = index.search(query, role=role, since=since, until=until, limit=limit)
+    except SearchIndexError as exc:
+        if folder is None or index.path is None:
+            raise
+        index = _folder_index(folder, damaged=exc.msg)
+        hits = index.search(query, role=role, since=since, until=until, limit=limit)
+    if folder is not None:
+        from ._history_folder import is_history_folder, message_status
 
-
-def _with_history_status(hits: pd.DataFrame, source: Any) -> pd.DataFrame:
-    """Search results of a history folder, with each message's ``status`` there (see
-    :func:`memvelope_tools.history`); other results as they are."""
-    from ._history_folder import is_history_folder, message_status
-
-    item = source[0] if isinstance(source, list | tuple) and len(source) == 1 else source
-    if isinstance(item, Input):
-        folder = item.path if item.kind == "parquet" else None
-    else:
-        folder = Path(os.path.expanduser(os.fspath(item))) if isinstance(item, str | os.PathLike) else None
-    return message_status(hits, folder) if folder is not None and is_history_folder(folder) else hits
+        if is_history_folder(folder):
+            return message_status(hits, folder)
+    return hits

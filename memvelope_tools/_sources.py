@@ -28,6 +28,7 @@ input at once.
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -135,7 +136,7 @@ class Input:
     parts: tuple[Any, ...] = ()
     value: Any = field(default=None, repr=False)
 
-    def read_bytes(self, progress: bool | None = None) -> bytes | bytearray:
+    def read_bytes(self, progress: bool | None = None) -> bytes | bytearray | mmap.mmap:
         """The bytes of a document given as a file or as bytes."""
         if self.path is not None:
             return read_file(os.fspath(self.path), progress)

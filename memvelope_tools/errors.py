@@ -11,6 +11,7 @@ Reason = Literal[
     # reading an export (convert, doctor)
     "not-found",
     "unreadable",
+    "changed",
     "bad-zip",
     "zip-limit",
     "no-parts",
@@ -45,6 +46,7 @@ Reason = Literal[
     "llm-failed",
     # search and topics
     "bad-query",
+    "bad-index",
     "no-text",
     # raised without a more specific reason
     "error",
@@ -106,6 +108,13 @@ class QueryError(MemvelopeError, ValueError):
     """A search query cannot be run (``reason`` ``bad-query``); the message says what is wrong with it."""
 
     reason: Reason = "bad-query"
+
+
+class SearchIndexError(MemvelopeError, RuntimeError):
+    """The search engine failed on an index (``reason`` ``bad-index``): damaged files, or a request the
+    engine could not carry out; the message says which index and what failed."""
+
+    reason: Reason = "bad-index"
 
 
 class TopicsError(MemvelopeError, ValueError):

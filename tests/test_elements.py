@@ -71,7 +71,7 @@ def every_path(
     with monkeypatch.context() as m:
         m.setattr(elements, "_native", None)
         run("pure-Python scanner", lambda: dumps_canonical(convert(path, progress=False)))
-    if pool is not None:  # the file mapped, the elements after the first five parsed by a worker
+    if pool is not None:  # the elements after the first five parsed by a worker
         with monkeypatch.context() as m:
             m.setattr(pipeline, "Pool", lambda count: pool)
             run("worker processes", workers)

@@ -70,11 +70,11 @@ def test_an_interrupted_add_leaves_the_folder_as_it_was(tmp_path: Path, monkeypa
     real = _history_folder.write_table
     calls: list[Path] = []
 
-    def interrupted(table: Any, path: Path, progress: Any) -> None:
-        calls.append(path)
+    def interrupted(table: Any, fh: Any, name: str, progress: Any) -> None:
+        calls.append(name)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        real(table, path, progress)
+        real(table, fh, name, progress)
 
     monkeypatch.setattr(_history_folder, "write_table", interrupted)
     with pytest.raises(KeyboardInterrupt):

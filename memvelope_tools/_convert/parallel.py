@@ -2,9 +2,10 @@
 
 The parent scans the parts (the scan checks the grammar and finds the elements), detects the provider
 from the first elements itself, then hands each later batch of elements to a worker: as the file's
-path and byte range when the part is a file on disk (the worker reads the range itself), else as
-bytes. The worker returns the batch's conversations as canonical envelope bytes with their counts;
-the parent writes the pieces in order, so the bytes are those of one process.
+path and byte range when the part is a file on disk (the worker reads the range into its own memory,
+and refuses it when the file no longer has the stamp the parent read), else as bytes. The worker
+returns the batch's conversations as canonical envelope bytes with their counts; the parent writes the
+pieces in order, so the bytes are those of one process.
 """
 
 from __future__ import annotations
@@ -19,12 +20,15 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .._json.elements import FIELDS, JS, LONE, Reader
+from .._signals import bind_to_parent
+from .._stable import CHANGED, Changed, Stamp, changed
+from ..errors import ConversionError
 from .assemble import NORMALISERS, OTHER, SHAPES
 from .envelope import SEPARATOR, fragment, fragments
 
 PARALLEL_ABOVE: Final = 32 << 20  # bytes of input: smaller exports stay in one process
 
-Source = bytes | tuple[str, int, int]  # a batch's bytes, or (path, start, end) of a file holding them
+Source = bytes | tuple[str, int, int, Stamp]  # a batch's bytes, or (path, start, end, stamp) of the file holding them
 
 
 @dataclass(frozen=True)
@@ -43,15 +47,18 @@ class Piece:
 def _read(source: Source) -> bytes:
     if isinstance(source, bytes):
         return source
-    path, start, end = source
+    path, start, end, before = source
     with open(path, "rb") as fh:
-        fh.seek(start)
-        return fh.read(end - start)
+        data = os.pread(fh.fileno(), end - start, start)
+        if len(data) != end - start or changed(fh.fileno(), before):
+            raise Changed(CHANGED)
+    return data
 
 
 def work(source: Source, found: list[int], provider: str, use_orjson: bool) -> Piece:
     """Parse the elements ``found`` (a scan's list, positions relative to the batch's first byte) in
-    ``source``, normalise and serialise them."""
+    ``source``, normalise and serialise them; :class:`~memvelope_tools._stable.Changed` when the file
+    read changed since the parent read it."""
     enabled = gc.isenabled()
     gc.disable()  # parse trees hold no cycles (see pipeline.gc_paused)
     try:
@@ -91,6 +98,11 @@ def _ready() -> None:
     """A task that only makes the pool start its processes."""
 
 
+def _start_worker(parent: int | None) -> None:
+    """Run first in each worker process: it stops when the converting process does."""
+    bind_to_parent(parent)
+
+
 def workers_for(size: int, workers: int | None) -> int:
     """How many worker processes an export of ``size`` bytes gets (1: none, stay in this process)."""
     if workers is not None:
@@ -128,7 +140,11 @@ class Pool:
     (set before the first batch) receives each batch's tag and piece, in submission order."""
 
     def __init__(self, workers: int) -> None:
-        self._executor = ProcessPoolExecutor(max_workers=workers, mp_context=_context())
+        context = _context()
+        parent = os.getpid() if context.get_start_method() == "fork" else None  # else a server forks them
+        self._executor = ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(parent,)
+        )
         self._limit = 2 * workers
         self._pending: deque[tuple[str, Future[Piece]]] = deque()
         self.write: Callable[[str, Piece], None] | None = None
@@ -136,17 +152,27 @@ class Pool:
             self._executor.submit(_ready)
 
     def submit(
-        self, tag: str, buf: bytes | None, found: list[int], provider: str, use_orjson: bool, path: str = ""
+        self,
+        tag: str,
+        buf: bytes,
+        found: list[int],
+        provider: str,
+        use_orjson: bool,
+        at: tuple[str, int, Stamp] | None = None,
     ) -> None:
-        """A batch: the children ``found`` (array elements, as a scan lists them) in ``buf``, or, when
-        ``buf`` is None, in the file at ``path`` (positions in the file). ``tag`` is passed on to
-        ``write`` with its piece."""
+        """A batch: the children ``found`` (array elements, as a scan lists them) in ``buf``. With ``at``
+        (a file's path, the position of ``buf`` in it, the file's stamp as read), the worker reads the
+        bytes from the file instead. ``tag`` (the part's name) is passed on to ``write`` with its piece."""
         start, end = found[2], found[-3]
         shifted = list(found)
         for k in range(0, len(shifted), FIELDS):
             shifted[k + 2] -= start
             shifted[k + 3] -= start
-        source: Source = (path, start, end) if buf is None else bytes(buf[start:end])
+        if at is None:
+            source: Source = bytes(buf[start:end])
+        else:
+            path, shift, before = at
+            source = (path, start + shift, end + shift, before)
         while len(self._pending) >= self._limit:
             self._next()
         self._pending.append((tag, self._executor.submit(work, source, shifted, provider, use_orjson)))
@@ -158,7 +184,10 @@ class Pool:
 
     def _next(self) -> None:
         tag, future = self._pending.popleft()
-        piece = future.result()
+        try:
+            piece = future.result()
+        except Changed:
+            raise ConversionError(CHANGED, reason="changed", source=tag) from None
         assert self.write is not None
         self.write(tag, piece)
 

@@ -99,7 +99,7 @@ def feed(
     for part in parts:
         reader = Reader(JS, use_orjson=fast)
         elements = PartElements(part, reader, on_bytes=bar.update)
-        for buf, found, offset in elements.ranges(mapped=pool is not None):
+        for buf, found, offset in elements.ranges():
             if not elements.is_array:
                 elements.values(buf, found, offset)  # checked, and its repairs counted
                 continue
@@ -118,8 +118,9 @@ def feed(
             if k < len(found) and assembler.failed:
                 assembler.skip((len(found) - k) // FIELDS)
             elif k < len(found):
-                source = None if elements.mapped else buf
-                pool.submit(part.name, source, found[k:], assembler.provider or "", fast, part.path or "")
+                stamp = elements.stamp
+                at = None if part.path is None or stamp is None else (part.path, offset + elements.skip, stamp)
+                pool.submit(part.name, buf, found[k:], assembler.provider or "", fast, at)
         if not elements.is_array:
             assembler.non_array()
         if reader.replaced:
@@ -321,8 +322,14 @@ def convert_stream(
             head, tail = envelope_frame(meta)
             if out is None:
                 target = stdout if stdout is not None else _stdout()
-                _finish(target, head, body, tail)
-                target.flush()
+                try:
+                    _finish(target, head, body, tail)
+                    target.flush()
+                except BrokenPipeError:
+                    raise
+                except OSError as exc:
+                    message = f"cannot write to standard output: {exc.strerror or exc}"
+                    raise OutputError(message, reason="output") from exc
             else:
                 with atomic_output(out) as fh:
                     _finish(fh, head, body, tail)

@@ -5,7 +5,9 @@ conversation part (``conversations.json`` or ``conversations-*.json``), only the
 taken. Names sort by UTF-16 code units. A zip is read in memory, never extracted: its members are chosen
 by the same rule applied to member paths at any depth (``__MACOSX/`` and directories ignored), sorted by
 full member path. A member or folder entry that is itself a zip named ``conversations*.zip`` (today's
-Claude layout) counts as a conversation part and is opened in place, one level deep, by the same rule.
+Claude layout) counts as a conversation part and is opened, one level deep, by the same rule (a large
+one is first copied to an unnamed temporary file, never held whole in memory). Limits bound what each
+member and all the members of one zip together inflate to (:class:`ZipLimits`).
 Across several arguments the rule applies once more: when some folder or zip argument holds conversation
 parts, a folder or zip argument holding none (``projects-000.zip``) contributes nothing; a file argument
 is always a part.
@@ -16,7 +18,9 @@ from __future__ import annotations
 import io
 import lzma
 import os
+import shutil
 import stat
+import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Sequence
@@ -38,6 +42,9 @@ class ZipLimits:
     max_member_bytes: int = 8 * 1024**3
     max_ratio: float = 400.0
     ratio_floor_bytes: int = 64 * 1024**2  # members smaller than this are never refused for ratio
+    #: What all the members of one zip (nested zips included) may inflate to together; the ratio
+    #: limit also applies to that sum against the zip's size on disk.
+    max_total_bytes: int = 16 * 1024**3
 
 
 @dataclass
@@ -98,6 +105,51 @@ class Expansion:
     chose: bool  # True when a folder or zip held files that were not taken
 
 
+def printable(name: str) -> str:
+    """``name`` (a zip member's, as the archive spells it) with every character that is not printable
+    (control characters, invisible format characters) written as a Python escape, so that a message
+    naming it cannot move the cursor or forge a line on a terminal."""
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in name)
+
+
+class _Budget:
+    """What the members of one zip argument (nested zips included) have inflated to together: each
+    member counts once, at the most it was ever read to."""
+
+    def __init__(self, label: str, archive_bytes: int, limits: ZipLimits) -> None:
+        self.label, self.archive_bytes, self.limits = label, archive_bytes, limits
+        self.read: dict[str, int] = {}
+        self.total = 0
+
+    def add(self, member: str, count: int) -> None:
+        """Member ``member`` has now inflated to ``count`` bytes; ConversionError past a limit."""
+        before = self.read.get(member, 0)
+        if count > before:
+            self.read[member] = count
+            self.total += count - before
+            self.check(self.total)
+
+    def check(self, total: int) -> None:
+        """ConversionError when the members inflating to ``total`` bytes together is past a limit."""
+        limits = self.limits
+        if total > limits.max_total_bytes:
+            raise ConversionError(
+                f"zip archive's members inflate past {limits.max_total_bytes} bytes in all (a zip bomb?); if the "
+                "export is genuine, raise the limit with --zip-max-total-bytes",
+                reason="zip-limit",
+                source=self.label,
+            )
+        if total > limits.ratio_floor_bytes and total > limits.max_ratio * max(self.archive_bytes, 1):
+            raise ConversionError(
+                f"zip archive's members together inflate more than {limits.max_ratio:g} times its size (a zip "
+                "bomb?); if the export is genuine, raise the limit with --zip-max-ratio",
+                reason="zip-limit",
+                source=self.label,
+            )
+
+
 def utf16_key(name: str) -> bytes:
     """Sort key giving JavaScript's default string order (UTF-16 code units)."""
     return name.encode("utf-16-be", "surrogatepass")
@@ -149,8 +201,8 @@ def _looks_like_zip(path: Path) -> bool:
 class _LimitedReader(io.RawIOBase):
     """Reads a zip member, refusing to inflate past the configured limits."""
 
-    def __init__(self, raw: BinaryIO, name: str, info: zipfile.ZipInfo, limits: ZipLimits) -> None:
-        self._raw, self._name, self._info, self._limits = raw, name, info, limits
+    def __init__(self, raw: BinaryIO, name: str, info: zipfile.ZipInfo, limits: ZipLimits, budget: _Budget) -> None:
+        self._raw, self._name, self._info, self._limits, self._budget = raw, name, info, limits, budget
         self._count = 0
 
     def readable(self) -> bool:
@@ -160,6 +212,7 @@ class _LimitedReader(io.RawIOBase):
         data = self._raw.read(len(buffer))
         self._count += len(data)
         _check_limits(self._name, self._count, self._info.compress_size, self._limits)
+        self._budget.add(self._name, self._count)
         buffer[: len(data)] = data
         return len(data)
 
@@ -185,17 +238,18 @@ def _check_limits(name: str, size: int, compressed: int, limits: ZipLimits) -> N
         )
 
 
-def _open_zip(data_or_path: Path | bytes, label: str) -> zipfile.ZipFile:
+def _open_zip(path: Path, label: str) -> zipfile.ZipFile:
     try:
-        target = io.BytesIO(data_or_path) if isinstance(data_or_path, bytes) else data_or_path
-        return zipfile.ZipFile(target)
+        return zipfile.ZipFile(path)
     except zipfile.BadZipFile as exc:
         raise InputError(f"not a readable zip archive: {exc}", reason="bad-zip", source=label) from exc
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=label) from exc
 
 
-def _member_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, limits: ZipLimits) -> Part:
+def _member_part(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, limits: ZipLimits, budget: _Budget
+) -> Part:
     _check_limits(label, info.file_size, info.compress_size, limits)
 
     def opener() -> BinaryIO:
@@ -203,7 +257,7 @@ def _member_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, li
             raw = archive.open(info)
         except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
             raise InputError(f"cannot read zip member: {exc}", reason="bad-zip", source=label) from exc
-        return io.BufferedReader(_LimitedReader(raw, label, info, limits))  # type: ignore[arg-type]
+        return io.BufferedReader(_LimitedReader(raw, label, info, limits, budget))  # type: ignore[arg-type]
 
     return Part(label, opener, info.file_size)
 
@@ -211,17 +265,40 @@ def _member_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, li
 _NO_JSON_IN_ZIP: Final = (
     "a zip with no .json file in it: expected an export as downloaded (it holds conversations.json)"
 )
+_NESTED_IN_MEMORY: Final = 32 << 20  # a nested zip larger than this waits in an unnamed temporary file
 
 
-def _members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
-    """The zip's files by name, without folders and ``__MACOSX/`` entries."""
-    members = {}
+def _open_nested(part: Part) -> zipfile.ZipFile:
+    """The zip that the member ``part`` holds, copied (within the limits) into memory when small, else
+    into an unnamed temporary file that the system removes once it is closed."""
+    spool = tempfile.SpooledTemporaryFile(max_size=_NESTED_IN_MEMORY)  # noqa: SIM115 - lives as long as the zip
+    try:
+        with part.open() as fh:
+            shutil.copyfileobj(fh, spool, 1 << 18)
+        spool.seek(0)
+        return zipfile.ZipFile(spool)
+    except zipfile.BadZipFile as exc:
+        spool.close()
+        raise InputError(f"not a readable zip archive: {exc}", reason="bad-zip", source=part.name) from exc
+    except BaseException:
+        spool.close()
+        raise
+
+
+def _members(archive: zipfile.ZipFile) -> tuple[dict[str, zipfile.ZipInfo], set[str]]:
+    """The zip's files by name, without folders and ``__MACOSX/`` entries, and the names that more than
+    one member has (the first of them is kept)."""
+    members: dict[str, zipfile.ZipInfo] = {}
+    repeated: set[str] = set()
     for info in archive.infolist():
         name = info.filename
         if info.is_dir() or name.startswith("__MACOSX/") or "/__MACOSX/" in name:
             continue
-        members[name] = info
-    return members
+        if name in members:
+            repeated.add(name)
+        else:
+            members[name] = info
+    return members, repeated
 
 
 def check_listing(path: str | os.PathLike[str]) -> None:
@@ -233,33 +310,64 @@ def check_listing(path: str | os.PathLike[str]) -> None:
         _expand_folder(where, label, ZipLimits(), [])
     elif _looks_like_zip(where):
         with _open_zip(where, label) as archive:
-            names, _ = _choose(_members(archive), [], lambda name: f"{label}!{name}")
+            names, _ = _choose(_members(archive)[0], [], lambda name: f"{label}!{printable(name)}")
         if not names:
             raise InputError(_NO_JSON_IN_ZIP, reason="no-parts", source=label)
 
 
 def _expand_zip(
-    archive: zipfile.ZipFile, label: str, limits: ZipLimits, depth: int, ignored: list[tuple[str, str]]
+    archive: zipfile.ZipFile,
+    label: str,
+    limits: ZipLimits,
+    depth: int,
+    ignored: list[tuple[str, str]],
+    budget: _Budget | None = None,
 ) -> tuple[list[Part], bool]:
-    members = _members(archive)
-    names, chose = _choose(members, ignored, lambda name: f"{label}!{name}")
+    if budget is None:
+        budget = _Budget(label, _archive_bytes(archive), limits)
+    members, repeated = _members(archive)
+    names, chose = _choose(members, ignored, lambda name: f"{label}!{printable(name)}")
+    for name in sorted(repeated, key=utf16_key):
+        if name in names:
+            raise ConversionError(
+                f"zip archive holds two or more members named {printable(name)!r}: which one to read is unclear",
+                reason="bad-zip",
+                source=label,
+            )
+        ignored.append((f"{label}!{printable(name)}", "a second member with this name"))
+    for name in names:  # each member's own limits first: they name the member
+        _check_limits(f"{label}!{printable(name)}", members[name].file_size, members[name].compress_size, limits)
+    budget.check(budget.total + sum(members[name].file_size for name in names))  # as the archive declares them
     parts: list[Part] = []
     for name in names:
         info = members[name]
-        inner = f"{label}!{name}"
+        inner = f"{label}!{printable(name)}"
         if _is_conversation_zip(name):
             if depth > 0:
                 ignored.append((inner, "zip nested more than one level deep"))
                 continue
-            blob = _member_part(archive, info, inner, limits).read()
-            nested = _open_zip(blob, inner)
-            sub, _ = _expand_zip(nested, inner, limits, depth + 1, ignored)
+            nested = _open_nested(_member_part(archive, info, inner, limits, budget))
+            sub, _ = _expand_zip(nested, inner, limits, depth + 1, ignored, budget)
             parts.extend(sub)
         else:
-            parts.append(_member_part(archive, info, inner, limits))
+            parts.append(_member_part(archive, info, inner, limits, budget))
     if not names:
         raise InputError(_NO_JSON_IN_ZIP, reason="no-parts", source=label)
     return parts, chose
+
+
+def _archive_bytes(archive: zipfile.ZipFile) -> int:
+    """The size of the zip file itself (or, where it cannot be told, of its members compressed)."""
+    fp = archive.fp
+    try:
+        if fp is not None:
+            here = fp.tell()
+            end = fp.seek(0, io.SEEK_END)
+            fp.seek(here)
+            return int(end)
+    except (OSError, ValueError):
+        pass
+    return sum(info.compress_size for info in archive.infolist())
 
 
 def _file_part(path: Path, label: str) -> Part:
@@ -448,16 +556,17 @@ def _side_zip(
     depth: int,
 ) -> list[Part]:
     found: list[Part] = []
+    budget = _Budget(label, _archive_bytes(archive), limits)
     for info in sorted(archive.infolist(), key=lambda i: utf16_key(i.filename)):
         name = info.filename
         if info.is_dir() or name.startswith("__MACOSX/") or "/__MACOSX/" in name:
             continue
         if PurePosixPath(name).name.startswith("."):
             continue
-        inner = f"{label}!{name}"
+        inner = f"{label}!{printable(name)}"
         if wanted(name):
-            found.append(_member_part(archive, info, inner, limits))
+            found.append(_member_part(archive, info, inner, limits, budget))
         elif depth == 0 and (wanted_zip(name) or _is_conversation_zip(name)):
-            blob = _member_part(archive, info, inner, limits).read()
-            found += _side_zip(_open_zip(blob, inner), inner, wanted, wanted_zip, limits, depth + 1)
+            nested = _open_nested(_member_part(archive, info, inner, limits, budget))
+            found += _side_zip(nested, inner, wanted, wanted_zip, limits, depth + 1)
     return found

@@ -447,6 +447,7 @@ typedef struct {
     int32_t *offsets;
     unsigned char *valid;
     Py_ssize_t len, n, cap;
+    Py_ssize_t room; /* bytes data holds */
 } Column;
 
 typedef struct {
@@ -560,12 +561,13 @@ wide_space(unsigned char c, const unsigned char *p)
 
 #define CONT(b) (((b) & 0xC0) == 0x80)
 
-/* The string at p[*ip] (its opening quote) decoded into o; its code points and words when chars is
- * not NULL. Returns the end written, or NULL when the string is not the plain case: bytes that are
- * not UTF-8 as Python's strict decoder reads it, or a surrogate escape that is not half of a pair. */
+/* The string at p[*ip] (its opening quote) decoded into o, which ends at o_end; its code points and
+ * words when chars is not NULL. Returns the end written, or NULL when the string is not the plain
+ * case: bytes that are not UTF-8 as Python's strict decoder reads it, a surrogate escape that is not
+ * half of a pair, or more bytes than o holds. */
 static unsigned char *
-decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned char *o, int64_t *chars,
-              int64_t *words)
+decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned char *o, const unsigned char *o_end,
+              int64_t *chars, int64_t *words)
 {
     Py_ssize_t i = *ip + 1;
     int64_t nchars = 0, nwords = 0;
@@ -573,7 +575,7 @@ decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned 
     for (;;) {
         /* Eight ASCII characters at a time, none a quote or a backslash: the spaces among them
          * (0x80 in their bytes) and the words that start there, counted as bits. */
-        while (size - i >= 8) {
+        while (size - i >= 8 && o_end - o >= 8) {
             uint64_t w, quote, backslash, blank;
             memcpy(&w, p + i, 8);
             quote = w ^ 0x2222222222222222ull;
@@ -595,6 +597,9 @@ decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned 
             prev = (int)(sp >> 63);
         }
         unsigned char c = p[i];
+        if (o_end - o < 4 && c != '"') {
+            return NULL; /* a character may take up to 4 bytes: no room */
+        }
         if (c < 0x80) {
             if (c == '"') {
                 break;
@@ -740,7 +745,8 @@ read_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, Column *c, 
     }
     else if (p[i] == '"') {
         int64_t nc = 0, nw = 0;
-        unsigned char *end = decode_string(p, size, ip, c->data + c->len, (how & COUNTED) ? &nc : NULL, &nw);
+        unsigned char *end =
+            decode_string(p, size, ip, c->data + c->len, c->data + c->room, (how & COUNTED) ? &nc : NULL, &nw);
         if (end == NULL) return -1;
         c->len = end - c->data;
         c->valid[c->n] = 1;
@@ -834,9 +840,9 @@ read_message(const unsigned char *p, Py_ssize_t *ip, Extracted *x)
     return 0;
 }
 
-/* The conversation object at p[start]; 0, or -1 to give up. */
+/* The conversation object at p[start], which ends just before p[end]; 0, or -1 to give up. */
 static int
-read_conversation(const unsigned char *p, Py_ssize_t start, Extracted *x)
+read_conversation(const unsigned char *p, Py_ssize_t start, Py_ssize_t end, Extracted *x)
 {
     Py_ssize_t i = start;
     int seen = 0;
@@ -868,7 +874,7 @@ read_conversation(const unsigned char *p, Py_ssize_t start, Extracted *x)
         i = ws(p, i);
         if (p[i] == ',') i = ws(p, i + 1);
     }
-    return seen == 0x1F ? 0 : -1;
+    return seen == 0x1F && p[i] == '}' && i + 1 == end ? 0 : -1;
 }
 
 static PyObject *
@@ -924,6 +930,7 @@ textscan_extract(PyObject *Py_UNUSED(module), PyObject *args)
         datas[c] = PyBytes_FromStringAndSize(NULL, total); /* untouched pages cost no memory */
         if (datas[c] == NULL) goto done;
         columns[c]->data = (unsigned char *)PyBytes_AS_STRING(datas[c]);
+        columns[c]->room = total;
         if (column_grow(columns[c]) < 0) {
             failed = 2;
             break;
@@ -935,7 +942,7 @@ textscan_extract(PyObject *Py_UNUSED(module), PyObject *args)
         x.size = buf_view.len;
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t k = 0; k < nspans; k++) {
-            if (read_conversation(p, spans[2 * k], &x) < 0) {
+            if (read_conversation(p, spans[2 * k], spans[2 * k + 1], &x) < 0) {
                 failed = 1;
                 break;
             }

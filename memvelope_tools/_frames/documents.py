@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from .._json.walker import Fallback
 from .._load import open_input
-from .._read import Source, check, map_file, parse_json, read_file
+from .._read import Source, check, parse_json, read_file
 from .._sources import Input, resolve
 from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import FormatError
@@ -81,12 +81,14 @@ def _documents(
             name = found.name
         elif found.path is not None and found.value is None:
             name = found.name
-            data = map_file(os.fspath(found.path)) if stream is not None else read_file(os.fspath(found.path), progress)
+            path = found.path
+            data = read_file(os.fspath(path), progress if stream is None else False)
             if stream is not None:
                 try:
                     flat = Flat(*flatten_file(data, label, name or label, stream, progress))
                 except Fallback:
                     flat = None
+                    data = read_file(os.fspath(path), progress)  # the pages already read were given back
                 if flat is not None:
                     yield label, flat, name or label, True
                     continue

@@ -55,8 +55,9 @@ def flatten_file(
 
     With the compiled helper, conversations go from their JSON text straight into columns, on the
     worker threads, while the main thread scans the next ones; those that are not the plain case are
-    parsed. The memory of a mapped file's bytes is given back once they are read. Raises Fallback when
-    the file must be read whole instead (see memvelope_tools._json.walker.stream_envelope).
+    parsed. The memory of a private buffer's bytes is given back once they are read (they read as zeros
+    then). Raises Fallback when the file must be read whole instead (see
+    memvelope_tools._json.walker.stream_envelope).
     """
     builder = _Builder(label, name, with_messages)
     members: dict[str, Any] = {}

@@ -520,9 +520,9 @@ scan(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nipni", &view, &pos, &state, &final, &stop, &base)) {
         return NULL;
     }
-    if (pos < 0 || pos > view.len || state < BEGIN || state > END) {
+    if (pos < 0 || pos > view.len || state < BEGIN || state > END || base < 0 || base > LIMIT) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "scan: position or state out of range");
+        PyErr_SetString(PyExc_ValueError, "scan: position, state or base out of range");
         return NULL;
     }
     Children ch = {NULL, 0, 0};

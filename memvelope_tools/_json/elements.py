@@ -16,15 +16,14 @@ import codecs
 import contextlib
 import json
 import mmap
-import os
 import re
-import stat
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import InputError
+from .._stable import CHANGED, Stamp, changed, stamp
+from ..errors import ConversionError, InputError
 from .parse import reference_loads
 from .wording import EMPTY_FILE, invalid_json
 
@@ -533,7 +532,10 @@ class PartElements:
         self.part, self.reader, self.chunk = part, reader, chunk or CHUNK
         self.on_bytes = on_bytes
         self.is_array: bool | None = None
-        self.mapped = False
+        #: The stamp of the file read (see :func:`memvelope_tools._stable.stamp`; None: no regular
+        #: file) and how many bytes of it (a BOM) come before the positions the ranges give.
+        self.stamp: Stamp | None = None
+        self.skip = 0
 
     def batches(self) -> Iterator[list[Any]]:
         """The elements' values (or, for a part whose top level is no array, its members' values)."""
@@ -547,44 +549,15 @@ class PartElements:
         except Refused as exc:
             raise self.error(exc) from None
 
-    def ranges(self, *, mapped: bool = False) -> Iterator[tuple[bytes, list[int], int]]:
-        """The scanned children, a batch at a time (see the class).
-
-        With ``mapped``, a part that is a non-empty regular file is mapped into memory rather than read
-        (``self.mapped`` turns True): the buffer is then the whole file, positions in it are the
-        file's, and each batch's pages leave this process's memory once the next batch is asked for.
-        """
+    def ranges(self) -> Iterator[tuple[bytes, list[int], int]]:
+        """The scanned children, a batch at a time (see the class). Each buffer is this process's own
+        copy of the part's bytes; a file that changed while it was read raises ConversionError
+        (reason ``changed``) rather than giving a mix of two contents."""
         with self.part.open() as fh:
-            mm = map_open(fh) if mapped and self.part.path is not None else None
-            if mm is None:
-                yield from self._ranges(fh)
-                return
-            with mm:
-                self.mapped = True
-                yield from self._mapped_ranges(mm)  # type: ignore[misc]
-
-    def _mapped_ranges(self, mm: mmap.mmap) -> Iterator[tuple[mmap.mmap, list[int], int]]:
-        size = len(mm)
-        skip = len(_BOM) if mm[: len(_BOM)] == _BOM else 0
-        pos, state, released = skip, BEGIN, 0
-        if self.on_bytes is not None:
-            self.on_bytes(skip)
-        while True:
-            new_pos, new_state, found, error = scan(mm, pos, state, True, pos + BATCH, 0)  # type: ignore[arg-type]
-            if self.on_bytes is not None:
-                self.on_bytes(new_pos - pos)
-            if self.is_array is None and new_state != BEGIN:
-                self.is_array = mm[_ws(mm, pos, size)] == 0x5B  # type: ignore[arg-type]
-            if found:
-                yield mm, found, -skip
-            if error is not None:
-                raise self.error(refusal(error, -skip))
-            pos, state = new_pos, new_state
-            if state == END and pos >= size:
-                return
-            released = release(mm, released, pos)
+            yield from self._ranges(fh)
 
     def _ranges(self, fh: Any) -> Iterator[tuple[bytes, list[int], int]]:
+        before = self.stamp = _file_stamp(fh)
         buf, pos, state, offset = b"", 0, BEGIN, 0
         eof, size, first, need_read = False, self.chunk, True, True
         while True:
@@ -596,13 +569,16 @@ class PartElements:
                 if first:
                     while len(data) < len(_BOM) and not eof and (more := fh.read(size)):
                         data += more
-                    data = data[len(_BOM) :] if data.startswith(_BOM) else data
+                    self.skip = len(_BOM) if data.startswith(_BOM) else 0
+                    data = data[self.skip :]
                     first = False
                 buf, offset, pos = buf[pos:] + data, offset + pos, 0
             stop = pos + BATCH
             new_pos, new_state, found, error = scan(buf, pos, state, eof, stop, 0)
             if self.is_array is None and new_state != BEGIN:
                 self.is_array = buf[_ws(buf, pos, len(buf))] == 0x5B
+            if error is not None or (state == END and eof):
+                self._unchanged(fh, before)
             if found:
                 yield buf, found, offset
             if error is not None:
@@ -620,6 +596,10 @@ class PartElements:
                 raise AssertionError("the scanner stopped before the end of the input")
             size = self.chunk if progressed else min(2 * size, _MAX_CHUNK)
 
+    def _unchanged(self, fh: Any, before: Stamp | None) -> None:
+        if before is not None and changed(fh.fileno(), before):
+            raise ConversionError(CHANGED, reason="changed", source=self.part.name)
+
     def error(self, exc: Refused) -> InputError:
         """The InputError for ``exc``, naming the part, with the line and column (or the line for an
         empty or UTF-16 file)."""
@@ -636,26 +616,17 @@ class PartElements:
         return InputError(invalid_json(exc.detail, line, column, head), reason="invalid-json", source=self.part.name)
 
 
-def map_open(fh: Any, *, sequential: bool = False) -> mmap.mmap | None:
-    """The bytes of the open file ``fh`` mapped into memory, read-only, when it is a non-empty regular
-    file (else None); ``sequential`` asks the system to read ahead."""
+def _file_stamp(fh: Any) -> Stamp | None:
     try:
-        fd = fh.fileno()
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
-            return None
-        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is an OSError
+        return stamp(fh.fileno())
+    except (OSError, ValueError, AttributeError):  # no file descriptor: a zip member, bytes in memory
         return None
-    if sequential and hasattr(mmap, "MADV_SEQUENTIAL"):
-        mm.madvise(mmap.MADV_SEQUENTIAL)
-    return mm
 
 
 def release(data: Any, start: int, end: int) -> int:
     """Give back the memory of ``data[start:end]`` (``start`` on a page boundary) when ``data`` is a
-    mapped file: its bytes stay readable, from the file. Returns where the memory given back ends
-    (``start`` when nothing was)."""
+    private buffer (see :func:`memvelope_tools._stable.private_buffer`): those bytes read as zeros
+    afterwards. Returns where the memory given back ends (``start`` when nothing was)."""
     if not isinstance(data, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
         return start
     end -= end % mmap.PAGESIZE

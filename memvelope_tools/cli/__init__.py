@@ -10,15 +10,18 @@ need them start fast. Library errors become one line on stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib
+import os
 import sys
 import warnings
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Iterator, Sequence
+from typing import Any, NoReturn
 
 from .. import __version__
-from ..errors import MemvelopeError, MixedProvidersWarning
+from .._signals import TERMINATED_STATUS, Terminated, terminate_as_interrupt
+from ..errors import MemvelopeError, MixedProvidersWarning, OutputError
 
 # One entry per subcommand module, in the order `--help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -97,11 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:
         _unrecognised(_subparser(parser, args.command), extra)
+    stdout, sys.stdout = sys.stdout, _GuardedStdout(sys.stdout)
     try:
-        with warnings.catch_warnings():
+        with terminate_as_interrupt(), warnings.catch_warnings():
             # Said by the command's own note, from its conversion log.
             warnings.simplefilter("ignore", MixedProvidersWarning)
-            return int(args.func(args))
+            status = int(args.func(args))
+            sys.stdout.flush()  # a full disk behind stdout shows here, not at exit
+            return status
     except MemvelopeError as exc:
         print(f"memvelope: error: {exc}", file=sys.stderr)
         return 1
@@ -110,11 +116,47 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"memvelope: error: {missing_package(exc, args.command)}", file=sys.stderr)
         return 1
+    except Terminated:
+        print("memvelope: terminated; no output was written", file=sys.stderr)
+        return TERMINATED_STATUS
     except KeyboardInterrupt:
         print("memvelope: interrupted; no output was written", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1
+    finally:
+        sys.stdout = stdout
+
+
+class _GuardedStdout:
+    """Standard output whose write errors (a full disk, an I/O error) are one clear OutputError."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        with self._guard():
+            return int(self._stream.write(text))
+
+    def flush(self) -> None:
+        with self._guard():
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            with contextlib.suppress(OSError, ValueError, AttributeError):  # nothing fails again at exit
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, self._stream.fileno())
+                os.close(null)
+            raise OutputError(f"cannot write to standard output: {exc.strerror or exc}", reason="output") from None
 
 
 def entry() -> None:

@@ -55,6 +55,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="R",
         help="refuse large zip members compressed more than R:1 (default %(default)s)",
     )
+    p.add_argument(
+        "--zip-max-total-bytes",
+        type=int,
+        default=_DEFAULTS.max_total_bytes,
+        metavar="N",
+        help="refuse a zip whose members inflate past N bytes in all (default %(default)s)",
+    )
     p.set_defaults(func=run)
 
 
@@ -94,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     report = ConversionLog()
-    limits = ZipLimits(max_member_bytes=args.zip_max_bytes, max_ratio=args.zip_max_ratio)
+    limits = ZipLimits(
+        max_member_bytes=args.zip_max_bytes, max_ratio=args.zip_max_ratio, max_total_bytes=args.zip_max_total_bytes
+    )
     progress = False if args.quiet else None
     in_memory = not _streaming(args, limits)
     meta = convert_stream(

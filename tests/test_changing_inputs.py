@@ -1,0 +1,248 @@
+"""A file truncated, replaced or rewritten while it is read gives its content as it was or a clean error.
+
+The readers copy a file into their own memory and check afterwards that it did not change, so the
+parsers (the C helpers among them) never see bytes another process can still write.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import memvelope_tools as mv
+from memvelope_tools import _stable
+from memvelope_tools._convert.sources import Part
+from memvelope_tools._frames import documents, text
+from memvelope_tools._json.elements import JS, PartElements, Reader
+from memvelope_tools.errors import ConversionError, FormatError
+
+ROOT = Path(__file__).resolve().parent.parent
+OLD_TIME = 1_600_000_000  # a modification time long past, so a rewrite now always changes it
+
+
+def _export(n: int) -> list[dict[str, object]]:
+    """A Claude export of ``n`` one-message conversations."""
+    return [
+        {
+            "uuid": f"c{i}",
+            "name": f"chat {i}",
+            "chat_messages": [{"sender": "human", "text": f"hello number {i} é", "created_at": 1_700_000_000 + i}],
+        }
+        for i in range(n)
+    ]
+
+
+def _write_envelope(path: Path, n: int) -> None:
+    source = path.with_suffix(".export.json")
+    source.write_text(json.dumps(_export(n)), encoding="utf-8")
+    path.write_bytes(mv.dumps_canonical(mv.convert(source, progress=False)))
+
+
+def _open_with(path: Path, truncate_after_first_read: bool):
+    """A reader over ``path`` whose first chunk read triggers a change of the file."""
+
+    def change(_n: int) -> None:
+        if change.done:  # type: ignore[attr-defined]
+            return
+        change.done = True  # type: ignore[attr-defined]
+        if truncate_after_first_read:
+            with open(path, "r+b") as fh:
+                fh.truncate(10)
+        else:  # the same size, other bytes
+            size = path.stat().st_size
+            path.write_bytes(b" " * size)
+
+    change.done = False  # type: ignore[attr-defined]
+    return change
+
+
+@pytest.mark.parametrize("truncate", [True, False], ids=["truncated", "rewritten at the same size"])
+def test_a_file_changed_while_copied_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, truncate: bool):
+    path = tmp_path / "doc.json"
+    path.write_bytes(b"[" + b"1," * 50_000 + b"1]")
+    os.utime(path, (OLD_TIME, OLD_TIME))
+    monkeypatch.setattr(_stable, "_CHUNK", 4096)
+    with open(path, "rb") as fh, pytest.raises(_stable.Changed):
+        _stable.read_whole(fh, _open_with(path, truncate))
+
+
+def test_an_unchanged_file_is_copied_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path = tmp_path / "doc.json"
+    data = bytes(range(256)) * 400
+    path.write_bytes(data)
+    monkeypatch.setattr(_stable, "_CHUNK", 4096)
+    with open(path, "rb") as fh:
+        buf = _stable.read_whole(fh)
+    assert buf is not None and bytes(buf) == data
+
+
+def test_read_names_the_change_as_a_format_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path = tmp_path / "doc.mve.json"
+    path.write_bytes((ROOT / "fixtures" / "sample.mve.json").read_bytes())
+    os.utime(path, (OLD_TIME, OLD_TIME))
+    real = _stable.read_whole
+
+    def read_then_change(fh, on_bytes=None):
+        return real(fh, _open_with(path, True))
+
+    monkeypatch.setattr(_stable, "_CHUNK", 64)
+    monkeypatch.setattr("memvelope_tools._read.read_whole", read_then_change)
+    with pytest.raises(FormatError) as info:
+        mv.read(path)
+    assert info.value.reason == "changed"
+    assert "changed while it was read" in str(info.value)
+
+
+@pytest.mark.parametrize("truncate", [True, False], ids=["truncated", "rewritten at the same size"])
+def test_an_export_part_changed_while_scanned_is_refused(tmp_path: Path, truncate: bool):
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(_export(40)), encoding="utf-8")
+    os.utime(path, (OLD_TIME, OLD_TIME))
+    part = Part("conversations.json", functools.partial(open, path, "rb"), path.stat().st_size, os.fspath(path))
+    elements = PartElements(part, Reader(JS), chunk=256, on_bytes=_open_with(path, truncate))
+    with pytest.raises(ConversionError) as info:
+        for _ in elements.ranges():
+            pass
+    assert info.value.reason == "changed"
+    assert info.value.source == "conversations.json"
+
+
+@pytest.mark.parametrize("how", ["truncated", "rewritten at the same size", "replaced by another envelope"])
+def test_the_frames_parse_the_bytes_as_they_were_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str):
+    """The C helper reads the private copy: whatever happens to the file after it was read, the frame is
+    that of the content read."""
+    assert text._textscan is not None or os.environ.get("MEMVELOPE_REQUIRE_NATIVE") != "1"
+    path, other = tmp_path / "a.mve.json", tmp_path / "b.mve.json"
+    _write_envelope(path, 30)
+    _write_envelope(other, 7)
+    expected = mv.messages_frame(path)
+    assert len(expected) == 30
+    real = documents.read_file
+
+    def read_then_change(name: str, progress: bool | None):
+        data = real(name, progress)
+        size = path.stat().st_size
+        if how == "truncated":
+            with open(path, "r+b") as fh:
+                fh.truncate(size // 3)
+        elif how == "rewritten at the same size":
+            path.write_bytes(b"\x00" * size)
+        else:
+            path.write_bytes(other.read_bytes())
+        return data
+
+    monkeypatch.setattr(documents, "read_file", read_then_change)
+    got = mv.messages_frame(path)
+    assert got.drop(columns="source").equals(expected.drop(columns="source"))
+
+
+_RACE = textwrap.dedent(
+    """
+    import json, os, sys, time
+    import memvelope_tools as mv
+    from memvelope_tools._convert.pipeline import convert_stream
+    from memvelope_tools.errors import MemvelopeError
+
+    kind, path, seconds, *sizes = sys.argv[1:]
+    sizes = {int(s) for s in sizes}
+    deadline = time.monotonic() + float(seconds)
+    good = refused = 0
+    while time.monotonic() < deadline:
+        try:
+            if kind == "frames":
+                n = len(mv.messages_frame(path))
+            else:
+                convert_stream(path, path + ".out", progress=False, workers=2)
+                with open(path + ".out", "rb") as fh:
+                    n = len(json.load(fh)["conversations"])
+        except MemvelopeError:
+            refused += 1
+            continue
+        assert n in sizes, (n, sizes)
+        good += 1
+    print(good, refused)
+    """
+)
+
+_WRITER = textwrap.dedent(
+    """
+    import os, sys, time
+    path, *sources = sys.argv[1:]
+    blobs = [open(s, "rb").read() for s in sources]
+    k = 0
+    while True:
+        k += 1
+        blob = blobs[k % len(blobs)]
+        if k % 3 == 0:  # rewritten in place at the same size, a byte at a time changed
+            with open(path, "r+b") as fh:
+                fh.write(blobs[0] if k % 2 else bytes(len(blobs[0])))
+        else:  # truncated and written again, as cp or json.dump(open(path, "w")) do
+            with open(path, "wb") as fh:
+                fh.write(blob[: len(blob) // 2])
+                fh.flush()
+                fh.write(blob[len(blob) // 2 :])
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["frames", "convert"])
+def test_a_writer_racing_the_reader_never_kills_it(tmp_path: Path, kind: str):
+    """A writer process rewrites the file in a loop while a reader process reads it over and over: every
+    read gives one of the contents written or a MemvelopeError, and the reader exits normally."""
+    sources, counts = [], []
+    for n in (400, 150):
+        source = tmp_path / f"source-{n}.json"
+        if kind == "frames":
+            _write_envelope(source, n)
+        else:
+            source.write_text(json.dumps(_export(n)), encoding="utf-8")
+        sources.append(os.fspath(source))
+        counts.append(str(n))
+    target = tmp_path / "target.json"
+    target.write_bytes(Path(sources[0]).read_bytes())
+    env = {**os.environ, "PYTHONPATH": os.fspath(ROOT)}
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, os.fspath(target), *sources], env=env)
+    try:
+        reader = subprocess.run(
+            [sys.executable, "-c", _RACE, kind, os.fspath(target), "6", *counts],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        writer.kill()
+        writer.wait()
+    assert reader.returncode == 0, reader.stderr[-2000:]
+    good, refused = map(int, reader.stdout.split())
+    assert good + refused > 10
+
+
+def test_a_worker_refuses_a_range_of_a_file_changed_since_the_scan(tmp_path: Path):
+    """A worker process reads its batch from the file into its own memory; when the file no longer has
+    the stamp the converting process read, the batch is refused rather than parsed from other bytes."""
+    from memvelope_tools._convert import parallel
+
+    path = tmp_path / "conversations.json"
+    body = json.dumps(_export(3)).encode()
+    path.write_bytes(body)
+    os.utime(path, (OLD_TIME, OLD_TIME))
+    with open(path, "rb") as fh:
+        before = _stable.stamp(fh.fileno())
+    assert before is not None
+    start, end = 1, len(body) - 1
+    found = [-1, -1, 0, end - start, 0, 1]  # one element spanning the range: enough to read it
+    found[3] = body.index(b"}]}", start) + 3 - start
+    piece = parallel.work((os.fspath(path), start, end, before), found, "claude", True)
+    assert piece.conversations == 1
+    path.write_bytes(body.replace(b"hello", b"HELLO"))  # the same size, other bytes
+    with pytest.raises(_stable.Changed):
+        parallel.work((os.fspath(path), start, end, before), found, "claude", True)

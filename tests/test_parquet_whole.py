@@ -1,0 +1,155 @@
+"""A Parquet folder is written whole: its files share one run id, replace their targets together,
+and a pair of files from two different runs is refused."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import memvelope_tools as mv
+from memvelope_tools import _parquet
+from memvelope_tools._parquet import RUN_KEY
+from memvelope_tools.errors import FormatError, OutputError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def envelope(tag: str, n: int) -> dict:
+    convs = [
+        {
+            "id": f"{tag}-{i}",
+            "title": f"{tag} {i}",
+            "created_at": None,
+            "updated_at": None,
+            "messages": [{"id": f"{tag}-{i}-m", "role": "user", "ts": None, "text": f"{tag} lighthouse {i}"}],
+        }
+        for i in range(n)
+    ]
+    meta = {"source_provider": "claude", "conversation_count": n, "message_count": n}
+    return {"memvelope": "envelope-v0", "meta": meta, "conversations": convs}
+
+
+def run_id(path: Path) -> bytes | None:
+    return (pq.read_schema(path).metadata or {}).get(RUN_KEY)
+
+
+def test_the_files_of_one_call_share_a_run_id_and_two_calls_differ(tmp_path: Path):
+    mv.to_parquet(envelope("a", 3), tmp_path)
+    first = run_id(tmp_path / "conversations.parquet")
+    assert first and first == run_id(tmp_path / "messages.parquet")
+    mv.to_parquet(envelope("b", 2), tmp_path)
+    second = run_id(tmp_path / "conversations.parquet")
+    assert second == run_id(tmp_path / "messages.parquet") and second != first
+
+
+def test_a_mixed_pair_is_refused_by_read_parquet_and_search(tmp_path: Path):
+    a, b, mixed = tmp_path / "a", tmp_path / "b", tmp_path / "mixed"
+    mv.to_parquet(envelope("a", 3), a)
+    mv.to_parquet(envelope("b", 3), b)
+    mixed.mkdir()
+    (mixed / "conversations.parquet").write_bytes((a / "conversations.parquet").read_bytes())
+    (mixed / "messages.parquet").write_bytes((b / "messages.parquet").read_bytes())
+    with pytest.raises(FormatError, match="two different runs") as info:
+        mv.read_parquet(mixed)
+    assert info.value.reason == "bad-parquet"
+    with pytest.raises(FormatError, match="two different runs"):
+        mv.search(mixed, "lighthouse")
+    assert len(mv.read_parquet(a)["messages"]) == 3  # a whole folder still reads
+
+
+def test_a_write_that_fails_part_way_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    mv.to_parquet(envelope("old", 3), tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    real = _parquet._write
+
+    def full_disk(table, fh, name, progress):
+        if name == "messages.parquet":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(table, fh, name, progress)
+
+    monkeypatch.setattr(_parquet, "_write", full_disk)
+    with pytest.raises(OutputError, match="No space left on device"):
+        mv.to_parquet(envelope("new", 5), tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    assert len(mv.read_parquet(tmp_path)["conversations"]) == 3
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    import memvelope_tools as mv
+    folder, tag, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    convs = [
+        {"id": f"{tag}-{i}", "title": "t", "created_at": None, "updated_at": None,
+         "messages": [{"id": f"{tag}-{i}-m", "role": "user", "ts": None, "text": "x " * 2000}]}
+        for i in range(300)
+    ]
+    env = {"memvelope": "envelope-v0", "conversations": convs,
+           "meta": {"source_provider": "claude", "conversation_count": 300, "message_count": 300}}
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for _ in range(rounds):
+        mv.to_parquet(env, folder, progress=False)
+    """
+)
+
+
+def _tags(path: Path) -> set[str]:
+    """Which writer's dataset the file holds (the prefix of its conversation ids)."""
+    ids = pq.read_table(path, columns=["conversation_id"]).column(0).to_pylist()
+    return {cid.split("-")[0] for cid in ids}
+
+
+@pytest.mark.slow
+def test_two_writers_at_once_never_leave_a_mixed_folder(tmp_path: Path):
+    """Two processes write their own dataset into one folder over and over; whenever neither is
+    replacing files (the folder's lock is free), both files carry one run id."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.fspath(ROOT)}
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, os.fspath(folder), tag, "12"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("a", "b")
+    ]
+    for w in writers:
+        assert w.stdout is not None and w.stdout.readline().strip() == "ready"
+    for w in writers:
+        assert w.stdin is not None
+        w.stdin.write("go\n")
+        w.stdin.flush()
+    checks = 0
+    deadline = time.monotonic() + 120
+    while any(w.poll() is None for w in writers):
+        assert time.monotonic() < deadline
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            names = {p.name for p in folder.iterdir()}
+            if {"conversations.parquet", "messages.parquet"} <= names:
+                assert run_id(folder / "conversations.parquet") == run_id(folder / "messages.parquet")
+                assert _tags(folder / "conversations.parquet") == _tags(folder / "messages.parquet")
+                checks += 1
+        finally:
+            os.close(fd)
+        time.sleep(0.01)
+    assert [w.wait() for w in writers] == [0, 0]
+    assert checks > 0
+    tables = mv.read_parquet(folder)
+    tags = {cid.split("-")[0] for cid in tables["conversations"]["conversation_id"]}
+    assert len(tags) == 1 and tags == {mid.split("-")[0] for mid in tables["messages"]["message_id"]}
+    assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
