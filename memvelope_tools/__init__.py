@@ -12,11 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._convert import ConversionError, dump_canonical, dumps_canonical, write_envelope
-from ._doctor import doctor
-from ._load import convert, load, read, sniff
-from ._validate import validate
 from .errors import (
+    ConversionError,
     FormatError,
     InputError,
     LLMError,
@@ -32,22 +29,33 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers and editors
     from . import plot
+    from ._convert import dump_canonical, dumps_canonical, write_envelope
+    from ._doctor import doctor
     from ._frames import archetype_frame, conversations_frame, facts_frame, messages_frame
     from ._history import diff, history
     from ._history_folder import add_to_history, read_history
     from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
-
-    # what the provider remembered about the user
+    from ._load import convert, load, read, sniff
     from ._memory import memory_frame
     from ._memory_ir import memory_ir
     from ._parquet import read_parquet, to_parquet
     from ._read import layer_of
     from ._search import search
     from ._topics import topics
+    from ._validate import validate
     from .samples import history_samples, sample_path
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
+    "convert": "memvelope_tools._load",
+    "dump_canonical": "memvelope_tools._convert",
+    "dumps_canonical": "memvelope_tools._convert",
+    "write_envelope": "memvelope_tools._convert",
+    "doctor": "memvelope_tools._doctor",
+    "load": "memvelope_tools._load",
+    "sniff": "memvelope_tools._load",
+    "read": "memvelope_tools._load",
+    "validate": "memvelope_tools._validate",
     "sample_path": "memvelope_tools.samples",
     "layer_of": "memvelope_tools._read",
     "conversations_frame": "memvelope_tools._frames",

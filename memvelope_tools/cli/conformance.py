@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .._conformance import run_suite
 from ..errors import MemvelopeError
 
 
@@ -24,6 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    from .._conformance import run_suite
+
     try:
         results = run_suite(args.folder)
     except OSError as exc:

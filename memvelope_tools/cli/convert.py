@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from .._convert import ConversionLog, ZipLimits, convert_stream, expand
+from .._convert.sources import ZipLimits, expand
 from .._sources import explained, resolve
 from .common import check_output_file, conversion_notes
+
+if TYPE_CHECKING:
+    from .._convert import ConversionLog
 
 _DEFAULTS = ZipLimits()
 # Inputs larger than this (bytes, inflated) are converted streaming: as fast, and memory stays flat (in
@@ -100,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .._convert import ConversionLog, convert_stream
+
     report = ConversionLog()
     limits = ZipLimits(
         max_member_bytes=args.zip_max_bytes, max_ratio=args.zip_max_ratio, max_total_bytes=args.zip_max_total_bytes

@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 
-from .._doctor import doctor
 from .._sources import resolve
 
 
@@ -39,6 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     resolve(args.paths, "export", list_means="parts", caller="memvelope doctor")  # a wrong file is one line
+    from .._doctor import doctor
+
     report = doctor(*args.paths, show_text=args.show_text)
     if args.json:
         sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
