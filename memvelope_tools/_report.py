@@ -79,18 +79,29 @@ def _chart(draw: Callable[[Any], Any], caption: str, size: tuple[float, float] =
 
 
 def _figure(draw: Callable[[Figure], Any], caption: str, size: tuple[float, float]) -> str:
-    fig = Figure(figsize=size, layout="constrained")
+    fig = Figure(figsize=size, dpi=_DPI, layout="constrained")
     draw(fig)
-    buf = io.BytesIO()
-    with warnings.catch_warnings():
-        # Text in a script the installed fonts lack (say Japanese) is drawn as boxes; no need to warn.
-        warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
-        fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    data = base64.b64encode(_png(fig)).decode("ascii")
     return (
         f'<figure><img alt="{_e(caption)}" src="data:image/png;base64,{data}">'
         f"<figcaption>{_e(caption)}</figcaption></figure>"
     )
+
+
+def _png(fig: Figure) -> bytes:
+    """The figure as PNG bytes: the pixels and bytes ``fig.savefig(format="png")`` gives, drawn once (savefig
+    draws twice: once to lay out, once to render)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.image import imsave
+
+    canvas = FigureCanvasAgg(fig)
+    with warnings.catch_warnings():
+        # Text in a script the installed fonts lack (say Japanese) is drawn as boxes; no need to warn.
+        warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
+        canvas.draw()
+    buf = io.BytesIO()
+    imsave(buf, canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi, metadata={"Software": None})
+    return buf.getvalue()
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, Any]]]) -> str:
