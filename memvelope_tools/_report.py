@@ -94,13 +94,14 @@ def _png(fig: Figure) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.image import imsave
 
-    canvas = FigureCanvasAgg(fig)
+    canvas: Any = FigureCanvasAgg(fig)  # its draw and buffer are untyped
     with warnings.catch_warnings():
         # Text in a script the installed fonts lack (say Japanese) is drawn as boxes; no need to warn.
         warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
         canvas.draw()
     buf = io.BytesIO()
-    imsave(buf, canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi, metadata={"Software": None})
+    no_software: dict[str, Any] = {"Software": None}  # as savefig: no "matplotlib version ..." text chunk
+    imsave(buf, canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi, metadata=no_software)
     return buf.getvalue()
 
 
