@@ -1,5 +1,6 @@
 """Commands import only what they use: `--help`, `convert`, `doctor` and `validate` of a small file
-load no pandas, pyarrow, numpy or matplotlib (and only validate loads jsonschema).
+load no pandas, pyarrow, numpy or matplotlib (and only validate loads jsonschema); importing the
+package loads none of its implementation, and `--help` or a missing input none of the conversion pipeline.
 
 Each case runs in a fresh interpreter and reads ``sys.modules`` at its end; how long a start takes
 is measured by benchmarks/startup.py, not here.
@@ -114,3 +115,53 @@ def test_not_json_is_said_before_heavy_imports(command: tuple[str, ...], tmp_pat
         )
         assert (code, heavy) == (1, set()), err
         assert err.startswith(f"memvelope: error: {said}") and err.endswith(f"(in {path})\n")
+
+
+# ---- the package and the parser import none of the pipeline --------------------------------------
+
+_PIPELINE = ("memvelope_tools._convert.pipeline", "memvelope_tools._doctor", "memvelope_tools._validate")
+
+_MODULES_AFTER = """
+import json, sys
+argv = sys.argv[1:]
+try:
+    if argv:
+        from memvelope_tools.cli import main
+        main(argv)
+    else:
+        import memvelope_tools
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def modules_after(*argv: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", _MODULES_AFTER, *argv], capture_output=True, text=True, check=True)
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_import_loads_no_third_party_package_and_no_implementation_module() -> None:
+    modules = modules_after()
+    assert {m.split(".")[0] for m in modules} & {*_EVERY_HEAVY, "orjson"} == set()
+    assert {m for m in modules if m.startswith("memvelope_tools")} == {"memvelope_tools", "memvelope_tools.errors"}
+
+
+def test_the_api_names_load_on_first_use() -> None:
+    probe = (
+        "import sys, memvelope_tools as mv\n"
+        "loaded = lambda: 'memvelope_tools._convert.pipeline' in sys.modules\n"
+        "print(loaded(), callable(mv.convert), loaded(), "
+        "all(callable(getattr(mv, n)) for n in ('validate', 'doctor', 'read', 'sniff', 'load', 'write_envelope')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True", "True", "True"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("--help",), ("report", "{}", "-o", "{out}/r.html"), ("topics", "{}"), ("search", "{}", "x")],
+)
+def test_help_and_a_missing_input_load_no_conversion_pipeline(argv: tuple[str, ...], tmp_path: Path) -> None:
+    modules = modules_after(*[a.format(str(tmp_path / "nope.json"), out=tmp_path) for a in argv])
+    assert [m for m in _PIPELINE if m in modules] == []
