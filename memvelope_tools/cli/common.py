@@ -8,8 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._atomic import check_output_file, check_output_folder
-from .._convert import ConversionLog
-from .._load import open_input
+from .._convert.log import ConversionLog
 from .._sources import Input, Use, resolve
 
 __all__ = [
@@ -61,6 +60,8 @@ def check_inputs(paths: Sequence[str | Input], *, use: Use = "any") -> list[Inpu
 
 def opened(found: Input, *, quiet: bool = False) -> dict[str, Any]:
     """The document of a resolved input (an export is converted in memory, with its notes on stderr)."""
+    from .._load import open_input  # the conversion pipeline, only once a document is opened
+
     report = ConversionLog()
     doc = open_input(found, report=report, progress=False if quiet else None)
     if report.parts:
