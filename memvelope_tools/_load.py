@@ -73,7 +73,7 @@ def load(
         path = _expand_user(source)
         found, value = sniff_value(path)
         name = os.fspath(path)
-        if found.kind in ("zip", "folder", "export", "missing"):
+        if found.kind in _EXPORT_KINDS:
             return _convert([path], report, progress)
         _refuse(found, name)
         if value is None:
@@ -97,6 +97,60 @@ def load(
         "or a dict",
         reason="bad-source",
     )
+
+
+_EXPORT_KINDS = ("zip", "folder", "export", "missing")  # a path converted as an export (a missing one says so)
+
+
+def export_bytes(source: object, *, progress: bool | None = None) -> bytearray | None:
+    """The canonical bytes of the envelope that the export at path ``source`` converts to, or None.
+
+    The bytes are those ``memvelope convert`` writes (``convert_stream``), built in memory; None when
+    ``source`` is not a path that :func:`load` converts as an export. Errors are :func:`load`'s.
+    """
+    if not isinstance(source, str | os.PathLike):
+        return None
+    path = _expand_user(source)
+    if sniff(path).kind not in _EXPORT_KINDS:
+        return None
+    from ._convert import convert_stream
+
+    target = _Collected()
+    with explained([path]):
+        convert_stream(path, None, stdout=target, in_memory=True, workers=1, progress=progress)
+    return target.joined()
+
+
+class _Collected:
+    """A binary stream that keeps what is written, then hands it over as one buffer."""
+
+    def __init__(self) -> None:
+        self.pieces: list[bytes | None] = []
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.pieces.append(bytes(data))
+        self.size += len(data)
+        return len(data)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        pass
+
+    def joined(self) -> bytearray:
+        """Everything written, in one buffer; each piece is let go once copied (so never held twice)."""
+        out = bytearray(self.size)
+        pos = 0
+        for i, piece in enumerate(self.pieces):
+            assert piece is not None
+            out[pos : pos + len(piece)] = piece
+            pos += len(piece)
+            self.pieces[i] = None
+        self.pieces = []
+        return out
 
 
 def _expand_user(path: Any) -> Any:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import engine_running
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -68,8 +69,7 @@ def every_path(
         m.setattr(elements, "CHUNK", 3)
         m.setattr(elements, "BATCH", 1)
         run("bounded, tiny reads", to_file)
-    with monkeypatch.context() as m:
-        m.setattr(elements, "_native", None)
+    with engine_running("python"):
         run("pure-Python scanner", lambda: dumps_canonical(convert(path, progress=False)))
     if pool is not None:  # the file mapped, the elements after the first five parsed by a worker
         with monkeypatch.context() as m:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import engine_running
 from generate import generate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -83,12 +84,8 @@ def _reference(paths: list[Path]) -> bytes:
 
 
 def _twin(paths: list[Path]) -> bytes:
-    native = elements._native
-    elements._native = None  # the pure-Python scanner
-    try:
+    with engine_running("python"):
         return dumps_envelope(convert(*paths))
-    finally:
-        elements._native = native
 
 
 def _all_paths(paths: list[Path], tmp_path: Path) -> dict[str, object]:

@@ -477,13 +477,10 @@ def whole_parts_or_error(paths: list[Path]) -> bytes | str:
 
 def twin_or_error(paths: list[Path]) -> bytes | str:
     """As the default conversion, with the pure-Python twin of the C scanner."""
-    from memvelope_tools._json import elements
+    from conftest import engine_running
 
-    native, elements._native = elements._native, None
-    try:
+    with engine_running("python"):
         return convert_or_error(paths)
-    finally:
-        elements._native = native
 
 
 def convert_every_way(folder: Path, parts: list[bytes]) -> None:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import engine_running
 
 from memvelope_tools import read
 from memvelope_tools._convert import ConversionError, convert, convert_stream, dumps_canonical
@@ -43,12 +44,8 @@ def every_path(path: Path, tmp_path: Path) -> dict[str, object]:
     """The bytes, or (error, reason, message), of each conversion path."""
 
     def twin() -> bytes:
-        native = elements._native
-        elements._native = None
-        try:
+        with engine_running("python"):
             return dumps_canonical(convert(path, progress=False))
-        finally:
-            elements._native = native
 
     def to_file() -> bytes:
         out = tmp_path / "out.mve.json"

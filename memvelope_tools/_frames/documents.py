@@ -9,7 +9,7 @@ from typing import Any, overload
 
 import pyarrow as pa
 
-from .._load import load
+from .._load import export_bytes, load
 from .._read import Fallback, Source, check, map_file, parse_json, read_file, source_label
 from .._sniffing import document_file
 from .._tags import IR_TAG
@@ -64,7 +64,8 @@ def documents(
     ``layer`` (``"envelope"``, ``"ir"`` or None for either) is the layer every document must have.
     ``owned`` is true when the document was parsed here, so nobody else holds it. With ``stream``
     set (True: with messages, False: without), an envelope file comes as a :class:`Flat` instead:
-    flattened while parsed, so its whole tree never exists at once.
+    flattened while parsed, so its whole tree never exists at once; so does an export, converted
+    to its envelope's bytes in memory and read as that envelope's file would be.
     """
     inputs = list(doc_or_docs) if isinstance(doc_or_docs, list | tuple) else [doc_or_docs]
     if sources is not None:
@@ -80,9 +81,15 @@ def documents(
         ]
     for label, source in zip(labels, inputs, strict=True):
         path = document_file(source)
-        if path is not None:
-            name = os.fspath(source) if isinstance(source, str | os.PathLike) else os.fspath(path)
-            data = map_file(os.fspath(path)) if stream is not None else read_file(os.fspath(path), progress)
+        data: Any = None
+        if path is None and stream is not None:
+            # An export as its envelope's bytes, read as an envelope file is: the same frames, the same path.
+            data = export_bytes(source, progress=progress)
+        if path is not None or data is not None:
+            name = os.fspath(source) if isinstance(source, str | os.PathLike) else os.fspath(path)  # type: ignore[arg-type]
+            if data is None:
+                assert path is not None
+                data = map_file(os.fspath(path)) if stream is not None else read_file(os.fspath(path), progress)
             if stream is not None:
                 try:
                     flat = Flat(*flatten_file(data, label, name, stream, progress))
