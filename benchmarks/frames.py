@@ -232,9 +232,7 @@ def main() -> None:
     parser.add_argument("--general", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.numpy:
-        from memvelope_tools._frames import text as _text
-
-        _text._textscan = None
+        os.environ["MEMVELOPE_ENGINE"] = "python"  # read when the package is imported, here and in the children
     if args.child:
         child(args.child, args.general)
         return
@@ -304,7 +302,7 @@ def main() -> None:
     )
     print(f"ratio (dict):           {min(theirs) / best:>12.1f}x  (target >= 5x; first runs: {theirs[0] / first:.1f}x)")
     print(
-        f"text helper:            {'compiled (_textscan)' if _text._textscan else 'NumPy fallback'}, "
+        f"text helper:            {'compiled (_textscan)' if _text.native() else 'NumPy (engine python)'}, "
         f"{_text.threads()} thread(s)"
     )
     rate, general_rate = n / measured["seconds"], n / general["seconds"]

@@ -33,9 +33,10 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from . import plot
     from ._frames import archetype_frame, conversations_frame, facts_frame, messages_frame
     from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
-    from ._parquet import read_parquet, to_parquet
+    from ._parquet import read_parquet
     from ._read import layer_of
     from ._search import search
+    from ._tables import to_parquet
     from ._topics import topics
     from .samples import sample_path
 
@@ -46,7 +47,7 @@ _LAZY: dict[str, str] = {
     "conversations_frame": "memvelope_tools._frames",
     "messages_frame": "memvelope_tools._frames",
     "facts_frame": "memvelope_tools._frames",
-    "to_parquet": "memvelope_tools._parquet",
+    "to_parquet": "memvelope_tools._tables",
     "read_parquet": "memvelope_tools._parquet",
     "compute_archetype": "memvelope_tools._ir",
     "write_ir": "memvelope_tools._ir",

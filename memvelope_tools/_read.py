@@ -254,10 +254,6 @@ def format_error(exc: Refused, data: bytes | bytearray | mmap.mmap, start: int, 
     return FormatError(message, reason="invalid-json", source=name)
 
 
-#: The wording of JSON nested deeper than the parser can go, for every reader and command.
-TOO_DEEP = "JSON nested too deeply to parse"
-
-
 class Fallback(Exception):
     """The file is not a plain envelope that :func:`stream_envelope` reads batch by batch: read it whole."""
 

