@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import engine_running
+from conftest import ENGINES, engine_running
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from reference_json import convert_values, decode, loads_js
@@ -238,6 +238,23 @@ def test_cutting_the_text_anywhere_changes_nothing(
         assert elements.Reader(elements.PYTHON).load(data) == json.loads(text)
 
 
+@pytest.mark.parametrize("name", ENGINES)
+def test_each_engine_reads_solidus_and_upper_case_escapes(name: str) -> None:
+    data = b'[{"a\\/b": "\\u00C9t \\/"}, "\\uD83D\\uDE00", "\\uD83D", 1]'
+    with engine_running(name):
+        pos, state, found, error = elements.scan(data, 0, elements.BEGIN, True)
+    assert (pos, state, error) == (len(data), elements.END, None)
+    # Children (six ints each): where each value starts and ends, and its flags (1: a lone surrogate).
+    assert [found[k + 2 : k + 5] for k in range(0, len(found), elements.FIELDS)] == [
+        [1, 23, 0],
+        [25, 39, 0],
+        [41, 49, elements.LONE],
+        [51, 52, 0],
+    ]
+    values = [value for _, value in elements.Reader(elements.PYTHON).children(data, found)]
+    assert values == [{"a/b": "\u00c9t /"}, "\U0001f600", "\ud83d", 1]
+
+
 @native_only
 @settings(max_examples=EXAMPLES * 10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
@@ -245,6 +262,7 @@ def test_cutting_the_text_anywhere_changes_nothing(
         st.sampled_from(
             [bytes([c]) for c in b'[]{}",: 1-.e+\n\x0b\xff\\u']
             + [b"d8", b"dc", b"00", b"true", b"nul", b"\xc3\xa9", b"\\ud800", b"\\udc00", b'\\"', b"0" * 19]
+            + [b"\\/", b"\\u00C9", b"\\uD83D", b"\\uDE00", b"DC"]
         ),
         max_size=16,
     ).map(b"".join),

@@ -66,6 +66,7 @@ def flatten_file(
     def take_oldest() -> None:
         nonlocal released
         found, segments = pending.popleft()
+        wait([part for _, _, parts in segments for part in parts])  # none may still read data if this raises
         for lo, hi, parts in segments:
             pieces = [piece for part in parts for piece in part.result()]
             for start, end, read in pieces:
