@@ -101,6 +101,7 @@ def pool() -> Iterator[parallel.Pool]:
     close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("place", list(PLACES))
 def test_every_byte_value_everywhere_as_json_parse(
     place: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pool: parallel.Pool
@@ -209,6 +210,7 @@ def piecewise(data: bytes, cuts: list[int], batch: int) -> tuple[list[object], t
             fed = end
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     value=st.lists(_JSON, max_size=5) | _JSON,
@@ -255,6 +257,7 @@ def test_each_engine_reads_solidus_and_upper_case_escapes(name: str) -> None:
     assert values == [{"a/b": "\u00c9t /"}, "\U0001f600", "\ud83d", 1]
 
 
+@pytest.mark.slow
 @native_only
 @settings(max_examples=EXAMPLES * 10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(

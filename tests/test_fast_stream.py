@@ -126,6 +126,7 @@ def test_real_export_every_path(path: Path, tmp_path: Path) -> None:
     _assert_all_equal(_all_paths([path], tmp_path))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", ["chatgpt", "claude"])
 @pytest.mark.parametrize("shards", [1, 3])
 def test_generated_export_every_path(provider: str, shards: int, tmp_path: Path) -> None:
@@ -224,6 +225,7 @@ def test_errors_match(parts: list[str], tmp_path: Path, write_parts) -> None:
     assert isinstance(results["plain"], tuple)
 
 
+@pytest.mark.slow
 def test_stream_chunk_boundaries(tmp_path: Path, write_parts, monkeypatch: pytest.MonkeyPatch) -> None:
     # Tiny chunks put every escape, pair and UTF-8 sequence across a read boundary somewhere.
     raw = '"raw \U0010f83d' + " " * 40 + 'lone \\ud83d"'  # a placeholder character of its own, far from "\\"
@@ -309,6 +311,7 @@ _TRICKY_TEXT = st.text(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     texts=st.lists(_TRICKY_TEXT, min_size=1, max_size=14),

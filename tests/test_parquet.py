@@ -58,6 +58,7 @@ def _written_schema(path: Path) -> pa.Schema:
     return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(stored))).remove_metadata()
 
 
+@pytest.mark.slow
 def test_round_trip_gives_back_equal_frames_dtypes_included(tmp_path: Path) -> None:
     envs = [HAND, SAMPLE, *ENVELOPES]
     labels = [f"doc-{i}" for i in range(len(envs) + len(IR))]
@@ -134,6 +135,7 @@ def test_duckdb_reads_the_folder_as_it_is(tmp_path: Path) -> None:
     assert pd.Timestamp(first[0][0]) == pd.Timestamp("2024-01-01T09:59:00.123Z")
 
 
+@pytest.mark.slow
 def test_polars_reads_the_folder_with_the_declared_types(tmp_path: Path) -> None:
     import polars as pl
 

@@ -499,12 +499,14 @@ def convert_every_way(folder: Path, parts: list[bytes]) -> None:
         assert got == reference, f"{name} differs from the plain conversion"
 
 
+@pytest.mark.slow
 @budget("export")
 @given(parts=exports())
 def test_export_shaped_input_converts_or_fails_cleanly(part_dir: Path, parts: list[bytes]) -> None:
     convert_every_way(part_dir, parts)
 
 
+@pytest.mark.slow
 @budget("json")
 @given(
     parts=st.lists(
@@ -612,6 +614,7 @@ def test_oracle_agrees_with_hand_checked_values() -> None:
     assert oracle("1e9") is None
 
 
+@pytest.mark.slow
 @budget("timestamp")
 @given(value=timestamp_values)
 def test_timestamp_renderer_matches_datetime_oracle(value: object) -> None:
@@ -747,6 +750,7 @@ def read_or_error(data: bytes) -> dict[str, Any] | None:
     return doc
 
 
+@pytest.mark.slow
 @budget("read")
 @given(data=reader_bytes)
 def test_read_returns_a_document_or_format_error(data: bytes) -> None:
@@ -754,6 +758,7 @@ def test_read_returns_a_document_or_format_error(data: bytes) -> None:
     assert read_or_error(data) == first
 
 
+@pytest.mark.slow
 @budget("frames")
 @given(data=reader_bytes)
 def test_frames_return_a_frame_or_format_error(data: bytes) -> None:

@@ -121,6 +121,7 @@ EXAMPLES = max(150, int(os.environ.get("MEMVELOPE_FUZZ_EXAMPLES", "0")) // 20)
 texts_strategy = st.lists(st.lists(st.sampled_from(TRICKY), max_size=15).map("".join), max_size=30)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ENGINES)
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(texts=texts_strategy)
@@ -129,6 +130,7 @@ def test_text_chars_and_words_equal_python(which: str, texts: list[str]) -> None
         _check(texts)
 
 
+@pytest.mark.slow
 def test_every_code_point_as_a_separator(impl: str) -> None:
     texts = [f"a{chr(c)}b" for c in range(0x110000)]
     _, chars, words = _quiet(texts)
@@ -211,6 +213,7 @@ def test_a_text_that_is_not_a_string_is_a_type_error_for_the_frames_to_report(im
         _text.char_counts(["a", bad])
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 def test_both_paths_give_equal_frames_on_the_fixtures() -> None:
     if NATIVE is None:
@@ -293,6 +296,7 @@ def pipelined(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(flatten_module, "_BATCH", 3)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 def test_pipelined_batches_give_the_same_frames(pipelined: None) -> None:
     envelopes = sorted((FIXTURES / "envelope").glob("*/expected.mve.json"))
@@ -534,6 +538,7 @@ _JSON = st.recursive(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NATIVE is None, reason="memvelope_tools._frames._textscan is not built here")
 @settings(max_examples=int(os.environ.get("MEMVELOPE_FUZZ_EXAMPLES", "150")), deadline=None)
 @given(
