@@ -22,6 +22,8 @@ each in a fresh process, best of ``--repeat``:
   (target: at most 1.1x);
 * ``messages_frame`` of the envelope file against ``json.load`` of it (target: at most half).
 
+The runs are interleaved (one of each per round), so that the machine's load falls on all alike.
+
 Usage: ``python benchmarks/frames.py [--messages 1000000] [--seed 7] [--emoji-share 0.01] [--repeat 3]
 [--numpy] [--export ZIP]`` (``--numpy``: the engine ``"python"``, used when the C helper
 ``memvelope_tools._frames._textscan`` was not built).
@@ -176,22 +178,28 @@ def task(name: str, paths: list[str]) -> None:
 def export_figures(zip_path: str, repeat: int) -> None:
     """The figures of ``--export`` (see the module docstring), with their ratios."""
 
-    def best(name: str, *paths: str) -> dict[str, Any]:
-        runs = [timed_child(name, *paths) for _ in range(repeat)]
-        return min(runs, key=lambda r: r["seconds"])
-
     with tempfile.TemporaryDirectory() as tmp:
         envelope = str(Path(tmp) / "export.mve.json")
         clean = str(Path(tmp) / "clean.mve.json")
-        converted = best("convert", zip_path, envelope)
+        timed_child("convert", zip_path, envelope)
         data = Path(envelope).read_bytes()
         lone = len(_LONE_ESCAPE.findall(data))
         Path(clean).write_bytes(_LONE_ESCAPE.sub(rb"\\u263a", data))
         del data
-        from_zip = best("frame", zip_path)
-        from_file = best("frame", envelope)
-        from_clean = best("frame", clean)
-        loaded = best("json.load", envelope)
+        jobs = [
+            ("convert", zip_path, str(Path(tmp) / "again.mve.json")),
+            ("frame", zip_path),
+            ("frame", envelope),
+            ("frame", clean),
+            ("json.load", envelope),
+        ]
+        # Round after round, each job once per round: a change in the machine's load between runs
+        # falls on every job alike rather than on the jobs that happened to run then.
+        runs: list[list[dict[str, Any]]] = [[] for _ in jobs]
+        for _ in range(repeat):
+            for job, results in zip(jobs, runs, strict=True):
+                results.append(timed_child(*job))
+        converted, from_zip, from_file, from_clean, loaded = (min(r, key=lambda x: x["seconds"]) for r in runs)
     rows, size = from_zip["rows"], os.path.getsize(zip_path)
     assert rows == from_file["rows"] == from_clean["rows"], "the frames differ in length"
     both = converted["seconds"] + from_file["seconds"]
