@@ -12,7 +12,7 @@ from .assemble import DETECTION_WINDOW, NORMALISERS, detect_provider
 from .canonical import dump_canonical, dumps_canonical
 from .envelope import Envelope, build_envelope, dumps_envelope
 from .log import ConversionLog
-from .pipeline import convert, convert_parts, convert_stream, convert_values, write_envelope
+from .pipeline import convert, convert_parts, convert_stream, write_envelope
 from .sources import Expansion, Part, ZipLimits, expand
 
 __all__ = [
@@ -28,7 +28,6 @@ __all__ = [
     "convert",
     "convert_parts",
     "convert_stream",
-    "convert_values",
     "detect_provider",
     "dump_canonical",
     "dumps_canonical",
