@@ -12,8 +12,21 @@ file (ensure_ascii=False, indent=2, like a converter's output) and prints, in on
   a file (conversations straight from their JSON text into columns) and of the general path they take
   for what is not the plain case (every conversation parsed into Python objects first), with the ratios.
 
+With ``--export ZIP`` (an export made by ``benchmarks/generate.py`` and zipped) it measures instead,
+each in a fresh process, best of ``--repeat``:
+
+* ``messages_frame(zip)`` in rows/s, against converting the zip to an envelope file
+  (``convert_stream``) plus ``messages_frame`` of that file (target: at most their sum);
+* ``messages_frame`` of the envelope with the lone surrogates the generator puts in (about one per
+  10 MB), against the same file with each lone surrogate escape replaced by ``\\u263a`` (same size)
+  (target: at most 1.1x);
+* ``messages_frame`` of the envelope file against ``json.load`` of it (target: at most half).
+
+The runs are interleaved (one of each per round), so that the machine's load falls on all alike.
+
 Usage: ``python benchmarks/frames.py [--messages 1000000] [--seed 7] [--emoji-share 0.01] [--repeat 3]
-[--numpy]`` (``--numpy``: the path used when the C helper ``memvelope_tools._frames._textscan`` was not built).
+[--numpy] [--export ZIP]`` (``--numpy``: the engine ``"python"``, used when the C helper
+``memvelope_tools._frames._textscan`` was not built).
 """
 
 from __future__ import annotations
@@ -23,6 +36,7 @@ import gc
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -129,6 +143,86 @@ def child(path: str, general: bool) -> None:
     )
 
 
+_LONE_ESCAPE = re.compile(rb"(?<!\\)\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def timed_child(task: str, *paths: str) -> dict[str, Any]:
+    """Run one ``--task`` in a fresh process; its JSON report."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--task", task, *paths], check=True, capture_output=True, text=True
+    ).stdout
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+def task(name: str, paths: list[str]) -> None:
+    """In a fresh process: do ``name`` once and print its seconds (and rows) as JSON."""
+    import pandas  # noqa: F401 - imports are part of the baseline, not of the work
+    import pyarrow  # noqa: F401
+
+    from memvelope_tools._convert import convert_stream
+    from memvelope_tools._frames import messages_frame
+
+    gc.collect()
+    start = time.perf_counter()
+    rows = 0
+    if name == "convert":
+        convert_stream(paths[0], paths[1], workers=1, progress=False)
+    elif name == "frame":
+        rows = len(messages_frame(paths[0], progress=False))
+    elif name == "json.load":
+        with open(paths[0], "rb") as fh:
+            rows = len(json.load(fh)["conversations"])
+    print(json.dumps({"seconds": time.perf_counter() - start, "rows": rows}))
+
+
+def export_figures(zip_path: str, repeat: int) -> None:
+    """The figures of ``--export`` (see the module docstring), with their ratios."""
+
+    with tempfile.TemporaryDirectory() as tmp:
+        envelope = str(Path(tmp) / "export.mve.json")
+        clean = str(Path(tmp) / "clean.mve.json")
+        timed_child("convert", zip_path, envelope)
+        data = Path(envelope).read_bytes()
+        lone = len(_LONE_ESCAPE.findall(data))
+        Path(clean).write_bytes(_LONE_ESCAPE.sub(rb"\\u263a", data))
+        del data
+        jobs = [
+            ("convert", zip_path, str(Path(tmp) / "again.mve.json")),
+            ("frame", zip_path),
+            ("frame", envelope),
+            ("frame", clean),
+            ("json.load", envelope),
+        ]
+        # Round after round, each job once per round: a change in the machine's load between runs
+        # falls on every job alike rather than on the jobs that happened to run then.
+        runs: list[list[dict[str, Any]]] = [[] for _ in jobs]
+        for _ in range(repeat):
+            for job, results in zip(jobs, runs, strict=True):
+                results.append(timed_child(*job))
+        converted, from_zip, from_file, from_clean, loaded = (min(r, key=lambda x: x["seconds"]) for r in runs)
+    rows, size = from_zip["rows"], os.path.getsize(zip_path)
+    assert rows == from_file["rows"] == from_clean["rows"], "the frames differ in length"
+    both = converted["seconds"] + from_file["seconds"]
+    print(f"export: {zip_path} ({size / 1e6:,.1f} MB zipped), {rows:,} messages, {lone} lone surrogate escape(s)")
+    print(f"convert zip -> file:       {converted['seconds']:>7.2f} s")
+    print(f"messages_frame(file):      {from_file['seconds']:>7.2f} s  ({rows / from_file['seconds']:>10,.0f} rows/s)")
+    print(
+        f"messages_frame(zip):       {from_zip['seconds']:>7.2f} s  ({rows / from_zip['seconds']:>10,.0f} rows/s); "
+        f"{from_zip['seconds'] / both:.2f}x convert + frame(file) = {both:.2f} s "
+        f"(target <= 1x: {'met' if from_zip['seconds'] <= both else 'NOT met'})"
+    )
+    odd = from_file["seconds"] / from_clean["seconds"]
+    print(
+        f"frame(file without lone surrogates): {from_clean['seconds']:.2f} s; with them "
+        f"{odd:.2f}x (target <= 1.1x: {'met' if odd <= 1.1 else 'NOT met'})"
+    )
+    half = from_file["seconds"] / loaded["seconds"]
+    print(
+        f"json.load(file):           {loaded['seconds']:>7.2f} s; messages_frame(file) is {half:.2f}x of it "
+        f"(target <= 0.5x: {'met' if half <= 0.5 else 'NOT met'})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
@@ -140,15 +234,21 @@ def main() -> None:
     parser.add_argument(
         "--numpy", action="store_true", help="measure the NumPy path that stands in when the C helper was not built"
     )
+    parser.add_argument("--export", help="a zipped export: measure the export and envelope figures instead")
+    parser.add_argument("--task", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--general", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.numpy:
-        from memvelope_tools._frames import text as _text
-
-        _text._textscan = None
+        os.environ["MEMVELOPE_ENGINE"] = "python"  # read when the package is imported, here and in the children
     if args.child:
         child(args.child, args.general)
+        return
+    if args.task:
+        task(args.task[0], args.task[1:])
+        return
+    if args.export:
+        export_figures(args.export, args.repeat)
         return
 
     import pandas as pd
@@ -210,7 +310,7 @@ def main() -> None:
     )
     print(f"ratio (dict):           {min(theirs) / best:>12.1f}x  (target >= 5x; first runs: {theirs[0] / first:.1f}x)")
     print(
-        f"text helper:            {'compiled (_textscan)' if _text._textscan else 'NumPy fallback'}, "
+        f"text helper:            {'compiled (_textscan)' if _text.native() else 'NumPy (engine python)'}, "
         f"{_text.threads()} thread(s)"
     )
     rate, general_rate = n / measured["seconds"], n / general["seconds"]

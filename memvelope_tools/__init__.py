@@ -38,9 +38,10 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._load import convert, load, read, sniff
     from ._memory import memory_frame
     from ._memory_ir import memory_ir
-    from ._parquet import read_parquet, to_parquet
+    from ._parquet import read_parquet
     from ._read import layer_of
     from ._search import search
+    from ._tables import to_parquet
     from ._topics import topics
     from ._validate import validate
     from .samples import history_samples, sample_path
@@ -61,7 +62,7 @@ _LAZY: dict[str, str] = {
     "conversations_frame": "memvelope_tools._frames",
     "messages_frame": "memvelope_tools._frames",
     "facts_frame": "memvelope_tools._frames",
-    "to_parquet": "memvelope_tools._parquet",
+    "to_parquet": "memvelope_tools._tables",
     "read_parquet": "memvelope_tools._parquet",
     "compute_archetype": "memvelope_tools._ir",
     "write_ir": "memvelope_tools._ir",

@@ -124,7 +124,7 @@ def convert_many(
         else:
             result.failed.append(outcome)
     if parquet is not None and result.converted:
-        from ._parquet import to_parquet
+        from ._tables import to_parquet
 
         result.parquet = to_parquet(
             [c.output for c in result.converted], parquet, sources=[c.input for c in result.converted], progress=False

@@ -1,6 +1,7 @@
 """Envelopes and Facts IR documents as a Parquet dataset: one folder, one file per table.
 
-``to_parquet`` writes ``conversations.parquet`` and ``messages.parquet`` (from envelopes, and
+``to_parquet`` (:func:`memvelope_tools._tables.to_parquet`, through :func:`write_tables`) writes
+``conversations.parquet`` and ``messages.parquet`` (from envelopes, and
 from exports, converted in memory) and ``facts.parquet`` (from Facts IR documents). Columns and
 types are those of :mod:`memvelope_tools._frames` (the Arrow schema is derived from the same
 declaration; ``provider`` names each conversation's and message's provider), compressed with
@@ -19,9 +20,8 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import pandas as pd
 import pyarrow as pa
@@ -29,15 +29,13 @@ import pyarrow.parquet as pq
 
 from ._atomic import atomic_outputs, output_folder
 from ._frames.columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, arrow_schema, to_pandas
-from ._frames.documents import Flat, documents
-from ._frames.envelopes import dedupe_tables
-from ._frames.facts import archetype_frame, fact_table
-from ._frames.flatten import flatten
+from ._frames.facts import archetype_frame
 from ._progress import progress_bar
-from ._read import Source
 from ._sources import Found, refuse
-from ._tags import ENVELOPE_TAG, IR_TAG
 from .errors import FormatError
+
+if TYPE_CHECKING:
+    from ._tables import Tables
 
 TABLES: dict[str, dict[str, Any]] = {
     "conversations": CONVERSATION_COLUMNS,
@@ -49,78 +47,24 @@ _ROW_GROUP = 128 * 1024
 RUN_KEY = b"memvelope.run"
 
 
-def to_parquet(
-    doc_or_docs: Source | Sequence[Source],
-    folder: str | os.PathLike[str],
-    *,
-    sources: Sequence[str] | None = None,
-    dedupe: bool = False,
-    progress: bool | None = None,
-) -> dict[str, Path]:
-    """Write the documents' tables into ``folder`` (created if missing); return the paths written.
+def write_tables(tables: Tables, folder: str | os.PathLike[str], progress: bool | None) -> dict[str, Path]:
+    """Write ``tables`` into ``folder`` (created if missing); return the paths written.
 
-    A document is anything :func:`memvelope_tools._load` takes (an export is converted in memory);
-    a list is several documents. ``dedupe`` drops repeated conversations as the frames do.
-
-    Parameters
-    ----------
-    doc_or_docs
-        An envelope, a Facts IR document or an export (a path, bytes, a binary file object or a parsed
-        dict), or a list of them: a list is several documents, each with its own label.
-    folder
-        Where to write (created if missing).
-    sources
-        One label per document (default: see :func:`memvelope_tools._sources.labels_of`).
-    dedupe
-        Keep one copy of a conversation that several documents hold.
-    progress
-        Show a bar on long work (``None``: only on a terminal or in a notebook).
-
-    Returns
-    -------
-    dict of str to pathlib.Path
-        The files written, by table name.
-
-    Raises
-    ------
-    memvelope_tools.errors.InputError
-        An input is missing, empty, not JSON or a file of another kind (nothing is written).
-    memvelope_tools.errors.OutputError
-        The folder cannot be written.
-
-    Examples
-    --------
-    >>> import tempfile, memvelope_tools as mv
-    >>> sorted(mv.to_parquet(mv.sample_path("claude"), tempfile.mkdtemp()))
-    ['conversations', 'messages']
+    A table is written when its documents are there: conversations and messages for envelopes,
+    facts for Facts IR documents.
     """
-    inputs = documents(doc_or_docs, sources, None, progress=progress, stream=True)  # a wrong input stops here
     out = output_folder(folder)
-    parts: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
-    described: dict[str, list[dict[str, Any]]] = {"envelope": [], "ir": []}
-    ir_docs: list[dict[str, Any]] = []
-    for label, doc, name, owned in inputs:
-        if isinstance(doc, Flat) or "memvelope" in doc:
-            convs, msgs = (
-                doc.tables if isinstance(doc, Flat) else flatten(doc, label, name, True, progress, owned=owned)
-            )
-            parts["conversations"].append(convs)
-            parts["messages"].append(msgs)
-            described["envelope"].append(
-                {
-                    "source": label,
-                    "format": ENVELOPE_TAG,
-                    "provider": doc.provider if isinstance(doc, Flat) else doc["meta"]["source_provider"],
-                }
-            )
-        else:
-            parts["facts"].append(fact_table(doc, label))
-            described["ir"].append({"source": label, "format": IR_TAG, "provider": doc["meta"]["provider"]})
-            ir_docs.append({"source": label, "meta": doc["meta"], "archetype": doc["archetype"]})
-        del doc
-    if dedupe and parts["conversations"]:
-        convs, msgs = dedupe_tables(pa.concat_tables(parts["conversations"]), pa.concat_tables(parts["messages"]))
-        parts["conversations"], parts["messages"] = [convs], [msgs]
+    described = {"envelope": tables.envelopes, "ir": tables.irs}
+    described = {
+        layer: [{k: d[k] for k in ("source", "format", "provider")} for d in records]
+        for layer, records in described.items()
+    }
+    ir_docs = [{"source": d["source"], "meta": d["meta"], "archetype": d["archetype"]} for d in tables.irs]
+    parts: dict[str, list[pa.Table]] = {
+        "conversations": [tables.conversations] if described["envelope"] else [],
+        "messages": [tables.messages] if described["envelope"] and tables.messages is not None else [],
+        "facts": [tables.facts] if described["ir"] else [],
+    }
     run = uuid.uuid4().hex.encode()
     names = [table_name for table_name in TABLES if parts[table_name]]
     with atomic_outputs(out, [f"{table_name}.parquet" for table_name in names]) as open_file:

@@ -38,8 +38,8 @@ def run(out: Path) -> None:
     """Run the demo pipeline into ``out``; raises MemvelopeError on failure."""
     from ._doctor import doctor
     from ._ir import distill_structured, write_ir
-    from ._parquet import to_parquet
     from ._report import write_report
+    from ._tables import to_parquet
 
     out.mkdir(parents=True, exist_ok=True)
     envelopes: list[Path] = []

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memvelope_tools._convert import chatgpt, convert_values
-from memvelope_tools._json.parse import loads_js
+from reference_json import convert_values, loads_js
+
+from memvelope_tools._convert import chatgpt
 
 
 def node(

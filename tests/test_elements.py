@@ -10,21 +10,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import ENGINES, engine_running
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from reference_json import convert_values, decode, loads_js
 
 from memvelope_tools import read
 from memvelope_tools._convert import (
     ConversionError,
     convert,
     convert_stream,
-    convert_values,
     dumps_canonical,
     parallel,
     pipeline,
 )
 from memvelope_tools._json import elements
-from memvelope_tools._json.parse import decode, loads_js
 from memvelope_tools.errors import FormatError
 
 EXAMPLES = int(os.environ.get("MEMVELOPE_FUZZ_EXAMPLES", "300"))
@@ -68,8 +68,7 @@ def every_path(
         m.setattr(elements, "CHUNK", 3)
         m.setattr(elements, "BATCH", 1)
         run("bounded, tiny reads", to_file)
-    with monkeypatch.context() as m:
-        m.setattr(elements, "_native", None)
+    with engine_running("python"):
         run("pure-Python scanner", lambda: dumps_canonical(convert(path, progress=False)))
     if pool is not None:  # the elements after the first five parsed by a worker
         with monkeypatch.context() as m:
@@ -102,6 +101,7 @@ def pool() -> Iterator[parallel.Pool]:
     close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("place", list(PLACES))
 def test_every_byte_value_everywhere_as_json_parse(
     place: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pool: parallel.Pool
@@ -210,6 +210,7 @@ def piecewise(data: bytes, cuts: list[int], batch: int) -> tuple[list[object], t
             fed = end
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     value=st.lists(_JSON, max_size=5) | _JSON,
@@ -239,6 +240,24 @@ def test_cutting_the_text_anywhere_changes_nothing(
         assert elements.Reader(elements.PYTHON).load(data) == json.loads(text)
 
 
+@pytest.mark.parametrize("name", ENGINES)
+def test_each_engine_reads_solidus_and_upper_case_escapes(name: str) -> None:
+    data = b'[{"a\\/b": "\\u00C9t \\/"}, "\\uD83D\\uDE00", "\\uD83D", 1]'
+    with engine_running(name):
+        pos, state, found, error = elements.scan(data, 0, elements.BEGIN, True)
+    assert (pos, state, error) == (len(data), elements.END, None)
+    # Children (six ints each): where each value starts and ends, and its flags (1: a lone surrogate).
+    assert [found[k + 2 : k + 5] for k in range(0, len(found), elements.FIELDS)] == [
+        [1, 23, 0],
+        [25, 39, 0],
+        [41, 49, elements.LONE],
+        [51, 52, 0],
+    ]
+    values = [value for _, value in elements.Reader(elements.PYTHON).children(data, found)]
+    assert values == [{"a/b": "\u00c9t /"}, "\U0001f600", "\ud83d", 1]
+
+
+@pytest.mark.slow
 @native_only
 @settings(max_examples=EXAMPLES * 10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
@@ -246,6 +265,7 @@ def test_cutting_the_text_anywhere_changes_nothing(
         st.sampled_from(
             [bytes([c]) for c in b'[]{}",: 1-.e+\n\x0b\xff\\u']
             + [b"d8", b"dc", b"00", b"true", b"nul", b"\xc3\xa9", b"\\ud800", b"\\udc00", b'\\"', b"0" * 19]
+            + [b"\\/", b"\\u00C9", b"\\uD83D", b"\\uDE00", b"DC"]
         ),
         max_size=16,
     ).map(b"".join),

@@ -11,9 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import engine_running
 from generate import generate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_json import convert_values, decode, loads_js
 
 from memvelope_tools._conformance import case_inputs, find_cases
 from memvelope_tools._convert import (
@@ -21,14 +23,12 @@ from memvelope_tools._convert import (
     ConversionLog,
     convert,
     convert_stream,
-    convert_values,
     dumps_canonical,
     dumps_envelope,
     expand,
     pipeline,
 )
 from memvelope_tools._json import elements
-from memvelope_tools._json.parse import decode, loads_js
 from memvelope_tools.cli import main
 
 pytest.importorskip("orjson")
@@ -83,12 +83,8 @@ def _reference(paths: list[Path]) -> bytes:
 
 
 def _twin(paths: list[Path]) -> bytes:
-    native = elements._native
-    elements._native = None  # the pure-Python scanner
-    try:
+    with engine_running("python"):
         return dumps_envelope(convert(*paths))
-    finally:
-        elements._native = native
 
 
 def _all_paths(paths: list[Path], tmp_path: Path) -> dict[str, object]:
@@ -130,6 +126,7 @@ def test_real_export_every_path(path: Path, tmp_path: Path) -> None:
     _assert_all_equal(_all_paths([path], tmp_path))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", ["chatgpt", "claude"])
 @pytest.mark.parametrize("shards", [1, 3])
 def test_generated_export_every_path(provider: str, shards: int, tmp_path: Path) -> None:
@@ -194,7 +191,7 @@ def test_bom_invalid_utf8_and_lone_surrogate_in_one_part(tmp_path: Path, write_p
     plain, quick, streamed = ConversionLog(), ConversionLog(), ConversionLog()
     convert(*paths, report=plain, fast=False)
     convert(*paths, report=quick, fast=True)
-    convert(*paths, report=streamed, stream=True)
+    convert(*paths, report=streamed)
     # "bad" is in the name and the text: two invalid sequences (\xff, and \xc3 before a space) each
     assert plain.replaced == quick.replaced == streamed.replaced
     assert list(plain.replaced.values()) == [4]
@@ -228,6 +225,7 @@ def test_errors_match(parts: list[str], tmp_path: Path, write_parts) -> None:
     assert isinstance(results["plain"], tuple)
 
 
+@pytest.mark.slow
 def test_stream_chunk_boundaries(tmp_path: Path, write_parts, monkeypatch: pytest.MonkeyPatch) -> None:
     # Tiny chunks put every escape, pair and UTF-8 sequence across a read boundary somewhere.
     raw = '"raw \U0010f83d' + " " * 40 + 'lone \\ud83d"'  # a placeholder character of its own, far from "\\"
@@ -313,6 +311,7 @@ _TRICKY_TEXT = st.text(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     texts=st.lists(_TRICKY_TEXT, min_size=1, max_size=14),

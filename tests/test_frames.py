@@ -48,6 +48,7 @@ def _hand() -> dict[str, Any]:
     return json.loads(HAND.read_bytes())
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 def test_dtypes_are_exactly_the_declared_ones_on_every_fixture() -> None:
     convs, msgs = conversations_frame(ENVELOPES), messages_frame(ENVELOPES)
@@ -285,6 +286,7 @@ def test_the_non_ascii_whitespace_list_is_complete() -> None:
     assert word_counts(text).tolist() == expected
 
 
+@pytest.mark.slow
 @given(
     st.lists(
         st.text(
@@ -349,6 +351,7 @@ def test_bit_count_without_numpy_2_counts_as_numpy_2_does(monkeypatch: pytest.Mo
     assert word_counts(pa.array(texts)).tolist() == [len(t.split()) for t in texts]
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 def test_batches_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
@@ -370,6 +373,7 @@ def test_a_dict_input_is_not_modified_and_path_input_equals_dict_input() -> None
     assert np.array_equal(conversations_frame(HAND)["chars"].to_numpy(), [33, 4, 5])
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 @pytest.mark.parametrize("chunk", [1, 7, 4 << 20])
 def test_files_are_flattened_while_parsed_with_the_same_result(

@@ -302,6 +302,7 @@ def test_to_parquet_on_a_zip(tmp_path: Path) -> None:
     assert set(frames["messages"]["provider"]) == {"chatgpt"}
 
 
+@pytest.mark.slow
 def test_plot_archetype_chart_takes_a_path() -> None:
     import matplotlib
 

@@ -37,11 +37,13 @@ def _check(result, exports: list[Path], out: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["alice.mve.json", "conversations.mve.json"]
 
 
+@pytest.mark.slow
 def test_convert_many_in_worker_processes(exports: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "out"
     _check(convert_many(exports, out, workers=2), exports, out)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("error::DeprecationWarning")
 def test_worker_processes_are_not_forked_from_a_process_running_threads(exports: list[Path], tmp_path: Path) -> None:
     """A forked child can deadlock on a lock another thread held (Python 3.12+ warns): a notebook runs threads."""
@@ -80,6 +82,7 @@ def test_output_names_are_unique() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_convert_many_on_a_dask_cluster(exports: list[Path], tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     out = tmp_path / "out"
@@ -92,6 +95,7 @@ def test_convert_many_on_a_dask_cluster(exports: list[Path], tmp_path: Path) -> 
     assert all(isinstance(c, Converted) for c in result.converted)
 
 
+@pytest.mark.slow
 def test_cli_convert_many(exports: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cli-out"
     assert main(["convert-many", *map(str, exports), "-o", str(out), "-j", "2"]) == 1

@@ -464,8 +464,9 @@ HAS_ORJSON = importlib.util.find_spec("orjson") is not None
 
 def whole_parts_or_error(paths: list[Path]) -> bytes | str:
     """The reference: each part decoded and parsed whole by the stdlib parser, then converted."""
-    from memvelope_tools._convert import convert_values, expand
-    from memvelope_tools._json.parse import decode, loads_js
+    from reference_json import convert_values, decode, loads_js
+
+    from memvelope_tools._convert import expand
 
     try:
         parts = expand(paths).parts
@@ -477,13 +478,10 @@ def whole_parts_or_error(paths: list[Path]) -> bytes | str:
 
 def twin_or_error(paths: list[Path]) -> bytes | str:
     """As the default conversion, with the pure-Python twin of the C scanner."""
-    from memvelope_tools._json import elements
+    from conftest import engine_running
 
-    native, elements._native = elements._native, None
-    try:
+    with engine_running("python"):
         return convert_or_error(paths)
-    finally:
-        elements._native = native
 
 
 def convert_every_way(folder: Path, parts: list[bytes]) -> None:
@@ -501,12 +499,14 @@ def convert_every_way(folder: Path, parts: list[bytes]) -> None:
         assert got == reference, f"{name} differs from the plain conversion"
 
 
+@pytest.mark.slow
 @budget("export")
 @given(parts=exports())
 def test_export_shaped_input_converts_or_fails_cleanly(part_dir: Path, parts: list[bytes]) -> None:
     convert_every_way(part_dir, parts)
 
 
+@pytest.mark.slow
 @budget("json")
 @given(
     parts=st.lists(
@@ -614,6 +614,7 @@ def test_oracle_agrees_with_hand_checked_values() -> None:
     assert oracle("1e9") is None
 
 
+@pytest.mark.slow
 @budget("timestamp")
 @given(value=timestamp_values)
 def test_timestamp_renderer_matches_datetime_oracle(value: object) -> None:
@@ -749,6 +750,7 @@ def read_or_error(data: bytes) -> dict[str, Any] | None:
     return doc
 
 
+@pytest.mark.slow
 @budget("read")
 @given(data=reader_bytes)
 def test_read_returns_a_document_or_format_error(data: bytes) -> None:
@@ -756,6 +758,7 @@ def test_read_returns_a_document_or_format_error(data: bytes) -> None:
     assert read_or_error(data) == first
 
 
+@pytest.mark.slow
 @budget("frames")
 @given(data=reader_bytes)
 def test_frames_return_a_frame_or_format_error(data: bytes) -> None:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import engine_running
 
 from memvelope_tools import read
 from memvelope_tools._convert import ConversionError, convert, convert_stream, dumps_canonical
@@ -43,12 +44,8 @@ def every_path(path: Path, tmp_path: Path) -> dict[str, object]:
     """The bytes, or (error, reason, message), of each conversion path."""
 
     def twin() -> bytes:
-        native = elements._native
-        elements._native = None
-        try:
+        with engine_running("python"):
             return dumps_canonical(convert(path, progress=False))
-        finally:
-            elements._native = native
 
     def to_file() -> bytes:
         out = tmp_path / "out.mve.json"
@@ -101,6 +98,7 @@ def test_depth_past_the_limit_is_too_deep_on_every_path(tmp_path: Path, depth: i
     assert one_outcome(every_path(path, tmp_path)) == ("error", "too-deep", f"{MESSAGE} (in {path})")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", [LIMIT, LIMIT + 1, 5000, 100_000])
 def test_read_and_frames_enforce_the_same_limit(tmp_path: Path, depth: int) -> None:
     data = envelope_nested(depth)
@@ -177,6 +175,7 @@ sys.exit(status)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [["--stream"], ["--no-stream"]])
 @pytest.mark.parametrize("shape", ["arrays", "objects", "inside a conversation"])
 def test_100000_levels_through_the_cli(tmp_path: Path, shape: str, mode: list[str]) -> None:

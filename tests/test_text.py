@@ -1,7 +1,8 @@
 """Texts as Arrow columns (memvelope_tools._frames.text): text, chars and words against plain Python.
 
-Every test runs twice: with the compiled helper (``_textscan``) and with the NumPy path that
-stands in for it when no C compiler was there at install.
+Every test runs with each engine (see memvelope_tools._engine): ``"c"``, the compiled helper
+(``_textscan``), and ``"python"``, the NumPy path that stands in for it when no C compiler was
+there at install; each asserts that the engine it asked for is the one that ran.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import tempfile
 import warnings
@@ -20,12 +22,15 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from conftest import ENGINES, engine_running
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memvelope_tools import _engine
 from memvelope_tools._frames import conversations_frame, messages_frame
 from memvelope_tools._frames import flatten as flatten_module
 from memvelope_tools._frames import text as _text
+from memvelope_tools._json.elements import FIELDS
 from memvelope_tools.errors import FormatError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -85,14 +90,9 @@ def _has_surrogate(s: str) -> bool:
     return any("\ud800" <= c <= "\udfff" for c in s)
 
 
-@pytest.fixture(params=["native", "numpy"])
+@pytest.fixture(params=ENGINES)
 def impl(request: pytest.FixtureRequest) -> Iterator[str]:
-    if request.param == "native" and NATIVE is None:
-        if os.environ.get("MEMVELOPE_REQUIRE_NATIVE"):
-            pytest.fail("memvelope_tools._frames._textscan was not built (pip install printed why)")
-        pytest.skip("memvelope_tools._frames._textscan is not built here (no C compiler at install)")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_text, "_textscan", NATIVE if request.param == "native" else None)
+    with engine_running(request.param, "text"):
         yield request.param
 
 
@@ -121,17 +121,16 @@ EXAMPLES = max(150, int(os.environ.get("MEMVELOPE_FUZZ_EXAMPLES", "0")) // 20)
 texts_strategy = st.lists(st.lists(st.sampled_from(TRICKY), max_size=15).map("".join), max_size=30)
 
 
-@pytest.mark.parametrize("which", ["native", "numpy"])
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ENGINES)
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(texts=texts_strategy)
 def test_text_chars_and_words_equal_python(which: str, texts: list[str]) -> None:
-    if which == "native" and NATIVE is None:
-        pytest.skip("memvelope_tools._frames._textscan is not built here")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_text, "_textscan", NATIVE if which == "native" else None)
+    with engine_running(which, "text"):
         _check(texts)
 
 
+@pytest.mark.slow
 def test_every_code_point_as_a_separator(impl: str) -> None:
     texts = [f"a{chr(c)}b" for c in range(0x110000)]
     _, chars, words = _quiet(texts)
@@ -214,14 +213,15 @@ def test_a_text_that_is_not_a_string_is_a_type_error_for_the_frames_to_report(im
         _text.char_counts(["a", bad])
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 def test_both_paths_give_equal_frames_on_the_fixtures() -> None:
     if NATIVE is None:
         pytest.skip("memvelope_tools._frames._textscan is not built here")
     envelopes = sorted((FIXTURES / "envelope").glob("*/expected.mve.json"))
-    native_msgs, native_convs = messages_frame(envelopes), conversations_frame(envelopes)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_text, "_textscan", None)
+    with engine_running("c", "columns"):
+        native_msgs, native_convs = messages_frame(envelopes), conversations_frame(envelopes)
+    with engine_running("python", "text"):
         pd.testing.assert_frame_equal(messages_frame(envelopes), native_msgs)
         pd.testing.assert_frame_equal(conversations_frame(envelopes), native_convs)
 
@@ -296,6 +296,7 @@ def pipelined(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(flatten_module, "_BATCH", 3)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 def test_pipelined_batches_give_the_same_frames(pipelined: None) -> None:
     envelopes = sorted((FIXTURES / "envelope").glob("*/expected.mve.json"))
@@ -406,11 +407,10 @@ def _envelope(texts: list[str], **extra: Any) -> dict[str, Any]:
 
 
 def _frames_from(path: Path, general: bool) -> tuple[Any, Any]:
-    """Both frames of ``path``: read straight into columns, or (``general``) parsed and flattened."""
-    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
+    """Both frames of ``path``: read straight into columns (engine ``"c"``), or (``general``, engine
+    ``"python"``) parsed and flattened."""
+    with _engine.engine("python" if general else "c"), warnings.catch_warnings():
         warnings.simplefilter("ignore", UnicodeWarning)
-        if general:
-            mp.setattr(_text, "conversation_columns", lambda *_: None)
         try:
             return messages_frame(path), conversations_frame(path)
         except FormatError as exc:
@@ -418,23 +418,34 @@ def _frames_from(path: Path, general: bool) -> tuple[Any, Any]:
 
 
 def _parsed_count(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """A list that grows by one each time conversations are parsed rather than read into columns."""
+    """A list that grows by one each time conversations are parsed rather than read into columns
+    (by the number of conversations parsed)."""
     calls: list[int] = []
     parse = flatten_module.parse_spans
 
     def counting(data: Any, found: list[int]) -> list[Any]:
-        calls.append(len(found))
+        calls.append(len(found) // FIELDS)
         return parse(data, found)
 
     monkeypatch.setattr(flatten_module, "parse_spans", counting)
     return calls
 
 
+_ESCAPE = re.compile(rb"\\(u[0-9a-fA-F]{4}|.)")
+
+
+def _escaped(data: bytes) -> bytes:
+    """The same JSON value, with every ``/`` written ``\\/`` and every ``\\uXXXX`` escape in upper case."""
+    data = data.replace(b"/", b"\\/")  # outside strings JSON text has no "/"
+    return _ESCAPE.sub(lambda m: b"\\" + (m[1].upper().replace(b"U", b"u") if m[1][:1] == b"u" else m[1]), data)
+
+
 @pytest.mark.skipif(NATIVE is None, reason="memvelope_tools._frames._textscan is not built here")
 @pytest.mark.parametrize("dump", [{"ensure_ascii": False}, {"ensure_ascii": True}, {"indent": 2}])
 @pytest.mark.parametrize("span_bytes", [64, 16 << 20])
+@pytest.mark.parametrize("escapes", [False, True])
 def test_files_read_straight_into_columns_equal_the_parsed_frames(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dump: dict[str, Any], span_bytes: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dump: dict[str, Any], span_bytes: int, escapes: bool
 ) -> None:
     texts = [
         *WHITESPACE,
@@ -450,7 +461,9 @@ def test_files_read_straight_into_columns_equal_the_parsed_frames(
     ]
     env = _envelope(texts, **{"x-unknown": {"nested": ["]", "}", '"', "\\", 1e300, -0.5, True, None, {}]}})
     path = tmp_path / "e.json"
-    path.write_text(json.dumps(env, **dump), encoding="utf-8")
+    data = json.dumps(env, **dump).encode("utf-8")
+    path.write_bytes(_escaped(data) if escapes else data)
+    assert json.loads(path.read_bytes()) == env
     monkeypatch.setattr(flatten_module, "_SPAN_BYTES", span_bytes)
     parsed = _parsed_count(monkeypatch)
     msgs, convs = _frames_from(path, general=False)
@@ -525,23 +538,32 @@ _JSON = st.recursive(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NATIVE is None, reason="memvelope_tools._frames._textscan is not built here")
 @settings(max_examples=int(os.environ.get("MEMVELOPE_FUZZ_EXAMPLES", "150")), deadline=None)
 @given(
     texts=st.lists(_ANY_TEXT, min_size=1, max_size=12),
     extra=st.dictionaries(_ANY_TEXT, _JSON, max_size=2),
     ascii=st.booleans(),
+    escapes=st.booleans(),
 )
 def test_any_envelope_file_gives_the_same_frames_either_way(
-    texts: list[str], extra: dict[str, Any], ascii: bool
+    texts: list[str], extra: dict[str, Any], ascii: bool, escapes: bool
 ) -> None:
     env = _envelope(texts, **extra)
-    with tempfile.TemporaryDirectory() as tmp:
+    data = json.dumps(env, ensure_ascii=ascii).encode("utf-8", "surrogatepass")
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
         path = Path(tmp) / "e.json"
-        path.write_bytes(json.dumps(env, ensure_ascii=ascii).encode("utf-8", "surrogatepass"))
-        got, expected = _frames_from(path, general=False), _frames_from(path, general=True)
+        path.write_bytes(_escaped(data) if escapes else data)
+        parsed = _parsed_count(mp)
+        got = _frames_from(path, general=False)
+        in_columns = 2 * len(env["conversations"]) - sum(parsed)  # by the two frames
+        expected = _frames_from(path, general=True)
     if got[1] is None or expected[1] is None:
         assert got == expected
     else:
+        # The last conversation is plain: the C reader took it (and any other plain one) into columns.
+        assert in_columns >= 2
+        assert got[1]["n_messages"].iloc[-1] == 0
         pd.testing.assert_frame_equal(got[0], expected[0])
         pd.testing.assert_frame_equal(got[1], expected[1])

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .canonical import dump_canonical, dumps_canonical
     from .envelope import Envelope, build_envelope, dumps_envelope
     from .log import ConversionLog
-    from .pipeline import convert, convert_parts, convert_stream, convert_values, write_envelope
+    from .pipeline import convert, convert_parts, convert_stream, write_envelope
     from .sources import Expansion, Part, ZipLimits, expand
 
 # name -> submodule that defines it; imported on first attribute access (PEP 562).
@@ -36,7 +36,6 @@ _LAZY: dict[str, str] = {
     "convert": "pipeline",
     "convert_parts": "pipeline",
     "convert_stream": "pipeline",
-    "convert_values": "pipeline",
     "write_envelope": "pipeline",
     "Expansion": "sources",
     "Part": "sources",
@@ -57,7 +56,6 @@ __all__ = [
     "convert",
     "convert_parts",
     "convert_stream",
-    "convert_values",
     "detect_provider",
     "dump_canonical",
     "dumps_canonical",

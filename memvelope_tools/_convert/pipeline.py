@@ -16,7 +16,7 @@ import stat
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -146,25 +146,11 @@ def _caller_level() -> int:
     return level
 
 
-def convert_values(values: Iterable[object], source: str | None = None) -> Envelope:
-    """Convert already-parsed part values (each a part's top-level JSON value), in order."""
-    conversations: list[Conversation] = []
-    assembler = Assembler(conversations.append, source)
-    for value in values:
-        if type(value) is list:
-            for element in value:
-                assembler.element(element)
-        else:  # a part whose top level is not an array contributes nothing
-            assembler.non_array()
-    return build_envelope(assembler.finish(), conversations, source)
-
-
 def convert_parts(
     parts: Sequence[Part],
     log: ConversionLog | None = None,
     *,
     fast: bool | None = None,
-    stream: bool = False,
     progress: bool | None = None,
 ) -> Envelope:
     """Convert an ordered list of parts (see :func:`memvelope_tools._convert.sources.expand`).
@@ -185,7 +171,6 @@ def convert(
     report: ConversionLog | None = None,
     zip_limits: ZipLimits | None = None,
     fast: bool | None = None,
-    stream: bool = False,
     progress: bool | None = None,
 ) -> Envelope:
     """Convert one export, given as part files, folders and/or zips in order, to an envelope.
@@ -195,15 +180,14 @@ def convert(
     conversations (one provider is kept, the other's conversations are left out).
     Pass a :class:`ConversionLog` as ``report`` to learn which parts were read and which files were
     passed over. ``fast`` parses with orjson (default: when installed). Parts are always read in
-    bounded batches; ``stream`` is accepted for compatibility and changes nothing (see
-    :func:`convert_stream` to bound memory by the batch rather than the envelope). Every option gives
-    the same envelope. ``progress`` shows a bar on stderr (default: on a terminal).
+    bounded batches (see :func:`convert_stream` to bound memory by the batch rather than the
+    envelope). Every option gives the same envelope. ``progress`` shows a bar on stderr (default: on a terminal).
     """
     expansion: Expansion = expand(paths, zip_limits)
     if report is not None:
         report.ignored = expansion.ignored
         report.chose = expansion.chose
-    return convert_parts(expansion.parts, report, fast=fast, stream=stream, progress=progress)
+    return convert_parts(expansion.parts, report, fast=fast, progress=progress)
 
 
 def _copy(src: IO[bytes], dst: IO[bytes]) -> None:

@@ -9,7 +9,7 @@ from typing import Any, overload
 import pyarrow as pa
 
 from .._json.walker import Fallback
-from .._load import open_input
+from .._load import export_bytes, open_input
 from .._read import Source, check, parse_json, read_file
 from .._sources import Input, resolve
 from .._tags import ENVELOPE_TAG, IR_TAG
@@ -64,8 +64,9 @@ def documents(
     ``layer`` (``"envelope"``, ``"ir"`` or None for either) is the layer every document must have.
     ``owned`` is true when the document was parsed here, so nobody else holds it. With ``stream``
     set (True: with messages, False: without), an envelope file comes as a :class:`Flat` instead:
-    flattened while parsed, so its whole tree never exists at once. Every input is resolved before
-    this returns, so a wrong one is reported before anything is read or written.
+    flattened while parsed, so its whole tree never exists at once; so does an export given by path,
+    converted to its envelope's bytes in memory and read as that envelope's file would be. Every
+    input is resolved before this returns, so a wrong one is reported before anything is read or written.
     """
     found = resolve(doc_or_docs, "any", list_means="documents", labels=sources, caller="a frame function")
     return _documents(found, layer, progress=progress, stream=stream)
@@ -76,19 +77,26 @@ def _documents(
 ) -> Iterator[Document | tuple[str, Flat, str, bool]]:
     for found in inputs:
         label = found.label
-        if found.kind == "export":
+        data: Any = None
+        if found.kind == "export" and stream is not None:
+            # An export as its envelope's bytes, read as an envelope file is: the same frames, the same path.
+            data = export_bytes(found, progress=progress)
+        elif found.kind != "export" and found.path is not None and found.value is None:
+            data = read_file(os.fspath(found.path), progress if stream is None else False)
+        if found.kind == "export" and data is None:
             doc = open_input(found, progress=progress, conversations=False)
             name = found.name
-        elif found.path is not None and found.value is None:
+        elif data is not None:
             name = found.name
-            path = found.path
-            data = read_file(os.fspath(path), progress if stream is None else False)
             if stream is not None:
                 try:
                     flat = Flat(*flatten_file(data, label, name or label, stream, progress))
                 except Fallback:
                     flat = None
-                    data = read_file(os.fspath(path), progress)  # the pages already read were given back
+                    if found.path is not None:  # the pages already read were given back
+                        data = read_file(os.fspath(found.path), progress)
+                    else:
+                        data = export_bytes(found, progress=progress)
                 if flat is not None:
                     yield label, flat, name or label, True
                     continue

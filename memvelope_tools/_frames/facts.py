@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import itemgetter
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -20,10 +18,10 @@ from .columns import (
     STRING,
     arrow_schema,
     conform,
-    dictionary,
     to_pandas,
 )
 from .documents import documents
+from .flatten import fact_table
 from .text import strings
 
 
@@ -144,18 +142,6 @@ def facts_table(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] 
     """Flatten Facts IR documents into one Arrow table of facts (see :data:`FACT_COLUMNS`)."""
     parts = [fact_table(doc, label) for label, doc, _, _ in documents(ir_or_irs, sources, "ir", progress=False)]
     return pa.concat_tables(parts) if parts else arrow_schema(FACT_COLUMNS).empty_table()
-
-
-def fact_table(doc: dict[str, Any], label: str) -> pa.Table:
-    """The facts of one checked Facts IR document, labelled ``label`` (see :data:`FACT_COLUMNS`)."""
-    facts = doc["facts"]
-    n = len(facts)
-    arrays = [pa.array([label] * n, pa.string()), pa.array(np.arange(n, dtype=np.int64))]
-    for key in list(FACT_COLUMNS)[2:]:
-        dtype = FACT_COLUMNS[key]
-        values = list(map(itemgetter(key), facts))
-        arrays.append(dictionary(values, dtype) if isinstance(dtype, pd.CategoricalDtype) else strings(values, key))
-    return pa.Table.from_arrays(arrays, schema=arrow_schema(FACT_COLUMNS))
 
 
 def _instant(value: str, name: str) -> pd.Timestamp:

@@ -1,4 +1,5 @@
-"""Envelopes as Arrow tables of conversations and messages, built batch by batch in one pass.
+"""Envelopes as Arrow tables of conversations and messages, built batch by batch in one pass, and a
+Facts IR document's facts as an Arrow table (:func:`fact_table`).
 
 A parsed envelope (:func:`flatten`) or an envelope file's bytes (:func:`flatten_file`, which parses
 a batch at a time) give the same tables, checked as they are built: columns of
@@ -15,6 +16,7 @@ from operator import itemgetter
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 from .._json.elements import FIELDS, release
@@ -24,13 +26,15 @@ from .._read import check, check_conversations, check_messages
 from .._spec import CONVERSATION_FIELDS, ROLES
 from ..errors import FormatError
 from . import text
-from .columns import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, MS, arrow_schema, timestamps
+from .columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, MS, arrow_schema, dictionary, timestamps
 from .text import Conversations, strings, text_columns_later
 
 _BATCH = 1 << 16
 _SPAN_BYTES = 16 << 20  # bytes of conversations read into columns at a time
 _STR_OR_NONE = frozenset((str, type(None)))
 _Read = tuple[Conversations, pa.Array]  # columns, and the messages' timestamps parsed
+_Piece = tuple[int, int, "_Read | None"]  # conversations [start, end) of a window, read or to be parsed
+_Segment = tuple[int, int, "list[Future[list[_Piece]]]"]  # conversations [lo, hi) and the parts reading them
 
 
 def flatten(
@@ -48,28 +52,45 @@ def flatten(
     return builder.tables(doc["meta"]["source_provider"])
 
 
+def fact_table(doc: dict[str, Any], label: str) -> pa.Table:
+    """The facts of one checked Facts IR document, labelled ``label`` (see :data:`FACT_COLUMNS`)."""
+    facts = doc["facts"]
+    n = len(facts)
+    arrays = [pa.array([label] * n, pa.string()), pa.array(np.arange(n, dtype=np.int64))]
+    for key in list(FACT_COLUMNS)[2:]:
+        dtype = FACT_COLUMNS[key]
+        values = list(map(itemgetter(key), facts))
+        arrays.append(dictionary(values, dtype) if isinstance(dtype, pd.CategoricalDtype) else strings(values, key))
+    return pa.Table.from_arrays(arrays, schema=arrow_schema(FACT_COLUMNS))
+
+
 def flatten_file(
     data: Any, label: str, name: str, with_messages: bool, progress: bool | None
 ) -> tuple[tuple[pa.Table, pa.Table | None], str]:
     """An envelope file's bytes as Arrow tables (and its provider), parsed a batch at a time.
 
     With the compiled helper, conversations go from their JSON text straight into columns, on the
-    worker threads, while the main thread scans the next ones; those that are not the plain case are
-    parsed. The memory of a private buffer's bytes is given back once they are read (they read as zeros
-    then). Raises Fallback when the file must be read whole instead (see
+    worker threads, while the main thread scans the next ones; each conversation that is not the
+    plain case is parsed on its own. The memory of a private buffer's bytes is given back once they are
+    read (they read as zeros then). Raises Fallback when the file must be read whole instead (see
     memvelope_tools._json.walker.stream_envelope).
     """
     builder = _Builder(label, name, with_messages)
     members: dict[str, Any] = {}
-    pending: collections.deque[tuple[list[int], list[Future[_Read | None]]]] = collections.deque()
+    pending: collections.deque[tuple[list[int], list[_Segment]]] = collections.deque()
     released = 0
 
     def take_oldest() -> None:
         nonlocal released
-        found, parts = pending.popleft()
-        columns = [part.result() for part in parts]
-        if not builder.add_columns(columns):
-            builder.add(parse_spans(data, found), release=True, bar=None)
+        found, segments = pending.popleft()
+        wait([part for _, _, parts in segments for part in parts])  # none may still read data if this raises
+        for lo, hi, parts in segments:
+            pieces = [piece for part in parts for piece in part.result()]
+            for start, end, read in pieces:
+                if read is None or not builder.add_columns([read]):
+                    builder.add(parse_spans(data, found[start * FIELDS : end * FIELDS]), release=True, bar=None)
+            if not parts:
+                builder.add(parse_spans(data, found[lo * FIELDS : hi * FIELDS]), release=True, bar=None)
         released = release(data, released, found[-3])
 
     with progress_bar(
@@ -86,39 +107,64 @@ def flatten_file(
             while pending:
                 take_oldest()
         finally:
-            for _, parts in pending:  # the workers read data until they are done
-                wait(parts)
+            for _, segments in pending:  # the workers read data until they are done
+                wait([part for _, _, parts in segments for part in parts])
     check({**members, "conversations": []}, source_name=name)  # tags and meta
     provider = members["meta"]["source_provider"]
     return builder.tables(provider), provider
 
 
-def _columns_later(data: Any, found: list[int]) -> list[Future[_Read | None]]:
-    """The columns of the conversations ``found`` (a window of stream_envelope's spans), a part per worker thread."""
+def _columns_later(data: Any, found: list[int]) -> list[_Segment]:
+    """The conversations ``found`` (a window of stream_envelope's spans) as segments in order.
+
+    A conversation the scanner flagged (a lone surrogate escape or a long integer) is a segment of
+    its own, to be parsed (no futures); each run of the others is read into columns, a part per
+    worker thread.
+    """
     children = np.array(found, dtype=np.int64).reshape(-1, FIELDS)
-    if not text.native() or children[:, 4].any():  # (flags: a lone surrogate escape or a long integer)
-        return []
-    spans = children[:, 2:4]
+    n = len(children)
+    if not text.native():
+        return [(0, n, [])]
+    flagged = np.flatnonzero(children[:, 4]).tolist()
+    segments: list[_Segment] = []
+    lo = 0
+    for odd in [*flagged, n]:
+        if odd > lo:
+            segments.append((lo, odd, _parts_later(data, children[lo:odd, 2:4], lo)))
+        if odd < n:
+            segments.append((odd, odd + 1, []))
+        lo = odd + 1
+    return segments
+
+
+def _parts_later(data: Any, spans: np.ndarray, first: int) -> list[Future[list[_Piece]]]:
+    """Read the conversations at ``spans`` (the first is conversation ``first`` of the window) on the workers."""
     ends = spans[:, 1] - spans[0, 0]
     parts = text.threads()
     cuts = np.searchsorted(ends, [ends[-1] * k // parts for k in range(1, parts)], side="right")
     bounds = sorted({0, len(spans), *cuts.tolist()})
     pool = text.executor()
-    return [pool.submit(_read_columns, data, spans[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
+    return [pool.submit(_read_columns, data, spans[lo:hi], first + lo) for lo, hi in itertools.pairwise(bounds)]
 
 
-def _read_columns(data: Any, spans: np.ndarray) -> _Read | None:
-    """The conversations at ``spans`` as columns, and their messages' timestamps parsed (on a worker thread).
+def _read_columns(data: Any, spans: np.ndarray, first: int) -> list[_Piece]:
+    """The conversations at ``spans`` as pieces ``(first, end, columns)`` in order (on a worker thread).
 
-    None when they are to be parsed instead: not the plain case, or a timestamp that is none.
+    Columns hold the conversations' columns and their messages' timestamps parsed; None for a
+    conversation that is to be parsed instead (not the plain case, or a timestamp that is none).
+    A run that is not the plain case is halved until each conversation that is not is alone, so
+    the others stay on this path.
     """
     columns = text.conversation_columns(data, spans)
-    if columns is None:
-        return None
-    try:
-        return columns, columns.ts.cast(MS)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
+    if columns is not None:
+        try:
+            return [(first, first + len(spans), (columns, columns.ts.cast(MS)))]
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+    if len(spans) == 1:
+        return [(first, first + 1, None)]
+    half = len(spans) // 2
+    return _read_columns(data, spans[:half], first) + _read_columns(data, spans[half:], first + half)
 
 
 class _Builder:

@@ -5,10 +5,11 @@ columns read straight from the JSON text of an envelope's conversations.
 (legal in JSON, not in UTF-8) gets U+FFFD in their place, with a :class:`UnicodeWarning` saying how
 many values were changed; a surrogate pair held as two code units is the one character it encodes.
 
-Two implementations give the same columns. The compiled ``_textscan`` module (built at install
-when a C compiler is there) reads each ``str``'s storage with the GIL released, on several threads;
-without it, CPython encodes each text under the GIL and NumPy counts words over the bytes. Only the
-compiled module reads JSON text (:func:`conversation_columns`); without it, conversations are parsed.
+Two engines give the same columns (chosen in :mod:`memvelope_tools._engine`). The compiled
+``_textscan`` module (engine ``"c"``, built at install when a C compiler is there) reads each
+``str``'s storage with the GIL released, on several threads; with engine ``"python"``, or without
+the module, CPython encodes each text under the GIL and NumPy counts words over the bytes. Only the
+compiled module reads JSON text (:func:`conversation_columns`); otherwise conversations are parsed.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._engine import record, use_c
 from .words import word_counts
 
 try:
@@ -74,8 +76,10 @@ def strings(values: list[Any], what: str) -> pa.Array:
 
 def text_columns(values: Sequence[Any], what: str) -> Columns:
     """Text chunks (each under 2 GiB), ``chars`` and ``words`` of ``values``; a TypeError if one is no ``str``."""
-    if _textscan is not None:
+    if use_c(_textscan):
+        record("text", "c")
         return _native_columns(values, what)
+    record("text", "python")
     try:
         encoded = list(map(str.encode, values))
     except UnicodeEncodeError:
@@ -95,7 +99,7 @@ def text_columns_later(values: Sequence[Any], what: str, *, with_text: bool = Tr
     go on (reading the next batch of messages, say) meanwhile. Errors and the warning come from
     the call. Without ``with_text`` the chunks and words are None.
     """
-    if _textscan is None or len(values) < _PARALLEL_MIN_TEXTS:
+    if not use_c(_textscan) or len(values) < _PARALLEL_MIN_TEXTS:
         try:
             result = text_columns(values, what) if with_text else (None, char_counts(values), None)
         except TypeError as error:
@@ -106,6 +110,7 @@ def text_columns_later(values: Sequence[Any], what: str, *, with_text: bool = Tr
 
             return fail
         return lambda: result
+    record("text", "c")
     future = executor().submit(_native_work, _as_tuple(values), with_text)
 
     def resolve() -> Columns:
@@ -119,13 +124,15 @@ def text_columns_later(values: Sequence[Any], what: str, *, with_text: bool = Tr
 
 def char_counts(values: Sequence[Any]) -> np.ndarray:
     """Code points per text as the ``text`` column holds it; a TypeError if one is no ``str``."""
-    if _textscan is not None:
+    if use_c(_textscan):
+        record("text", "c")
         texts = _as_tuple(values)
         chars = np.empty(len(texts), dtype=np.int64)
         _run(_textscan.scan, texts, _count_spans(len(texts)), np.empty_like(chars), chars, np.empty_like(chars))
         return chars
     if not set(map(type, values)) <= {str}:
         raise TypeError("a text is not a string")
+    record("text", "python")
     return np.fromiter(
         (len(v) if v.isascii() or _SURROGATE.search(v) is None else len(_replace_surrogates(v)) for v in values),
         dtype=np.int64,
@@ -134,8 +141,8 @@ def char_counts(values: Sequence[Any]) -> np.ndarray:
 
 
 def native() -> bool:
-    """Whether the compiled helper is there (else the NumPy path gives the same columns)."""
-    return _textscan is not None
+    """Whether the compiled helper does the work: built, and the engine is ``"c"`` (else NumPy, same columns)."""
+    return use_c(_textscan)
 
 
 def conversation_columns(buf: Any, spans: np.ndarray) -> Conversations | None:
@@ -146,8 +153,9 @@ def conversation_columns(buf: Any, spans: np.ndarray) -> Conversations | None:
     the conversations are not the plain case (see ``_textscan.c``): the caller then parses them.
     Runs without the GIL.
     """
-    if _textscan is None:
+    if not use_c(_textscan):
         return None
+    record("columns", "c")
     out = _textscan.extract(buf, np.ascontiguousarray(spans, dtype=np.int64))
     if out is None:
         return None

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from .._engine import record, use_c
 from .._stable import CHANGED, Stamp, changed, stamp
 from ..errors import ConversionError, InputError
 from .parse import reference_loads
@@ -79,8 +80,8 @@ class Refused(Exception):
 
 
 def native() -> bool:
-    """True when the C scanner is built (else the pure-Python twin scans, with the same results)."""
-    return _native is not None
+    """True when the C scanner scans: built, and the engine is ``"c"`` (else the Python twin, same results)."""
+    return use_c(_native)
 
 
 # ---- the pure-Python twin of _scan.c -------------------------------------------------------------
@@ -358,9 +359,11 @@ def py_scan(buf: bytes, pos: int, state: int, final: bool, stop: int, base: int)
 
 def scan(buf: bytes, pos: int, state: int, final: bool, stop: int = _NO_STOP, base: int = 0) -> ScanResult:
     """``(pos, state, children, error)``: see ``_scan.c``. Natively when the C helper is built."""
-    if _native is not None:
+    if use_c(_native):
+        record("scan", "c")
         result: ScanResult = _native.scan(buf, pos, state, final, stop, base)
         return result
+    record("scan", "python")
     return py_scan(buf, pos, state, final, stop, base)
 
 

@@ -1,7 +1,6 @@
-"""Parse one export part as JavaScript's ``JSON.parse`` would see it (after conformance A17 decoding).
+"""Parse JSON text as JavaScript's ``JSON.parse`` would see it (after conformance A17 decoding).
 
-Differences from Python's defaults that matter here: a leading UTF-8 BOM is stripped and invalid UTF-8
-becomes U+FFFD (as a browser's ``File.text()`` decodes); ``NaN``/``Infinity`` literals are not JSON;
+Differences from Python's defaults that matter here: ``NaN``/``Infinity`` literals are not JSON;
 duplicate keys keep the last value at the first key's position (Python's dict does this already).
 JSON numbers stay Python ints/floats here; consumers convert with ``timestamps.to_double``.
 """
@@ -9,33 +8,9 @@ JSON numbers stay Python ints/floats here; consumers convert with ``timestamps.t
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any, Final
 
-from ..errors import InputError
 from .wording import EMPTY_FILE, invalid_json
-
-_BOM: Final = b"\xef\xbb\xbf"
-_REPLACEMENT_UTF8: Final = b"\xef\xbf\xbd"
-
-
-@dataclass(frozen=True)
-class Decoded:
-    """Decoded text of a part and how many invalid UTF-8 sequences were replaced (conformance B3)."""
-
-    text: str
-    replaced: int
-
-
-def decode(data: bytes) -> Decoded:
-    """UTF-8 as the WHATWG decoder does it: strip one BOM, replace invalid sequences with U+FFFD."""
-    if data.startswith(_BOM):
-        data = data[3:]
-    try:
-        return Decoded(data.decode("utf-8"), 0)
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", "replace")
-        return Decoded(text, text.count("\ufffd") - data.count(_REPLACEMENT_UTF8))
 
 
 def _reject_constant(name: str) -> Any:
@@ -59,28 +34,6 @@ def reference_loads(text: str) -> Any:
         if type(exc) is not ValueError or "integer string conversion" not in str(exc):
             raise
         return _LONG_INT_DECODER.decode(text)
-
-
-def loads_js(text: str, source: str) -> Any:
-    """``JSON.parse(text)``, raising InputError naming ``source`` and the position."""
-    try:
-        try:
-            return _DECODER.decode(text)
-        except ValueError as exc:  # only on this rare path do integers go through a Python hook
-            if type(exc) is not ValueError or "integer string conversion" not in str(exc):
-                raise
-            return _LONG_INT_DECODER.decode(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(_invalid_json_message(text, exc), reason="invalid-json", source=source) from None
-    except ValueError as exc:
-        raise InputError(f"not valid JSON: {exc}", reason="invalid-json", source=source) from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply to parse", reason="too-deep", source=source) from None
-
-
-def _invalid_json_message(text: str, exc: json.JSONDecodeError) -> str:
-    """The parser's complaint, worded as every command words it (with the empty-file and UTF-16 hints)."""
-    return json_error_message(text, exc)
 
 
 def json_error_message(text: str, exc: json.JSONDecodeError) -> str:

@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     check_output_folder(args.output)
     found = check_inputs(args.files)
-    from .._parquet import to_parquet
+    from .._tables import to_parquet
 
     sources, labels = document_inputs(found, quiet=args.quiet)
     written = to_parquet(

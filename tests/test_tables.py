@@ -1,0 +1,136 @@
+"""The table set (memvelope_tools._tables): one read of documents, the frames as its pandas face,
+exports read as their envelopes' bytes, and odd conversations parsed alone."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from conftest import engine_running
+
+from memvelope_tools._convert import convert_stream
+from memvelope_tools._frames import (
+    archetype_frame,
+    conversations_frame,
+    facts_frame,
+    messages_frame,
+)
+from memvelope_tools._frames import flatten as flatten_module
+from memvelope_tools._json.elements import FIELDS
+from memvelope_tools._parquet import read_parquet
+from memvelope_tools._tables import Tables, read_tables, to_parquet
+from memvelope_tools._tags import ENVELOPE_TAG, IR_TAG
+from memvelope_tools.errors import FormatError
+
+SAMPLES = Path(__file__).resolve().parent.parent / "memvelope_tools" / "samples"
+EXPORT = SAMPLES / "chatgpt-export.zip"
+FACTS = SAMPLES / "facts-claude.mv.json"
+
+
+def _parsed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Grows by the number of conversations each time some are parsed rather than read into columns."""
+    calls: list[int] = []
+    parse = flatten_module.parse_spans
+    monkeypatch.setattr(
+        flatten_module, "parse_spans", lambda data, found: calls.append(len(found) // FIELDS) or parse(data, found)
+    )
+    return calls
+
+
+def test_one_read_gives_every_frame(tmp_path: Path) -> None:
+    tables = read_tables([EXPORT, FACTS])
+    assert isinstance(tables, Tables)
+    assert [d["format"] for d in tables.documents] == [ENVELOPE_TAG, IR_TAG]
+    frames = tables.to_pandas()
+    pd.testing.assert_frame_equal(frames["messages"], messages_frame(EXPORT))
+    pd.testing.assert_frame_equal(frames["conversations"], conversations_frame(EXPORT))
+    pd.testing.assert_frame_equal(frames["facts"], facts_frame(FACTS))
+    pd.testing.assert_frame_equal(frames["archetype"], archetype_frame(FACTS))
+    assert len(frames["messages"]) > 0 and len(frames["facts"]) > 0
+
+
+def test_the_table_set_writes_what_to_parquet_writes(tmp_path: Path) -> None:
+    written = read_tables([EXPORT, FACTS]).to_parquet(tmp_path / "a")
+    assert sorted(written) == ["conversations", "facts", "messages"]
+    again = to_parquet([EXPORT, FACTS], tmp_path / "b")
+    a, b = read_parquet(tmp_path / "a"), read_parquet(tmp_path / "b")
+    assert sorted(a) == ["archetype", "conversations", "facts", "messages"]
+    for name in a:
+        pd.testing.assert_frame_equal(a[name], b[name])
+    assert sorted(again) == sorted(written)
+
+
+def test_a_layer_is_enforced() -> None:
+    with pytest.raises(FormatError, match="expected an envelope"):
+        read_tables([EXPORT, FACTS], layer="envelope")
+
+
+def test_an_export_is_read_as_its_envelope_file_on_the_fast_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    envelope = tmp_path / "chatgpt-export.zip.mve.json"
+    convert_stream(EXPORT, envelope, progress=False)
+    parsed = _parsed(monkeypatch)
+    with engine_running("c", "columns"):
+        from_export = messages_frame(EXPORT, sources=["x"])
+        convs_export = conversations_frame(EXPORT, sources=["x"])
+    assert parsed == []  # every conversation of the export went straight into columns
+    pd.testing.assert_frame_equal(from_export, messages_frame(envelope, sources=["x"]))
+    pd.testing.assert_frame_equal(convs_export, conversations_frame(envelope, sources=["x"]))
+
+
+def _envelope_file(path: Path, n: int, odd: set[int]) -> dict[str, Any]:
+    conversations = [
+        {
+            "id": f"c{k}",
+            "title": "lone \ud83d half" if k in odd else f"title {k}",
+            "created_at": "2024-01-01T00:00:00.000Z",
+            "updated_at": None,
+            "messages": [
+                {"id": f"m{i}", "role": ("user", "assistant")[i % 2], "ts": None, "text": f"text {k} {i} é/"}
+                for i in range(3)
+            ],
+        }
+        for k in range(n)
+    ]
+    env = {"memvelope": "envelope-v0", "meta": {"source_provider": "chatgpt"}, "conversations": conversations}
+    path.write_text(json.dumps(env), encoding="utf-8")  # a lone surrogate as its \ud83d escape
+    return env
+
+
+@pytest.mark.filterwarnings("ignore::UnicodeWarning")
+@pytest.mark.parametrize("span_bytes", [300, 16 << 20])
+def test_only_the_odd_conversations_are_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, span_bytes: int
+) -> None:
+    path = tmp_path / "odd.json"
+    _envelope_file(path, 40, {0, 7, 8, 39})
+    monkeypatch.setattr(flatten_module, "_SPAN_BYTES", span_bytes)
+    parsed = _parsed(monkeypatch)
+    with engine_running("c", "columns"):
+        msgs = messages_frame(path)
+    assert sum(parsed) == 4 and max(parsed) == 1  # each odd conversation alone, the other 36 in columns
+    with engine_running("python", "text"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnicodeWarning)
+        pd.testing.assert_frame_equal(msgs, messages_frame(path))
+    assert conversations_frame(path)["title"].tolist()[:2] == ["lone \ufffd half", "title 1"]
+
+
+@pytest.mark.filterwarnings("ignore::UnicodeWarning")
+def test_a_conversation_the_columns_reader_refuses_is_parsed_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "refused.json"
+    env = _envelope_file(path, 30, set())
+    # A key written with an escape: the columns reader leaves its conversation to the parser.
+    text = path.read_text().replace('"title": "title 12"', '"t\\u0069tle": "title 12"', 1)
+    path.write_text(text)
+    parsed = _parsed(monkeypatch)
+    msgs = messages_frame(path)
+    assert sum(parsed) == 1
+    assert msgs["text"].tolist() == [m["text"] for c in env["conversations"] for m in c["messages"]]
+    assert conversations_frame(path)["title"].tolist()[12] == "title 12"
