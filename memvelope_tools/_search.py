@@ -75,7 +75,7 @@ from .errors import QueryError, SearchIndexError
 if TYPE_CHECKING:  # the engine is imported by the functions using it: importing the package stays quick
     import tantivy
 
-__all__ = ["DISK_MIN", "RESULT_COLUMNS", "Query", "SearchIndex", "parse_query", "search"]
+__all__ = ["DISK_MIN", "RESULT_COLUMNS", "Query", "SearchIndex", "build_folder_index", "parse_query", "search"]
 
 #: Columns and dtypes of a result frame.
 RESULT_COLUMNS: dict[str, Any] = {
@@ -875,6 +875,16 @@ def _folder_index(folder: Path, damaged: str | None = None) -> SearchIndex:
         warnings.warn(f"cannot write {path} ({failure}); keeping the index in memory only", stacklevel=4)
         index = SearchIndex.build(history, fingerprint=fingerprint)
     return _remember(key, index)
+
+
+def build_folder_index(folder: Path) -> None:
+    """Build the index beside the Parquet folder ``folder`` for its files as they are now, in place of any
+    index kept there; raises :class:`OSError` or :class:`~memvelope_tools.errors.SearchIndexError` when
+    it cannot be written."""
+    files = [folder / name for name in ("messages.parquet", "conversations.parquet") if (folder / name).is_file()]
+    SearchIndex.build(
+        corpus.from_parquet(folder), path=folder / INDEX_DIR, fingerprint=_files_fingerprint(files)
+    ).close()
 
 
 # ---- the function --------------------------------------------------------------------------------
