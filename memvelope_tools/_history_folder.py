@@ -171,6 +171,7 @@ def add_to_history(
     if existing is not None and _same_again(existing, tables, merged):
         return {**dict(state.snapshots[-1]), "added": False}
     changed = _replace(base, tables, existing, merged, progress)
+    del existing, tables, merged, state, snap  # the index reads the files back: hold one history at a time
     if "messages" in changed or "conversations" in changed:
         _index(base)
     return {**row, "added": True}
