@@ -139,6 +139,11 @@ def add_to_history(
     memvelope_tools.errors.OutputError
         When the folder cannot be written.
 
+    Warns
+    -----
+    UserWarning
+        When the history was added but its search index could not be written (search builds it).
+
     Examples
     --------
     >>> from memvelope_tools._history_folder import add_to_history
