@@ -7,11 +7,14 @@ gives them) and ``snapshots.parquet`` (one row per export added). Adding an expo
 export and the folder; a file whose content does not change is not rewritten, so adding the same
 export again changes no file. The new files are written in full beside the old ones first and
 then renamed over them, so an add that is interrupted while writing leaves the folder as it was.
+An add that changes the messages also rebuilds the search index kept beside them (the one
+:func:`memvelope_tools.search` keeps beside a Parquet folder), so the first search is quick.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +36,7 @@ from ._parquet import schema_metadata, write_table
 from ._read import Source
 from ._sources import labels_of
 from ._tags import ENVELOPE_TAG
-from .errors import FormatError, OutputError
+from .errors import FormatError, OutputError, SearchIndexError
 
 __all__ = ["FILES", "add_to_history", "is_history_folder", "message_status", "read_history"]
 
@@ -136,6 +139,11 @@ def add_to_history(
     memvelope_tools.errors.OutputError
         When the folder cannot be written.
 
+    Warns
+    -----
+    UserWarning
+        When the history was added but its search index could not be written (search builds it).
+
     Examples
     --------
     >>> from memvelope_tools._history_folder import add_to_history
@@ -167,8 +175,22 @@ def add_to_history(
     row = dict(merged.snapshots[-1])
     if existing is not None and _same_again(existing, tables, merged):
         return {**dict(state.snapshots[-1]), "added": False}
-    _replace(base, tables, existing, merged, progress)
+    changed = _replace(base, tables, existing, merged, progress)
+    del existing, tables, merged, state, snap  # the index reads the files back: hold one history at a time
+    if "messages" in changed or "conversations" in changed:
+        _index(base)
     return {**row, "added": True}
+
+
+def _index(base: Path) -> None:
+    """Bring the search index kept beside the folder's files up to date with them."""
+    from ._search import build_folder_index
+
+    try:
+        build_folder_index(base)
+    except (OSError, SearchIndexError) as exc:
+        failure = (exc.strerror or str(exc)) if isinstance(exc, OSError) else exc.msg
+        warnings.warn(f"cannot write the search index of {base} ({failure}); search will build it", stacklevel=3)
 
 
 def _same_again(existing: dict[str, pa.Table], tables: dict[str, pa.Table], merged: History) -> bool:
@@ -198,8 +220,9 @@ def _replace(
     existing: dict[str, pa.Table] | None,
     merged: History,
     progress: bool | None,
-) -> None:
-    """Write the changed files beside the old ones, then rename them over the old ones."""
+) -> list[str]:
+    """Write the changed files beside the old ones, then rename them over the old ones; the names of
+    the files replaced."""
     out = output_folder(base)
     described = [{"source": s["source"], "format": ENVELOPE_TAG, "provider": s["provider"]} for s in merged.snapshots]
     meta = schema_metadata(described)
@@ -213,3 +236,4 @@ def _replace(
         raise OutputError(
             f"cannot write the history: {exc.strerror or exc}", reason="output", source=str(base)
         ) from exc
+    return changed

@@ -840,8 +840,7 @@ def index_for(source: Any) -> SearchIndex:
 
 def _folder_index(folder: Path, damaged: str | None = None) -> SearchIndex:
     """The index beside the Parquet folder ``folder``; ``damaged`` (what failed) rebuilds it whatever it holds."""
-    files = [folder / name for name in ("messages.parquet", "conversations.parquet") if (folder / name).is_file()]
-    fingerprint = _files_fingerprint(files)
+    fingerprint = _folder_fingerprint(folder)
     key = f"folder:{folder.resolve()}:{fingerprint}"
     path = folder / INDEX_DIR
     if damaged is not None:
@@ -875,6 +874,21 @@ def _folder_index(folder: Path, damaged: str | None = None) -> SearchIndex:
         warnings.warn(f"cannot write {path} ({failure}); keeping the index in memory only", stacklevel=4)
         index = SearchIndex.build(history, fingerprint=fingerprint)
     return _remember(key, index)
+
+
+def build_folder_index(folder: Path) -> None:
+    """Build the index beside the Parquet folder ``folder`` for its files as they are now, in place of any
+    index kept there; raises :class:`OSError` or :class:`~memvelope_tools.errors.SearchIndexError` when
+    it cannot be written."""
+    SearchIndex.build(
+        corpus.from_parquet(folder), path=folder / INDEX_DIR, fingerprint=_folder_fingerprint(folder)
+    ).close()
+
+
+def _folder_fingerprint(folder: Path) -> str:
+    """The fingerprint of the Parquet files an index beside ``folder`` is built from."""
+    files = [folder / name for name in ("messages.parquet", "conversations.parquet") if (folder / name).is_file()]
+    return _files_fingerprint(files)
 
 
 # ---- the function --------------------------------------------------------------------------------

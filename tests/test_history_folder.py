@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,11 @@ NEW = HISTORY / "chatgpt-new" / "conversations.json"
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def top(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
 
 
 def test_adding_the_same_export_again_changes_no_file(tmp_path: Path) -> None:
@@ -30,11 +35,56 @@ def test_adding_the_same_export_again_changes_no_file(tmp_path: Path) -> None:
     assert add_to_history(OLD, folder, date="2025-01-01")["added"] is True
     assert add_to_history(NEW, folder, date="2025-03-01")["added"] is True
     before = files(folder)
-    assert sorted(before) == ["conversations.parquet", "messages.parquet", "snapshots.parquet"]
+    assert top(folder) == ["conversations.parquet", "messages.parquet", "search-index", "snapshots.parquet"]
+    assert any(name.startswith("search-index/") for name in before)
     again = add_to_history(NEW, folder, date="2025-03-01")
     assert again["added"] is False
     assert again["date"] == pd.Timestamp("2025-03-01", tz="UTC")
     assert files(folder) == before
+
+
+def test_each_add_that_changes_the_messages_leaves_the_search_index_up_to_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvelope_tools import _search
+
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    assert len(_search.SearchIndex.open(folder / "search-index")) == 13
+    add_to_history(NEW, folder, date="2025-03-01")
+    stored = _search.SearchIndex.open(folder / "search-index")
+    assert len(stored) == 23  # every message the history holds, the edited-away and deleted ones too
+    assert stored.count("secret") == 1  # deleted upstream by the second export, still found
+    stored.close()
+    _search.clear_cache()
+    builds: list[Any] = []
+    real = _search.SearchIndex.build
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        builds.append(kwargs.get("path"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_search.SearchIndex, "build", counted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an index found out of date would warn as it is rebuilt
+        found = _search.search(folder, "cats")
+    assert builds == [] and list(found["snippet"]) == ["Write a haiku about ⟦cats⟧"]
+
+
+def test_an_index_that_cannot_be_written_leaves_the_history_added_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvelope_tools import _search
+
+    def failing(folder: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_search, "build_folder_index", failing)
+    folder = tmp_path / "h"
+    with pytest.warns(UserWarning, match=r"cannot write the search index of .*No space left on device"):
+        assert add_to_history(OLD, folder, date="2025-01-01")["added"] is True
+    assert top(folder) == ["conversations.parquet", "messages.parquet", "snapshots.parquet"]
+    assert len(read_history(folder)["messages"]) == 13
 
 
 def test_the_folder_holds_what_history_gives(tmp_path: Path) -> None:

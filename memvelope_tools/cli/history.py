@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "Add EXPORT (an export as downloaded or an envelope) to the history folder. Its date is --date, "
             "else the one in its download's file name, else its newest timestamp. Exports are added oldest "
             "first; adding the folder's newest export again changes nothing. A file is replaced only when its "
-            "content changes, and only once every new file is written in full."
+            "content changes, and only once every new file is written in full; an add that changes the messages "
+            "also brings the folder's search index up to date."
         ),
     )
     add.add_argument("export", metavar="EXPORT", help="the export or envelope to add")
