@@ -917,6 +917,7 @@ def items_frame(read: MemoryRead) -> pd.DataFrame:
     import pandas as pd
 
     from ._frames.columns import INT, STRING, TIMESTAMP, conform
+    from ._frames.text import strings
 
     dtypes = {
         "string": STRING,
@@ -931,6 +932,8 @@ def items_frame(read: MemoryRead) -> pd.DataFrame:
     for name, kind in MEMORY_COLUMNS.items():
         if kind == "timestamp":
             rows[name] = pd.to_datetime(pd.Series(rows[name], dtype="object"), utc=True, format="ISO8601")
+        elif kind == "string":  # unpaired surrogates become U+FFFD, with a warning, as in the other frames
+            rows[name] = pd.Series(pd.arrays.ArrowStringArray(strings(rows[name], name)), dtype=STRING)
         else:
             rows[name] = pd.Series(rows[name], dtype=columns[name])  # type: ignore[call-overload]
     frame = conform(pd.DataFrame(rows), columns)

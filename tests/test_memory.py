@@ -619,3 +619,14 @@ def test_worker_processes_report_invalid_json_as_one_process_does(tmp_path: Path
             _read_memory([path], None, False, workers=workers)
         errors.append(str(caught.value))
     assert errors[0] == errors[1] and "conversations.json" in errors[0]
+
+
+def test_unpaired_surrogate_becomes_replacement_character(tmp_path: Path) -> None:
+    raw = (FIX / "chatgpt-memory.json").read_text(encoding="utf-8")
+    assert raw.count('"User is vegetarian."') == 1
+    path = tmp_path / "conversations.json"
+    path.write_text(raw.replace('"User is vegetarian."', '"User is vegetarian \\udfff."'), encoding="utf-8")
+    with pytest.warns(UnicodeWarning, match="text"):
+        frame = memory_frame(path)
+    assert _row(frame, "saved", "User is vegetarian \ufffd.")["kind"] == "saved"
+    assert frame["text"].dtype == memory_frame(FIX / "chatgpt-memory.json")["text"].dtype
