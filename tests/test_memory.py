@@ -630,3 +630,15 @@ def test_unpaired_surrogate_becomes_replacement_character(tmp_path: Path) -> Non
         frame = memory_frame(path)
     assert _row(frame, "saved", "User is vegetarian \ufffd.")["kind"] == "saved"
     assert frame["text"].dtype == memory_frame(FIX / "chatgpt-memory.json")["text"].dtype
+
+
+def test_cli_memory_prints_an_unpaired_surrogate_as_replacement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = (FIX / "chatgpt-memory.json").read_text(encoding="utf-8")
+    path = tmp_path / "conversations.json"
+    path.write_text(raw.replace('"User is vegetarian."', '"User is vegetarian \\udfff."'), encoding="utf-8")
+    assert main(["memory", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "saved memory: User is vegetarian \ufffd." in out
+    out.encode("utf-8")  # printable as UTF-8
