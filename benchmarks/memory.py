@@ -1,14 +1,17 @@
 """What the provider remembered, read from a generated export holding memory writes, against converting it.
 
 Generates (or reuses) a seeded ChatGPT export with memory writes, snapshots and custom instructions
-(``generate.py --memory``), then runs, each in a fresh process and the fastest of ``--repeat`` runs,
-timed from outside (interpreter start and imports included):
+(``generate.py --memory``), then runs, each in a fresh process and the fastest of ``--repeat`` runs
+(interleaved, so every measure sees the same load), timed from outside (interpreter start and
+imports included):
 
 * ``convert``: ``memvelope convert PARTS -o OUT --no-stream -q`` (the baseline, one worker per core);
-* ``memory_frame``: ``mv.memory_frame(FOLDER)``, the whole frame;
+* ``memory_frame``: ``mv.memory_frame(PARTS)``, the whole frame;
+* ``memory_frame_1``: the same frame read in one process (no worker processes), for comparison;
 * ``read_memory``: the items without pandas (what ``memvelope memory`` prints from).
 
-It prints wall time, peak RSS, MB/s and the ratio to the baseline, with the target: ``memory_frame`` at
+It prints wall time, peak RSS, MB/s, the ratio to the baseline and the load average, with the target:
+``memory_frame`` at
 least as fast as ``convert`` (ratio <= 1).
 
 Examples:
@@ -43,12 +46,18 @@ if what == "convert":
 elif what == "memory_frame":
     import memvelope_tools as mv
     items = len(mv.memory_frame(*parts))
+elif what == "memory_frame_1":
+    from memvelope_tools._memory import _read_memory, items_frame
+    items = len(items_frame(_read_memory(parts, None, None, workers=1)))
 else:
     from memvelope_tools._memory import read_memory
     items = len(read_memory(*parts).items)
 peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({"rss_mb": peak / 1024, "items": items}))
 """
+
+
+MEASURES = ("convert", "memory_frame", "memory_frame_1", "read_memory")
 
 
 def _run(what: str, parts: list[str], out: str) -> dict[str, Any]:
@@ -69,7 +78,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", default="200MB", help="size of the generated export (default: %(default)s)")
     parser.add_argument("--folder", help="where the export is generated (default: a folder in the temp dir)")
-    parser.add_argument("--repeat", type=int, default=2, help="runs per measure, the fastest counts")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measure, the fastest counts")
     args = parser.parse_args()
     size = parse_size(args.size)
     folder = Path(args.folder or Path(tempfile.gettempdir()) / f"memvelope-bench-memory-{args.size}")
@@ -81,16 +90,20 @@ def main() -> int:
     names = [str(p) for p in parts]
     with tempfile.TemporaryDirectory() as tmp:
         out = str(Path(tmp) / "envelope.mve.json")
-        results = {
-            what: min((_run(what, names, out) for _ in range(args.repeat)), key=lambda r: r["wall"])
-            for what in ("convert", "memory_frame", "read_memory")
-        }
+        runs: dict[str, list[dict[str, Any]]] = {what: [] for what in MEASURES}
+        load = [os.getloadavg()[0]]
+        for _ in range(args.repeat):  # interleaved, so that each measure sees the same load
+            for what in MEASURES:
+                runs[what].append(_run(what, names, out))
+            load.append(os.getloadavg()[0])
+        results = {what: min(found, key=lambda r: r["wall"]) for what, found in runs.items()}
     mb = total / 1e6
     base = results["convert"]["wall"]
     print(f"export: {mb:,.0f} MB in {len(parts)} part(s), {results['memory_frame']['items']:,} remembered items")
-    print(f"{'measure':<14} {'wall s':>8} {'MB/s':>8} {'peak RSS MB':>12} {'ratio to convert':>17}")
+    print(f"{'measure':<15} {'wall s':>8} {'MB/s':>8} {'peak RSS MB':>12} {'ratio to convert':>17}")
     for what, r in results.items():
-        print(f"{what:<14} {r['wall']:>8.2f} {mb / r['wall']:>8.1f} {r['rss_mb']:>12.0f} {r['wall'] / base:>17.2f}")
+        print(f"{what:<15} {r['wall']:>8.2f} {mb / r['wall']:>8.1f} {r['rss_mb']:>12.0f} {r['wall'] / base:>17.2f}")
+    print(f"load average (1 min) while measuring: {min(load):.1f}-{max(load):.1f}, on {os.cpu_count()} cores")
     ratio = results["memory_frame"]["wall"] / base
     verdict = "met" if ratio <= 1 else "NOT met"
     print(f"target: memory_frame at least as fast as convert (ratio <= 1): {ratio:.2f}, {verdict}")

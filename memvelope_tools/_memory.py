@@ -31,8 +31,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Final
 
@@ -194,47 +199,180 @@ class _Scan:
                 _chatgpt_conversation(element, self.seen)
 
 
-def _scan(paths: Sequence[str | os.PathLike[str]], limits: ZipLimits, progress: bool | None) -> _Scan:
-    """Read the conversation parts as conversion does, parsing only the elements that may hold memory,
-    each read as soon as it is parsed."""
+def _scan(
+    paths: Sequence[str | os.PathLike[str]],
+    limits: ZipLimits,
+    progress: bool | None,
+    started: Callable[[], object] | None = None,
+    workers: int | None = None,
+) -> _Scan:
+    """Read the conversation parts as conversion does, parsing only the elements that may hold memory:
+    in this process, or, for a large export, in worker processes (a batch of elements each, as
+    conversion's, their sightings taken in order). ``started`` is called once the workers run (at once
+    when there are none)."""
+    from ._convert.parallel import workers_for
     from ._convert.pipeline import gc_paused
 
     found = _Scan()
     parts = expand(paths, limits).parts
     total = sum(p.size or 0 for p in parts) or None
-    with progress_bar(total, desc="reading memory", unit="B", enabled=progress) as bar, gc_paused():
-        for part in parts:
-            reader = Reader(JS)
-            elements = PartElements(part, reader, on_bytes=bar.update)
-            for buf, children, offset in elements.ranges():
+    count = workers_for(total or 0, workers)
+    pool = _Workers(count) if count > 1 else None
+    try:
+        if started is not None:
+            started()
+        with progress_bar(total, desc="reading memory", unit="B", enabled=progress) as bar, gc_paused():
+            for part in parts:
+                elements = PartElements(part, Reader(JS), on_bytes=bar.update)
+                try:
+                    _scan_part(part, elements, found, pool)
+                except ConversionError:
+                    if pool is not None:
+                        pool.drain(found.seen, elements)  # an earlier element's error comes first
+                    raise
+                if pool is not None:
+                    pool.drain(found.seen, elements)
                 if elements.is_array is False:
-                    break
-                for k in range(0, len(children), FIELDS):
-                    _, _, start, end, flags, depth = children[k : k + FIELDS]
-                    head = not found.decided
-                    if not head and found.provider != "chatgpt":
-                        continue
-                    if not found.records and _holds(buf, _RECORD_ROLES, start, end):
-                        found.records = True
-                    if not head and not _holds(buf, _MEMORY_MARKS, start, end):
-                        continue
-                    try:
-                        value = reader.value(buf, start, end, flags, depth, offset)
-                    except Refused as exc:
-                        raise elements.error(exc) from None
-                    if head:
-                        found.head.append(value)
-                        if len(found.head) == DETECTION_WINDOW:
-                            found.decide()
-                    else:
-                        _chatgpt_conversation(value, found.seen)
-            if elements.is_array is False:
-                value = load_part(part, Reader(JS))
-                if claude_core.looks_like(value) or chatgpt_core.looks_like(value):
-                    found.singles.append(value)
-        if not found.decided:
-            found.decide()
+                    value = load_part(part, Reader(JS))
+                    if claude_core.looks_like(value) or chatgpt_core.looks_like(value):
+                        found.singles.append(value)
+            if not found.decided:
+                found.decide()
+    finally:
+        if pool is not None:
+            pool.close()
     return found
+
+
+def _scan_part(part: Part, elements: PartElements, found: _Scan, pool: _Workers | None) -> None:
+    """Read the marked elements of one part into ``found``, or hand them to ``pool``."""
+    reader = elements.reader
+    for buf, children, offset in elements.ranges():
+        if elements.is_array is False:
+            break
+        batch: list[int] = []
+        for k in range(0, len(children), FIELDS):
+            start, end = children[k + 2], children[k + 3]
+            head = not found.decided
+            if not head and found.provider != "chatgpt":
+                continue
+            if not found.records and _holds(buf, _RECORD_ROLES, start, end):
+                found.records = True
+            if not head and not _holds(buf, _MEMORY_MARKS, start, end):
+                continue
+            if not head and pool is not None:
+                batch.extend(children[k : k + FIELDS])
+                continue
+            flags, depth = children[k + 4], children[k + 5]
+            try:
+                value = reader.value(buf, start, end, flags, depth, offset)
+            except Refused as exc:
+                raise elements.error(exc) from None
+            if not head:
+                _chatgpt_conversation(value, found.seen)
+                continue
+            found.head.append(value)
+            if len(found.head) == DETECTION_WINDOW:
+                found.decide()
+        if batch and pool is not None:
+            stamp = elements.stamp
+            at = None if part.path is None or stamp is None else (part.path, offset + elements.skip, stamp)
+            pool.submit(buf, batch, offset, at, found.seen, elements)
+
+
+_Source = bytes | tuple[str, int, int, Any]  # a batch's bytes, or the file range holding them
+_Refusal = tuple[str, str, int]  # a Refused's reason, detail and offset (pickle cannot carry it as raised)
+_Rows = list[tuple[Any, ...]]  # sightings as tuples of their fields, cheaper to send back
+
+
+def _read_batch(source: _Source, found: list[int], offset: int) -> tuple[_Rows, _Refusal | None]:
+    """In a worker: the sightings of the elements ``found`` in ``source`` (which starts at ``offset`` in
+    its part), and the refusal that stopped the batch early, if one did."""
+    from ._convert.parallel import _read
+    from ._convert.pipeline import gc_paused
+
+    seen: list[_Seen] = []
+    refused: _Refusal | None = None
+    with gc_paused():
+        data = _read(source)
+        reader = Reader(JS)
+        for k in range(0, len(found), FIELDS):
+            _, _, start, end, flags, depth = found[k : k + FIELDS]
+            try:
+                value = reader.value(data, start, end, flags, depth, offset)
+            except Refused as exc:
+                refused = (exc.reason, exc.detail, exc.offset)
+                break
+            _chatgpt_conversation(value, seen)
+        return [tuple(vars(s).values()) for s in seen], refused
+
+
+class _Workers:
+    """Worker processes reading batches of marked elements, at most ``2 * workers`` batches in flight;
+    their sightings are added in submission order, so the result is that of one process."""
+
+    def __init__(self, workers: int) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        from ._convert.parallel import _context, _ready, _start_worker
+
+        context = _context()
+        parent = os.getpid() if context.get_start_method() == "fork" else None  # else a server forks them
+        self._executor = ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(parent,)
+        )
+        self._limit = 2 * workers
+        self._pending: deque[Future[tuple[_Rows, _Refusal | None]]] = deque()
+        for _ in range(workers):
+            self._executor.submit(_ready)
+
+    def submit(
+        self,
+        buf: bytes,
+        found: list[int],
+        offset: int,
+        at: tuple[str, int, Any] | None,
+        seen: list[_Seen],
+        elements: PartElements,
+    ) -> None:
+        """A batch: the children ``found`` in ``buf`` (which starts at ``offset`` in the part). With ``at``
+        (the file, where ``buf`` starts in it, its stamp as read), the worker reads the bytes itself."""
+        start, end = found[2], found[-3]
+        shifted = list(found)
+        for k in range(0, len(shifted), FIELDS):
+            shifted[k + 2] -= start
+            shifted[k + 3] -= start
+        if at is None:
+            source: _Source = bytes(buf[start:end])
+        else:
+            path, shift, before = at
+            source = (path, start + shift, end + shift, before)
+        while len(self._pending) >= self._limit:
+            self._next(seen, elements)
+        self._pending.append(self._executor.submit(_read_batch, source, shifted, offset + start))
+
+    def drain(self, seen: list[_Seen], elements: PartElements) -> None:
+        """Wait for every batch and add its sightings to ``seen``."""
+        while self._pending:
+            self._next(seen, elements)
+
+    def _next(self, seen: list[_Seen], elements: PartElements) -> None:
+        from ._stable import CHANGED, Changed
+
+        future = self._pending.popleft()
+        try:
+            rows, refused = future.result()
+        except Changed:
+            self._pending.clear()
+            raise ConversionError(CHANGED, reason="changed", source=elements.part.name) from None
+        seen.extend(_Seen(*row) for row in rows)
+        if refused is not None:
+            self._pending.clear()
+            raise elements.error(Refused(*refused))
+
+    def close(self) -> None:
+        """Stop the workers (dropping batches not taken) and wait for them to exit."""
+        self._executor.shutdown(wait=True, cancel_futures=True)
 
 
 def read_memory(
@@ -267,12 +405,24 @@ def read_memory(
     >>> read_memory("export.zip").items[0].kind  # doctest: +SKIP
     'saved'
     """
+    return _read_memory(paths, zip_limits, progress)
+
+
+def _read_memory(
+    paths: Sequence[str | os.PathLike[str]],
+    zip_limits: ZipLimits | None,
+    progress: bool | None,
+    started: Callable[[], object] | None = None,
+    workers: int | None = None,
+) -> MemoryRead:
+    """:func:`read_memory`; ``started`` is called once the export's reading has begun, ``workers`` is
+    the number of processes reading it (None: as ``convert`` chooses)."""
     limits = zip_limits or ZipLimits()
     [export] = resolve(list(paths), "diagnose", list_means="parts", caller="memory_frame()")
     paths = tuple(p for p in export.parts if isinstance(p, str | os.PathLike))
     found = memory_parts(paths, limits)
     try:
-        scanned = _scan(paths, limits, progress)
+        scanned = _scan(paths, limits, progress, started, workers)
     except ConversionError as exc:
         if not found or exc.reason not in ("no-parts", "no-provider"):
             raise
@@ -415,7 +565,11 @@ def _chatgpt_conversation(element: object, seen: list[_Seen]) -> bool:
 
 
 def _envelope_ids(
-    mapping: dict[str, Any], current: object, path: list[Any], position: dict[int, int], targets: list[Any]
+    mapping: dict[str, Any],
+    current: object,
+    path: list[Any],
+    position: dict[int, int],
+    targets: list[Any],
 ) -> dict[int, str]:
     """Envelope ids (``m1`` ...) covering the nodes ``targets`` (each gives an envelope message), as
     conversion numbers them: the kept messages of the active path, classified only as far as needed;
@@ -601,6 +755,13 @@ def _claude_memory_file(part: Part, seen: list[_Seen]) -> None:
 
 
 def _fold(provider: str, sightings: Iterable[_Seen]) -> list[MemoryItem]:
+    from ._convert.pipeline import gc_paused
+
+    with gc_paused():  # many small objects, no cycles
+        return _fold_items(provider, sightings)
+
+
+def _fold_items(provider: str, sightings: Iterable[_Seen]) -> list[MemoryItem]:
     items: dict[tuple[str, str | None, str], MemoryItem] = {}
     keys: dict[int, str | None] = {}
     for order, s in enumerate(sightings):
@@ -707,12 +868,29 @@ def memory_frame(
     >>> frame = mv.memory_frame(mv.sample_path("chatgpt"))      # doctest: +SKIP
     >>> frame[["kind", "text", "ts"]].head()                     # doctest: +SKIP
     """
-    frame = items_frame(read_memory(*paths, zip_limits=zip_limits, progress=progress))
+    preparing: list[threading.Thread] = []
+
+    def prepare() -> None:
+        # pandas is imported while the export is read (the scanner and the workers leave the GIL free)
+        thread = threading.Thread(target=_import_frames, daemon=True)
+        thread.start()
+        preparing.append(thread)
+
+    read = _read_memory(paths, zip_limits, progress, prepare)
+    for thread in preparing:
+        thread.join()
+    frame = items_frame(read)
     if facts is None:
         return frame
     from ._memory_trace import add_trace
 
     return add_trace(frame, facts)
+
+
+def _import_frames() -> None:
+    import pandas  # noqa: F401
+
+    from ._frames import columns  # noqa: F401
 
 
 def items_frame(read: MemoryRead) -> pd.DataFrame:
@@ -739,6 +917,7 @@ def items_frame(read: MemoryRead) -> pd.DataFrame:
     import pandas as pd
 
     from ._frames.columns import INT, STRING, TIMESTAMP, conform
+    from ._frames.text import strings
 
     dtypes = {
         "string": STRING,
@@ -748,10 +927,13 @@ def items_frame(read: MemoryRead) -> pd.DataFrame:
         "kind": pd.CategoricalDtype(list(KINDS)),
     }
     columns = {name: dtypes[kind] for name, kind in MEMORY_COLUMNS.items()}
-    rows: dict[str, Any] = {name: [getattr(item, name) for item in read.items] for name in MEMORY_COLUMNS}
+    values = zip(*map(attrgetter(*MEMORY_COLUMNS), read.items), strict=True) if read.items else repeat(())
+    rows: dict[str, Any] = {name: list(column) for name, column in zip(MEMORY_COLUMNS, values, strict=False)}
     for name, kind in MEMORY_COLUMNS.items():
         if kind == "timestamp":
             rows[name] = pd.to_datetime(pd.Series(rows[name], dtype="object"), utc=True, format="ISO8601")
+        elif kind == "string":  # unpaired surrogates become U+FFFD, with a warning, as in the other frames
+            rows[name] = pd.Series(pd.arrays.ArrowStringArray(strings(rows[name], name)), dtype=STRING)
         else:
             rows[name] = pd.Series(rows[name], dtype=columns[name])  # type: ignore[call-overload]
     frame = conform(pd.DataFrame(rows), columns)

@@ -17,7 +17,10 @@ from memvelope_tools._memory import (
     KINDS,
     MEMORY_COLUMNS,
     NO_RECORDS,
+    _read_memory,
+    collect,
     instruction_text,
+    items_frame,
     memory_frame,
     read_memory,
     snapshot_entries,
@@ -582,3 +585,60 @@ def test_message_ids_are_the_envelopes(tmp_path: Path) -> None:
     row = _row(memory_frame(path), "saved", "User is vegetarian.")
     assert {m["id"]: m["text"] for m in conv["messages"]}[row["message_id"]] == "User is vegetarian."
     assert not row["on_active_path"]
+
+
+def _padded_export(tmp_path: Path, tail: bytes = b"") -> Path:
+    """The memory fixture's conversations after enough plain ones that every one of them is read past
+    provider detection (where worker processes take over), the memory ones twice."""
+    plain = json.loads((FIX / "chatgpt-none.json").read_text(encoding="utf-8"))
+    memory = json.loads((FIX / "chatgpt-memory.json").read_text(encoding="utf-8"))
+    path = tmp_path / "conversations.json"
+    body = json.dumps(plain * 5 + memory + plain + memory).encode()
+    path.write_bytes(body[:-1] + tail + b"]" if tail else body)
+    return path
+
+
+def test_worker_processes_give_the_frame_one_process_gives(tmp_path: Path) -> None:
+    path = _padded_export(tmp_path)
+    elements = json.loads(path.read_text(encoding="utf-8"))
+    plain = items_frame(collect("chatgpt", elements, []))  # every conversation parsed, in this process
+    one = items_frame(_read_memory([path], None, False, workers=1))
+    two = items_frame(_read_memory([path], None, False, workers=2))
+    assert len(plain) > 0 and set(plain["kind"]) >= {"saved", "snapshot", "about_user", "about_model"}
+    pd.testing.assert_frame_equal(one, plain)
+    pd.testing.assert_frame_equal(two, plain)
+    assert one.attrs == two.attrs == plain.attrs
+    pd.testing.assert_frame_equal(memory_frame(path), plain)
+
+
+def test_worker_processes_report_invalid_json_as_one_process_does(tmp_path: Path) -> None:
+    path = _padded_export(tmp_path, tail=b', {"mapping": {]')
+    errors = []
+    for workers in (1, 2):
+        with pytest.raises(mv.ConversionError) as caught:
+            _read_memory([path], None, False, workers=workers)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1] and "conversations.json" in errors[0]
+
+
+def test_unpaired_surrogate_becomes_replacement_character(tmp_path: Path) -> None:
+    raw = (FIX / "chatgpt-memory.json").read_text(encoding="utf-8")
+    assert raw.count('"User is vegetarian."') == 1
+    path = tmp_path / "conversations.json"
+    path.write_text(raw.replace('"User is vegetarian."', '"User is vegetarian \\udfff."'), encoding="utf-8")
+    with pytest.warns(UnicodeWarning, match="text"):
+        frame = memory_frame(path)
+    assert _row(frame, "saved", "User is vegetarian \ufffd.")["kind"] == "saved"
+    assert frame["text"].dtype == memory_frame(FIX / "chatgpt-memory.json")["text"].dtype
+
+
+def test_cli_memory_prints_an_unpaired_surrogate_as_replacement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = (FIX / "chatgpt-memory.json").read_text(encoding="utf-8")
+    path = tmp_path / "conversations.json"
+    path.write_text(raw.replace('"User is vegetarian."', '"User is vegetarian \\udfff."'), encoding="utf-8")
+    assert main(["memory", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "saved memory: User is vegetarian \ufffd." in out
+    out.encode("utf-8")  # printable as UTF-8

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import TYPE_CHECKING
 
 from .._atomic import check_output_file
 from .._plural import count
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 if TYPE_CHECKING:
     from .._memory import MemoryItem, MemoryRead
@@ -126,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.output)
     read = read_memory(*args.paths, progress=False if args.quiet else None)
     if not args.output:
-        sys.stdout.write(render(read))
+        # an unpaired surrogate (legal in JSON, not in UTF-8) is shown as U+FFFD, as the frames hold it
+        sys.stdout.write(_LONE_SURROGATE.sub("\ufffd", render(read)))
         sys.stdout.flush()
         return 0
     from .._convert import convert
