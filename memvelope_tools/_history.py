@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ._frames.columns import (
     CONVERSATION_COLUMNS,
@@ -73,6 +74,8 @@ __all__ = [
     "date_from_name",
     "diff",
     "history",
+    "is_history_folder",
+    "message_status",
     "read_snapshot",
 ]
 
@@ -816,3 +819,26 @@ def _labels(inputs: list[Any]) -> list[str]:
     names = {p: os.path.basename(p) for p in paths if p is not None}
     repeated = Counter(names.values())
     return [f"doc{i}" if p is None else (p if repeated[names[p]] > 1 else names[p]) for i, p in enumerate(paths)]
+
+
+# ---- a history folder's files, for the readers that meet one --------------------------------------
+
+
+def is_history_folder(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a history folder (it holds ``snapshots.parquet`` and ``messages.parquet``)."""
+    base = Path(os.path.expanduser(os.fspath(path)))
+    return (base / "snapshots.parquet").is_file() and (base / "messages.parquet").is_file()
+
+
+def message_status(hits: pd.DataFrame, folder: str | os.PathLike[str]) -> pd.DataFrame:
+    """``hits`` (rows naming messages of the history folder by ``source``, ``conv_index``, ``position``,
+    ``role`` and ``ts``, as search results do) with a ``status`` column: ``current``, ``edited-away`` or
+    ``deleted-upstream``; null where two of its messages share all five (an edit that kept the role and
+    timestamp)."""
+    key = ["source", "conv_index", "position", "role", "ts"]
+    table = pq.read_table(Path(folder) / "messages.parquet", columns=[*key, "status"])
+    stored = to_pandas(table, {k: MESSAGE_HISTORY_COLUMNS[k] for k in [*key, "status"]}, None)
+    stored = stored.drop_duplicates(key, keep=False)
+    found = hits.loc[:, key].reset_index(drop=True).merge(stored, on=key, how="left", sort=False)
+    status = found["status"].astype(MESSAGE_HISTORY_COLUMNS["status"])
+    return hits.assign(status=status.to_numpy())

@@ -23,13 +23,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._atomic import atomic_outputs, check_output_folder, output_folder
-from ._frames.columns import arrow_schema, to_pandas
+from ._frames.columns import arrow_schema
 from ._history import (
     CONVERSATION_HISTORY_COLUMNS,
     MESSAGE_HISTORY_COLUMNS,
     SNAPSHOT_COLUMNS,
     History,
     frames_of,
+    is_history_folder,
+    message_status,
     read_snapshot,
 )
 from ._parquet import schema_metadata, write_table
@@ -40,6 +42,7 @@ from .errors import FormatError, OutputError, SearchIndexError
 
 __all__ = ["FILES", "add_to_history", "is_history_folder", "message_status", "read_history"]
 
+
 #: The files of a history folder, in the order they are replaced.
 FILES = ("messages", "conversations", "snapshots")
 _SCHEMAS = {
@@ -47,26 +50,6 @@ _SCHEMAS = {
     "conversations": arrow_schema(CONVERSATION_HISTORY_COLUMNS),
     "snapshots": arrow_schema(SNAPSHOT_COLUMNS),
 }
-
-
-def is_history_folder(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a history folder (it holds ``snapshots.parquet`` and ``messages.parquet``)."""
-    base = Path(os.path.expanduser(os.fspath(path)))
-    return (base / "snapshots.parquet").is_file() and (base / "messages.parquet").is_file()
-
-
-def message_status(hits: pd.DataFrame, folder: str | os.PathLike[str]) -> pd.DataFrame:
-    """``hits`` (rows naming messages of the history folder by ``source``, ``conv_index``, ``position``,
-    ``role`` and ``ts``, as search results do) with a ``status`` column: ``current``, ``edited-away`` or
-    ``deleted-upstream``; null where two of its messages share all five (an edit that kept the role and
-    timestamp)."""
-    key = ["source", "conv_index", "position", "role", "ts"]
-    table = pq.read_table(Path(folder) / "messages.parquet", columns=[*key, "status"])
-    stored = to_pandas(table, {k: MESSAGE_HISTORY_COLUMNS[k] for k in [*key, "status"]}, None)
-    stored = stored.drop_duplicates(key, keep=False)
-    found = hits.loc[:, key].reset_index(drop=True).merge(stored, on=key, how="left", sort=False)
-    status = found["status"].astype(MESSAGE_HISTORY_COLUMNS["status"])
-    return hits.assign(status=status.to_numpy())
 
 
 def read_history(folder: str | os.PathLike[str], *, tz: str | None = None) -> dict[str, pd.DataFrame]:

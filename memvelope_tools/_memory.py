@@ -281,20 +281,21 @@ def _scan_part(part: Part, elements: PartElements, found: _Scan, pool: _Workers 
 
 
 _Source = bytes | tuple[str, int, int, Any]  # a batch's bytes, or the file range holding them
-_Refusal = tuple[str, str, int]  # a Refused's reason, detail and offset (pickle cannot carry it as raised)
+# a Refused's reason, detail and offset: a worker's exception cannot cross to the parent as raised
+_Refusal = tuple[str, str, int]
 _Rows = list[tuple[Any, ...]]  # sightings as tuples of their fields, cheaper to send back
 
 
 def _read_batch(source: _Source, found: list[int], offset: int) -> tuple[_Rows, _Refusal | None]:
     """In a worker: the sightings of the elements ``found`` in ``source`` (which starts at ``offset`` in
     its part), and the refusal that stopped the batch early, if one did."""
-    from ._convert.parallel import _read
+    from ._convert.parallel import read_range
     from ._convert.pipeline import gc_paused
 
     seen: list[_Seen] = []
     refused: _Refusal | None = None
     with gc_paused():
-        data = _read(source)
+        data = read_range(source)
         reader = Reader(JS)
         for k in range(0, len(found), FIELDS):
             _, _, start, end, flags, depth = found[k : k + FIELDS]
@@ -314,17 +315,17 @@ class _Workers:
     def __init__(self, workers: int) -> None:
         from concurrent.futures import ProcessPoolExecutor
 
-        from ._convert.parallel import _context, _ready, _start_worker
+        from ._convert.parallel import ready, start_worker, worker_context
 
-        context = _context()
+        context = worker_context()
         parent = os.getpid() if context.get_start_method() == "fork" else None  # else a server forks them
         self._executor = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(parent,)
+            max_workers=workers, mp_context=context, initializer=start_worker, initargs=(parent,)
         )
         self._limit = 2 * workers
         self._pending: deque[Future[tuple[_Rows, _Refusal | None]]] = deque()
         for _ in range(workers):
-            self._executor.submit(_ready)
+            self._executor.submit(ready)
 
     def submit(
         self,

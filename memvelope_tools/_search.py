@@ -955,7 +955,7 @@ def search(
         index = _folder_index(folder, damaged=exc.msg)
         hits = index.search(query, role=role, since=since, until=until, limit=limit)
     if folder is not None:
-        from ._history_folder import is_history_folder, message_status
+        from ._history import is_history_folder, message_status
 
         if is_history_folder(folder):
             return message_status(hits, folder)

@@ -44,7 +44,7 @@ class Piece:
     replaced: int
 
 
-def _read(source: Source) -> bytes:
+def read_range(source: Source) -> bytes:
     if isinstance(source, bytes):
         return source
     path, start, end, before = source
@@ -62,7 +62,7 @@ def work(source: Source, found: list[int], provider: str, use_orjson: bool) -> P
     enabled = gc.isenabled()
     gc.disable()  # parse trees hold no cycles (see pipeline.gc_paused)
     try:
-        data = _read(source)
+        data = read_range(source)
         reader = Reader(JS, use_orjson=use_orjson)
         normalise, other = NORMALISERS[provider], SHAPES[OTHER[provider]]
         bodies: list[bytes] = []
@@ -94,11 +94,11 @@ def work(source: Source, found: list[int], provider: str, use_orjson: bool) -> P
             gc.enable()
 
 
-def _ready() -> None:
+def ready() -> None:
     """A task that only makes the pool start its processes."""
 
 
-def _start_worker(parent: int | None) -> None:
+def start_worker(parent: int | None) -> None:
     """Run first in each worker process: it stops when the converting process does."""
     bind_to_parent(parent)
 
@@ -120,7 +120,7 @@ def _one_thread() -> bool:
         return False
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def worker_context() -> multiprocessing.context.BaseContext:
     # fork starts workers in milliseconds, and is safe while this process has one thread (a fork
     # beside other threads can deadlock, and warns on 3.12+); else forkserver starts clean processes
     # (not on Windows), spawn elsewhere.
@@ -140,16 +140,16 @@ class Pool:
     (set before the first batch) receives each batch's tag and piece, in submission order."""
 
     def __init__(self, workers: int) -> None:
-        context = _context()
+        context = worker_context()
         parent = os.getpid() if context.get_start_method() == "fork" else None  # else a server forks them
         self._executor = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(parent,)
+            max_workers=workers, mp_context=context, initializer=start_worker, initargs=(parent,)
         )
         self._limit = 2 * workers
         self._pending: deque[tuple[str, Future[Piece]]] = deque()
         self.write: Callable[[str, Piece], None] | None = None
         for _ in range(workers):
-            self._executor.submit(_ready)
+            self._executor.submit(ready)
 
     def submit(
         self,
