@@ -338,16 +338,10 @@ class _Workers:
     ) -> None:
         """A batch: the children ``found`` in ``buf`` (which starts at ``offset`` in the part). With ``at``
         (the file, where ``buf`` starts in it, its stamp as read), the worker reads the bytes itself."""
-        start, end = found[2], found[-3]
-        shifted = list(found)
-        for k in range(0, len(shifted), FIELDS):
-            shifted[k + 2] -= start
-            shifted[k + 3] -= start
-        if at is None:
-            source: _Source = bytes(buf[start:end])
-        else:
-            path, shift, before = at
-            source = (path, start + shift, end + shift, before)
+        from ._convert.parallel import batch_source
+
+        source, shifted = batch_source(buf, found, at)
+        start = found[2]
         while len(self._pending) >= self._limit:
             self._next(seen, elements)
         self._pending.append(self._executor.submit(_read_batch, source, shifted, offset + start))

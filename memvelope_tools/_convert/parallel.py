@@ -120,6 +120,21 @@ def _one_thread() -> bool:
         return False
 
 
+def batch_source(buf: bytes, found: list[int], at: tuple[str, int, Stamp] | None) -> tuple[Source, list[int]]:
+    """What a worker reads for the children ``found`` in ``buf``: their bytes, or with ``at`` (a file's
+    path, where ``buf`` starts in it, its stamp as read) the file range holding them; and the children's
+    bounds shifted to that range."""
+    start, end = found[2], found[-3]
+    shifted = list(found)
+    for k in range(0, len(shifted), FIELDS):
+        shifted[k + 2] -= start
+        shifted[k + 3] -= start
+    if at is None:
+        return bytes(buf[start:end]), shifted
+    path, shift, before = at
+    return (path, start + shift, end + shift, before), shifted
+
+
 def worker_context() -> multiprocessing.context.BaseContext:
     # fork starts workers in milliseconds, and is safe while this process has one thread (a fork
     # beside other threads can deadlock, and warns on 3.12+); else forkserver starts clean processes
@@ -163,16 +178,7 @@ class Pool:
         """A batch: the children ``found`` (array elements, as a scan lists them) in ``buf``. With ``at``
         (a file's path, the position of ``buf`` in it, the file's stamp as read), the worker reads the
         bytes from the file instead. ``tag`` (the part's name) is passed on to ``write`` with its piece."""
-        start, end = found[2], found[-3]
-        shifted = list(found)
-        for k in range(0, len(shifted), FIELDS):
-            shifted[k + 2] -= start
-            shifted[k + 3] -= start
-        if at is None:
-            source: Source = bytes(buf[start:end])
-        else:
-            path, shift, before = at
-            source = (path, start + shift, end + shift, before)
+        source, shifted = batch_source(buf, found, at)
         while len(self._pending) >= self._limit:
             self._next()
         self._pending.append((tag, self._executor.submit(work, source, shifted, provider, use_orjson)))
