@@ -85,7 +85,7 @@ def flatten_file(
         found, segments = pending.popleft()
         wait([part for _, _, parts in segments for part in parts])  # none may still read data if this raises
         for lo, hi, parts in segments:
-            pieces = [piece for part in parts for piece in part.result()]
+            pieces = _coalesced([piece for part in parts for piece in part.result()])
             for start, end, read in pieces:
                 if read is None or not builder.add_columns([read]):
                     builder.add(parse_spans(data, found[start * FIELDS : end * FIELDS]), release=True, bar=None)
@@ -165,6 +165,17 @@ def _read_columns(data: Any, spans: np.ndarray, first: int) -> list[_Piece]:
         return [(first, first + 1, None)]
     half = len(spans) // 2
     return _read_columns(data, spans[:half], first) + _read_columns(data, spans[half:], first + half)
+
+
+def _coalesced(pieces: list[_Piece]) -> list[_Piece]:
+    """``pieces`` with each run of neighbouring conversations to be parsed made one piece, parsed as one batch."""
+    out: list[_Piece] = []
+    for start, end, read in pieces:
+        if read is None and out and out[-1][2] is None and out[-1][1] == start:
+            out[-1] = (out[-1][0], end, None)
+        else:
+            out.append((start, end, read))
+    return out
 
 
 class _Builder:
