@@ -36,10 +36,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from itertools import repeat
 from operator import attrgetter
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
 from ._convert import DETECTION_WINDOW, ZipLimits, detect_provider, expand
 from ._convert import chatgpt as chatgpt_core
@@ -108,7 +107,7 @@ _BIO: Final = "bio"
 _CONTEXT_TYPES: Final = frozenset({"model_editable_context", "user_editable_context"})
 
 
-@dataclass
+@dataclass(slots=True)
 class MemoryItem:
     """One remembered text, with every place it was seen folded in."""
 
@@ -142,8 +141,7 @@ class MemoryRead:
     notes: list[str]
 
 
-@dataclass
-class _Seen:
+class _Seen(NamedTuple):
     """One sighting of a remembered text."""
 
     kind: str
@@ -183,7 +181,7 @@ class _Scan:
     provider: str | None = None
     error: ConversionError | None = None  # why no provider could be detected
     decided: bool = False
-    seen: list[_Seen] = field(default_factory=list)
+    seen: _Folding = field(default_factory=lambda: _Folding())
     records: bool = False  # some element holds a system or tool message
     singles: list[Any] = field(default_factory=list)  # parts holding one conversation object
 
@@ -228,10 +226,10 @@ def _scan(
                     _scan_part(part, elements, found, pool)
                 except ConversionError:
                     if pool is not None:
-                        pool.drain(found.seen, elements)  # an earlier element's error comes first
+                        pool.drain(found, elements)  # an earlier element's error comes first
                     raise
                 if pool is not None:
-                    pool.drain(found.seen, elements)
+                    pool.drain(found, elements)
                 if elements.is_array is False:
                     value = load_part(part, Reader(JS))
                     if claude_core.looks_like(value) or chatgpt_core.looks_like(value):
@@ -245,71 +243,76 @@ def _scan(
 
 
 def _scan_part(part: Part, elements: PartElements, found: _Scan, pool: _Workers | None) -> None:
-    """Read the marked elements of one part into ``found``, or hand them to ``pool``."""
+    """Read the elements of one part that may hold memory into ``found``, or hand them to ``pool``."""
     reader = elements.reader
     for buf, children, offset in elements.ranges():
         if elements.is_array is False:
             break
-        batch: list[int] = []
-        for k in range(0, len(children), FIELDS):
-            start, end = children[k + 2], children[k + 3]
-            head = not found.decided
-            if not head and found.provider != "chatgpt":
-                continue
-            if not found.records and _holds(buf, _RECORD_ROLES, start, end):
-                found.records = True
-            if not head and not _holds(buf, _MEMORY_MARKS, start, end):
-                continue
-            if not head and pool is not None:
-                batch.extend(children[k : k + FIELDS])
-                continue
-            flags, depth = children[k + 4], children[k + 5]
+        k = 0
+        while k < len(children) and not found.decided:  # the first elements tell the provider
+            start, end, flags, depth = children[k + 2 : k + FIELDS]
+            found.records = found.records or _holds(buf, _RECORD_ROLES, start, end)
             try:
-                value = reader.value(buf, start, end, flags, depth, offset)
+                found.head.append(reader.value(buf, start, end, flags, depth, offset))
             except Refused as exc:
                 raise elements.error(exc) from None
-            if not head:
-                _chatgpt_conversation(value, found.seen)
-                continue
-            found.head.append(value)
             if len(found.head) == DETECTION_WINDOW:
                 found.decide()
-        if batch and pool is not None:
+            k += FIELDS
+        if k == len(children) or found.provider != "chatgpt":
+            continue
+        rest = children[k:] if k else children
+        if pool is not None:
             stamp = elements.stamp
             at = None if part.path is None or stamp is None else (part.path, offset + elements.skip, stamp)
-            pool.submit(buf, batch, offset, at, found.seen, elements)
+            pool.submit(buf, rest, offset, at, found, elements)
+            continue
+        records, refused = _read_elements(buf, rest, offset, found.seen)
+        found.records = found.records or records
+        if refused is not None:
+            raise elements.error(Refused(*refused))
 
 
 _Source = bytes | tuple[str, int, int, Any]  # a batch's bytes, or the file range holding them
 # a Refused's reason, detail and offset: a worker's exception cannot cross to the parent as raised
 _Refusal = tuple[str, str, int]
-_Rows = list[tuple[Any, ...]]  # sightings as tuples of their fields, cheaper to send back
+_Rows = list[tuple[Any, ...]]  # sightings as plain tuples, cheaper to send back
 
 
-def _read_batch(source: _Source, found: list[int], offset: int) -> tuple[_Rows, _Refusal | None]:
-    """In a worker: the sightings of the elements ``found`` in ``source`` (which starts at ``offset`` in
-    its part), and the refusal that stopped the batch early, if one did."""
+def _read_elements(data: Any, found: list[int], offset: int, seen: _Sink) -> tuple[bool, _Refusal | None]:
+    """Add to ``seen`` the sightings of the ChatGPT conversations ``found`` in ``data`` (which starts at
+    ``offset`` in its part), parsing only those whose bytes hold a memory mark. Returns whether one holds
+    a system or tool message, and the refusal that stopped the reading early, if one did."""
+    reader = Reader(JS)
+    records = False
+    for k in range(0, len(found), FIELDS):
+        start, end, flags, depth = found[k + 2 : k + FIELDS]
+        if not records and _holds(data, _RECORD_ROLES, start, end):
+            records = True
+        if not _holds(data, _MEMORY_MARKS, start, end):
+            continue
+        try:
+            value = reader.value(data, start, end, flags, depth, offset)
+        except Refused as exc:
+            return records, (exc.reason, exc.detail, exc.offset)
+        _chatgpt_conversation(value, seen)
+    return records, None
+
+
+def _read_batch(source: _Source, found: list[int], offset: int) -> tuple[_Rows, _Refusal | None, bool]:
+    """In a worker: :func:`_read_elements` of the elements ``found`` in ``source`` (which starts at
+    ``offset`` in its part), the sightings as plain tuples."""
     from ._convert.parallel import read_range
     from ._convert.pipeline import gc_paused
 
     seen: list[_Seen] = []
-    refused: _Refusal | None = None
     with gc_paused():
-        data = read_range(source)
-        reader = Reader(JS)
-        for k in range(0, len(found), FIELDS):
-            _, _, start, end, flags, depth = found[k : k + FIELDS]
-            try:
-                value = reader.value(data, start, end, flags, depth, offset)
-            except Refused as exc:
-                refused = (exc.reason, exc.detail, exc.offset)
-                break
-            _chatgpt_conversation(value, seen)
-        return [tuple(vars(s).values()) for s in seen], refused
+        records, refused = _read_elements(read_range(source), found, offset, seen)
+        return list(map(tuple, seen)), refused, records
 
 
 class _Workers:
-    """Worker processes reading batches of marked elements, at most ``2 * workers`` batches in flight;
+    """Worker processes reading batches of elements, at most ``2 * workers`` batches in flight;
     their sightings are added in submission order, so the result is that of one process."""
 
     def __init__(self, workers: int) -> None:
@@ -323,7 +326,7 @@ class _Workers:
             max_workers=workers, mp_context=context, initializer=start_worker, initargs=(parent,)
         )
         self._limit = 2 * workers
-        self._pending: deque[Future[tuple[_Rows, _Refusal | None]]] = deque()
+        self._pending: deque[Future[tuple[_Rows, _Refusal | None, bool]]] = deque()
         for _ in range(workers):
             self._executor.submit(ready)
 
@@ -333,34 +336,36 @@ class _Workers:
         found: list[int],
         offset: int,
         at: tuple[str, int, Any] | None,
-        seen: list[_Seen],
+        scan: _Scan,
         elements: PartElements,
     ) -> None:
-        """A batch: the children ``found`` in ``buf`` (which starts at ``offset`` in the part). With ``at``
-        (the file, where ``buf`` starts in it, its stamp as read), the worker reads the bytes itself."""
+        """A batch: the children ``found`` in ``buf`` (which starts at ``offset`` in the part), what they
+        hold going to ``scan``. With ``at`` (the file, where ``buf`` starts in it, its stamp as read), the
+        worker reads the bytes itself."""
         from ._convert.parallel import batch_source
 
         source, shifted = batch_source(buf, found, at)
         start = found[2]
         while len(self._pending) >= self._limit:
-            self._next(seen, elements)
+            self._next(scan, elements)
         self._pending.append(self._executor.submit(_read_batch, source, shifted, offset + start))
 
-    def drain(self, seen: list[_Seen], elements: PartElements) -> None:
-        """Wait for every batch and add its sightings to ``seen``."""
+    def drain(self, found: _Scan, elements: PartElements) -> None:
+        """Wait for every batch and add what it found to ``found``."""
         while self._pending:
-            self._next(seen, elements)
+            self._next(found, elements)
 
-    def _next(self, seen: list[_Seen], elements: PartElements) -> None:
+    def _next(self, found: _Scan, elements: PartElements) -> None:
         from ._stable import CHANGED, Changed
 
         future = self._pending.popleft()
         try:
-            rows, refused = future.result()
+            rows, refused, records = future.result()
         except Changed:
             self._pending.clear()
             raise ConversionError(CHANGED, reason="changed", source=elements.part.name) from None
-        seen.extend(_Seen(*row) for row in rows)
+        found.seen.extend(map(_Seen._make, rows))
+        found.records = found.records or records
         if refused is not None:
             self._pending.clear()
             raise elements.error(Refused(*refused))
@@ -476,31 +481,37 @@ def collect(
     >>> collect("chatgpt", [], []).notes == [NO_RECORDS]
     True
     """
-    seen: list[_Seen] = []
+    from ._convert.pipeline import gc_paused
+
+    seen = _Folding()
     found = False
-    if provider == "chatgpt":
-        for element in elements:
-            found = _chatgpt_conversation(element, seen) or found
-    return _finish(provider, seen, memory_parts, found if records is None else records)
+    with gc_paused():  # many small objects, no cycles
+        if provider == "chatgpt":
+            for element in elements:
+                found = _chatgpt_conversation(element, seen) or found
+        return _finish(provider, seen, memory_parts, found if records is None else records)
 
 
-def _finish(provider: str | None, seen: list[_Seen], memory_parts: Sequence[Part], records: bool) -> MemoryRead:
-    """The items of the sightings ``seen`` and of the Claude memory files, with the notes."""
+def _finish(provider: str | None, seen: _Folding, memory_parts: Sequence[Part], records: bool) -> MemoryRead:
+    """The items of the sightings folded in ``seen`` and of the Claude memory files, with the notes."""
+    from ._convert.pipeline import gc_paused
+
     notes: list[str] = []
-    if provider == "chatgpt" and not records:
-        notes.append(NO_RECORDS)
-    elif provider == "claude":
-        for part in memory_parts:
-            _claude_memory_file(part, seen)
-        if not memory_parts:
-            notes.append(_NO_CLAUDE_FILE)
-    return MemoryRead(provider, _fold(provider or "claude", seen), notes)
+    with gc_paused():  # many small objects, no cycles
+        if provider == "chatgpt" and not records:
+            notes.append(NO_RECORDS)
+        elif provider == "claude":
+            for part in memory_parts:
+                _claude_memory_file(part, seen)
+            if not memory_parts:
+                notes.append(_NO_CLAUDE_FILE)
+        return MemoryRead(provider, seen.items(provider or "claude"), notes)
 
 
 # --- ChatGPT ---------------------------------------------------------------------------------------
 
 
-def _chatgpt_conversation(element: object, seen: list[_Seen]) -> bool:
+def _chatgpt_conversation(element: object, seen: _Sink) -> bool:
     """Add the memory items of one conversation; True when it holds a system or tool message."""
     mapping = chatgpt_core.mapping_of(element)
     if mapping is None:
@@ -540,22 +551,22 @@ def _chatgpt_conversation(element: object, seen: list[_Seen]) -> bool:
     for key, node, message, items in found:
         stamp = render_timestamp(message.get("create_time")) or created
         for kind, text, stated in items:
-            item = _Seen(
-                kind,
-                text,
-                stamp,
-                where,
-                conversation_id=cid,
-                conversation_title=title,
-                message_id=ids.get(id(node)),
-                node_id=key,
-                on_active_path=id(node) in on_path,
-                stated_date=stated,
-                key=kind if kind.startswith("about_") else None,
+            seen.append(
+                _Seen(
+                    kind,
+                    text,
+                    stamp,
+                    where,
+                    conversation_id=cid,
+                    conversation_title=title,
+                    message_id=ids.get(id(node)),
+                    node_id=key,
+                    on_active_path=id(node) in on_path,
+                    preceding_user_message=_preceding_user(mapping, node) if kind == "saved" else None,
+                    stated_date=stated,
+                    key=kind if kind.startswith("about_") else None,
+                )
             )
-            if kind == "saved":
-                item.preceding_user_message = _preceding_user(mapping, node)
-            seen.append(item)
     return records
 
 
@@ -729,7 +740,7 @@ def memory_parts(paths: Sequence[str | os.PathLike[str]], limits: ZipLimits) -> 
     return side_parts(paths, _is_memory_name, _is_memory_zip, limits)
 
 
-def _claude_memory_file(part: Part, seen: list[_Seen]) -> None:
+def _claude_memory_file(part: Part, seen: _Sink) -> None:
     value = load_part(part, Reader(JS))
     objects = value if type(value) is list else [value]
     for obj in objects:
@@ -749,40 +760,88 @@ def _claude_memory_file(part: Part, seen: list[_Seen]) -> None:
 # --- folding sightings into items ------------------------------------------------------------------
 
 
-def _fold(provider: str, sightings: Iterable[_Seen]) -> list[MemoryItem]:
-    from ._convert.pipeline import gc_paused
+class _Sink(Protocol):
+    """Where sightings go: a list, or :class:`_Folding`."""
 
-    with gc_paused():  # many small objects, no cycles
-        return _fold_items(provider, sightings)
+    def append(self, sighting: _Seen, /) -> None: ...
 
 
-def _fold_items(provider: str, sightings: Iterable[_Seen]) -> list[MemoryItem]:
-    items: dict[tuple[str, str | None, str], MemoryItem] = {}
-    keys: dict[int, str | None] = {}
-    for order, s in enumerate(sightings):
-        ident = (s.kind, s.project_id, s.text if s.kind == "snapshot" else " ".join(s.text.split()))
-        item = items.get(ident)
-        stamp = s.stamp
-        if item is None:
-            item = items[ident] = MemoryItem(provider, s.kind, s.text, order=order)
-            keys[id(item)] = s.key
-            _take(item, s)
-        elif stamp is not None and (item.first_seen is None or stamp < item.first_seen):
-            _take(item, s)
-        if s.where not in item.seen_in:
-            item.seen_in.add(s.where)
-            item.count += 1
-        if stamp is not None and (item.last_seen is None or stamp > item.last_seen):
-            item.last_seen = stamp
-        if item.stated_date is None:
-            item.stated_date = s.stated_date
-    found = list(items.values())
-    for item in found:
-        item.ts = item.first_seen
-    _versions(found, keys)
-    rank = {kind: i for i, kind in enumerate(KINDS)}
-    found.sort(key=lambda i: (i.ts is None, i.ts or "", rank[i.kind], i.order))
-    return found
+class _Folding:
+    """Sightings folded into items as they come (in the order they were made): the same text seen again
+    is one item; :meth:`items` gives them, oldest first."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[str, str | None, str], MemoryItem] = {}
+        self._keyed: list[tuple[MemoryItem, str]] = []  # the items whose versions are numbered, and their key
+        self._spaced: dict[str, str] = {}  # a text -> its words joined by single spaces
+        self._order = 0  # the number of sightings folded so far
+
+    def append(self, sighting: _Seen, /) -> None:
+        """Fold in one sighting."""
+        self.extend((sighting,))
+
+    def extend(self, sightings: Iterable[_Seen]) -> None:
+        """Fold in ``sightings``, in order."""
+        items, keyed, spaced = self._items, self._keyed, self._spaced
+        order = self._order - 1
+        for order, s in enumerate(sightings, self._order):
+            kind, text, stamp, where = s[:4]
+            if kind == "snapshot":
+                ident = (kind, s.project_id, text)
+            else:
+                words = spaced.get(text)
+                if words is None:
+                    words = spaced[text] = " ".join(text.split())
+                ident = (kind, s.project_id, words)
+            item = items.get(ident)
+            if item is None:  # its first sighting: all of the item is that sighting's
+                item = items[ident] = MemoryItem(
+                    "",
+                    kind,
+                    text,
+                    first_seen=stamp,
+                    last_seen=stamp,
+                    count=1,
+                    stated_date=s.stated_date,
+                    conversation_id=s.conversation_id,
+                    conversation_title=s.conversation_title,
+                    message_id=s.message_id,
+                    node_id=s.node_id,
+                    on_active_path=s.on_active_path,
+                    preceding_user_message=s.preceding_user_message,
+                    project_id=s.project_id,
+                    order=order,
+                    seen_in={where},
+                )
+                if s.key is not None:
+                    keyed.append((item, s.key))
+                continue
+            if stamp is not None and (item.first_seen is None or stamp < item.first_seen):
+                _take(item, s)
+            if where not in item.seen_in:
+                item.seen_in.add(where)
+                item.count += 1
+            if stamp is not None and (item.last_seen is None or stamp > item.last_seen):
+                item.last_seen = stamp
+            if item.stated_date is None:
+                item.stated_date = s.stated_date
+        self._order = order + 1
+
+    def items(self, provider: str) -> list[MemoryItem]:
+        """The items, of ``provider``: oldest first, undated last; then in the order of :data:`KINDS`,
+        then of first sighting. Versions are numbered and ``current`` is set."""
+        found = list(self._items.values())  # in order of first sighting
+        for item in found:
+            item.provider = provider
+            item.ts = item.first_seen
+        _versions(found, self._keyed)
+        by_kind: dict[str, list[MemoryItem]] = {kind: [] for kind in KINDS}
+        for item in found:
+            by_kind[item.kind].append(item)
+        ranked = [item for kind in KINDS for item in by_kind[kind]]
+        dated = [item for item in ranked if item.ts is not None]
+        dated.sort(key=attrgetter("ts"))  # stable: ties keep the order of kinds, then of first sighting
+        return dated + [item for item in ranked if item.ts is None]
 
 
 def _take(item: MemoryItem, s: _Seen) -> None:
@@ -797,20 +856,19 @@ def _take(item: MemoryItem, s: _Seen) -> None:
     item.project_id = s.project_id
 
 
-def _versions(items: list[MemoryItem], keys: dict[int, str | None]) -> None:
-    """Number the versions of each keyed text; mark which item is current."""
+def _versions(items: list[MemoryItem], keyed: list[tuple[MemoryItem, str]]) -> None:
+    """Number the versions of each keyed text (``keyed``: the items with a key, in order of first
+    sighting); mark which item is current."""
     groups: dict[tuple[str, str], list[MemoryItem]] = {}
-    snapshots = [i for i in items if i.kind == "snapshot"]
-    for item in items:
-        key = keys[id(item)]
-        if key is not None:
-            groups.setdefault((item.kind, key), []).append(item)
+    for item, key in keyed:
+        groups.setdefault((item.kind, key), []).append(item)
     for group in groups.values():
         group.sort(key=lambda i: (i.first_seen is None, i.first_seen or "", i.order))
         latest = max(group, key=lambda i: (i.last_seen or "", i.order))
         for n, item in enumerate(group, 1):
             item.version = n
             item.current = item is latest
+    snapshots = [i for i in items if i.kind == "snapshot"]
     newest = max((i.last_seen for i in snapshots if i.last_seen), default=None)
     for item in snapshots:
         item.current = newest is None or item.last_seen == newest
@@ -871,10 +929,14 @@ def memory_frame(
         thread.start()
         preparing.append(thread)
 
-    read = _read_memory(paths, zip_limits, progress, prepare)
-    for thread in preparing:
-        thread.join()
-    frame = items_frame(read)
+    from ._convert.pipeline import gc_paused
+
+    with gc_paused():  # the items are gone before the collector runs again: it has nothing of them to visit
+        read = _read_memory(paths, zip_limits, progress, prepare)
+        for thread in preparing:
+            thread.join()
+        frame = items_frame(read)
+        del read
     if facts is None:
         return frame
     from ._memory_trace import add_trace
@@ -910,28 +972,30 @@ def items_frame(read: MemoryRead) -> pd.DataFrame:
     >>> items_frame(read_memory("export.zip"))  # doctest: +SKIP
     """
     import pandas as pd
+    import pyarrow as pa
 
-    from ._frames.columns import INT, STRING, TIMESTAMP, conform
+    from ._convert.pipeline import gc_paused
+    from ._frames.columns import INT, STRING, TIMESTAMP, conform, dictionary, timestamps
     from ._frames.text import strings
 
-    dtypes = {
-        "string": STRING,
-        "timestamp": TIMESTAMP,
-        "int": INT,
-        "bool": pd.BooleanDtype(),
-        "kind": pd.CategoricalDtype(list(KINDS)),
-    }
+    kinds = pd.CategoricalDtype(list(KINDS))
+    dtypes = {"string": STRING, "timestamp": TIMESTAMP, "int": INT, "bool": pd.BooleanDtype(), "kind": kinds}
     columns = {name: dtypes[kind] for name, kind in MEMORY_COLUMNS.items()}
-    values = zip(*map(attrgetter(*MEMORY_COLUMNS), read.items), strict=True) if read.items else repeat(())
-    rows: dict[str, Any] = {name: list(column) for name, column in zip(MEMORY_COLUMNS, values, strict=False)}
-    for name, kind in MEMORY_COLUMNS.items():
-        if kind == "timestamp":
-            rows[name] = pd.to_datetime(pd.Series(rows[name], dtype="object"), utc=True, format="ISO8601")
-        elif kind == "string":  # unpaired surrogates become U+FFFD, with a warning, as in the other frames
-            rows[name] = pd.Series(pd.arrays.ArrowStringArray(strings(rows[name], name)), dtype=STRING)
-        else:
-            rows[name] = pd.Series(rows[name], dtype=columns[name])  # type: ignore[call-overload]
-    frame = conform(pd.DataFrame(rows), columns)
+    items = read.items
+    arrays: dict[str, pa.Array] = {}
+    with gc_paused():  # many small objects, no cycles
+        for name, kind in MEMORY_COLUMNS.items():
+            values = list(map(attrgetter(name), items))
+            if kind == "timestamp":
+                arrays[name] = timestamps(values, name, lambda i: f"items[{i}]")
+            elif kind == "string":  # unpaired surrogates become U+FFFD, with a warning, as in the other frames
+                arrays[name] = strings(values, name)
+            elif kind == "kind":
+                arrays[name] = dictionary(values, kinds)
+            else:
+                arrays[name] = pa.array(values, pa.int64() if kind == "int" else pa.bool_())
+        table = pa.table(arrays)
+        frame = conform(table.to_pandas(types_mapper={pa.string(): STRING, pa.bool_(): pd.BooleanDtype()}.get), columns)
     frame.attrs["notes"] = list(read.notes)
     frame.attrs["provider"] = read.provider
     return frame
