@@ -163,8 +163,9 @@ class _Seen(NamedTuple):
 
 
 # Bytes every element holding a memory item contains; an element without them is not parsed. A key or
-# value written with \u escapes would hide them, which no export does.
-_MEMORY_MARKS: Final = (b'"bio"', b"model_editable_context", b"user_editable_context", b"user_context_message_data")
+# value written with \u escapes would hide them, which no export does. ``editable_context`` stands for
+# both context types (a snapshot opens a conversation, so it is met first; one search is cheaper than two).
+_MEMORY_MARKS: Final = (b"editable_context", b'"bio"', b"user_context_message_data")
 # A system or tool message: where ChatGPT keeps its memory records (as json.dumps writes a role, spaced or not).
 _RECORD_ROLES: Final = (b'"role": "system"', b'"role":"system"', b'"role": "tool"', b'"role":"tool"')
 
@@ -364,7 +365,7 @@ class _Workers:
         except Changed:
             self._pending.clear()
             raise ConversionError(CHANGED, reason="changed", source=elements.part.name) from None
-        found.seen.extend(map(_Seen._make, rows))
+        found.seen.extend(rows)
         found.records = found.records or records
         if refused is not None:
             self._pending.clear()
@@ -541,7 +542,6 @@ def _chatgpt_conversation(element: object, seen: _Sink) -> bool:
         return records
     cid = chatgpt_core.conversation_id(element)
     title = chatgpt_core.title(element)
-    created = render_timestamp(element.get("create_time"))
     current = element.get("current_node")
     path = chatgpt_core.active_path(mapping, current)
     on_path = {id(node): i for i, node in enumerate(path)}
@@ -549,7 +549,7 @@ def _chatgpt_conversation(element: object, seen: _Sink) -> bool:
     ids = _envelope_ids(mapping, current, path, on_path, targets) if targets else {}
     where = cid or f"conversation {title!r}"
     for key, node, message, items in found:
-        stamp = render_timestamp(message.get("create_time")) or created
+        stamp = render_timestamp(message.get("create_time")) or render_timestamp(element.get("create_time"))
         for kind, text, stated in items:
             seen.append(
                 _Seen(
@@ -780,19 +780,19 @@ class _Folding:
         """Fold in one sighting."""
         self.extend((sighting,))
 
-    def extend(self, sightings: Iterable[_Seen]) -> None:
-        """Fold in ``sightings``, in order."""
+    def extend(self, sightings: Iterable[tuple[Any, ...]]) -> None:
+        """Fold in ``sightings`` (each a :class:`_Seen`, or a plain tuple of its fields), in order."""
         items, keyed, spaced = self._items, self._keyed, self._spaced
         order = self._order - 1
         for order, s in enumerate(sightings, self._order):
-            kind, text, stamp, where = s[:4]
+            kind, text, stamp, where, cid, title, message_id, node_id, on_path, preceding, project, stated, key = s
             if kind == "snapshot":
-                ident = (kind, s.project_id, text)
+                ident = (kind, project, text)
             else:
                 words = spaced.get(text)
                 if words is None:
                     words = spaced[text] = " ".join(text.split())
-                ident = (kind, s.project_id, words)
+                ident = (kind, project, words)
             item = items.get(ident)
             if item is None:  # its first sighting: all of the item is that sighting's
                 item = items[ident] = MemoryItem(
@@ -802,29 +802,37 @@ class _Folding:
                     first_seen=stamp,
                     last_seen=stamp,
                     count=1,
-                    stated_date=s.stated_date,
-                    conversation_id=s.conversation_id,
-                    conversation_title=s.conversation_title,
-                    message_id=s.message_id,
-                    node_id=s.node_id,
-                    on_active_path=s.on_active_path,
-                    preceding_user_message=s.preceding_user_message,
-                    project_id=s.project_id,
+                    stated_date=stated,
+                    conversation_id=cid,
+                    conversation_title=title,
+                    message_id=message_id,
+                    node_id=node_id,
+                    on_active_path=on_path,
+                    preceding_user_message=preceding,
+                    project_id=project,
                     order=order,
                     seen_in={where},
                 )
-                if s.key is not None:
-                    keyed.append((item, s.key))
+                if key is not None:
+                    keyed.append((item, key))
                 continue
             if stamp is not None and (item.first_seen is None or stamp < item.first_seen):
-                _take(item, s)
+                # an earlier sighting: the item is described by it
+                item.first_seen = stamp
+                item.conversation_id = cid
+                item.conversation_title = title
+                item.message_id = message_id
+                item.node_id = node_id
+                item.on_active_path = on_path
+                item.preceding_user_message = preceding
+                item.project_id = project
             if where not in item.seen_in:
                 item.seen_in.add(where)
                 item.count += 1
             if stamp is not None and (item.last_seen is None or stamp > item.last_seen):
                 item.last_seen = stamp
             if item.stated_date is None:
-                item.stated_date = s.stated_date
+                item.stated_date = stated
         self._order = order + 1
 
     def items(self, provider: str) -> list[MemoryItem]:
@@ -842,18 +850,6 @@ class _Folding:
         dated = [item for item in ranked if item.ts is not None]
         dated.sort(key=attrgetter("ts"))  # stable: ties keep the order of kinds, then of first sighting
         return dated + [item for item in ranked if item.ts is None]
-
-
-def _take(item: MemoryItem, s: _Seen) -> None:
-    """Describe ``item`` by its sighting ``s`` (its earliest so far)."""
-    item.first_seen = s.stamp
-    item.conversation_id = s.conversation_id
-    item.conversation_title = s.conversation_title
-    item.message_id = s.message_id
-    item.node_id = s.node_id
-    item.on_active_path = s.on_active_path
-    item.preceding_user_message = s.preceding_user_message
-    item.project_id = s.project_id
 
 
 def _versions(items: list[MemoryItem], keyed: list[tuple[MemoryItem, str]]) -> None:
