@@ -313,8 +313,9 @@ def _read_batch(source: _Source, found: list[int], offset: int) -> tuple[_Rows, 
 
 
 class _Workers:
-    """Worker processes reading batches of elements, at most ``2 * workers`` batches in flight;
-    their sightings are added in submission order, so the result is that of one process."""
+    """Worker processes reading batches of elements, at most ``2 * workers`` batches in flight; when
+    all of those are taken, this process reads the next batch itself rather than wait. Sightings are
+    added in submission order, so the result is that of one process."""
 
     def __init__(self, workers: int) -> None:
         from concurrent.futures import ProcessPoolExecutor
@@ -345,11 +346,19 @@ class _Workers:
         worker reads the bytes itself."""
         from ._convert.parallel import batch_source
 
-        source, shifted = batch_source(buf, found, at)
-        start = found[2]
-        while len(self._pending) >= self._limit:
+        while self._pending and self._pending[0].done():
             self._next(scan, elements)
-        self._pending.append(self._executor.submit(_read_batch, source, shifted, offset + start))
+        if sum(not f.done() for f in self._pending) >= self._limit and len(self._pending) < 2 * self._limit:
+            seen: _Rows = []
+            records, refused = _read_elements(buf, found, offset, seen)
+            here: Future[tuple[_Rows, _Refusal | None, bool]] = Future()
+            here.set_result((seen, refused, records))
+            self._pending.append(here)
+            return
+        while sum(not f.done() for f in self._pending) >= self._limit:
+            self._next(scan, elements)
+        source, shifted = batch_source(buf, found, at)
+        self._pending.append(self._executor.submit(_read_batch, source, shifted, offset + found[2]))
 
     def drain(self, found: _Scan, elements: PartElements) -> None:
         """Wait for every batch and add what it found to ``found``."""
