@@ -38,7 +38,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, Protocol
 
 from ._convert import DETECTION_WINDOW, ZipLimits, detect_provider, expand
 from ._convert import chatgpt as chatgpt_core
@@ -313,9 +313,13 @@ def _read_batch(source: _Source, found: list[int], offset: int) -> tuple[_Rows, 
 
 
 class _Workers:
-    """Worker processes reading batches of elements, at most ``2 * workers`` batches in flight; when
-    all of those are taken, this process reads the next batch itself rather than wait. Sightings are
-    added in submission order, so the result is that of one process."""
+    """Worker processes reading batches of elements, at most ``_PER_WORKER`` batches each in flight;
+    when all of those are taken, this process reads the next batch itself rather than wait (up to
+    ``_AHEAD`` batches read here wait for the workers' earlier ones). Sightings are added in
+    submission order, so the result is that of one process."""
+
+    _PER_WORKER: ClassVar[int] = 2
+    _AHEAD: ClassVar[int] = 4
 
     def __init__(self, workers: int) -> None:
         from concurrent.futures import ProcessPoolExecutor
@@ -327,7 +331,7 @@ class _Workers:
         self._executor = ProcessPoolExecutor(
             max_workers=workers, mp_context=context, initializer=start_worker, initargs=(parent,)
         )
-        self._limit = 2 * workers
+        self._limit = self._PER_WORKER * workers
         self._pending: deque[Future[tuple[_Rows, _Refusal | None, bool]]] = deque()
         for _ in range(workers):
             self._executor.submit(ready)
@@ -348,14 +352,15 @@ class _Workers:
 
         while self._pending and self._pending[0].done():
             self._next(scan, elements)
-        if sum(not f.done() for f in self._pending) >= self._limit and len(self._pending) < 2 * self._limit:
+        busy = sum(not f.done() for f in self._pending)
+        if busy >= self._limit and len(self._pending) < busy + self._AHEAD:
             seen: _Rows = []
             records, refused = _read_elements(buf, found, offset, seen)
             here: Future[tuple[_Rows, _Refusal | None, bool]] = Future()
             here.set_result((seen, refused, records))
             self._pending.append(here)
             return
-        while sum(not f.done() for f in self._pending) >= self._limit:
+        while self._pending and sum(not f.done() for f in self._pending) >= self._limit:
             self._next(scan, elements)
         source, shifted = batch_source(buf, found, at)
         self._pending.append(self._executor.submit(_read_batch, source, shifted, offset + found[2]))

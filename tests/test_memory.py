@@ -12,12 +12,16 @@ import pandas as pd
 import pytest
 
 import memvelope_tools as mv
+from memvelope_tools import _memory
+from memvelope_tools._convert import DETECTION_WINDOW
 from memvelope_tools._ir.facts import CONTENT_MAX
+from memvelope_tools._json import elements as json_elements
 from memvelope_tools._memory import (
     KINDS,
     MEMORY_COLUMNS,
     NO_RECORDS,
     _read_memory,
+    _Workers,
     collect,
     instruction_text,
     items_frame,
@@ -609,6 +613,29 @@ def test_worker_processes_give_the_frame_one_process_gives(tmp_path: Path) -> No
     pd.testing.assert_frame_equal(two, plain)
     assert one.attrs == two.attrs == plain.attrs
     pd.testing.assert_frame_equal(memory_frame(path), plain)
+
+
+@pytest.mark.parametrize("per_worker", [0, 1])
+def test_batches_read_here_while_workers_are_busy_give_the_frame_one_process_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, per_worker: int
+) -> None:
+    path = _padded_export(tmp_path)
+    elements = json.loads(path.read_text(encoding="utf-8"))
+    plain = items_frame(collect("chatgpt", elements, []))
+    read_here: list[int] = []
+    read = _memory._read_elements
+
+    def counted(*args: object) -> object:
+        read_here.append(1)
+        return read(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(json_elements, "BATCH", 1)  # one conversation a batch
+    monkeypatch.setattr(_memory, "_read_elements", counted)
+    monkeypatch.setattr(_Workers, "_PER_WORKER", per_worker)  # 0: no worker takes a batch; 1: one each
+    frame = items_frame(_read_memory([path], None, False, workers=2))
+    pd.testing.assert_frame_equal(frame, plain)
+    if per_worker == 0:  # every conversation past those that tell the provider was read here, one batch each
+        assert len(read_here) == len(elements) - DETECTION_WINDOW
 
 
 def test_worker_processes_report_invalid_json_as_one_process_does(tmp_path: Path) -> None:
