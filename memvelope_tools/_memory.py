@@ -313,19 +313,11 @@ class _Workers:
     their sightings are added in submission order, so the result is that of one process."""
 
     def __init__(self, workers: int) -> None:
-        from concurrent.futures import ProcessPoolExecutor
+        from ._convert.parallel import start_pool
 
-        from ._convert.parallel import ready, start_worker, worker_context
-
-        context = worker_context()
-        parent = os.getpid() if context.get_start_method() == "fork" else None  # else a server forks them
-        self._executor = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=start_worker, initargs=(parent,)
-        )
+        self._executor = start_pool(workers)
         self._limit = 2 * workers
         self._pending: deque[Future[tuple[_Rows, _Refusal | None]]] = deque()
-        for _ in range(workers):
-            self._executor.submit(ready)
 
     def submit(
         self,

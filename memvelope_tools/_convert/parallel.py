@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .._json.elements import FIELDS, JS, LONE, Reader
-from .._signals import bind_to_parent
+from .._signals import bind_to_parent, held, take_stops
 from .._stable import CHANGED, Changed, Stamp, changed
 from ..errors import ConversionError
 from .assemble import NORMALISERS, OTHER, SHAPES
@@ -100,7 +100,29 @@ def ready() -> None:
 
 def start_worker(parent: int | None) -> None:
     """Run first in each worker process: it stops when the converting process does."""
+    take_stops()
     bind_to_parent(parent)
+
+
+def start_pool(workers: int) -> ProcessPoolExecutor:
+    """``workers`` worker processes, started now; each stops when this process does. A stop (Ctrl-C,
+    SIGTERM) asked for while they are forked lands once they are: raised inside Python's after-fork
+    callbacks it would be dropped, and the command would run on."""
+    context = worker_context()
+    parent = os.getpid() if context.get_start_method() == "fork" else None  # else a server forks them
+    executor = None
+    try:
+        with held():
+            executor = ProcessPoolExecutor(
+                max_workers=workers, mp_context=context, initializer=start_worker, initargs=(parent,)
+            )
+            for _ in range(workers):
+                executor.submit(ready)
+    except BaseException:
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+        raise
+    return executor
 
 
 def workers_for(size: int, workers: int | None) -> int:
@@ -155,16 +177,10 @@ class Pool:
     (set before the first batch) receives each batch's tag and piece, in submission order."""
 
     def __init__(self, workers: int) -> None:
-        context = worker_context()
-        parent = os.getpid() if context.get_start_method() == "fork" else None  # else a server forks them
-        self._executor = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=start_worker, initargs=(parent,)
-        )
+        self._executor = start_pool(workers)
         self._limit = 2 * workers
         self._pending: deque[tuple[str, Future[Piece]]] = deque()
         self.write: Callable[[str, Piece], None] | None = None
-        for _ in range(workers):
-            self._executor.submit(ready)
 
     def submit(
         self,
