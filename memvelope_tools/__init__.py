@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from . import plot
     from ._convert import dump_canonical, dumps_canonical, write_envelope
     from ._doctor import doctor
-    from ._frames import archetype_frame, conversations_frame, facts_frame, messages_frame
+    from ._frames.envelopes import conversations_frame, messages_frame
+    from ._frames.facts import archetype_frame, facts_frame
     from ._history import diff, history
     from ._history_folder import add_to_history, read_history
     from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
@@ -59,16 +60,16 @@ _LAZY: dict[str, str] = {
     "validate": "memvelope_tools._validate",
     "sample_path": "memvelope_tools.samples",
     "layer_of": "memvelope_tools._read",
-    "conversations_frame": "memvelope_tools._frames",
-    "messages_frame": "memvelope_tools._frames",
-    "facts_frame": "memvelope_tools._frames",
+    "conversations_frame": "memvelope_tools._frames.envelopes",
+    "messages_frame": "memvelope_tools._frames.envelopes",
+    "facts_frame": "memvelope_tools._frames.facts",
     "to_parquet": "memvelope_tools._tables",
     "read_parquet": "memvelope_tools._parquet",
     "compute_archetype": "memvelope_tools._ir",
     "write_ir": "memvelope_tools._ir",
     "distill_structured": "memvelope_tools._ir",
     "distill_llm": "memvelope_tools._ir",
-    "archetype_frame": "memvelope_tools._frames",
+    "archetype_frame": "memvelope_tools._frames.facts",
     "search": "memvelope_tools._search",
     "topics": "memvelope_tools._topics",
     "diff": "memvelope_tools._history",

@@ -14,8 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from ._frames import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, STRING, conform, envelope_tables
+from ._frames import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, STRING, conform
 from ._frames.columns import to_pandas
+from ._frames.envelopes import envelope_tables
 from ._load import open_input
 from ._sources import Input, resolve
 from .errors import FormatError
