@@ -8,8 +8,7 @@ import sys
 import warnings
 from typing import Any
 
-from .common import at_least, check_inputs, check_output_file, document_inputs
-from .search import notes
+from .common import at_least, check_inputs, check_output_file, document_inputs, notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
