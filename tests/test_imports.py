@@ -144,7 +144,7 @@ def test_the_graph_is_built_from_every_module() -> None:
     graph = import_graph()
     assert "memvelope_tools._convert.pipeline" in graph
     assert "memvelope_tools._json.elements" in graph["memvelope_tools._convert.pipeline"]
-    assert "memvelope_tools._json.elements" in graph["memvelope_tools._read"]
+    assert "memvelope_tools._json.elements" in graph["memvelope_tools._sources"]
     assert "memvelope_tools._json._scan" in graph["memvelope_tools._json.elements"]
     assert "memvelope_tools._doctor.text" in graph["memvelope_tools._doctor.findings"]  # inside a function
     assert "memvelope_tools._frames._textscan" in graph["memvelope_tools._frames.text"]
@@ -165,7 +165,7 @@ def test_package_init_edges_are_seen() -> None:
     # _sources imports from _convert's submodules only; _convert's __init__ runs first all the same
     assert "memvelope_tools._convert" not in plain["memvelope_tools._sources"]
     assert "memvelope_tools._convert" in seen["memvelope_tools._sources"]
-    assert "memvelope_tools._json" in seen["memvelope_tools._read"]  # from ._json.elements import ...
+    assert "memvelope_tools._json" in seen["memvelope_tools._sources"]  # from ._json.elements import ...
     assert "memvelope_tools._convert" not in seen["memvelope_tools._convert.pipeline"]  # its own package
 
 
