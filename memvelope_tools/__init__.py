@@ -33,8 +33,8 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._doctor import doctor
     from ._frames.envelopes import conversations_frame, messages_frame
     from ._frames.facts import archetype_frame, facts_frame
-    from ._history import diff, history
-    from ._history_folder import add_to_history, read_history
+    from ._history import diff, history, read_history
+    from ._history_folder import add_to_history
     from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
     from ._load import convert, load, read, sniff
     from ._memory import memory_frame
@@ -75,7 +75,7 @@ _LAZY: dict[str, str] = {
     "diff": "memvelope_tools._history",
     "history": "memvelope_tools._history",
     "add_to_history": "memvelope_tools._history_folder",
-    "read_history": "memvelope_tools._history_folder",
+    "read_history": "memvelope_tools._history",
     "history_samples": "memvelope_tools.samples",
     # what the provider remembered about the user
     "memory_frame": "memvelope_tools._memory",
