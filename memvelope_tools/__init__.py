@@ -39,10 +39,9 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._load import convert, load, read, sniff
     from ._memory import memory_frame
     from ._memory_ir import memory_ir
-    from ._parquet import read_parquet
     from ._read import layer_of
     from ._search import search
-    from ._tables import to_parquet
+    from ._tables import read_parquet, to_parquet
     from ._topics import topics
     from ._validate import validate
     from .samples import history_samples, sample_path
@@ -64,7 +63,7 @@ _LAZY: dict[str, str] = {
     "messages_frame": "memvelope_tools._frames.envelopes",
     "facts_frame": "memvelope_tools._frames.facts",
     "to_parquet": "memvelope_tools._tables",
-    "read_parquet": "memvelope_tools._parquet",
+    "read_parquet": "memvelope_tools._tables",
     "compute_archetype": "memvelope_tools._ir",
     "write_ir": "memvelope_tools._ir",
     "distill_structured": "memvelope_tools._ir",
