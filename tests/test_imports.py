@@ -188,7 +188,7 @@ def test_the_dodge_finder_finds_a_dodge() -> None:
 
 #: Levels from the bottom of the package to its top (the command line and the demo), counting the
 #: ``__init__`` of each package on the way; measured, so that the tower does not grow unseen.
-MAX_LEVELS = 16
+MAX_LEVELS = 10
 
 
 def test_the_levels_from_the_bottom_to_the_command_line_are_bounded() -> None:
@@ -198,7 +198,11 @@ def test_the_levels_from_the_bottom_to_the_command_line_are_bounded() -> None:
     assert found["memvelope_tools._tags"] == 0 and found["memvelope_tools.errors"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="the target of 8 levels needs the frames and plots split further")
+@pytest.mark.xfail(
+    strict=True,
+    reason="the report stands on the plots, which compute topics and memory, which stand on the frames: "
+    "8 levels needs the plots' drawing apart from what they compute and the document reader within the frames",
+)
 def test_at_most_eight_levels() -> None:
     assert max(levels(import_graph()).values()) <= 8
 
