@@ -223,7 +223,7 @@ def _tables(source: Source, label: str, workers: int | None, progress: bool | No
     found = resolve_one(source, "any", label=label)
     paths = [p for p in found.parts if isinstance(p, Path)]
     if found.kind == "export" and paths and len(paths) == len(found.parts):
-        from ._convert import convert_stream
+        from ._convert.pipeline import convert_stream
 
         with tempfile.TemporaryDirectory(prefix="memvelope-history-") as tmp, explained(paths):
             envelope = Path(tmp) / "export.mve.json"
