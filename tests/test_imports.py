@@ -257,8 +257,9 @@ def test_the_levels_from_the_bottom_to_the_command_line_are_bounded() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="the report stands on the plots, which compute topics and memory, which stand on the frames: "
-    "8 levels needs the plots' drawing apart from what they compute and the document reader within the frames",
+    reason="12 today: the converter (4 levels) < the loader < the document reader < the frames < the history "
+    "frame < topics and memory < the plots < the report < demo; 8 needs the plots' drawing apart from what they "
+    "compute, and the conversion of an export fewer levels below the frames",
 )
 def test_at_most_eight_levels() -> None:
     assert max(levels(import_graph()).values()) <= 8
