@@ -41,11 +41,11 @@ from operator import attrgetter
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Final
 
-from ._convert import DETECTION_WINDOW, ZipLimits, detect_provider, expand
 from ._convert import chatgpt as chatgpt_core
 from ._convert import claude as claude_core
+from ._convert.assemble import DETECTION_WINDOW, detect_provider
 from ._convert.prose import Message
-from ._convert.sources import Part, side_parts
+from ._convert.sources import Part, ZipLimits, expand, side_parts
 from ._convert.timestamps import render_timestamp
 from ._json.elements import FIELDS, JS, PartElements, Reader, Refused, load_part
 from ._progress import progress_bar

@@ -93,7 +93,7 @@ def test_read_names_the_change_as_a_format_error(tmp_path: Path, monkeypatch: py
         return real(fh, _open_with(path, True))
 
     monkeypatch.setattr(_stable, "_CHUNK", 64)
-    monkeypatch.setattr("memvelope_tools._read.read_whole", read_then_change)
+    monkeypatch.setattr("memvelope_tools._json.elements.read_whole", read_then_change)
     with pytest.raises(FormatError) as info:
         mv.read(path)
     assert info.value.reason == "changed"
