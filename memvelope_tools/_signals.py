@@ -53,22 +53,31 @@ def terminate_as_interrupt() -> Iterator[None]:
 @contextlib.contextmanager
 def held() -> Iterator[None]:
     """Within the block, SIGINT and SIGTERM wait: a stop asked for meanwhile takes effect as the block ends,
-    so the block runs whole or not at all. Only the main thread, where Python runs signal handlers, holds
-    them; elsewhere, or where the system cannot hold signals, the block runs as it is."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+    so the block runs whole or not at all. Python runs signal handlers in the main thread only, so only
+    the main thread holds them; elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    asked: list[int] = []
+
+    def wait(signum: int, frame: FrameType | None) -> None:
+        asked.append(signum)
+
+    before = {signum: signal.signal(signum, wait) for signum in _STOPS}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(asked):
+            signal.raise_signal(signum)  # the handler the block found runs now, as it would have then
 
 
 def take_stops() -> None:
-    """Take SIGINT and SIGTERM again in a process that began with them held (one forked inside :func:`held`)."""
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+    """Give SIGINT and SIGTERM their usual meaning in a worker process (one may be forked inside :func:`held`,
+    whose handlers it inherits)."""
+    for signum in _STOPS:
+        signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
 
 
 def bind_to_parent(parent: int | None) -> None:
