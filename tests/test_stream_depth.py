@@ -111,6 +111,7 @@ def test_read_and_frames_enforce_the_same_limit(tmp_path: Path, depth: int) -> N
         except FormatError as exc:
             outcomes.append(("error", exc.reason, exc.msg))
     import memvelope_tools as frames  # the frame functions, as users reach them
+
     try:
         frames.conversations_frame(path)
         outcomes.append(("read", True))
