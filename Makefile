@@ -58,7 +58,7 @@ fonts:
 test: $(TEST_STAMP) lint chromium fonts
 	MEMVELOPE_REQUIRE_NATIVE=1 MPLBACKEND=Agg $(PY) -m pytest -q
 
-# The suite on Python 3.12 and 3.13, and on 3.11 with the oldest declared version of every dependency.
+# The quick suite on Python 3.12 and 3.13, and on 3.11 with the oldest declared version of every dependency.
 matrix: $(TEST_STAMP) chromium fonts
 	$(VENV)/bin/nox
 

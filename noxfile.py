@@ -1,7 +1,9 @@
 """The test suite on every supported Python, and once with the oldest declared version of every dependency.
 
-``make matrix`` runs every session; ``.venv/bin/nox -s oldest`` one of them. ``make test`` covers
-Python 3.11 with the newest releases. Each session installs the package with every extra that
+Each session runs the quick suite (every test not marked ``slow``); ``make test`` runs the whole suite,
+slow tests included, on Python 3.11 with the newest releases, so CI stays near a quarter of an hour.
+``make matrix`` runs every session; ``.venv/bin/nox -s oldest`` one of them, and
+``.venv/bin/nox -s oldest -- -m ""`` its whole suite. Each session installs the package with every extra that
 pyproject.toml declares, so a new extra or a new floor is tested without editing this file.
 """
 
@@ -36,7 +38,7 @@ _EXTRAS = ",".join(
 _PACKAGE = f".[{_EXTRAS}]"
 _ENV = {"MEMVELOPE_REQUIRE_NATIVE": "1", "MPLBACKEND": "Agg"}
 _UV = find_uv_bin()
-_PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+_PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow"]
 
 
 @nox.session(python=OLDEST)

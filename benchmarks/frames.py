@@ -119,8 +119,8 @@ def child(path: str, general: bool) -> None:
     import pandas  # noqa: F401 - imports are part of the baseline, not of the load
     import pyarrow  # noqa: F401
 
-    from memvelope_tools._frames import messages_frame
     from memvelope_tools._frames import text as _text
+    from memvelope_tools._frames.envelopes import messages_frame
 
     if general:
         _text.conversation_columns = lambda *_: None  # type: ignore[assignment]
@@ -160,7 +160,7 @@ def task(name: str, paths: list[str]) -> None:
     import pyarrow  # noqa: F401
 
     from memvelope_tools._convert import convert_stream
-    from memvelope_tools._frames import messages_frame
+    from memvelope_tools._frames.envelopes import messages_frame
 
     gc.collect()
     start = time.perf_counter()
@@ -253,8 +253,8 @@ def main() -> None:
 
     import pandas as pd
 
-    from memvelope_tools._frames import messages_frame
     from memvelope_tools._frames import text as _text
+    from memvelope_tools._frames.envelopes import messages_frame
 
     t0 = time.perf_counter()
     env = build_envelope(args.messages, args.seed, args.emoji_share)

@@ -31,17 +31,17 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from . import plot
     from ._convert import dump_canonical, dumps_canonical, write_envelope
     from ._doctor import doctor
-    from ._frames import archetype_frame, conversations_frame, facts_frame, messages_frame
-    from ._history import diff, history
-    from ._history_folder import add_to_history, read_history
+    from ._frames.envelopes import conversations_frame, messages_frame
+    from ._frames.facts import archetype_frame, facts_frame
+    from ._history import diff, history, read_history
+    from ._history_folder import add_to_history
     from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
     from ._load import convert, load, read, sniff
     from ._memory import memory_frame
     from ._memory_ir import memory_ir
-    from ._parquet import read_parquet
     from ._read import layer_of
     from ._search import search
-    from ._tables import to_parquet
+    from ._tables import read_parquet, to_parquet
     from ._topics import topics
     from ._validate import validate
     from .samples import history_samples, sample_path
@@ -59,22 +59,22 @@ _LAZY: dict[str, str] = {
     "validate": "memvelope_tools._validate",
     "sample_path": "memvelope_tools.samples",
     "layer_of": "memvelope_tools._read",
-    "conversations_frame": "memvelope_tools._frames",
-    "messages_frame": "memvelope_tools._frames",
-    "facts_frame": "memvelope_tools._frames",
+    "conversations_frame": "memvelope_tools._frames.envelopes",
+    "messages_frame": "memvelope_tools._frames.envelopes",
+    "facts_frame": "memvelope_tools._frames.facts",
     "to_parquet": "memvelope_tools._tables",
-    "read_parquet": "memvelope_tools._parquet",
+    "read_parquet": "memvelope_tools._tables",
     "compute_archetype": "memvelope_tools._ir",
     "write_ir": "memvelope_tools._ir",
     "distill_structured": "memvelope_tools._ir",
     "distill_llm": "memvelope_tools._ir",
-    "archetype_frame": "memvelope_tools._frames",
+    "archetype_frame": "memvelope_tools._frames.facts",
     "search": "memvelope_tools._search",
     "topics": "memvelope_tools._topics",
     "diff": "memvelope_tools._history",
     "history": "memvelope_tools._history",
     "add_to_history": "memvelope_tools._history_folder",
-    "read_history": "memvelope_tools._history_folder",
+    "read_history": "memvelope_tools._history",
     "history_samples": "memvelope_tools.samples",
     # what the provider remembered about the user
     "memory_frame": "memvelope_tools._memory",

@@ -9,7 +9,21 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
+from ._signals import held
 from .errors import OutputError
+
+#: Every file this process put in place through this module, in order: what a stopped command has written.
+_written: list[Path] = []
+
+
+def written_count() -> int:
+    """How many files this process has put in place so far (see :func:`written_since`)."""
+    return len(_written)
+
+
+def written_since(count: int) -> list[Path]:
+    """The files put in place after the first ``count`` (a :func:`written_count`), in order."""
+    return _written[count:]
 
 
 @contextlib.contextmanager
@@ -42,7 +56,9 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
                 os.chmod(tmp, target.stat().st_mode & 0o7777)
         else:
             os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
+        with held():  # a stop lands before the rename or after it is recorded, never between
+            os.replace(tmp, target)
+            _written.append(target)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -145,9 +161,10 @@ def atomic_outputs(folder: Path, names: Sequence[str]) -> Iterator[Callable[[str
             mode = target.stat().st_mode & 0o7777 if target.is_file() else 0o666 & ~_umask()
             with contextlib.suppress(OSError):
                 os.chmod(tmp, mode)
-        with _folder_lock(folder):
+        with _folder_lock(folder), held():
             for name, (tmp, _) in made.items():
                 os.replace(tmp, folder / name)
+                _written.append(folder / name)
     except BaseException as exc:
         for tmp, fh in made.values():
             fh.close()

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._convert import dumps_canonical
+from ._convert.canonical import dumps_canonical
 from ._convert.sources import utf16_key
 from ._load import convert
 from .errors import ConversionError

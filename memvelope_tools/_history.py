@@ -66,6 +66,7 @@ __all__ = [
     "DATE_SOURCES",
     "DIFF_COLUMNS",
     "DIFF_STATUSES",
+    "FILES",
     "HISTORY_STATUSES",
     "MESSAGE_HISTORY_COLUMNS",
     "SNAPSHOT_COLUMNS",
@@ -76,6 +77,8 @@ __all__ = [
     "history",
     "is_history_folder",
     "message_status",
+    "read_folder_tables",
+    "read_history",
     "read_snapshot",
 ]
 
@@ -220,7 +223,7 @@ def _tables(source: Source, label: str, workers: int | None, progress: bool | No
     found = resolve_one(source, "any", label=label)
     paths = [p for p in found.parts if isinstance(p, Path)]
     if found.kind == "export" and paths and len(paths) == len(found.parts):
-        from ._convert import convert_stream
+        from ._convert.pipeline import convert_stream
 
         with tempfile.TemporaryDirectory(prefix="memvelope-history-") as tmp, explained(paths):
             envelope = Path(tmp) / "export.mve.json"
@@ -842,3 +845,57 @@ def message_status(hits: pd.DataFrame, folder: str | os.PathLike[str]) -> pd.Dat
     found = hits.loc[:, key].reset_index(drop=True).merge(stored, on=key, how="left", sort=False)
     status = found["status"].astype(MESSAGE_HISTORY_COLUMNS["status"])
     return hits.assign(status=status.to_numpy())
+
+
+#: The files of a history folder, in the order they are replaced.
+FILES = ("messages", "conversations", "snapshots")
+_SCHEMAS = {
+    "messages": arrow_schema(MESSAGE_HISTORY_COLUMNS),
+    "conversations": arrow_schema(CONVERSATION_HISTORY_COLUMNS),
+    "snapshots": arrow_schema(SNAPSHOT_COLUMNS),
+}
+
+
+def read_history(folder: str | os.PathLike[str], *, tz: str | None = None) -> dict[str, pd.DataFrame]:
+    """The history a history folder holds, as :func:`memvelope_tools.history` gives it.
+
+    Parameters
+    ----------
+    folder
+        A folder written by :func:`add_to_history` (``memvelope history add``).
+    tz
+        Show timestamps in this time zone (the instants are unchanged).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``snapshots``, ``conversations`` and ``messages``.
+
+    Raises
+    ------
+    memvelope_tools.errors.FormatError
+        When the folder is missing or is not a history folder.
+
+    Examples
+    --------
+    >>> from memvelope_tools._history import read_history
+    >>> read_history("my-history/")["snapshots"]  # doctest: +SKIP
+    """
+    tables = read_folder_tables(Path(folder))
+    if tables is None:
+        raise FormatError("not a history folder (no snapshots.parquet)", reason="not-found", source=str(folder))
+    return frames_of(tables, tz)
+
+
+def read_folder_tables(base: Path) -> dict[str, pa.Table] | None:
+    """The tables of the history folder ``base`` (see :data:`FILES`), None when it has no ``snapshots.parquet``."""
+    if not (base / "snapshots.parquet").is_file():
+        return None
+    tables: dict[str, pa.Table] = {}
+    for name in FILES:
+        path = base / f"{name}.parquet"
+        try:
+            tables[name] = pq.read_table(path).select(list(_SCHEMAS[name].names)).cast(_SCHEMAS[name])
+        except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
+            raise FormatError(f"cannot read this history file: {exc}", reason="bad-parquet", source=str(path)) from None
+    return tables

@@ -20,18 +20,14 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ._atomic import atomic_outputs, check_output_folder, output_folder
-from ._frames.columns import arrow_schema
 from ._history import (
-    CONVERSATION_HISTORY_COLUMNS,
-    MESSAGE_HISTORY_COLUMNS,
-    SNAPSHOT_COLUMNS,
+    FILES,
     History,
-    frames_of,
     is_history_folder,
     message_status,
+    read_folder_tables,
     read_snapshot,
 )
 from ._parquet import schema_metadata, write_table
@@ -40,47 +36,7 @@ from ._sources import labels_of
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError, OutputError, SearchIndexError
 
-__all__ = ["FILES", "add_to_history", "is_history_folder", "message_status", "read_history"]
-
-
-#: The files of a history folder, in the order they are replaced.
-FILES = ("messages", "conversations", "snapshots")
-_SCHEMAS = {
-    "messages": arrow_schema(MESSAGE_HISTORY_COLUMNS),
-    "conversations": arrow_schema(CONVERSATION_HISTORY_COLUMNS),
-    "snapshots": arrow_schema(SNAPSHOT_COLUMNS),
-}
-
-
-def read_history(folder: str | os.PathLike[str], *, tz: str | None = None) -> dict[str, pd.DataFrame]:
-    """The history a history folder holds, as :func:`memvelope_tools.history` gives it.
-
-    Parameters
-    ----------
-    folder
-        A folder written by :func:`add_to_history` (``memvelope history add``).
-    tz
-        Show timestamps in this time zone (the instants are unchanged).
-
-    Returns
-    -------
-    dict of str to pandas.DataFrame
-        ``snapshots``, ``conversations`` and ``messages``.
-
-    Raises
-    ------
-    memvelope_tools.errors.FormatError
-        When the folder is missing or is not a history folder.
-
-    Examples
-    --------
-    >>> from memvelope_tools._history_folder import read_history
-    >>> read_history("my-history/")["snapshots"]  # doctest: +SKIP
-    """
-    tables = _read_tables(Path(folder))
-    if tables is None:
-        raise FormatError("not a history folder (no snapshots.parquet)", reason="not-found", source=str(folder))
-    return frames_of(tables, tz)
+__all__ = ["FILES", "add_to_history", "is_history_folder", "message_status"]
 
 
 def add_to_history(
@@ -134,7 +90,7 @@ def add_to_history(
     """
     base = Path(folder)
     check_output_folder(base)
-    existing = _read_tables(base) if base.is_dir() else None
+    existing = read_folder_tables(base) if base.is_dir() else None
     if existing is None and base.is_dir() and (base / "conversations.parquet").exists():
         raise FormatError(
             "this folder holds Parquet files but no snapshots.parquet: not a history folder",
@@ -182,19 +138,6 @@ def _same_again(existing: dict[str, pa.Table], tables: dict[str, pa.Table], merg
     if (before["date"], before["provider"]) != (now["date"], now["provider"]):
         return False
     return all(tables[name].equals(existing[name]) for name in ("conversations", "messages"))
-
-
-def _read_tables(base: Path) -> dict[str, pa.Table] | None:
-    if not (base / "snapshots.parquet").is_file():
-        return None
-    tables: dict[str, pa.Table] = {}
-    for name in FILES:
-        path = base / f"{name}.parquet"
-        try:
-            tables[name] = pq.read_table(path).select(list(_SCHEMAS[name].names)).cast(_SCHEMAS[name])
-        except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
-            raise FormatError(f"cannot read this history file: {exc}", reason="bad-parquet", source=str(path)) from None
-    return tables
 
 
 def _replace(

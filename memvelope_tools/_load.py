@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ._convert import ConversionLog, Part, ZipLimits, convert_parts, convert_stream, expand
+from ._convert.log import ConversionLog
+from ._convert.pipeline import convert_parts, convert_stream
+from ._convert.sources import Part, ZipLimits, expand
 from ._read import Source, check
 from ._sources import Found, Input, explained, identify, resolve, resolve_one
 from .errors import InputError, MemvelopeError

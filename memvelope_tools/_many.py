@@ -71,7 +71,7 @@ def output_names(inputs: Sequence[str | os.PathLike[str]]) -> list[str]:
 
 def convert_one(source: str, output: str) -> Converted | Failed:
     """Convert one export to ``output`` (streaming, so memory stays bounded); never raises for bad input."""
-    from ._convert import convert_stream
+    from ._convert.pipeline import convert_stream
     from ._sources import resolve
 
     try:

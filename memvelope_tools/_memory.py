@@ -40,11 +40,11 @@ from operator import attrgetter
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, Protocol
 
-from ._convert import DETECTION_WINDOW, ZipLimits, detect_provider, expand
 from ._convert import chatgpt as chatgpt_core
 from ._convert import claude as claude_core
+from ._convert.assemble import DETECTION_WINDOW, detect_provider
 from ._convert.prose import Message
-from ._convert.sources import Part, side_parts
+from ._convert.sources import Part, ZipLimits, expand, side_parts
 from ._convert.timestamps import render_timestamp
 from ._json.elements import FIELDS, JS, PartElements, Reader, Refused, load_part
 from ._progress import progress_bar
@@ -322,19 +322,11 @@ class _Workers:
     _AHEAD: ClassVar[int] = 4
 
     def __init__(self, workers: int) -> None:
-        from concurrent.futures import ProcessPoolExecutor
+        from ._convert.parallel import start_pool
 
-        from ._convert.parallel import ready, start_worker, worker_context
-
-        context = worker_context()
-        parent = os.getpid() if context.get_start_method() == "fork" else None  # else a server forks them
-        self._executor = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=start_worker, initargs=(parent,)
-        )
+        self._executor = start_pool(workers)
         self._limit = self._PER_WORKER * workers
         self._pending: deque[Future[tuple[_Rows, _Refusal | None, bool]]] = deque()
-        for _ in range(workers):
-            self._executor.submit(ready)
 
     def submit(
         self,

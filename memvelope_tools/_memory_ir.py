@@ -46,7 +46,7 @@ from ._ir.write import Clock, build_ir
 from ._memory_trace import category_of
 
 if TYPE_CHECKING:
-    from ._convert import ZipLimits
+    from ._convert.sources import ZipLimits
     from ._memory import MemoryItem, MemoryRead
 
 __all__ = ["MODE", "build_memory_ir", "memory_ir", "statements"]
@@ -262,7 +262,7 @@ def memory_ir(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = Non
     >>> import memvelope_tools as mv                                         # doctest: +SKIP
     >>> mv.write_ir(mv.memory_ir("chatgpt-export.zip"), "memories.mv.json")  # doctest: +SKIP
     """
-    from ._convert import convert
+    from ._convert.pipeline import convert
     from ._memory import read_memory
 
     read = read_memory(*paths, zip_limits=zip_limits)

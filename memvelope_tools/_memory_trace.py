@@ -275,7 +275,7 @@ def add_trace(frame: pd.DataFrame, facts: Any) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from ._frames import facts_frame
+    from ._frames.facts import facts_frame
 
     table = facts_frame(facts)
     fact_rows = [

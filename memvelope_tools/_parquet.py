@@ -10,7 +10,7 @@ and providers of the documents, comma-separated when several differ) and
 ``memvelope.sources`` (a JSON list of ``{source, format, provider}``); ``facts.parquet`` also
 carries ``memvelope.ir``, each document's ``meta`` and ``archetype`` as JSON. Every file of one
 call also carries the same ``memvelope.run`` (a random id): the files are written beside their
-targets and replace them together, and :func:`read_parquet` refuses ``conversations.parquet`` and
+targets and replace them together, and :func:`memvelope_tools.read_parquet` refuses ``conversations.parquet`` and
 ``messages.parquet`` of two different calls. DuckDB, Polars or Spark read the files as they are, e.g.
 ``SELECT role, count(*) FROM 'out/messages.parquet' GROUP BY role``.
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -29,13 +30,15 @@ import pyarrow.parquet as pq
 
 from ._atomic import atomic_outputs, output_folder
 from ._frames.columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, arrow_schema, to_pandas
-from ._frames.facts import archetype_frame
 from ._progress import progress_bar
 from ._sources import Found, refuse
 from .errors import FormatError
 
 if TYPE_CHECKING:
     from ._tables import Tables
+
+#: What builds the archetype frame from Facts IR documents (:func:`memvelope_tools.archetype_frame`).
+ArchetypeFrame = Callable[..., pd.DataFrame]
 
 TABLES: dict[str, dict[str, Any]] = {
     "conversations": CONVERSATION_COLUMNS,
@@ -82,37 +85,9 @@ def write_tables(tables: Tables, folder: str | os.PathLike[str], progress: bool 
     return {table_name: out / f"{table_name}.parquet" for table_name in names}
 
 
-def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Read a folder written by :func:`to_parquet` back into frames, dtypes included.
-
-    Keys are ``conversations``, ``messages``, ``facts`` for the files present, plus ``archetype``
-    when ``facts.parquet`` carries the documents' ``meta`` and ``archetype``.
-
-    Parameters
-    ----------
-    folder
-        A folder written by :func:`to_parquet`.
-
-    Returns
-    -------
-    dict of str to pandas.DataFrame
-        The frames, by table name.
-
-    Raises
-    ------
-    memvelope_tools.errors.InputError
-        No such folder (``not-found``, worded as for every input).
-    memvelope_tools.errors.FormatError
-        The path is a file or a folder holding none of the files, or a file cannot be read (``bad-parquet``).
-
-    Examples
-    --------
-    >>> import tempfile, memvelope_tools as mv
-    >>> folder = tempfile.mkdtemp()
-    >>> _ = mv.to_parquet(mv.sample_path("claude"), folder)
-    >>> sorted(mv.read_parquet(folder))
-    ['conversations', 'messages']
-    """
+def read_frames(folder: str | os.PathLike[str], archetype: ArchetypeFrame) -> dict[str, pd.DataFrame]:
+    """The frames of a folder written by :func:`memvelope_tools.to_parquet` (see
+    :func:`memvelope_tools.read_parquet`), the ``archetype`` frame built by ``archetype``."""
     base = Path(folder)
     if not base.exists():
         refuse(Found("missing"), os.fspath(folder), "history")
@@ -136,7 +111,7 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
         frames[table_name] = to_pandas(table.select(list(columns)), columns, None)
         if table_name == "facts" and b"memvelope.ir" in metadata:
             docs = json.loads(metadata[b"memvelope.ir"])
-            frames["archetype"] = archetype_frame(
+            frames["archetype"] = archetype(
                 [{"meta": d["meta"], "archetype": d["archetype"], "facts": []} for d in docs],
                 sources=[d["source"] for d in docs],
             )

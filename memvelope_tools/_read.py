@@ -21,33 +21,20 @@ Reading choices (the spec leaves them to readers):
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 import os
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from itertools import accumulate, chain
 from operator import itemgetter
-from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from ._json.elements import (
-    PYTHON,
-    Reader,
-    Refused,
-    line_column,
-)
-from ._json.wording import EMPTY_FILE, invalid_json
-from ._progress import progress_bar
 from ._spec import CATEGORIES, ROLES, SUBJECT_TYPES, field_types
-from ._stable import CHANGED, Changed, read_whole
 from ._tags import ENVELOPE_TAG, IR_TAG, RESERVED_TAGS, SUPPORTED_TAGS
-from .errors import FormatError, InputError
+from .errors import FormatError
 
 Layer = Literal["envelope", "ir"]
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO | dict[str, Any]
 
-_BAR_MIN_BYTES = 64 << 20
 
 # Field checks: (name, allowed JSON types, allowed values or None).
 _STR = (str,)
@@ -125,64 +112,6 @@ def check(doc: Any, *, source_name: str | None = None, conversations: bool = Tru
     else:
         _check_ir(doc, source_name)
     return layer
-
-
-# ---- loading -------------------------------------------------------------------------------------
-
-
-def read_file(name: str, progress: bool | None) -> bytearray | mmap.mmap:
-    """The bytes of file ``name`` in one buffer of this process's own (a bar when large, see :func:`read`);
-    FormatError when unreadable, or when the file changed while it was read. The pages of a large
-    buffer can be given back once read (see :func:`memvelope_tools._json.elements.release`)."""
-    with _file_errors(name), open(name, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        with progress_bar(
-            size, desc=f"reading {Path(name).name}", unit="B", enabled=progress if size >= _BAR_MIN_BYTES else False
-        ) as bar:
-            try:
-                data = read_whole(fh, bar.update)
-            except Changed:
-                raise FormatError(CHANGED, reason="changed", source=name) from None
-        return bytearray(fh.read()) if data is None else data
-
-
-@contextlib.contextmanager
-def _file_errors(name: str) -> Iterator[None]:
-    try:
-        yield
-    except FileNotFoundError:
-        raise InputError("no such file or folder", reason="not-found", source=name) from None
-    except IsADirectoryError:
-        raise InputError("is a folder, not a file", reason="unreadable", source=name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=name) from None
-
-
-def parse_json(data: bytes | bytearray | mmap.mmap, name: str | None) -> Any:
-    """Parse UTF-8 JSON text (a leading BOM skipped) as ``JSON.parse`` accepts it, with the standard
-    library's values (see :mod:`memvelope_tools._json.elements`, the one reader)."""
-    start = 3 if data[:3] == b"\xef\xbb\xbf" else 0
-    try:
-        return Reader(PYTHON).load(data, start)  # type: ignore[arg-type]
-    except Refused as exc:
-        raise format_error(exc, data, start, name) from None
-
-
-def format_error(exc: Refused, data: bytes | bytearray | mmap.mmap, start: int, name: str | None) -> InputError:
-    """The FormatError for the reader's refusal ``exc`` of ``data`` (whose text begins at ``start``)."""
-    if exc.reason == "not-utf8":
-        return InputError(f"not UTF-8: {exc.detail}", reason="not-utf8", source=name)
-    if exc.reason == "too-deep":
-        return InputError(exc.detail, reason="too-deep", source=name)
-    if exc.detail == "an integer with more than 4300 digits":
-        return InputError(f"not valid JSON for this reader: {exc.detail}", reason="invalid-json", source=name)
-    head = bytes(data[start : start + 4096])
-    if len(data) - start <= 4096 and not head.strip(b" \t\n\r"):
-        return InputError(EMPTY_FILE, reason="invalid-json", source=name)
-    line, column = line_column(bytes(data), exc.offset)
-    if start and line == 1:
-        column -= 1  # the BOM is no character of the text
-    return InputError(invalid_json(exc.detail, line, column, head), reason="invalid-json", source=name)
 
 
 # ---- tags ----------------------------------------------------------------------------------------

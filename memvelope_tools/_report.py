@@ -22,8 +22,9 @@ from matplotlib.figure import Figure
 
 from . import __version__, plot
 from . import _corpus as corpus
-from . import _frames as frames
 from ._atomic import atomic_write
+from ._frames.envelopes import conversations_frame, messages_frame
+from ._frames.facts import facts_frame
 from ._load import LoadSource, open_input
 from ._plural import count
 from ._read import layer_of
@@ -172,10 +173,10 @@ def build_report(
     msgs = convs = facts = None
     if envs:
         env_labels = [label for label, _ in envs]
-        msgs = frames.messages_frame([d for _, d in envs], sources=env_labels, progress=False, dedupe=dedupe)
-        convs = frames.conversations_frame([d for _, d in envs], sources=env_labels, progress=False, dedupe=dedupe)
+        msgs = messages_frame([d for _, d in envs], sources=env_labels, progress=False, dedupe=dedupe)
+        convs = conversations_frame([d for _, d in envs], sources=env_labels, progress=False, dedupe=dedupe)
     if irs:
-        facts = frames.facts_frame([d for _, d in irs], sources=[label for label, _ in irs])
+        facts = facts_frame([d for _, d in irs], sources=[label for label, _ in irs])
     if history is not None:
         msgs, convs = history["messages"], history["conversations"]
     parts.append(f'<p class="lead">{_e(_lead(msgs, convs, facts, tz))}</p>')
@@ -395,7 +396,7 @@ def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
 
 def _history_input(sources: list[Any]) -> tuple[dict[str, pd.DataFrame] | None, list[Any]]:
     """The history a history folder holds when ``sources`` is one, and the sources left to load."""
-    from ._history_folder import is_history_folder, read_history
+    from ._history import is_history_folder, read_history
 
     folders = [s for s in sources if isinstance(s, str | os.PathLike) and is_history_folder(s)]
     if not folders:

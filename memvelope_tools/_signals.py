@@ -4,7 +4,8 @@ A command run under :func:`terminate_as_interrupt` turns the first SIGTERM into 
 ``KeyboardInterrupt``), raised in the main thread, so the same clean-up runs as for Ctrl-C: temporary
 files are removed, the target is left as it was and worker processes are stopped. :func:`bind_to_parent`,
 run first in a worker process, makes the system stop the worker when its parent dies, even when the
-parent is killed outright.
+parent is killed outright. :func:`held` makes a stop wait until a short step (the rename that puts an
+output in place) has run whole.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Final
 #: The exit status of a command stopped by SIGTERM (128 + the signal's number, as shells report it).
 TERMINATED_STATUS: Final = 128 + signal.SIGTERM
 _PR_SET_PDEATHSIG: Final = 1
+#: The signals that ask a command to stop.
+_STOPS: Final = frozenset(s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None)) if s)
 
 
 class Terminated(KeyboardInterrupt):
@@ -45,6 +48,36 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM wait: a stop asked for meanwhile takes effect as the block ends,
+    so the block runs whole or not at all. Python runs signal handlers in the main thread only, so only
+    the main thread holds them; elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    asked: list[int] = []
+
+    def wait(signum: int, frame: FrameType | None) -> None:
+        asked.append(signum)
+
+    before = {signum: signal.signal(signum, wait) for signum in _STOPS}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(asked):
+            signal.raise_signal(signum)  # the handler the block found runs now, as it would have then
+
+
+def take_stops() -> None:
+    """Give SIGINT and SIGTERM their usual meaning in a worker process (one may be forked inside :func:`held`,
+    whose handlers it inherits)."""
+    for signum in _STOPS:
+        signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
 
 
 def bind_to_parent(parent: int | None) -> None:

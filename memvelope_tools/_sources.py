@@ -38,8 +38,8 @@ from typing import Any, Final, Literal
 
 from ._convert import chatgpt, claude
 from ._convert.sources import check_listing
+from ._json.elements import parse_json, read_file
 from ._json.wording import EMPTY_FILE, EXPECTED, UTF16_FILE, is_utf16
-from ._read import parse_json, read_file
 from ._tags import ENVELOPE_TAG, IR_TAG
 from .errors import ConversionError, InputError, MemvelopeError, Reason
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 from ._frames.columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, to_pandas
 from ._frames.envelopes import read_documents
 from ._frames.facts import archetype_frame
-from ._parquet import write_tables
+from ._parquet import read_frames, write_tables
 from ._read import Source
 from ._tags import ENVELOPE_TAG, IR_TAG
 
@@ -220,3 +220,37 @@ def to_parquet(
     return read_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress).to_parquet(
         folder, progress=progress
     )
+
+
+def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """Read a folder written by :func:`to_parquet` back into frames, dtypes included.
+
+    Keys are ``conversations``, ``messages``, ``facts`` for the files present, plus ``archetype``
+    when ``facts.parquet`` carries the documents' ``meta`` and ``archetype``.
+
+    Parameters
+    ----------
+    folder
+        A folder written by :func:`to_parquet`.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        The frames, by table name.
+
+    Raises
+    ------
+    memvelope_tools.errors.InputError
+        No such folder (``not-found``, worded as for every input).
+    memvelope_tools.errors.FormatError
+        The path is a file or a folder holding none of the files, or a file cannot be read (``bad-parquet``).
+
+    Examples
+    --------
+    >>> import tempfile, memvelope_tools as mv
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = mv.to_parquet(mv.sample_path("claude"), folder)
+    >>> sorted(mv.read_parquet(folder))
+    ['conversations', 'messages']
+    """
+    return read_frames(folder, archetype_frame)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._convert import convert, write_envelope
+from ._convert.pipeline import convert, write_envelope
 from .errors import MemvelopeError
 from .samples import SAMPLES, sample_path
 
@@ -37,7 +37,8 @@ def _dropped(found: dict[str, Any]) -> str:
 def run(out: Path) -> None:
     """Run the demo pipeline into ``out``; raises MemvelopeError on failure."""
     from ._doctor import doctor
-    from ._ir import distill_structured, write_ir
+    from ._ir.structured import distill_structured
+    from ._ir.write import write_ir
     from ._report import write_report
     from ._tables import to_parquet
 

@@ -31,7 +31,8 @@ from matplotlib import font_manager
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 
-from . import _frames as frames
+from ._frames.envelopes import conversations_frame, messages_frame
+from ._frames.facts import facts_frame
 from ._load import open_input
 from ._plural import count
 from ._sources import resolve_one
@@ -215,11 +216,11 @@ def _frame(data: Any, columns: Sequence[str], what: str, build: Callable[[Any], 
 
 
 def _messages(data: Any) -> pd.DataFrame:
-    return _frame(data, ("ts", "role"), "a messages frame", frames.messages_frame)
+    return _frame(data, ("ts", "role"), "a messages frame", messages_frame)
 
 
 def _facts(data: Any) -> pd.DataFrame:
-    return _frame(data, ("category",), "a facts frame", frames.facts_frame)
+    return _frame(data, ("category",), "a facts frame", facts_frame)
 
 
 def _local(ts: pd.Series, tz: str) -> pd.Series:
@@ -438,7 +439,7 @@ def conversation_lengths(
         keys = [c for c in ("source", "conv_index") if c in data.columns] or ["conversation_id"]
         lengths = data.groupby(keys, observed=True, dropna=False).size().to_numpy()
     else:
-        convs = _frame(data, ("n_messages",), "a conversations frame", frames.conversations_frame)
+        convs = _frame(data, ("n_messages",), "a conversations frame", conversations_frame)
         lengths = convs["n_messages"].to_numpy(dtype=np.int64)
     ax = _get_ax(ax)
     title = "Messages per conversation"
@@ -808,7 +809,7 @@ def _snapshots(data: Any) -> pd.DataFrame:
     elif isinstance(data, Mapping) and isinstance(data.get("snapshots"), pd.DataFrame):
         frame = data["snapshots"]
     else:
-        from ._history_folder import read_history
+        from ._history import read_history
 
         frame = read_history(data)["snapshots"]
     missing = [c for c in ("date", *CHANGE_COLORS) if c not in frame.columns]

@@ -14,7 +14,8 @@ from typing import Any, Final
 
 from memvelope_tools._convert.assemble import Assembler, Conversation
 from memvelope_tools._convert.envelope import Envelope, build_envelope
-from memvelope_tools._json.parse import json_error_message, reference_loads
+from memvelope_tools._json.parse import reference_loads
+from memvelope_tools._json.wording import json_error_message
 from memvelope_tools.errors import InputError
 
 _BOM: Final = b"\xef\xbb\xbf"

@@ -18,6 +18,7 @@ import pytest
 
 import memvelope_tools as mv
 from memvelope_tools import _stable
+from memvelope_tools._convert.assemble import rules
 from memvelope_tools._convert.sources import Part
 from memvelope_tools._frames import documents, text
 from memvelope_tools._json.elements import JS, PartElements, Reader
@@ -93,7 +94,7 @@ def test_read_names_the_change_as_a_format_error(tmp_path: Path, monkeypatch: py
         return real(fh, _open_with(path, True))
 
     monkeypatch.setattr(_stable, "_CHUNK", 64)
-    monkeypatch.setattr("memvelope_tools._read.read_whole", read_then_change)
+    monkeypatch.setattr("memvelope_tools._json.elements.read_whole", read_then_change)
     with pytest.raises(FormatError) as info:
         mv.read(path)
     assert info.value.reason == "changed"
@@ -241,8 +242,8 @@ def test_a_worker_refuses_a_range_of_a_file_changed_since_the_scan(tmp_path: Pat
     start, end = 1, len(body) - 1
     found = [-1, -1, 0, end - start, 0, 1]  # one element spanning the range: enough to read it
     found[3] = body.index(b"}]}", start) + 3 - start
-    piece = parallel.work((os.fspath(path), start, end, before), found, "claude", True)
+    piece = parallel.work((os.fspath(path), start, end, before), found, *rules("claude"), True)
     assert piece.conversations == 1
     path.write_bytes(body.replace(b"hello", b"HELLO"))  # the same size, other bytes
     with pytest.raises(_stable.Changed):
-        parallel.work((os.fspath(path), start, end, before), found, "claude", True)
+        parallel.work((os.fspath(path), start, end, before), found, *rules("claude"), True)

@@ -58,8 +58,9 @@ def _start(export: Path, target: Path) -> tuple[subprocess.Popen[bytes], list[in
     while len(workers := _children(proc.pid)) < 2:
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
         assert time.monotonic() < deadline, "the worker processes never started"
-        time.sleep(0.02)
-    time.sleep(0.3)  # well into the conversion
+        time.sleep(0.01)
+    # Stopped at once: every batch after the first is still to be converted by the workers that just
+    # started, so the output cannot be in place yet however loaded the machine is.
     assert proc.poll() is None, "the conversion ended before it could be stopped; the export is too small"
     return proc, workers
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from memvelope_tools._frames import conversations_frame, messages_frame
-from memvelope_tools._parquet import read_parquet
+from memvelope_tools._frames.envelopes import conversations_frame, messages_frame
+from memvelope_tools._tables import read_parquet
 from memvelope_tools.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent

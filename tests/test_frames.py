@@ -15,17 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memvelope_tools._frames import (
-    ARCHETYPE_COLUMNS,
-    CONVERSATION_COLUMNS,
-    FACT_COLUMNS,
-    MESSAGE_COLUMNS,
-    archetype_frame,
-    conversations_frame,
-    facts_frame,
-    messages_frame,
-    word_counts,
-)
+from memvelope_tools._frames import ARCHETYPE_COLUMNS, CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, word_counts
+from memvelope_tools._frames.envelopes import conversations_frame, messages_frame
+from memvelope_tools._frames.facts import archetype_frame, facts_frame
 from memvelope_tools.errors import FormatError
 
 ROOT = Path(__file__).resolve().parent.parent

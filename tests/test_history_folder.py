@@ -10,10 +10,9 @@ import pandas as pd
 import pytest
 
 from memvelope_tools import _history_folder
-from memvelope_tools._history import history
-from memvelope_tools._history_folder import add_to_history, read_history
-from memvelope_tools._parquet import read_parquet
-from memvelope_tools._tables import to_parquet
+from memvelope_tools._history import history, read_history
+from memvelope_tools._history_folder import add_to_history
+from memvelope_tools._tables import read_parquet, to_parquet
 from memvelope_tools.cli import main
 from memvelope_tools.errors import FormatError
 

@@ -144,7 +144,7 @@ def test_the_graph_is_built_from_every_module() -> None:
     graph = import_graph()
     assert "memvelope_tools._convert.pipeline" in graph
     assert "memvelope_tools._json.elements" in graph["memvelope_tools._convert.pipeline"]
-    assert "memvelope_tools._json.elements" in graph["memvelope_tools._read"]
+    assert "memvelope_tools._json.elements" in graph["memvelope_tools._sources"]
     assert "memvelope_tools._json._scan" in graph["memvelope_tools._json.elements"]
     assert "memvelope_tools._doctor.text" in graph["memvelope_tools._doctor.findings"]  # inside a function
     assert "memvelope_tools._frames._textscan" in graph["memvelope_tools._frames.text"]
@@ -165,7 +165,7 @@ def test_package_init_edges_are_seen() -> None:
     # _sources imports from _convert's submodules only; _convert's __init__ runs first all the same
     assert "memvelope_tools._convert" not in plain["memvelope_tools._sources"]
     assert "memvelope_tools._convert" in seen["memvelope_tools._sources"]
-    assert "memvelope_tools._json" in seen["memvelope_tools._read"]  # from ._json.elements import ...
+    assert "memvelope_tools._json" in seen["memvelope_tools._sources"]  # from ._json.elements import ...
     assert "memvelope_tools._convert" not in seen["memvelope_tools._convert.pipeline"]  # its own package
 
 
@@ -186,9 +186,66 @@ def test_the_dodge_finder_finds_a_dodge() -> None:
     assert reaches(top, "a", "b") and not reaches(top, "b", "a")
 
 
+def lazy_imports(package: Path = PACKAGE) -> list[str]:
+    """Every ``from pkg import name`` in ``package`` where ``pkg``'s ``__init__`` makes ``name`` on first use
+    (a module ``__getattr__``): the graph sees only ``pkg``, not the submodule that really loads."""
+    sources = {module_name(p, package): p for p in package.rglob("*.py")}
+    files = {**sources, **{module_name(p, package): p for p in package.rglob("*.c")}}
+    bound: dict[str, set[str]] = {}  # package with a module __getattr__ -> the names its __init__ binds itself
+    for name, path in sources.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if path.name != "__init__.py" or not any(
+            isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body
+        ):
+            continue
+        names: set[str] = set()
+        for node in _module_level_nodes(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+        bound[name] = names
+    found: list[str] = []
+    for name, path in sorted(sources.items()):
+        here = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = here.split(".")
+                target = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target not in bound or target == name:
+                continue
+            found += [
+                f"{name}:{node.lineno} {target}.{a.name}"
+                for a in node.names
+                if a.name not in bound[target] and f"{target}.{a.name}" not in files
+            ]
+    return found
+
+
+def test_no_module_takes_a_name_a_package_loads_lazily() -> None:
+    offenders = lazy_imports()
+    assert not offenders, "import these from the submodule that defines them:\n" + "\n".join(offenders)
+
+
+def test_the_lazy_import_finder_finds_one(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("X = 1\n\ndef __getattr__(name):\n    return 2\n")
+    (package / "sub" / "impl.py").write_text("lazy = 2\n")
+    (package / "a.py").write_text("from .sub import X, impl, lazy\n")
+    assert lazy_imports(package) == ["pkg.a:1 pkg.sub.lazy"]
+
+
 #: Levels from the bottom of the package to its top (the command line and the demo), counting the
 #: ``__init__`` of each package on the way; measured, so that the tower does not grow unseen.
-MAX_LEVELS = 16
+MAX_LEVELS = 11
 
 
 def test_the_levels_from_the_bottom_to_the_command_line_are_bounded() -> None:
@@ -198,7 +255,13 @@ def test_the_levels_from_the_bottom_to_the_command_line_are_bounded() -> None:
     assert found["memvelope_tools._tags"] == 0 and found["memvelope_tools.errors"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="the target of 8 levels needs the frames and plots split further")
+@pytest.mark.xfail(
+    strict=True,
+    reason="11 today: the element reader (over its C scanner) < the worker pool < the converter < the loader < "
+    "the document reader < the frames < the corpus and the memory trace < topics and memory < the plots < the report "
+    "< demo; 8 needs the report drawing without the plots (their font fallback is plot's), and topics, memory and "
+    "the corpus not stacked on the frames they read",
+)
 def test_at_most_eight_levels() -> None:
     assert max(levels(import_graph()).values()) <= 8
 

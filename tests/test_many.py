@@ -61,7 +61,7 @@ def test_worker_processes_are_not_forked_from_a_process_running_threads(exports:
 
 def test_convert_many_to_parquet_with_source_column(exports: list[Path], tmp_path: Path) -> None:
     pytest.importorskip("pyarrow")
-    from memvelope_tools._parquet import read_parquet
+    from memvelope_tools._tables import read_parquet
 
     result = convert_many(exports, tmp_path / "out", workers=1, parquet=tmp_path / "dataset")
     frames = read_parquet(tmp_path / "dataset")

@@ -13,7 +13,7 @@ import pytest
 
 import memvelope_tools as mv
 from memvelope_tools import _memory
-from memvelope_tools._convert import DETECTION_WINDOW
+from memvelope_tools._convert.assemble import DETECTION_WINDOW
 from memvelope_tools._ir.facts import CONTENT_MAX
 from memvelope_tools._json import elements as json_elements
 from memvelope_tools._memory import (

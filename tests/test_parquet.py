@@ -14,17 +14,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from memvelope_tools._frames import (
-    FACT_COLUMNS,
-    MESSAGE_COLUMNS,
-    archetype_frame,
-    arrow_schema,
-    conversations_frame,
-    facts_frame,
-    messages_frame,
-)
-from memvelope_tools._parquet import read_parquet
-from memvelope_tools._tables import to_parquet
+from memvelope_tools._frames import FACT_COLUMNS, MESSAGE_COLUMNS, arrow_schema
+from memvelope_tools._frames.envelopes import conversations_frame, messages_frame
+from memvelope_tools._frames.facts import archetype_frame, facts_frame
+from memvelope_tools._tables import read_parquet, to_parquet
 from memvelope_tools.errors import FormatError, OutputError
 
 ROOT = Path(__file__).resolve().parent.parent

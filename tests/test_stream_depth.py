@@ -110,7 +110,8 @@ def test_read_and_frames_enforce_the_same_limit(tmp_path: Path, depth: int) -> N
             outcomes.append(("read", read(source)["x"] is not None))
         except FormatError as exc:
             outcomes.append(("error", exc.reason, exc.msg))
-    frames = pytest.importorskip("memvelope_tools._frames")
+    import memvelope_tools as frames  # the frame functions, as users reach them
+
     try:
         frames.conversations_frame(path)
         outcomes.append(("read", True))

@@ -13,16 +13,11 @@ import pytest
 from conftest import engine_running
 
 from memvelope_tools._convert import convert_stream
-from memvelope_tools._frames import (
-    archetype_frame,
-    conversations_frame,
-    facts_frame,
-    messages_frame,
-)
 from memvelope_tools._frames import flatten as flatten_module
+from memvelope_tools._frames.envelopes import conversations_frame, messages_frame
+from memvelope_tools._frames.facts import archetype_frame, facts_frame
 from memvelope_tools._json.elements import FIELDS
-from memvelope_tools._parquet import read_parquet
-from memvelope_tools._tables import Tables, read_tables, to_parquet
+from memvelope_tools._tables import Tables, read_parquet, read_tables, to_parquet
 from memvelope_tools._tags import ENVELOPE_TAG, IR_TAG
 from memvelope_tools.errors import FormatError
 

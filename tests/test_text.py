@@ -27,9 +27,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memvelope_tools import _engine
-from memvelope_tools._frames import conversations_frame, messages_frame
 from memvelope_tools._frames import flatten as flatten_module
 from memvelope_tools._frames import text as _text
+from memvelope_tools._frames.envelopes import conversations_frame, messages_frame
 from memvelope_tools._json.elements import FIELDS
 from memvelope_tools.errors import FormatError
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
+from memvelope_tools._tags import ENVELOPE_TAG, IR_TAG
 from memvelope_tools._validate import check_ir_against_envelope, json_path, validate
 from memvelope_tools.cli import main
 from memvelope_tools.errors import FormatError
-from memvelope_tools.schema import load_schema
+from memvelope_tools.schema import SCHEMA_FILES, load_schema
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 IR_VALID = sorted((FIXTURES / "ir" / "valid").glob("*.mv.json"))
@@ -90,6 +91,11 @@ def test_both_schemas_are_valid_draft7() -> None:
         schema = load_schema(name)
         Draft7Validator.check_schema(schema)
         assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
+
+
+def test_one_packaged_schema_per_tag_named_after_it() -> None:
+    assert SCHEMA_FILES == {ENVELOPE_TAG: "envelope-v0.schema.json", IR_TAG: "memvelope-ir-v0.schema.json"}
+    assert list(SCHEMA_FILES) == [ENVELOPE_TAG, IR_TAG]
 
 
 # --- envelope-v0 ----------------------------------------------------------------------------------

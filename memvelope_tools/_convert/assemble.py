@@ -29,6 +29,11 @@ OTHER: Final = {"claude": "chatgpt", "chatgpt": "claude"}
 DETECTION_WINDOW: Final = 5
 
 
+def rules(provider: str) -> tuple[Normaliser, Callable[[object], bool]]:
+    """``provider``'s normaliser, and the shape check of the other provider (which counts foreign elements)."""
+    return NORMALISERS[provider], SHAPES[OTHER[provider]]
+
+
 def detect_provider(elements: Sequence[object], source: str | None = None, *, non_arrays: int = 0) -> str:
     """The provider token, from the first five elements of the merged array (Claude wins)."""
     window = elements[:DETECTION_WINDOW]
@@ -119,8 +124,7 @@ class Assembler:
             self._error = exc
             return None
         self.provider = provider
-        self._normalise = NORMALISERS[provider]
-        self._foreign = SHAPES[OTHER[provider]]
+        self._normalise, self._foreign = rules(provider)
         return provider
 
     def element(self, element: object) -> None:

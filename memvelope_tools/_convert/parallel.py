@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .._json.elements import FIELDS, JS, LONE, Reader
-from .._signals import bind_to_parent
+from .._signals import bind_to_parent, held, take_stops
 from .._stable import CHANGED, Changed, Stamp, changed
 from ..errors import ConversionError
-from .assemble import NORMALISERS, OTHER, SHAPES
 from .envelope import SEPARATOR, fragment, fragments
 
 PARALLEL_ABOVE: Final = 32 << 20  # bytes of input: smaller exports stay in one process
@@ -55,16 +54,22 @@ def read_range(source: Source) -> bytes:
     return data
 
 
-def work(source: Source, found: list[int], provider: str, use_orjson: bool) -> Piece:
+def work(
+    source: Source,
+    found: list[int],
+    normalise: Callable[[object], dict[str, Any] | None],
+    other: Callable[[object], bool],
+    use_orjson: bool,
+) -> Piece:
     """Parse the elements ``found`` (a scan's list, positions relative to the batch's first byte) in
-    ``source``, normalise and serialise them; :class:`~memvelope_tools._stable.Changed` when the file
+    ``source``, normalise each with ``normalise`` and serialise them, counting those ``other`` (the
+    other provider's shape check) accepts; :class:`~memvelope_tools._stable.Changed` when the file
     read changed since the parent read it."""
     enabled = gc.isenabled()
     gc.disable()  # parse trees hold no cycles (see pipeline.gc_paused)
     try:
         data = read_range(source)
         reader = Reader(JS, use_orjson=use_orjson)
-        normalise, other = NORMALISERS[provider], SHAPES[OTHER[provider]]
         bodies: list[bytes] = []
         run: list[dict[str, Any]] = []  # conversations serialised together, none with a lone surrogate
         conversations = messages = foreign = 0
@@ -100,7 +105,29 @@ def ready() -> None:
 
 def start_worker(parent: int | None) -> None:
     """Run first in each worker process: it stops when the converting process does."""
+    take_stops()
     bind_to_parent(parent)
+
+
+def start_pool(workers: int) -> ProcessPoolExecutor:
+    """``workers`` worker processes, started now; each stops when this process does. A stop (Ctrl-C,
+    SIGTERM) asked for while they are forked lands once they are: raised inside Python's after-fork
+    callbacks it would be dropped, and the command would run on."""
+    context = worker_context()
+    parent = os.getpid() if context.get_start_method() == "fork" else None  # else a server forks them
+    executor = None
+    try:
+        with held():
+            executor = ProcessPoolExecutor(
+                max_workers=workers, mp_context=context, initializer=start_worker, initargs=(parent,)
+            )
+            for _ in range(workers):
+                executor.submit(ready)
+    except BaseException:
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+        raise
+    return executor
 
 
 def workers_for(size: int, workers: int | None) -> int:
@@ -155,33 +182,29 @@ class Pool:
     (set before the first batch) receives each batch's tag and piece, in submission order."""
 
     def __init__(self, workers: int) -> None:
-        context = worker_context()
-        parent = os.getpid() if context.get_start_method() == "fork" else None  # else a server forks them
-        self._executor = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=start_worker, initargs=(parent,)
-        )
+        self._executor = start_pool(workers)
         self._limit = 2 * workers
         self._pending: deque[tuple[str, Future[Piece]]] = deque()
         self.write: Callable[[str, Piece], None] | None = None
-        for _ in range(workers):
-            self._executor.submit(ready)
 
     def submit(
         self,
         tag: str,
         buf: bytes,
         found: list[int],
-        provider: str,
+        normalise: Callable[[object], dict[str, Any] | None],
+        other: Callable[[object], bool],
         use_orjson: bool,
         at: tuple[str, int, Stamp] | None = None,
     ) -> None:
-        """A batch: the children ``found`` (array elements, as a scan lists them) in ``buf``. With ``at``
+        """A batch: the children ``found`` (array elements, as a scan lists them) in ``buf``, taken by
+        ``normalise`` and counted by ``other`` as :func:`work` does. With ``at``
         (a file's path, the position of ``buf`` in it, the file's stamp as read), the worker reads the
         bytes from the file instead. ``tag`` (the part's name) is passed on to ``write`` with its piece."""
         source, shifted = batch_source(buf, found, at)
         while len(self._pending) >= self._limit:
             self._next()
-        self._pending.append((tag, self._executor.submit(work, source, shifted, provider, use_orjson)))
+        self._pending.append((tag, self._executor.submit(work, source, shifted, normalise, other, use_orjson)))
 
     def drain(self) -> None:
         """Wait for every batch and write its piece."""

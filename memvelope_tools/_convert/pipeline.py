@@ -24,7 +24,7 @@ from .._atomic import atomic_output
 from .._json.elements import FIELDS, JS, PartElements, Reader
 from .._progress import Bar, progress_bar
 from ..errors import MixedProvidersWarning, OutputError
-from .assemble import Assembler, Conversation, mixed_providers
+from .assemble import Assembler, Conversation, mixed_providers, rules
 from .envelope import SEPARATOR, Envelope, build_envelope, dumps_envelope, envelope_frame, fragment
 from .log import ConversionLog
 from .parallel import Piece, Pool, workers_for
@@ -120,7 +120,7 @@ def feed(
             elif k < len(found):
                 stamp = elements.stamp
                 at = None if part.path is None or stamp is None else (part.path, offset + elements.skip, stamp)
-                pool.submit(part.name, buf, found[k:], assembler.provider or "", fast, at)
+                pool.submit(part.name, buf, found[k:], *rules(assembler.provider or ""), fast, at)
         if not elements.is_array:
             assembler.non_array()
         if reader.replaced:

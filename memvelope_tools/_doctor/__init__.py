@@ -12,9 +12,11 @@ import os
 from collections.abc import Callable
 from typing import Final
 
-from .._convert import ZipLimits, build_envelope, detect_provider, expand
 from .._convert import chatgpt as chatgpt_core
 from .._convert import claude as claude_core
+from .._convert.assemble import detect_provider
+from .._convert.envelope import build_envelope
+from .._convert.sources import ZipLimits, expand
 from .._json.elements import JS, Reader, load_part
 from .._jsontypes import json_type
 from .._sources import resolve

@@ -47,6 +47,10 @@ Strings use ``pd.StringDtype("pyarrow")`` (nulls are ``pd.NA``), timestamps ``Na
 (across documents or within one): the one with the latest ``updated_at``, null counting as
 oldest, later input winning ties; the messages of dropped copies are dropped too. Text with
 unpaired surrogates (legal in JSON, not in UTF-8) gets U+FFFD in their place, with a warning.
+
+The frame functions live in :mod:`.envelopes` (conversations, messages) and :mod:`.facts` (facts,
+archetype); this package holds only the column declarations, so importing one of its modules does
+not load the others.
 """
 
 from __future__ import annotations
@@ -70,8 +74,6 @@ from .columns import (
     arrow_type,
     conform,
 )
-from .envelopes import conversations_frame, dedupe_tables, envelope_tables, messages_frame
-from .facts import archetype_frame, facts_frame, facts_table
 from .words import word_counts
 
 __all__ = [
@@ -89,15 +91,8 @@ __all__ = [
     "SUBJECT_TYPE",
     "TIMESTAMP",
     "TIMESTAMP_US",
-    "archetype_frame",
     "arrow_schema",
     "arrow_type",
     "conform",
-    "conversations_frame",
-    "dedupe_tables",
-    "envelope_tables",
-    "facts_frame",
-    "facts_table",
-    "messages_frame",
     "word_counts",
 ]

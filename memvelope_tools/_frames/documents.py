@@ -8,9 +8,10 @@ from typing import Any, overload
 
 import pyarrow as pa
 
+from .._json.elements import parse_json, read_file
 from .._json.walker import Fallback
 from .._load import export_bytes, open_input
-from .._read import Source, check, parse_json, read_file
+from .._read import Source, check
 from .._sources import Input, resolve
 from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import FormatError

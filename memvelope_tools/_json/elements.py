@@ -16,15 +16,18 @@ import codecs
 import contextlib
 import json
 import mmap
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from .._engine import record, use_c
-from .._stable import CHANGED, Stamp, changed, stamp
-from ..errors import ConversionError, InputError
+from .._progress import progress_bar
+from .._stable import CHANGED, Changed, Stamp, changed, read_whole, stamp
+from ..errors import ConversionError, FormatError, InputError
 from .parse import reference_loads
 from .wording import EMPTY_FILE, invalid_json
 
@@ -665,3 +668,63 @@ def load_part(part: Part, reader: Reader) -> Any:
         if data.startswith(_BOM):
             exc = Refused(exc.reason, exc.detail, exc.offset - len(_BOM))
         raise PartElements(part, reader).error(exc) from None
+
+
+# ---- whole files and documents ------------------------------------------------------------------
+
+_BAR_MIN_BYTES = 64 << 20
+
+
+def read_file(name: str, progress: bool | None) -> bytearray | mmap.mmap:
+    """The bytes of file ``name`` in one buffer of this process's own (a bar when large, see :func:`read`);
+    FormatError when unreadable, or when the file changed while it was read. The pages of a large
+    buffer can be given back once read (see :func:`memvelope_tools._json.elements.release`)."""
+    with _file_errors(name), open(name, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        with progress_bar(
+            size, desc=f"reading {Path(name).name}", unit="B", enabled=progress if size >= _BAR_MIN_BYTES else False
+        ) as bar:
+            try:
+                data = read_whole(fh, bar.update)
+            except Changed:
+                raise FormatError(CHANGED, reason="changed", source=name) from None
+        return bytearray(fh.read()) if data is None else data
+
+
+@contextlib.contextmanager
+def _file_errors(name: str) -> Iterator[None]:
+    try:
+        yield
+    except FileNotFoundError:
+        raise InputError("no such file or folder", reason="not-found", source=name) from None
+    except IsADirectoryError:
+        raise InputError("is a folder, not a file", reason="unreadable", source=name) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=name) from None
+
+
+def parse_json(data: bytes | bytearray | mmap.mmap, name: str | None) -> Any:
+    """Parse UTF-8 JSON text (a leading BOM skipped) as ``JSON.parse`` accepts it, with the standard
+    library's values (see :mod:`memvelope_tools._json.elements`, the one reader)."""
+    start = 3 if data[:3] == b"\xef\xbb\xbf" else 0
+    try:
+        return Reader(PYTHON).load(data, start)  # type: ignore[arg-type]
+    except Refused as exc:
+        raise format_error(exc, data, start, name) from None
+
+
+def format_error(exc: Refused, data: bytes | bytearray | mmap.mmap, start: int, name: str | None) -> InputError:
+    """The FormatError for the reader's refusal ``exc`` of ``data`` (whose text begins at ``start``)."""
+    if exc.reason == "not-utf8":
+        return InputError(f"not UTF-8: {exc.detail}", reason="not-utf8", source=name)
+    if exc.reason == "too-deep":
+        return InputError(exc.detail, reason="too-deep", source=name)
+    if exc.detail == "an integer with more than 4300 digits":
+        return InputError(f"not valid JSON for this reader: {exc.detail}", reason="invalid-json", source=name)
+    head = bytes(data[start : start + 4096])
+    if len(data) - start <= 4096 and not head.strip(b" \t\n\r"):
+        return InputError(EMPTY_FILE, reason="invalid-json", source=name)
+    line, column = line_column(bytes(data), exc.offset)
+    if start and line == 1:
+        column -= 1  # the BOM is no character of the text
+    return InputError(invalid_json(exc.detail, line, column, head), reason="invalid-json", source=name)

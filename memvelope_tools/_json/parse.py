@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from .wording import EMPTY_FILE, invalid_json
-
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
@@ -34,14 +32,3 @@ def reference_loads(text: str) -> Any:
         if type(exc) is not ValueError or "integer string conversion" not in str(exc):
             raise
         return _LONG_INT_DECODER.decode(text)
-
-
-def json_error_message(text: str, exc: json.JSONDecodeError) -> str:
-    """The one wording, for every reader and command, of JSON text that does not parse.
-
-    ``text`` is the decoded text (a leading BOM removed): an empty file and UTF-16 text (a NUL
-    beside every ASCII character) get a hint instead of the parser's bare complaint.
-    """
-    if not text.strip(" \t\n\r"):
-        return EMPTY_FILE
-    return invalid_json(exc.msg, exc.lineno, exc.colno, text[:512].encode("utf-8", "surrogatepass"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Final
 
 #: What every reader and command expects, for the lines about a file that is none of it.
@@ -30,3 +31,14 @@ def invalid_json(detail: str, line: int, column: int, head: bytes) -> str:
     if is_utf16(head):
         return UTF16_FILE
     return f"not valid JSON: {detail} at line {line} column {column}"
+
+
+def json_error_message(text: str, exc: json.JSONDecodeError) -> str:
+    """The one wording, for every reader and command, of JSON text that does not parse.
+
+    ``text`` is the decoded text (a leading BOM removed): an empty file and UTF-16 text (a NUL
+    beside every ASCII character) get a hint instead of the parser's bare complaint.
+    """
+    if not text.strip(" \t\n\r"):
+        return EMPTY_FILE
+    return invalid_json(exc.msg, exc.lineno, exc.colno, text[:512].encode("utf-8", "surrogatepass"))

@@ -20,6 +20,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from .. import __version__
+from .._atomic import written_count, written_since
+from .._plural import count
 from .._signals import TERMINATED_STATUS, Terminated, terminate_as_interrupt
 from ..errors import MemvelopeError, MixedProvidersWarning, OutputError
 
@@ -101,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:
         _unrecognised(_subparser(parser, args.command), extra)
     stdout, sys.stdout = sys.stdout, _GuardedStdout(sys.stdout)
+    first = written_count()
     try:
         with terminate_as_interrupt(), warnings.catch_warnings():
             # Said by the command's own note, from its conversion log.
@@ -117,15 +120,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"memvelope: error: {missing_package(exc, args.command)}", file=sys.stderr)
         return 1
     except Terminated:
-        print("memvelope: terminated; no output was written", file=sys.stderr)
+        print(f"memvelope: terminated{_written_before_stop(written_since(first))}", file=sys.stderr)
         return TERMINATED_STATUS
     except KeyboardInterrupt:
-        print("memvelope: interrupted; no output was written", file=sys.stderr)
+        print(f"memvelope: interrupted{_written_before_stop(written_since(first))}", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1
     finally:
         sys.stdout = stdout
+
+
+def _written_before_stop(paths: Sequence[os.PathLike[str]]) -> str:
+    """What a stopped command leaves: nothing, or the files it had put in place whole before the stop."""
+    if not paths:
+        return "; no output was written"
+    names = ", ".join(map(os.fspath, paths))
+    what = names if len(paths) == 1 else f"{count(len(paths), 'file')} ({names})"
+    return f" after writing {what} whole; nothing else was written"
 
 
 class _GuardedStdout:

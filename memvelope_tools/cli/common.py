@@ -1,10 +1,12 @@
-"""What several commands share: loading any input with the conversion's notes, and output checks."""
+"""What several commands share: loading any input with the conversion's notes, warnings as notes, output checks."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from .._atomic import check_output_file, check_output_folder
@@ -19,6 +21,7 @@ __all__ = [
     "conversion_notes",
     "document_inputs",
     "load_input",
+    "notes",
 ]
 
 
@@ -84,3 +87,15 @@ def document_inputs(
     found = check_inputs(paths, use=use)
     sources = [f if f.kind != "export" else opened(f, quiet=quiet) for f in found]
     return sources, [f.label for f in found]
+
+
+@contextmanager
+def notes() -> Iterator[None]:
+    """Library warnings as one ``memvelope: note:`` line each on stderr."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        try:
+            yield
+        finally:
+            for w in caught:
+                print(f"memvelope: note: {w.message}", file=sys.stderr)

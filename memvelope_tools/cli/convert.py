@@ -11,7 +11,7 @@ from .._sources import explained, resolve
 from .common import check_output_file, conversion_notes
 
 if TYPE_CHECKING:
-    from .._convert import ConversionLog
+    from .._convert.log import ConversionLog
 
 _DEFAULTS = ZipLimits()
 # Inputs larger than this (bytes, inflated) are converted streaming: as fast, and memory stays flat (in
@@ -104,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .._convert import ConversionLog, convert_stream
+    from .._convert.log import ConversionLog
+    from .._convert.pipeline import convert_stream
 
     report = ConversionLog()
     limits = ZipLimits(

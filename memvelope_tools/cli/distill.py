@@ -97,7 +97,10 @@ def run(args: argparse.Namespace) -> int:
     output = args.output or default_output(args.envelope)
     check_output_file(output)
     [found] = check_inputs([args.envelope])
-    from .._ir import DistillStats, distill_llm, distill_structured, write_ir
+    from .._ir.facts import DistillStats
+    from .._ir.llm import distill_llm
+    from .._ir.structured import distill_structured
+    from .._ir.write import write_ir
 
     envelope = _read_envelope(found, args.quiet)
     stats = DistillStats()

@@ -133,8 +133,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(_LONE_SURROGATE.sub("\ufffd", render(read)))
         sys.stdout.flush()
         return 0
-    from .._convert import convert
-    from .._ir import write_ir
+    from .._convert.pipeline import convert
+    from .._ir.write import write_ir
     from .._memory_ir import build_memory_ir
 
     doc = build_memory_ir(read, convert(*args.paths))

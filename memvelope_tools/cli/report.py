@@ -8,8 +8,7 @@ import sys
 import warnings
 from typing import Any
 
-from .common import at_least, check_inputs, check_output_file, document_inputs
-from .search import notes
+from .common import at_least, check_inputs, check_output_file, document_inputs, notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.output)
     found = check_inputs(args.paths, use="history")
     folders = [path for path, item in zip(args.paths, found, strict=True) if item.kind == "parquet"]
-    from .._history_folder import is_history_folder
+    from .._history import is_history_folder
     from .._report import write_report
 
     sources: list[Any]

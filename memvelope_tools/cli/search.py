@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from .._spec import ROLES
-from .common import at_least, check_inputs, document_inputs
+from .common import at_least, check_inputs, document_inputs, notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -40,18 +36,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--limit", type=at_least(1), default=20, metavar="N", help="show the N best matches (default 20)")
     p.add_argument("--json", action="store_true", help="print the matches as a JSON array")
     p.set_defaults(func=run)
-
-
-@contextmanager
-def notes() -> Iterator[None]:
-    """Library warnings as one ``memvelope: note:`` line each on stderr."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UserWarning)
-        try:
-            yield
-        finally:
-            for w in caught:
-                print(f"memvelope: note: {w.message}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,8 +6,7 @@ import argparse
 import json
 
 from .._plural import count
-from .common import at_least, check_inputs, document_inputs
-from .search import notes
+from .common import at_least, check_inputs, document_inputs, notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

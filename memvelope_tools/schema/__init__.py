@@ -7,12 +7,11 @@ import json
 from importlib import resources
 from typing import Any
 
-from .._tags import ENVELOPE_TAG, IR_TAG
-
-#: Schema file name for each supported in-document format tag.
+#: Schema file name for each supported in-document format tag: each file is named after its tag.
 SCHEMA_FILES: dict[str, str] = {
-    ENVELOPE_TAG: f"{ENVELOPE_TAG}.schema.json",
-    IR_TAG: f"{IR_TAG}.schema.json",
+    name.removesuffix(".schema.json"): name
+    for name in sorted(entry.name for entry in resources.files(__name__).iterdir())
+    if name.endswith(".schema.json")
 }
 
 
