@@ -21,7 +21,7 @@ from ._read import Source, check
 from ._sources import Found, Input, explained, identify, resolve, resolve_one
 from .errors import InputError, MemvelopeError
 
-__all__ = ["LoadSource", "convert", "export_bytes", "load", "open_export", "open_input", "read", "sniff"]
+__all__ = ["LoadSource", "convert", "export_pieces", "load", "open_export", "open_input", "read", "sniff"]
 
 
 #: What :func:`load` accepts.
@@ -110,8 +110,9 @@ def open_export(
         return convert_parts(expansion.parts, report, fast=fast, progress=progress)
 
 
-def export_bytes(found: Input, *, progress: bool | None = None) -> bytearray | None:
-    """The canonical bytes of the envelope a resolved export converts to, or None for one given as bytes.
+def export_pieces(found: Input, *, progress: bool | None = None) -> list[bytes] | None:
+    """The canonical bytes of the envelope a resolved export converts to, in pieces in order, or None
+    for one given as bytes.
 
     The bytes are those ``memvelope convert`` writes (``convert_stream``), built in memory from the
     export's ``parts`` in order. Errors are :func:`open_export`'s.
@@ -121,19 +122,17 @@ def export_bytes(found: Input, *, progress: bool | None = None) -> bytearray | N
     target = _Collected()
     with explained(found.parts):
         convert_stream(list(found.parts), None, stdout=target, in_memory=True, workers=1, progress=progress)
-    return target.joined()
+    return target.pieces
 
 
 class _Collected:
-    """A binary stream that keeps what is written, then hands it over as one buffer."""
+    """A binary stream that keeps what is written, piece by piece."""
 
     def __init__(self) -> None:
-        self.pieces: list[bytes | None] = []
-        self.size = 0
+        self.pieces: list[bytes] = []
 
     def write(self, data: bytes) -> int:
         self.pieces.append(bytes(data))
-        self.size += len(data)
         return len(data)
 
     def writelines(self, lines: Any) -> None:
@@ -142,18 +141,6 @@ class _Collected:
 
     def flush(self) -> None:
         pass
-
-    def joined(self) -> bytearray:
-        """Everything written, in one buffer; each piece is let go once copied (so never held twice)."""
-        out = bytearray(self.size)
-        pos = 0
-        for i, piece in enumerate(self.pieces):
-            assert piece is not None
-            out[pos : pos + len(piece)] = piece
-            pos += len(piece)
-            self.pieces[i] = None
-        self.pieces = []
-        return out
 
 
 def _from_bytes(data: bytes, name: str | None, report: ConversionLog | None, progress: bool | None) -> dict[str, Any]:

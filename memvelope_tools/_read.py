@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import stat
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, chain
@@ -40,7 +41,7 @@ from ._json.elements import (
 from ._json.wording import EMPTY_FILE, invalid_json
 from ._progress import progress_bar
 from ._spec import CATEGORIES, ROLES, SUBJECT_TYPES, field_types
-from ._stable import CHANGED, Changed, read_whole
+from ._stable import CHANGED, Changed, Windows, file_windows, read_whole
 from ._tags import ENVELOPE_TAG, IR_TAG, RESERVED_TAGS, SUPPORTED_TAGS
 from .errors import FormatError, InputError
 
@@ -144,6 +145,23 @@ def read_file(name: str, progress: bool | None) -> bytearray | mmap.mmap:
             except Changed:
                 raise FormatError(CHANGED, reason="changed", source=name) from None
         return bytearray(fh.read()) if data is None else data
+
+
+@contextlib.contextmanager
+def read_windows(name: str) -> Iterator[Windows | None]:
+    """The bytes of file ``name`` a window at a time (see :class:`memvelope_tools._stable.Windows`), the
+    file open meanwhile; None for a file that is no regular file (read it with :func:`read_file`).
+    InputError when unreadable, FormatError (reason ``changed``) when it changed while it was read."""
+    with _file_errors(name):
+        regular = stat.S_ISREG(os.stat(name).st_mode)
+    if not regular:  # a pipe is read once, by read_file
+        yield None
+        return
+    with _file_errors(name), open(name, "rb") as fh:
+        try:
+            yield file_windows(fh)
+        except Changed:
+            raise FormatError(CHANGED, reason="changed", source=name) from None
 
 
 @contextlib.contextmanager

@@ -109,7 +109,7 @@ def test_only_the_odd_conversations_are_parsed(
 ) -> None:
     path = tmp_path / "odd.json"
     _envelope_file(path, 40, {0, 7, 8, 39})
-    monkeypatch.setattr(flatten_module, "_SPAN_BYTES", span_bytes)
+    monkeypatch.setattr("memvelope_tools._stable.WINDOW", span_bytes)
     parsed = _parsed(monkeypatch)
     with engine_running("c", "columns"):
         msgs = messages_frame(path)

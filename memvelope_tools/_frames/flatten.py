@@ -1,8 +1,8 @@
 """Envelopes as Arrow tables of conversations and messages, built batch by batch in one pass, and a
 Facts IR document's facts as an Arrow table (:func:`fact_table`).
 
-A parsed envelope (:func:`flatten`) or an envelope file's bytes (:func:`flatten_file`, which parses
-a batch at a time) give the same tables, checked as they are built: columns of
+A parsed envelope (:func:`flatten`) or an envelope's bytes (:func:`flatten_file`, which reads and
+parses a window at a time) give the same tables, checked as they are built: columns of
 :data:`~memvelope_tools._frames.columns.CONVERSATION_COLUMNS` and
 :data:`~memvelope_tools._frames.columns.MESSAGE_COLUMNS`.
 """
@@ -19,18 +19,18 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .._json.elements import FIELDS, release
+from .._json.elements import FIELDS
 from .._json.walker import parse_spans, stream_envelope
 from .._progress import progress_bar
 from .._read import check, check_conversations, check_messages
 from .._spec import CONVERSATION_FIELDS, ROLES
+from .._stable import Windows
 from ..errors import FormatError
 from . import text
 from .columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, MS, arrow_schema, dictionary, timestamps
 from .text import Conversations, strings, text_columns_later
 
 _BATCH = 1 << 16
-_SPAN_BYTES = 16 << 20  # bytes of conversations read into columns at a time
 _STR_OR_NONE = frozenset((str, type(None)))
 _Read = tuple[Conversations, pa.Array]  # columns, and the messages' timestamps parsed
 _Piece = tuple[int, int, "_Read | None"]  # conversations [start, end) of a window, read or to be parsed
@@ -65,24 +65,21 @@ def fact_table(doc: dict[str, Any], label: str) -> pa.Table:
 
 
 def flatten_file(
-    data: Any, label: str, name: str, with_messages: bool, progress: bool | None
+    windows: Windows, label: str, name: str, with_messages: bool, progress: bool | None
 ) -> tuple[tuple[pa.Table, pa.Table | None], str]:
-    """An envelope file's bytes as Arrow tables (and its provider), parsed a batch at a time.
+    """An envelope's bytes, read a window at a time, as Arrow tables (and its provider).
 
     With the compiled helper, conversations go from their JSON text straight into columns, on the
-    worker threads, while the main thread scans the next ones; each conversation that is not the
-    plain case is parsed on its own. The memory of a private buffer's bytes is given back once they are
-    read (they read as zeros then). Raises Fallback when the file must be read whole instead (see
-    memvelope_tools._json.walker.stream_envelope).
+    worker threads, while the main thread reads and scans the next window; each conversation that is
+    not the plain case is parsed on its own. Raises Fallback when the input must be read whole instead
+    (see memvelope_tools._json.walker.stream_envelope), Changed when it changed while it was read.
     """
     builder = _Builder(label, name, with_messages)
     members: dict[str, Any] = {}
-    pending: collections.deque[tuple[list[int], list[_Segment]]] = collections.deque()
-    released = 0
+    pending: collections.deque[tuple[memoryview, list[int], list[_Segment]]] = collections.deque()
 
     def take_oldest() -> None:
-        nonlocal released
-        found, segments = pending.popleft()
+        data, found, segments = pending.popleft()
         wait([part for _, _, parts in segments for part in parts])  # none may still read data if this raises
         for lo, hi, parts in segments:
             pieces = _coalesced([piece for part in parts for piece in part.result()])
@@ -91,15 +88,17 @@ def flatten_file(
                     builder.add(parse_spans(data, found[start * FIELDS : end * FIELDS]), release=True, bar=None)
             if not parts:
                 builder.add(parse_spans(data, found[lo * FIELDS : hi * FIELDS]), release=True, bar=None)
-        released = release(data, released, found[-3])
+        windows.give_back(data)
 
     with progress_bar(
-        len(data), desc=f"parsing {label}", unit="B", enabled=progress if len(data) >= 64 << 20 else False
+        windows.size, desc=f"parsing {label}", unit="B", enabled=progress if windows.size >= 64 << 20 else False
     ) as bar:
+        windows.on_bytes = bar.update
         try:
-            for kind, value in stream_envelope(data, span_bytes=_SPAN_BYTES, on_bytes=bar.update):
+            for kind, value in stream_envelope(windows):
                 if kind == "spans":
-                    pending.append((value, _columns_later(data, value)))
+                    data, found = value
+                    pending.append((data, found, _columns_later(data, found)))
                     while len(pending) > 1:
                         take_oldest()
                 else:
@@ -107,7 +106,7 @@ def flatten_file(
             while pending:
                 take_oldest()
         finally:
-            for _, segments in pending:  # the workers read data until they are done
+            for _, _, segments in pending:  # the workers read data until they are done
                 wait([part for _, _, parts in segments for part in parts])
     check({**members, "conversations": []}, source_name=name)  # tags and meta
     provider = members["meta"]["source_provider"]
