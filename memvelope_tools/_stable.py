@@ -8,11 +8,10 @@ while it is read gives either its content as it was when reading began or a clea
 
 from __future__ import annotations
 
-import collections
 import mmap
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 #: The words every reader uses for a file that changed while it was read.
@@ -99,14 +98,15 @@ class Windows:
     :meth:`advance` gives the next window: the current one's bytes from a given position on (an
     element not yet whole), then as many new bytes as fit. It may reuse the buffer of any earlier window,
     except one lent out (:meth:`lend`) and not yet given back (:meth:`give_back`). ``fill(view, at)``
-    copies the input's bytes from offset ``at`` into ``view`` and returns how many (0 at its end);
+    copies the input's bytes from offset ``at`` into ``view`` and returns how many (0 at its end; its
+    ``size`` is the number of bytes it has, None when unknown until then);
     ``check`` (called once everything was read) raises :class:`Changed` when the input changed meanwhile.
     """
 
     def __init__(
         self,
         fill: Callable[[memoryview, int], int],
-        size: int,
+        size: int | None,
         *,
         window: int | None = None,
         check: Callable[[], Any] | None = None,
@@ -117,6 +117,7 @@ class Windows:
         self._fill, self._check = fill, check
         self.on_bytes = on_bytes  # called with the number of bytes each time some are read
         self._read = 0
+        self._ended = False
         self._free: list[mmap.mmap | bytearray] = []
         self._lent: dict[int, mmap.mmap | bytearray] = {}
         self._buf: mmap.mmap | bytearray | None = None
@@ -125,7 +126,7 @@ class Windows:
     @property
     def eof(self) -> bool:
         """Whether the current window ends where the input does."""
-        return self._read >= self.size
+        return self._ended or (self.size is not None and self._read >= self.size)
 
     def lend(self) -> memoryview:
         """The current window, whose bytes stay as they are until it is given back."""
@@ -144,7 +145,9 @@ class Windows:
         :class:`Changed` when the input ends before its size (see :meth:`finish` for the rest)."""
         old, old_buf = self._view, self._buf
         carry = len(old) - keep
-        room = min(max(self.window, 2 * carry), carry + self.size - self._read)
+        room = max(self.window, 2 * carry)
+        if self.size is not None:
+            room = min(room, carry + self.size - self._read)
         fits = [buf for buf in self._free if len(buf) >= room]
         buf = fits[0] if fits else private_buffer(max(room, self.window))
         self._free = [other for other in self._free if other is not buf and len(other) >= self.window][:1]
@@ -153,6 +156,9 @@ class Windows:
         done = carry
         while done < room:
             n = self._fill(view[done:room], self._read)
+            if not n and self.size is None:
+                self._ended = True
+                break
             if not n:
                 raise Changed(CHANGED)
             done += n
@@ -171,23 +177,26 @@ class Windows:
             self._check()
 
     @classmethod
-    def of_pieces(cls, pieces: list[Any], *, window: int | None = None) -> Windows:
-        """Windows over ``pieces`` (bytes-like, in order) held in memory; each piece is let go once copied."""
-        size = sum(len(piece) for piece in pieces)
-        queue = collections.deque(memoryview(piece).cast("B") for piece in pieces)
-        pieces.clear()
+    def of_pieces(cls, pieces: Iterable[Any], size: int | None = None, *, window: int | None = None) -> Windows:
+        """Windows over the bytes-like ``pieces``, in order, as the iterable gives them (it may wait for
+        the next); ``size`` is their total when known. Each piece is let go once copied."""
+        source = iter(pieces)
+        head = memoryview(b"")
 
         def fill(view: memoryview, _at: int) -> int:
+            nonlocal head
             done = 0
-            while queue and done < len(view):
-                head = queue[0]
+            while done < len(view):
+                if not head:
+                    piece = next(source, None)
+                    if piece is None:
+                        break
+                    head = memoryview(piece).cast("B")
+                    continue
                 n = min(len(head), len(view) - done)
                 view[done : done + n] = head[:n]
+                head = head[n:]
                 done += n
-                if n == len(head):
-                    queue.popleft().release()
-                else:
-                    queue[0] = head[n:]
             return done
 
         return cls(fill, size, window=window)

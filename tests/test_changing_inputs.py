@@ -19,7 +19,7 @@ import pytest
 import memvelope_tools as mv
 from memvelope_tools import _stable
 from memvelope_tools._convert.sources import Part
-from memvelope_tools._frames import documents, text
+from memvelope_tools._frames import text
 from memvelope_tools._json.elements import JS, PartElements, Reader
 from memvelope_tools.errors import ConversionError, FormatError
 
@@ -115,19 +115,23 @@ def test_an_export_part_changed_while_scanned_is_refused(tmp_path: Path, truncat
 
 
 @pytest.mark.parametrize("how", ["truncated", "rewritten at the same size", "replaced by another envelope"])
-def test_the_frames_parse_the_bytes_as_they_were_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str):
-    """The C helper reads the private copy: whatever happens to the file after it was read, the frame is
-    that of the content read."""
+@pytest.mark.parametrize("when", ["while it is read", "once it was read"])
+def test_the_frames_parse_the_bytes_as_they_were_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, when: str
+):
+    """The frames read a file a window at a time into their own memory: a change while it is read is
+    refused, and whatever happens to the file once it was read, the frame is that of the content read."""
     assert text._textscan is not None or os.environ.get("MEMVELOPE_REQUIRE_NATIVE") != "1"
     path, other = tmp_path / "a.mve.json", tmp_path / "b.mve.json"
     _write_envelope(path, 30)
     _write_envelope(other, 7)
+    os.utime(path, (OLD_TIME, OLD_TIME))
     expected = mv.messages_frame(path)
     assert len(expected) == 30
-    real = documents.read_file
+    monkeypatch.setattr(_stable, "WINDOW", 512)  # several windows
+    assert path.stat().st_size > 4 * 512
 
-    def read_then_change(name: str, progress: bool | None):
-        data = real(name, progress)
+    def change() -> None:
         size = path.stat().st_size
         if how == "truncated":
             with open(path, "r+b") as fh:
@@ -136,11 +140,31 @@ def test_the_frames_parse_the_bytes_as_they_were_read(tmp_path: Path, monkeypatc
             path.write_bytes(b"\x00" * size)
         else:
             path.write_bytes(other.read_bytes())
-        return data
 
-    monkeypatch.setattr(documents, "read_file", read_then_change)
-    got = mv.messages_frame(path)
-    assert got.drop(columns="source").equals(expected.drop(columns="source"))
+    if when == "while it is read":
+        real_advance = _stable.Windows.advance
+
+        def advance_then_change(self: _stable.Windows, keep: int) -> memoryview:
+            view = real_advance(self, keep)
+            if self.start == 0:  # the first window was read
+                change()
+            return view
+
+        monkeypatch.setattr(_stable.Windows, "advance", advance_then_change)
+        with pytest.raises(FormatError) as info:
+            mv.messages_frame(path)
+        assert info.value.reason == "changed"
+        assert info.value.source == os.fspath(path)
+    else:
+        real_finish = _stable.Windows.finish
+
+        def finish_then_change(self: _stable.Windows) -> None:
+            real_finish(self)
+            change()
+
+        monkeypatch.setattr(_stable.Windows, "finish", finish_then_change)
+        got = mv.messages_frame(path)
+        assert got.drop(columns="source").equals(expected.drop(columns="source"))
 
 
 _RACE = textwrap.dedent(

@@ -9,13 +9,12 @@ from typing import Any, overload
 import pyarrow as pa
 
 from .._json.walker import Fallback
-from .._load import export_pieces, open_input
+from .._load import convert_export, open_input
 from .._read import Source, check, parse_json, read_file, read_windows
 from .._sources import Input, resolve
-from .._stable import Windows
 from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import FormatError
-from .flatten import flatten_file
+from .flatten import flatten_export, flatten_file
 
 
 class Flat:
@@ -85,12 +84,9 @@ def _documents(
             if flat is not None:
                 yield label, flat, name or label, True
                 continue
-        if found.kind == "export" and stream is not None:
-            pieces = export_pieces(found, progress=progress)
-            data = None if pieces is None else b"".join(pieces)
-        elif found.kind != "export" and found.path is not None and found.value is None:
+        if found.kind != "export" and found.path is not None and found.value is None:
             data = read_file(os.fspath(found.path), progress)
-        if found.kind == "export" and data is None:
+        if found.kind == "export":
             doc = open_input(found, progress=progress, conversations=False)
         elif data is not None:
             doc = parse_json(data, name)
@@ -110,15 +106,19 @@ def _flat(found: Input, with_messages: bool, progress: bool | None) -> Flat | No
     """An envelope file, or an export as its envelope's bytes, flattened a window at a time; None when it
     must be read whole instead (not a plain envelope, no regular file, an export given as bytes)."""
     label, name = found.label, found.name or found.label
-    try:
-        if found.kind == "export":
-            pieces = export_pieces(found, progress=progress)
-            if pieces is None:
-                return None
-            return Flat(*flatten_file(Windows.of_pieces(pieces), label, name, with_messages, progress))
-        with read_windows(os.fspath(found.path)) as windows:  # type: ignore[arg-type]
-            if windows is None:
-                return None
+    if found.kind == "export":
+        try:
+            flat = flatten_export(
+                lambda write: convert_export(found, write, progress=progress), label, name, with_messages
+            )
+        except Fallback:
+            return None
+        return None if flat is None else Flat(*flat)
+    with read_windows(os.fspath(found.path)) as windows:  # type: ignore[arg-type]
+        if windows is None:
+            return None
+        try:
             return Flat(*flatten_file(windows, label, name, with_messages, progress))
-    except Fallback:
-        return None
+        except Fallback:
+            windows.finish()  # a file that changed meanwhile is refused, not read again
+            return None

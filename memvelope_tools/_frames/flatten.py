@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import collections
 import itertools
+import queue
+import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from operator import itemgetter
 from typing import Any
@@ -20,11 +23,12 @@ import pandas as pd
 import pyarrow as pa
 
 from .._json.elements import FIELDS
-from .._json.walker import parse_spans, stream_envelope
+from .._json.walker import parse_spans, stream_array, stream_envelope
 from .._progress import progress_bar
 from .._read import check, check_conversations, check_messages
 from .._spec import CONVERSATION_FIELDS, ROLES
 from .._stable import Windows
+from .._tags import ENVELOPE_TAG
 from ..errors import FormatError
 from . import text
 from .columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, MS, arrow_schema, dictionary, timestamps
@@ -75,6 +79,67 @@ def flatten_file(
     (see memvelope_tools._json.walker.stream_envelope), Changed when it changed while it was read.
     """
     builder = _Builder(label, name, with_messages)
+    with progress_bar(
+        windows.size, desc=f"parsing {label}", unit="B", enabled=progress if (windows.size or 0) >= 64 << 20 else False
+    ) as bar:
+        windows.on_bytes = bar.update
+        members = _read_windows(windows, builder, stream_envelope(windows))
+    check({**members, "conversations": []}, source_name=name)  # tags and meta
+    provider = members["meta"]["source_provider"]
+    return builder.tables(provider), provider
+
+
+def flatten_export(
+    convert: Callable[[Callable[[bytes], Any]], dict[str, Any] | None], label: str, name: str, with_messages: bool
+) -> tuple[tuple[pa.Table, pa.Table | None], str] | None:
+    """The envelope ``convert(write)`` makes, as Arrow tables (and its provider), read while it is made.
+
+    ``convert`` gives ``write`` the text of the envelope's conversations array a piece at a time and
+    returns the envelope's meta, or None having written nothing (then this returns None). The
+    conversion runs in this thread, the reading (as :func:`flatten_file` reads) on another. Raises
+    Fallback when the bytes must be read whole instead.
+    """
+    pieces: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    builder = _Builder(label, name, with_messages)
+    failure: list[BaseException] = []
+
+    def write(piece: bytes) -> None:
+        if failure:
+            raise _ReaderFailed
+        pieces.put(piece)
+
+    def read() -> None:
+        text = itertools.chain([b"["], iter(pieces.get, None), [b"]"])
+        windows = Windows.of_pieces(text)
+        try:
+            _read_windows(windows, builder, stream_array(windows))
+        except BaseException as exc:  # raised in the converting thread
+            failure.append(exc)
+
+    reader = threading.Thread(target=read, name="memvelope-frames")
+    reader.start()
+    try:
+        meta = convert(write)
+    except _ReaderFailed:
+        meta = None
+    finally:
+        pieces.put(None)
+        reader.join()
+    if failure:
+        raise failure[0]
+    if meta is None:
+        return None
+    check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=name)
+    provider = meta["source_provider"]
+    return builder.tables(provider), provider
+
+
+class _ReaderFailed(Exception):
+    """The reading thread of :func:`flatten_export` failed: the conversion stops."""
+
+
+def _read_windows(windows: Windows, builder: _Builder, stream: Iterator[tuple[str, Any]]) -> dict[str, Any]:
+    """Add the conversations ``stream`` finds in ``windows`` to ``builder``; the members it gives at the end."""
     members: dict[str, Any] = {}
     pending: collections.deque[tuple[memoryview, list[int], list[_Segment]]] = collections.deque()
 
@@ -90,27 +155,21 @@ def flatten_file(
                 builder.add(parse_spans(data, found[lo * FIELDS : hi * FIELDS]), release=True, bar=None)
         windows.give_back(data)
 
-    with progress_bar(
-        windows.size, desc=f"parsing {label}", unit="B", enabled=progress if windows.size >= 64 << 20 else False
-    ) as bar:
-        windows.on_bytes = bar.update
-        try:
-            for kind, value in stream_envelope(windows):
-                if kind == "spans":
-                    data, found = value
-                    pending.append((data, found, _columns_later(data, found)))
-                    while len(pending) > 1:
-                        take_oldest()
-                else:
-                    members = value
-            while pending:
-                take_oldest()
-        finally:
-            for _, _, segments in pending:  # the workers read data until they are done
-                wait([part for _, _, parts in segments for part in parts])
-    check({**members, "conversations": []}, source_name=name)  # tags and meta
-    provider = members["meta"]["source_provider"]
-    return builder.tables(provider), provider
+    try:
+        for kind, value in stream:
+            if kind == "spans":
+                data, found = value
+                pending.append((data, found, _columns_later(data, found)))
+                while len(pending) > 1:
+                    take_oldest()
+            else:
+                members = value
+        while pending:
+            take_oldest()
+    finally:
+        for _, _, segments in pending:  # the workers read data until they are done
+            wait([part for _, _, parts in segments for part in parts])
+    return members
 
 
 def _columns_later(data: Any, found: list[int]) -> list[_Segment]:

@@ -17,7 +17,7 @@ from .._stable import Windows
 from .._tags import ENVELOPE_TAG
 from .elements import ARR_FIRST, END, OBJ_FIRST, OBJ_KEY, OBJ_NEXT, PYTHON, Reader, Refused, scan, skip_ws
 
-__all__ = ["Fallback", "parse_spans", "stream_envelope"]
+__all__ = ["Fallback", "parse_spans", "stream_array", "stream_envelope"]
 
 
 class Fallback(Exception):
@@ -43,6 +43,19 @@ def stream_envelope(windows: Windows) -> Iterator[tuple[str, Any]]:
     :class:`memvelope_tools._stable.Changed`."""
     try:
         yield from _envelope_members(windows, Reader(PYTHON))
+    except Refused:
+        raise Fallback from None
+
+
+def stream_array(windows: Windows) -> Iterator[tuple[str, Any]]:
+    """Yield ``("spans", (window, found))`` as :func:`stream_envelope` does, for the elements of the one
+    JSON array the windows hold (an envelope's conversations array on its own)."""
+    try:
+        data, pos = _token(windows, windows.advance(0), 0)
+        if bytes(data[pos : pos + 1]) != b"[":
+            raise Fallback
+        data, pos = yield from _spans(windows, data, pos + 1)
+        _rest_is_whitespace(windows, data, pos)
     except Refused:
         raise Fallback from None
 
@@ -115,17 +128,22 @@ def _envelope_members(windows: Windows, reader: Reader) -> Iterator[tuple[str, A
                 raise Fallback
             members[name] = value
         pos, state = end, after
-    while True:  # nothing but whitespace may follow
+    _rest_is_whitespace(windows, data, pos)
+    if "conversations" not in members:
+        raise Fallback
+    del members["conversations"]
+    yield "members", members
+
+
+def _rest_is_whitespace(windows: Windows, data: memoryview, pos: int) -> None:
+    """Read to the end: Fallback unless only whitespace follows ``pos``; then :meth:`Windows.finish`."""
+    while True:
         if scan(data, pos, END, windows.eof)[3] is not None:  # type: ignore[arg-type]
             raise Fallback
         if windows.eof:
             break
         data, pos = windows.advance(len(data)), 0
     windows.finish()
-    if "conversations" not in members:
-        raise Fallback
-    del members["conversations"]
-    yield "members", members
 
 
 def _spans(windows: Windows, data: memoryview, pos: int) -> Generator[tuple[str, Any], None, tuple[memoryview, int]]:
