@@ -35,6 +35,7 @@ from .columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, MS, ar
 from .text import Conversations, strings, text_columns_later
 
 _BATCH = 1 << 16
+_HAND_ON_BYTES = 1 << 20  # bytes of an export's envelope handed to the reading thread at a time
 _STR_OR_NONE = frozenset((str, type(None)))
 _Read = tuple[Conversations, pa.Array]  # columns, and the messages' timestamps parsed
 _Piece = tuple[int, int, "_Read | None"]  # conversations [start, end) of a window, read or to be parsed
@@ -102,11 +103,24 @@ def flatten_export(
     pieces: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
     builder = _Builder(label, name, with_messages)
     failure: list[BaseException] = []
+    held: list[bytes] = []
+    size = 0
+
+    def hand_on() -> None:
+        nonlocal size
+        pieces.put(b"".join(held))
+        held.clear()
+        size = 0
 
     def write(piece: bytes) -> None:
+        # Many small pieces go to the reader as one, so the two threads seldom wait for each other.
+        nonlocal size
         if failure:
             raise _ReaderFailed
-        pieces.put(piece)
+        held.append(piece)
+        size += len(piece)
+        if size >= _HAND_ON_BYTES:
+            hand_on()
 
     def read() -> None:
         text = itertools.chain([b"["], iter(pieces.get, None), [b"]"])
@@ -120,6 +134,7 @@ def flatten_export(
     reader.start()
     try:
         meta = convert(write)
+        hand_on()
     except _ReaderFailed:
         meta = None
     finally:
