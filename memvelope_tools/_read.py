@@ -133,8 +133,7 @@ def check(doc: Any, *, source_name: str | None = None, conversations: bool = Tru
 
 def read_file(name: str, progress: bool | None) -> bytearray | mmap.mmap:
     """The bytes of file ``name`` in one buffer of this process's own (a bar when large, see :func:`read`);
-    FormatError when unreadable, or when the file changed while it was read. The pages of a large
-    buffer can be given back once read (see :func:`memvelope_tools._json.elements.release`)."""
+    FormatError when unreadable, or when the file changed while it was read."""
     with _file_errors(name), open(name, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         with progress_bar(

@@ -8,6 +8,7 @@ while it is read gives either its content as it was when reading began or a clea
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import stat
@@ -39,8 +40,8 @@ def changed(fd: int, before: Stamp | None) -> bool:
 
 
 def private_buffer(size: int) -> mmap.mmap | bytearray:
-    """A zeroed, writable buffer of ``size`` bytes that belongs to this process alone; where the system
-    allows, its pages can be given back once read (see :func:`memvelope_tools._json.elements.release`)."""
+    """A zeroed, writable buffer of ``size`` bytes that belongs to this process alone (an anonymous map
+    where the system has them, so a large one costs no memory until written)."""
     private = getattr(mmap, "MAP_PRIVATE", None)
     if size == 0 or private is None:
         return bytearray(size)
@@ -149,7 +150,7 @@ class Windows:
         if self.size is not None:
             room = min(room, carry + self.size - self._read)
         fits = [buf for buf in self._free if len(buf) >= room]
-        buf = fits[0] if fits else private_buffer(max(room, self.window))
+        buf = fits[0] if fits else _reused_buffer(max(room, self.window))
         self._free = [other for other in self._free if other is not buf and len(other) >= self.window][:1]
         view = memoryview(buf)
         view[:carry] = old[keep:]
@@ -200,6 +201,16 @@ class Windows:
             return done
 
         return cls(fill, size, window=window)
+
+
+def _reused_buffer(size: int) -> mmap.mmap | bytearray:
+    """A :func:`private_buffer` for windows: read over and over, so huge pages (where the system has them)
+    save more than the one compaction they cost."""
+    buf = private_buffer(size)
+    if isinstance(buf, mmap.mmap) and hasattr(mmap, "MADV_HUGEPAGE"):
+        with contextlib.suppress(OSError):  # a kernel without them
+            buf.madvise(mmap.MADV_HUGEPAGE)
+    return buf
 
 
 def file_windows(fh: Any, *, window: int | None = None) -> Windows | None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import codecs
 import contextlib
 import json
-import mmap
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -624,19 +623,6 @@ def _file_stamp(fh: Any) -> Stamp | None:
         return stamp(fh.fileno())
     except (OSError, ValueError, AttributeError):  # no file descriptor: a zip member, bytes in memory
         return None
-
-
-def release(data: Any, start: int, end: int) -> int:
-    """Give back the memory of ``data[start:end]`` (``start`` on a page boundary) when ``data`` is a
-    private buffer (see :func:`memvelope_tools._stable.private_buffer`): those bytes read as zeros
-    afterwards. Returns where the memory given back ends (``start`` when nothing was)."""
-    if not isinstance(data, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
-        return start
-    end -= end % mmap.PAGESIZE
-    if end > start:
-        data.madvise(mmap.MADV_DONTNEED, start, end - start)
-        return end
-    return start
 
 
 def _locate(fh: Any, head: bytes, offset: int) -> tuple[int, int]:
