@@ -270,3 +270,38 @@ def test_a_worker_refuses_a_range_of_a_file_changed_since_the_scan(tmp_path: Pat
     path.write_bytes(body.replace(b"hello", b"HELLO"))  # the same size, other bytes
     with pytest.raises(_stable.Changed):
         parallel.work((os.fspath(path), start, end, before), found, "claude", True)
+
+
+def test_a_lent_window_keeps_its_bytes_until_given_back():
+    """Windows reuse their buffers, but never one lent out: the C reader may still be reading it."""
+    data = bytes(range(256)) * 64
+    pieces = [data[i : i + 1000] for i in range(0, len(data), 1000)]
+    windows = _stable.Windows.of_pieces(pieces, len(data), window=1024)
+    window = windows.advance(0)
+    lent, kept = windows.lend(), bytes(window)
+    seen = [kept]
+    buffers = set()
+    while not windows.eof:
+        window = windows.advance(len(window))  # nothing carried: each window holds new bytes
+        seen.append(bytes(window))
+        buffers.add(id(window.obj))
+        assert bytes(lent) == kept
+    assert b"".join(seen) == data
+    assert id(lent.obj) not in buffers and len(buffers) == 2  # the other two took turns
+    windows.give_back(lent)
+    window = windows.advance(len(window))
+    assert not window and windows.eof
+
+
+def test_a_window_carries_an_unfinished_element_and_grows_for_a_large_one():
+    data = b"a" * 5000 + b"b" * 100
+    windows = _stable.Windows.of_pieces([data], window=1024)  # size unknown until the end
+    window = windows.advance(0)
+    assert bytes(window) == data[:1024]
+    window = windows.advance(0)  # keep all of it: room for twice as much
+    assert bytes(window) == data[:2048] and windows.start == 0
+    window = windows.advance(2000)
+    assert windows.start == 2000 and bytes(window) == data[2000 : 2000 + 1024]
+    while not windows.eof:
+        window = windows.advance(0)
+    assert bytes(window) == data[2000:]
