@@ -9,8 +9,8 @@ in a fresh process, it measures wall time and peak RSS of:
   (target: at most 1.3x);
 * ``memvelope convert B`` (the baseline) against ``memvelope history add B`` into a folder that already
   holds ``--snapshots`` snapshots of A (dated one day apart; target: at most 1.5x, and peak memory under
-  half the export's size, the issue's 500 MB at 1 GB). The add includes rebuilding the folder's search
-  index; a first search of the folder follows (it should find the index up to date), then the same add
+  half the export's size, the issue's 500 MB at 1 GB). The add includes bringing the folder's search
+  index up to date; a first search of the folder follows (it should find the index up to date), then the same add
   again (it should change no file, the index's included).
 
 Usage: ``python benchmarks/history.py [--size 100MB] [--snapshots 10] [--work DIR] [--repeat 1]``

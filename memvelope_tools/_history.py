@@ -33,6 +33,7 @@ import re
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -208,31 +209,85 @@ def read_snapshot(
     an export given as a path (see :func:`memvelope_tools._convert.convert_stream`)."""
     if label is None:
         [label] = labels_of([source])
-    convs, msgs = _tables(source, label, workers, progress)
-    providers = convs.column("provider").unique().to_pylist()
-    provider = str(providers[0]) if providers else ""
-    keys, matched_by = _conversation_keys(convs, msgs)
-    when, rule = _snapshot_date(source, date, convs, msgs, label) if dated else (pd.NaT, "")
-    return Snapshot(label, provider, convs, msgs, keys, matched_by, when, rule)
+    [snap] = read_snapshots([source], [label], [date], dated=dated, workers=workers, progress=progress)
+    return snap
 
 
-def _tables(source: Source, label: str, workers: int | None, progress: bool | None) -> tuple[pa.Table, pa.Table]:
-    """The envelope tables of ``source``; an export path is converted streaming to a temporary
-    envelope file first, which the frames then read a batch at a time, so memory stays near the
-    tables' size."""
-    found = resolve_one(source, "any", label=label)
-    paths = [p for p in found.parts if isinstance(p, Path)]
-    if found.kind == "export" and paths and len(paths) == len(found.parts):
-        from ._convert.pipeline import convert_stream
+def read_snapshots(
+    sources: Sequence[Source],
+    labels: Sequence[str],
+    dates: Sequence[Any],
+    *,
+    dated: bool = True,
+    workers: int | None = 1,
+    progress: bool | None = None,
+) -> list[Snapshot]:
+    """:func:`read_snapshot` of each source, in order; the exports among them are converted two at a
+    time, so that one's conversion keeps the cores busy while the other's waits on a single step."""
+    tables = _tables(list(zip(sources, labels, strict=True)), workers, progress)
+    snaps = []
+    for (convs, msgs), source, label, date in zip(tables, sources, labels, dates, strict=True):
+        providers = convs.column("provider").unique().to_pylist()
+        provider = str(providers[0]) if providers else ""
+        keys, matched_by = _conversation_keys(convs, msgs)
+        when, rule = _snapshot_date(source, date, convs, msgs, label) if dated else (pd.NaT, "")
+        snaps.append(Snapshot(label, provider, convs, msgs, keys, matched_by, when, rule))
+    return snaps
 
-        with tempfile.TemporaryDirectory(prefix="memvelope-history-") as tmp, explained(paths):
-            envelope = Path(tmp) / "export.mve.json"
-            convert_stream(paths, envelope, workers=workers, progress=progress)
-            convs, msgs = envelope_tables(envelope, sources=[label], progress=progress)
-    else:
-        convs, msgs = envelope_tables(source, sources=[label], progress=progress)
-    assert msgs is not None
-    return convs, msgs
+
+def _tables(
+    inputs: list[tuple[Source, str]], workers: int | None, progress: bool | None
+) -> list[tuple[pa.Table, pa.Table]]:
+    """The envelope tables of each ``(source, label)``. An export path is converted streaming to a
+    temporary envelope file first (two exports at the same time), which the frames then read a
+    batch at a time, so memory stays near the tables' size."""
+    with tempfile.TemporaryDirectory(prefix="memvelope-history-") as tmp:
+        readable: list[Source] = []
+        jobs: list[tuple[list[Path], Path]] = []
+        for n, (source, label) in enumerate(inputs):
+            found = resolve_one(source, "any", label=label)
+            paths = [p for p in found.parts if isinstance(p, Path)]
+            if found.kind == "export" and paths and len(paths) == len(found.parts):
+                envelope = Path(tmp) / f"export-{n}.mve.json"
+                jobs.append((paths, envelope))
+                readable.append(envelope)
+            else:
+                readable.append(source)
+        _convert_all(jobs, workers, progress)
+        out = []
+        for source, (_, label) in zip(readable, inputs, strict=True):
+            convs, msgs = envelope_tables(source, sources=[label], progress=progress)
+            assert msgs is not None
+            out.append((convs, msgs))
+        return out
+
+
+def _convert_all(jobs: list[tuple[list[Path], Path]], workers: int | None, progress: bool | None) -> None:
+    """Convert each export (its parts) to its envelope file, two at a time; the first error is raised."""
+    from ._convert.pipeline import convert_stream
+
+    def convert(paths: list[Path], envelope: Path, bar: bool | None) -> None:
+        # A temporary file of this call's: written through, never synced to disk as an output is.
+        with explained(paths), open(envelope, "wb") as sink:
+            convert_stream(paths, None, stdout=sink, workers=workers, progress=bar)
+
+    if len(jobs) < 2:
+        for paths, envelope in jobs:
+            convert(paths, envelope, progress)
+        return
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="memvelope-history") as pool:
+        # One bar at a time on the terminal: the first conversion's.
+        futures = [
+            pool.submit(convert, paths, envelope, progress if n == 0 else False)
+            for n, (paths, envelope) in enumerate(jobs)
+        ]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
 
 
 def _snapshot_date(source: Any, date: Any, convs: pa.Table, msgs: pa.Table, label: str) -> tuple[pd.Timestamp, str]:
@@ -403,8 +458,7 @@ def diff(old: Source, new: Source, *, workers: int | None = 1, progress: bool | 
     >>> changes = mv.diff("old-export.zip", "new-export.zip")  # doctest: +SKIP
     >>> changes["status"].value_counts()  # doctest: +SKIP
     """
-    a = read_snapshot(old, label="old", dated=False, workers=workers, progress=progress)
-    b = read_snapshot(new, label="new", dated=False, workers=workers, progress=progress)
+    a, b = read_snapshots([old, new], ["old", "new"], [None, None], dated=False, workers=workers, progress=progress)
     return diff_snapshots(a, b)
 
 
@@ -804,10 +858,7 @@ def history(
     if len(given) != len(inputs):
         raise ValueError(f"dates= has {len(given)} entries for {len(inputs)} exports")
     labels = _labels(inputs)
-    snaps = [
-        read_snapshot(source, label=label, date=when, workers=workers, progress=progress)
-        for source, label, when in zip(inputs, labels, given, strict=True)
-    ]
+    snaps = read_snapshots(inputs, labels, given, workers=workers, progress=progress)
     snaps.sort(key=lambda s: s.date)
     merged = History.empty()
     for snap in snaps:

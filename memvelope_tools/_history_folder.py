@@ -7,8 +7,9 @@ gives them) and ``snapshots.parquet`` (one row per export added). Adding an expo
 export and the folder; a file whose content does not change is not rewritten, so adding the same
 export again changes no file. The new files are written in full beside the old ones first and
 then renamed over them, so an add that is interrupted while writing leaves the folder as it was.
-An add that changes the messages also rebuilds the search index kept beside them (the one
-:func:`memvelope_tools.search` keeps beside a Parquet folder), so the first search is quick.
+An add that changes the messages also brings the search index kept beside them up to date (the
+one :func:`memvelope_tools.search` keeps beside a Parquet folder), indexing only the messages the
+history gained, so the first search is quick.
 """
 
 from __future__ import annotations
@@ -123,10 +124,10 @@ def add_to_history(
 
 def _index(base: Path) -> None:
     """Bring the search index kept beside the folder's files up to date with them."""
-    from ._search import build_folder_index
+    from ._search import update_folder_index
 
     try:
-        build_folder_index(base)
+        update_folder_index(base)
     except (OSError, SearchIndexError) as exc:
         failure = (exc.strerror or str(exc)) if isinstance(exc, OSError) else exc.msg
         warnings.warn(f"cannot write the search index of {base} ({failure}); search will build it", stacklevel=3)

@@ -12,18 +12,18 @@ from __future__ import annotations
 import io
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from ._convert.log import ConversionLog
-from ._convert.pipeline import convert_parts, convert_stream
+from ._convert.pipeline import convert_body, convert_parts
 from ._convert.sources import Part, ZipLimits, expand
 from ._read import Source, check
 from ._sources import Found, Input, explained, identify, resolve, resolve_one
 from .errors import InputError, MemvelopeError
 
-__all__ = ["LoadSource", "convert", "export_bytes", "load", "open_export", "open_input", "read", "sniff"]
+__all__ = ["LoadSource", "convert", "convert_export", "load", "open_export", "open_input", "read", "sniff"]
 
 
 #: What :func:`load` accepts.
@@ -112,50 +112,20 @@ def open_export(
         return convert_parts(expansion.parts, report, fast=fast, progress=progress)
 
 
-def export_bytes(found: Input, *, progress: bool | None = None) -> bytearray | None:
-    """The canonical bytes of the envelope a resolved export converts to, or None for one given as bytes.
+def convert_export(
+    found: Input, write: Callable[[bytes], Any], *, progress: bool | None = None
+) -> dict[str, Any] | None:
+    """Convert a resolved export, giving ``write`` the text of its envelope's conversations array a piece
+    at a time (see :func:`memvelope_tools._convert.convert_body`); returns the envelope's meta, or None,
+    writing nothing, for an export given as bytes.
 
-    The bytes are those ``memvelope convert`` writes (``convert_stream``), built in memory from the
-    export's ``parts`` in order. Errors are :func:`open_export`'s.
+    The conversations are those ``memvelope convert`` writes, in the same bytes. Errors are
+    :func:`open_export`'s.
     """
     if not found.parts or not all(isinstance(part, str | os.PathLike) for part in found.parts):
         return None
-    target = _Collected()
     with explained(found.parts):
-        convert_stream(list(found.parts), None, stdout=target, in_memory=True, workers=1, progress=progress)
-    return target.joined()
-
-
-class _Collected:
-    """A binary stream that keeps what is written, then hands it over as one buffer."""
-
-    def __init__(self) -> None:
-        self.pieces: list[bytes | None] = []
-        self.size = 0
-
-    def write(self, data: bytes) -> int:
-        self.pieces.append(bytes(data))
-        self.size += len(data)
-        return len(data)
-
-    def writelines(self, lines: Any) -> None:
-        for line in lines:
-            self.write(line)
-
-    def flush(self) -> None:
-        pass
-
-    def joined(self) -> bytearray:
-        """Everything written, in one buffer; each piece is let go once copied (so never held twice)."""
-        out = bytearray(self.size)
-        pos = 0
-        for i, piece in enumerate(self.pieces):
-            assert piece is not None
-            out[pos : pos + len(piece)] = piece
-            pos += len(piece)
-            self.pieces[i] = None
-        self.pieces = []
-        return out
+        return convert_body(list(found.parts), write, progress=progress)
 
 
 def _from_bytes(data: bytes, name: str | None, report: ConversionLog | None, progress: bool | None) -> dict[str, Any]:

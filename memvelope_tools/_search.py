@@ -444,6 +444,7 @@ class SearchIndex:
     def __init__(self, engine: tantivy.Index, rows: pa.Table, path: Path | None = None) -> None:
         self._engine = engine
         self._rows = rows
+        self._row_of = _row_of_doc(rows)
         self._lock = threading.Lock()
         self.path = path
         engine.reload()
@@ -472,9 +473,7 @@ class SearchIndex:
         try:
             with engine_errors(os.fspath(path)):
                 rows = _fill(_open_engine(made, create=True), history, fingerprint)
-            rows = rows.replace_schema_metadata({**(rows.schema.metadata or {}), b"files": _engine_stamps(made)})
-            with pa.OSFile(os.fspath(made / _ROWS), "wb") as sink, pa.ipc.new_file(sink, rows.schema) as out:
-                out.write_table(rows, max_chunksize=_BATCH)
+            _write_rows(made, rows)
             del rows
             _replace_folder(made, path)
         except BaseException:
@@ -581,13 +580,15 @@ class SearchIndex:
                 break
             fetch *= 4
         rows = self._searcher.fast_field_values("id", [address for _, address in hits])
+        if self._row_of is not None:
+            rows = [int(self._row_of[cast(int, doc)]) for doc in rows]
         ranked = sorted(zip(rows, (score for score, _ in hits), strict=True), key=lambda hit: (-hit[1], hit[0]))
         return [(int(cast(int, row)), float(score)) for row, score in ranked[:want]]
 
     def close(self) -> None:
         """Let the index go (and remove the folder of one kept in a temporary folder)."""
         with self._lock:
-            self._searcher = self._engine = self._rows = None  # type: ignore[assignment]
+            self._searcher = self._engine = self._rows = self._row_of = None  # type: ignore[assignment]
             if self._temporary is not None:
                 self._temporary.cleanup()
 
@@ -643,6 +644,14 @@ def _replace_folder(new: Path, path: Path) -> None:
 def _fill(engine: tantivy.Index, history: pd.DataFrame, fingerprint: str) -> pa.Table:
     """Index the history's texts into ``engine``; the rows a result shows, one per message in the
     order that breaks equal scores (dated first, the most recent first, then history order)."""
+    rows = _result_rows(history, fingerprint)
+    _add_documents(engine, rows, np.arange(rows.num_rows), 0)
+    return rows
+
+
+def _result_rows(history: pd.DataFrame, fingerprint: str) -> pa.Table:
+    """The rows a result shows, one per message of ``history`` in the order that breaks equal scores
+    (dated first, the most recent first, then history order), ``text`` as indexed."""
     n = len(history)
     undated = history["ts"].isna().to_numpy()
     ms = np.where(undated, 0, history["ts"].to_numpy(dtype="datetime64[ms]").view(np.int64))
@@ -651,7 +660,7 @@ def _fill(engine: tantivy.Index, history: pd.DataFrame, fingerprint: str) -> pa.
     role = pa.array(codes[order], mask=codes[order] < 0)
     ts = pa.array(ms[order], mask=undated[order])
     texts = list(_index_batches(history["text"], order))
-    rows = pa.table(
+    return pa.table(
         {
             "source": _column(history["source"], order),
             "conv_index": pa.array(history["conv_index"].to_numpy(dtype=np.int64)[order]),
@@ -663,23 +672,129 @@ def _fill(engine: tantivy.Index, history: pd.DataFrame, fingerprint: str) -> pa.
             "text": pa.chunked_array(texts, type=pa.string()),
         }
     ).replace_schema_metadata({"format": _FORMAT, "fingerprint": fingerprint})
+
+
+def _add_documents(engine: tantivy.Index, rows: pa.Table, which: np.ndarray, first: int) -> None:
+    """Add the rows ``which`` of ``rows`` to ``engine`` as documents numbered from ``first`` on."""
     import tantivy as t
 
     writer = engine.writer(heap_size=_HEAP, num_threads=max(1, min(2, os.cpu_count() or 1)))
-    roles, times = role.to_pylist(), ts.to_pylist()
+    picked = (
+        rows.select(["role", "ts", "text"]).take(pa.array(which, pa.int64())) if len(which) < rows.num_rows else rows
+    )
+    roles, times = picked.column("role").to_pylist(), picked.column("ts").to_pylist()
+    doc = first
     row = 0
-    for batch in texts:
-        for text in batch.to_pylist():
-            fields: dict[str, Any] = {"id": row, "text": text}
-            if roles[row] is not None:
-                fields["role"] = roles[row]
-            if times[row] is not None:
-                fields["ts"] = times[row]
-            writer.add_document(t.Document(**fields))
-            row += 1
+    for batch in picked.column("text").chunks:
+        for start in range(0, len(batch), _BATCH):
+            for text in batch.slice(start, _BATCH).to_pylist():
+                fields: dict[str, Any] = {"id": doc, "text": text}
+                if roles[row] is not None:
+                    fields["role"] = roles[row]
+                if times[row] is not None:
+                    fields["ts"] = times[row]
+                writer.add_document(t.Document(**fields))
+                row += 1
+                doc += 1
     writer.commit()
     writer.wait_merging_threads()
-    return rows
+
+
+def _row_of_doc(rows: pa.Table) -> np.ndarray | None:
+    """Each engine document's row in ``rows`` (None: document ``i`` is row ``i``)."""
+    if "doc" not in rows.column_names:
+        return None
+    docs = rows.column("doc").to_numpy()
+    row_of = np.full(int(docs.max()) + 1 if len(docs) else 0, -1, dtype=np.int64)
+    row_of[docs] = np.arange(len(docs))
+    return row_of
+
+
+def _doc_keys(rows: pa.Table, texts: np.ndarray) -> pa.Table:
+    """What the engine holds of each row: role, time and text (``texts``: a number per distinct text),
+    with the row's occurrence number among equal ones, so that equal documents pair up one to one."""
+    keys = pd.DataFrame(
+        {
+            "role": rows.column("role").cast(pa.int8()).fill_null(-1).to_numpy(),
+            "dated": pc.is_valid(rows.column("ts")).to_numpy(zero_copy_only=False),
+            "ts": rows.column("ts").fill_null(0).to_numpy(),
+            "text": texts,
+        }
+    )
+    keys["occurrence"] = keys.groupby(["role", "dated", "ts", "text"], sort=False).cumcount().to_numpy()
+    keys["row"] = np.arange(len(keys))
+    return pa.Table.from_pandas(keys, preserve_index=False)
+
+
+def _text_numbers(first: pa.ChunkedArray, second: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """A number per distinct text, shared by the two columns (null as the empty text)."""
+    both = pa.chunked_array([*first.chunks, *second.chunks], type=pa.string()).fill_null("")
+    coded = both.dictionary_encode().unify_dictionaries()
+    numbers = np.concatenate([chunk.indices.to_numpy() for chunk in coded.chunks] or [np.zeros(0, np.int64)])
+    return numbers[: len(first)].astype(np.int64), numbers[len(first) :].astype(np.int64)
+
+
+def update_folder_index(folder: Path) -> None:
+    """Bring the index beside the Parquet folder ``folder`` up to date with its files as they are now:
+    an index kept there whose every document is still among the folder's messages gets only the new
+    ones (its results are then those of an index built anew); otherwise it is built anew. Written
+    beside the old one, then moved into place; raises as :func:`build_folder_index` does."""
+    path = folder / INDEX_DIR
+    try:
+        old = SearchIndex.open(path) if path.is_dir() else None
+    except (ValueError, OSError, SearchIndexError):
+        old = None
+    if old is None or old.meta("format") != _FORMAT:
+        if old is not None:
+            old.close()
+        build_folder_index(folder)
+        return
+    fingerprint = _folder_fingerprint(folder)
+    rows = _result_rows(corpus.from_parquet(folder), fingerprint)
+    before = old._rows
+    old_docs = before.column("doc").to_numpy() if "doc" in before.column_names else np.arange(before.num_rows)
+    old.close()
+    now_texts, old_texts = _text_numbers(rows.column("text"), before.column("text"))
+    on = ["role", "dated", "ts", "text", "occurrence"]
+    joined = _doc_keys(rows, now_texts).join(
+        _doc_keys(before, old_texts), keys=on, join_type="full outer", right_suffix="_old"
+    )
+    new_row = joined.column("row").to_numpy(zero_copy_only=False)
+    old_row = joined.column("row_old").to_numpy(zero_copy_only=False)
+    if pc.any(pc.is_null(joined.column("row"))).as_py():  # a document the history no longer holds
+        build_folder_index(folder)
+        return
+    matched = pc.is_valid(joined.column("row_old")).to_numpy(zero_copy_only=False)
+    docs = np.full(rows.num_rows, -1, dtype=np.int64)
+    docs[new_row[matched].astype(np.int64)] = old_docs[old_row[matched].astype(np.int64)]
+    added = np.flatnonzero(docs < 0)
+    first = int(old_docs.max()) + 1 if len(old_docs) else 0
+    docs[added] = np.arange(first, first + len(added))
+    rows = rows.append_column("doc", pa.array(docs, pa.int64()))
+    made = Path(tempfile.mkdtemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent))
+    try:
+        for entry in os.scandir(path):
+            if entry.name == _ROWS or not entry.is_file():
+                continue
+            try:  # the engine never writes into a file it made: linking shares it safely
+                os.link(entry.path, made / entry.name)
+            except OSError:
+                shutil.copy2(entry.path, made / entry.name)
+        with engine_errors(os.fspath(path)):
+            _add_documents(_open_engine(made, create=False), rows, added, first)
+        _write_rows(made, rows)
+        del rows
+        _replace_folder(made, path)
+    except BaseException:
+        shutil.rmtree(made, ignore_errors=True)
+        raise
+
+
+def _write_rows(made: Path, rows: pa.Table) -> None:
+    """Write the rows beside the engine's files in the folder ``made``, with the stamp of those files."""
+    rows = rows.replace_schema_metadata({**(rows.schema.metadata or {}), b"files": _engine_stamps(made)})
+    with pa.OSFile(os.fspath(made / _ROWS), "wb") as sink, pa.ipc.new_file(sink, rows.schema) as out:
+        out.write_table(rows, max_chunksize=_BATCH)
 
 
 def _column(values: pd.Series, order: np.ndarray) -> pa.Array:

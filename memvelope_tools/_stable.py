@@ -8,10 +8,11 @@ while it is read gives either its content as it was when reading began or a clea
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 #: The words every reader uses for a file that changed while it was read.
@@ -39,8 +40,8 @@ def changed(fd: int, before: Stamp | None) -> bool:
 
 
 def private_buffer(size: int) -> mmap.mmap | bytearray:
-    """A zeroed, writable buffer of ``size`` bytes that belongs to this process alone; where the system
-    allows, its pages can be given back once read (see :func:`memvelope_tools._json.elements.release`)."""
+    """A zeroed, writable buffer of ``size`` bytes that belongs to this process alone (an anonymous map
+    where the system has them, so a large one costs no memory until written)."""
     private = getattr(mmap, "MAP_PRIVATE", None)
     if size == 0 or private is None:
         return bytearray(size)
@@ -84,3 +85,152 @@ def _pread(fd: int, view: memoryview, at: int) -> int:
     data = os.pread(fd, _CHUNK, at)
     view[at : at + len(data)] = data
     return len(data)
+
+
+#: Bytes read at a time by :class:`Windows` (each window holds about this many, unless one element is larger).
+WINDOW = 16 << 20
+
+
+class Windows:
+    """An input's bytes a window at a time, each window copied into a private buffer (see
+    :func:`private_buffer`) reused once given back, so memory stays a few windows whatever the
+    input's size.
+
+    :meth:`advance` gives the next window: the current one's bytes from a given position on (an
+    element not yet whole), then as many new bytes as fit. It may reuse the buffer of any earlier window,
+    except one lent out (:meth:`lend`) and not yet given back (:meth:`give_back`). ``fill(view, at)``
+    copies the input's bytes from offset ``at`` into ``view`` and returns how many (0 at its end; its
+    ``size`` is the number of bytes it has, None when unknown until then);
+    ``check`` (called once everything was read) raises :class:`Changed` when the input changed meanwhile.
+    """
+
+    def __init__(
+        self,
+        fill: Callable[[memoryview, int], int],
+        size: int | None,
+        *,
+        window: int | None = None,
+        check: Callable[[], Any] | None = None,
+        on_bytes: Callable[[int], Any] | None = None,
+    ) -> None:
+        self.size, self.window = size, max(1, WINDOW if window is None else window)
+        self.start = 0  # where the current window begins in the input
+        self._fill, self._check = fill, check
+        self.on_bytes = on_bytes  # called with the number of bytes each time some are read
+        self._read = 0
+        self._ended = False
+        self._free: list[mmap.mmap | bytearray] = []
+        self._lent: dict[int, mmap.mmap | bytearray] = {}
+        self._buf: mmap.mmap | bytearray | None = None
+        self._view = memoryview(b"")
+
+    @property
+    def eof(self) -> bool:
+        """Whether the current window ends where the input does."""
+        return self._ended or (self.size is not None and self._read >= self.size)
+
+    def lend(self) -> memoryview:
+        """The current window, whose bytes stay as they are until it is given back."""
+        if self._buf is not None:
+            self._lent[id(self._buf)] = self._buf
+        return self._view
+
+    def give_back(self, view: memoryview) -> None:
+        """Let :meth:`advance` reuse the buffer of a window :meth:`lend` gave."""
+        buf = self._lent.pop(id(view.obj), None)
+        if buf is not None and buf is not self._buf:
+            self._free.append(buf)
+
+    def advance(self, keep: int) -> memoryview:
+        """The next window, beginning with the current one's bytes from ``keep`` on; raises
+        :class:`Changed` when the input ends before its size (see :meth:`finish` for the rest)."""
+        old, old_buf = self._view, self._buf
+        carry = len(old) - keep
+        room = max(self.window, 2 * carry)
+        if self.size is not None:
+            room = min(room, carry + self.size - self._read)
+        fits = [buf for buf in self._free if len(buf) >= room]
+        buf = fits[0] if fits else _reused_buffer(max(room, self.window))
+        self._free = [other for other in self._free if other is not buf and len(other) >= self.window][:1]
+        view = memoryview(buf)
+        view[:carry] = old[keep:]
+        done = carry
+        while done < room:
+            n = self._fill(view[done:room], self._read)
+            if not n and self.size is None:
+                self._ended = True
+                break
+            if not n:
+                raise Changed(CHANGED)
+            done += n
+            self._read += n
+            if self.on_bytes is not None:
+                self.on_bytes(n)
+        self.start += len(old) - carry
+        self._buf, self._view = buf, view[:done]
+        if old_buf is not None and id(old_buf) not in self._lent:
+            self._free.append(old_buf)
+        return self._view
+
+    def finish(self) -> None:
+        """Raise :class:`Changed` when the input changed while it was read (once all of it was)."""
+        if self._check is not None:
+            self._check()
+
+    @classmethod
+    def of_pieces(cls, pieces: Iterable[Any], size: int | None = None, *, window: int | None = None) -> Windows:
+        """Windows over the bytes-like ``pieces``, in order, as the iterable gives them (it may wait for
+        the next); ``size`` is their total when known. Each piece is let go once copied."""
+        source = iter(pieces)
+        head = memoryview(b"")
+
+        def fill(view: memoryview, _at: int) -> int:
+            nonlocal head
+            done = 0
+            while done < len(view):
+                if not head:
+                    piece = next(source, None)
+                    if piece is None:
+                        break
+                    head = memoryview(piece).cast("B")
+                    continue
+                n = min(len(head), len(view) - done)
+                view[done : done + n] = head[:n]
+                head = head[n:]
+                done += n
+            return done
+
+        return cls(fill, size, window=window)
+
+
+def _reused_buffer(size: int) -> mmap.mmap | bytearray:
+    """A :func:`private_buffer` for windows: read over and over, so huge pages (where the system has them)
+    save more than the one compaction they cost."""
+    buf = private_buffer(size)
+    if isinstance(buf, mmap.mmap) and hasattr(mmap, "MADV_HUGEPAGE"):
+        with contextlib.suppress(OSError):  # a kernel without them
+            buf.madvise(mmap.MADV_HUGEPAGE)
+    return buf
+
+
+def file_windows(fh: Any, *, window: int | None = None) -> Windows | None:
+    """:class:`Windows` over the regular file open as ``fh`` (read with ``pread``, so the file must stay
+    open while they are used), or None when it is no regular file. Once all of it was read,
+    :meth:`Windows.finish` raises :class:`Changed` when the file changed since this call."""
+    fd = fh.fileno()
+    before = stamp(fd)
+    if before is None:
+        return None
+
+    def fill(view: memoryview, at: int) -> int:
+        if hasattr(os, "preadv"):
+            return os.preadv(fd, [view], at)
+        data = os.pread(fd, len(view), at)  # pragma: no cover - systems without preadv
+        view[: len(data)] = data  # pragma: no cover
+        return len(data)  # pragma: no cover
+
+    def check() -> None:
+        if os.pread(fd, 1, before[2]) or changed(fd, before):
+            raise Changed(CHANGED)
+
+    return Windows(fill, before[2], window=window, check=check)

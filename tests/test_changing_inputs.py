@@ -20,7 +20,7 @@ import memvelope_tools as mv
 from memvelope_tools import _stable
 from memvelope_tools._convert.assemble import rules
 from memvelope_tools._convert.sources import Part
-from memvelope_tools._frames import documents, text
+from memvelope_tools._frames import text
 from memvelope_tools._json.elements import JS, PartElements, Reader
 from memvelope_tools.errors import ConversionError, FormatError
 
@@ -116,19 +116,23 @@ def test_an_export_part_changed_while_scanned_is_refused(tmp_path: Path, truncat
 
 
 @pytest.mark.parametrize("how", ["truncated", "rewritten at the same size", "replaced by another envelope"])
-def test_the_frames_parse_the_bytes_as_they_were_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str):
-    """The C helper reads the private copy: whatever happens to the file after it was read, the frame is
-    that of the content read."""
+@pytest.mark.parametrize("when", ["while it is read", "once it was read"])
+def test_the_frames_parse_the_bytes_as_they_were_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, when: str
+):
+    """The frames read a file a window at a time into their own memory: a change while it is read is
+    refused, and whatever happens to the file once it was read, the frame is that of the content read."""
     assert text._textscan is not None or os.environ.get("MEMVELOPE_REQUIRE_NATIVE") != "1"
     path, other = tmp_path / "a.mve.json", tmp_path / "b.mve.json"
     _write_envelope(path, 30)
     _write_envelope(other, 7)
+    os.utime(path, (OLD_TIME, OLD_TIME))
     expected = mv.messages_frame(path)
     assert len(expected) == 30
-    real = documents.read_file
+    monkeypatch.setattr(_stable, "WINDOW", 512)  # several windows
+    assert path.stat().st_size > 4 * 512
 
-    def read_then_change(name: str, progress: bool | None):
-        data = real(name, progress)
+    def change() -> None:
         size = path.stat().st_size
         if how == "truncated":
             with open(path, "r+b") as fh:
@@ -137,11 +141,31 @@ def test_the_frames_parse_the_bytes_as_they_were_read(tmp_path: Path, monkeypatc
             path.write_bytes(b"\x00" * size)
         else:
             path.write_bytes(other.read_bytes())
-        return data
 
-    monkeypatch.setattr(documents, "read_file", read_then_change)
-    got = mv.messages_frame(path)
-    assert got.drop(columns="source").equals(expected.drop(columns="source"))
+    if when == "while it is read":
+        real_advance = _stable.Windows.advance
+
+        def advance_then_change(self: _stable.Windows, keep: int) -> memoryview:
+            view = real_advance(self, keep)
+            if self.start == 0:  # the first window was read
+                change()
+            return view
+
+        monkeypatch.setattr(_stable.Windows, "advance", advance_then_change)
+        with pytest.raises(FormatError) as info:
+            mv.messages_frame(path)
+        assert info.value.reason == "changed"
+        assert info.value.source == os.fspath(path)
+    else:
+        real_finish = _stable.Windows.finish
+
+        def finish_then_change(self: _stable.Windows) -> None:
+            real_finish(self)
+            change()
+
+        monkeypatch.setattr(_stable.Windows, "finish", finish_then_change)
+        got = mv.messages_frame(path)
+        assert got.drop(columns="source").equals(expected.drop(columns="source"))
 
 
 _RACE = textwrap.dedent(
@@ -247,3 +271,38 @@ def test_a_worker_refuses_a_range_of_a_file_changed_since_the_scan(tmp_path: Pat
     path.write_bytes(body.replace(b"hello", b"HELLO"))  # the same size, other bytes
     with pytest.raises(_stable.Changed):
         parallel.work((os.fspath(path), start, end, before), found, *rules("claude"), True)
+
+
+def test_a_lent_window_keeps_its_bytes_until_given_back():
+    """Windows reuse their buffers, but never one lent out: the C reader may still be reading it."""
+    data = bytes(range(256)) * 64
+    pieces = [data[i : i + 1000] for i in range(0, len(data), 1000)]
+    windows = _stable.Windows.of_pieces(pieces, len(data), window=1024)
+    window = windows.advance(0)
+    lent, kept = windows.lend(), bytes(window)
+    seen = [kept]
+    buffers = set()
+    while not windows.eof:
+        window = windows.advance(len(window))  # nothing carried: each window holds new bytes
+        seen.append(bytes(window))
+        buffers.add(id(window.obj))
+        assert bytes(lent) == kept
+    assert b"".join(seen) == data
+    assert id(lent.obj) not in buffers and len(buffers) == 2  # the other two took turns
+    windows.give_back(lent)
+    window = windows.advance(len(window))
+    assert not window and windows.eof
+
+
+def test_a_window_carries_an_unfinished_element_and_grows_for_a_large_one():
+    data = b"a" * 5000 + b"b" * 100
+    windows = _stable.Windows.of_pieces([data], window=1024)  # size unknown until the end
+    window = windows.advance(0)
+    assert bytes(window) == data[:1024]
+    window = windows.advance(0)  # keep all of it: room for twice as much
+    assert bytes(window) == data[:2048] and windows.start == 0
+    window = windows.advance(2000)
+    assert windows.start == 2000 and bytes(window) == data[2000 : 2000 + 1024]
+    while not windows.eof:
+        window = windows.advance(0)
+    assert bytes(window) == data[2000:]

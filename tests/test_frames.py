@@ -374,10 +374,11 @@ def test_files_are_flattened_while_parsed_with_the_same_result(
     import importlib
 
     walker = importlib.import_module("memvelope_tools._json.walker")
-    monkeypatch.setattr(importlib.import_module("memvelope_tools._frames.flatten"), "_SPAN_BYTES", chunk)
+    windows = importlib.import_module("memvelope_tools._stable").Windows
+    monkeypatch.setattr("memvelope_tools._stable.WINDOW", chunk)
     for path in [*ENVELOPES, HAND]:
         doc = json.loads(path.read_bytes())
-        kinds = [kind for kind, _ in walker.stream_envelope(path.read_bytes(), span_bytes=chunk)]
+        kinds = [kind for kind, _ in walker.stream_envelope(windows.of_pieces([path.read_bytes()]))]
         assert kinds[-1] == "members" and "spans" in kinds  # read a window at a time, no fallback
         pd.testing.assert_frame_equal(messages_frame(path, sources=["x"]), messages_frame(doc, sources=["x"]))
         pd.testing.assert_frame_equal(conversations_frame(path, sources=["x"]), conversations_frame(doc, sources=["x"]))

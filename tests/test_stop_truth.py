@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -99,25 +101,36 @@ def test_files_written_by_an_earlier_command_are_not_counted(tmp_path: Path, mon
     assert [p.name for p in tmp_path.iterdir()] == ["first.zip"]
 
 
-_ARMED: list[int] = []
+_FORK_PROBE = """
+import os, signal
+from memvelope_tools._convert.parallel import start_pool, worker_context
+from memvelope_tools._signals import Terminated, terminate_as_interrupt
+
+armed = [1]
 
 
-def _stop_after_fork() -> None:
-    if _ARMED:
-        _ARMED.clear()
+def stop_after_fork():
+    if armed:
+        armed.clear()
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-os.register_at_fork(after_in_parent=_stop_after_fork)
-
-
-def test_a_stop_while_the_workers_are_forked_is_not_lost() -> None:
-    """Python drops an exception raised in its after-fork callbacks: a stop landing there must wait."""
-    from memvelope_tools._convert.parallel import start_pool, worker_context
-
-    if worker_context().get_start_method() != "fork":
-        pytest.skip("this process runs threads, so workers are not forked from it")
-    _ARMED.append(1)
-    with pytest.raises(Terminated), terminate_as_interrupt():
+os.register_at_fork(after_in_parent=stop_after_fork)
+assert worker_context().get_start_method() == "fork", "workers are not forked here"
+try:
+    with terminate_as_interrupt():
         start_pool(2)
-    assert not _ARMED  # the stop was asked for while forking, and it landed
+    print("the stop was lost")
+except Terminated:
+    print("stopped", "armed" if armed else "after the fork")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux")
+def test_a_stop_while_the_workers_are_forked_is_not_lost() -> None:
+    """Python drops an exception raised in its after-fork callbacks: a stop landing there must wait.
+    Run in a process of its own, which has one thread, so that its workers are forked."""
+    env = {**os.environ, "PYTHONPATH": os.fspath(Path(__file__).resolve().parent.parent)}
+    done = subprocess.run([sys.executable, "-c", _FORK_PROBE], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "stopped after the fork"

@@ -104,7 +104,7 @@ def test_only_the_odd_conversations_are_parsed(
 ) -> None:
     path = tmp_path / "odd.json"
     _envelope_file(path, 40, {0, 7, 8, 39})
-    monkeypatch.setattr(flatten_module, "_SPAN_BYTES", span_bytes)
+    monkeypatch.setattr("memvelope_tools._stable.WINDOW", span_bytes)
     parsed = _parsed(monkeypatch)
     with engine_running("c", "columns"):
         msgs = messages_frame(path)
@@ -129,3 +129,82 @@ def test_a_conversation_the_columns_reader_refuses_is_parsed_alone(
     assert sum(parsed) == 1
     assert msgs["text"].tolist() == [m["text"] for c in env["conversations"] for m in c["messages"]]
     assert conversations_frame(path)["title"].tolist()[12] == "title 12"
+
+
+def _long_chatgpt_export(path: Path, copies: int) -> bytes:
+    """A ChatGPT export of the sample's conversations repeated ``copies`` times."""
+    import zipfile
+
+    with zipfile.ZipFile(EXPORT) as archive:
+        conversations = [c for n in ("000", "001") for c in json.loads(archive.read(f"conversations-{n}.json"))]
+    data = json.dumps(conversations * copies).encode()
+    path.write_bytes(data)
+    return data
+
+
+def test_an_export_that_fails_midway_gives_the_conversion_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The conversion's error, as converting the export gives it, even when the reading thread has already
+    read part of the export's conversations; no thread is left behind."""
+    import threading
+
+    import memvelope_tools as mv
+    from memvelope_tools.errors import MemvelopeError
+
+    part = tmp_path / "conversations.json"
+    data = _long_chatgpt_export(part, 20)
+    monkeypatch.setattr("memvelope_tools._stable.WINDOW", 4096)
+    monkeypatch.setattr(flatten_module, "_HAND_ON_BYTES", 4096)
+    assert len(data) > 20 * 4096  # the reading thread gets windows before the conversion fails
+    part.write_bytes(data[: len(data) - 50])
+    with pytest.raises(MemvelopeError) as converting:
+        mv.convert(part, progress=False)
+    threads = threading.active_count()
+    with pytest.raises(MemvelopeError) as reading:
+        messages_frame(part)
+    assert (type(reading.value), reading.value.reason, str(reading.value)) == (
+        type(converting.value),
+        converting.value.reason,
+        str(converting.value),
+    )
+    assert threading.active_count() == threads
+
+
+def test_a_failure_of_the_reading_thread_stops_the_conversion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    part = tmp_path / "conversations.json"
+    _long_chatgpt_export(part, 20)
+    monkeypatch.setattr("memvelope_tools._stable.WINDOW", 4096)
+    monkeypatch.setattr(flatten_module, "_HAND_ON_BYTES", 4096)
+    written: list[int] = []
+
+    def failing(windows: Any, builder: Any, stream: Any) -> dict[str, Any]:
+        next(stream)  # the first window is there: the conversion is under way
+        raise FormatError("the reader failed", reason="invalid-json")
+
+    monkeypatch.setattr(flatten_module, "_read_windows", failing)
+    from memvelope_tools import _load
+
+    real_body = _load.convert_body
+
+    def counting_body(paths: Any, write: Any, **kwargs: Any) -> dict[str, Any]:
+        return real_body(paths, lambda piece: written.append(len(piece)) or write(piece), **kwargs)
+
+    monkeypatch.setattr(_load, "convert_body", counting_body)
+    with pytest.raises(FormatError, match="the reader failed"):
+        messages_frame(part)
+    assert 0 < sum(written) < part.stat().st_size // 2  # stopped long before the end
+
+
+def test_an_export_the_reading_thread_cannot_take_is_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvelope_tools._json.walker import Fallback
+
+    expected = messages_frame(EXPORT)
+
+    def refusing(windows: Any, builder: Any, stream: Any) -> dict[str, Any]:
+        raise Fallback
+
+    monkeypatch.setattr(flatten_module, "_read_windows", refusing)
+    pd.testing.assert_frame_equal(messages_frame(EXPORT), expected)

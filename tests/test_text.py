@@ -464,7 +464,7 @@ def test_files_read_straight_into_columns_equal_the_parsed_frames(
     data = json.dumps(env, **dump).encode("utf-8")
     path.write_bytes(_escaped(data) if escapes else data)
     assert json.loads(path.read_bytes()) == env
-    monkeypatch.setattr(flatten_module, "_SPAN_BYTES", span_bytes)
+    monkeypatch.setattr("memvelope_tools._stable.WINDOW", span_bytes)
     parsed = _parsed_count(monkeypatch)
     msgs, convs = _frames_from(path, general=False)
     assert parsed == []  # every conversation went straight into columns

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .canonical import dump_canonical, dumps_canonical
     from .envelope import Envelope, build_envelope, dumps_envelope
     from .log import ConversionLog
-    from .pipeline import convert, convert_parts, convert_stream, write_envelope
+    from .pipeline import convert, convert_body, convert_parts, convert_stream, write_envelope
     from .sources import Expansion, Part, ZipLimits, expand
 
 # name -> submodule that defines it; imported on first attribute access (PEP 562).
@@ -34,6 +34,7 @@ _LAZY: dict[str, str] = {
     "dumps_envelope": "envelope",
     "ConversionLog": "log",
     "convert": "pipeline",
+    "convert_body": "pipeline",
     "convert_parts": "pipeline",
     "convert_stream": "pipeline",
     "write_envelope": "pipeline",
@@ -54,6 +55,7 @@ __all__ = [
     "ZipLimits",
     "build_envelope",
     "convert",
+    "convert_body",
     "convert_parts",
     "convert_stream",
     "detect_provider",

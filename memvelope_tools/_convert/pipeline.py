@@ -300,7 +300,7 @@ def convert_stream(
     try:
         with contextlib.ExitStack() as stack:
             body = _Spool(math.inf if in_memory else SPOOL_BYTES, lambda: stack.enter_context(_temporary(folder, out)))
-            meta = _body(parts, log, body, pool, progress, total)
+            meta = _body(parts, log, body.write, pool, progress, total)
             if pool is not None:
                 pool.release()
             head, tail = envelope_frame(meta)
@@ -323,29 +323,47 @@ def convert_stream(
     return meta
 
 
+def convert_body(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    write: Callable[[bytes], Any],
+    *,
+    progress: bool | None = None,
+) -> dict[str, Any]:
+    """Convert one export in this process, giving ``write`` the text of its envelope's conversations array
+    (what :func:`convert_stream` writes between the array's brackets) a piece at a time, in order, as it
+    is made; nothing is held. Returns the envelope's ``meta``; errors are :func:`convert_stream`'s."""
+    inputs = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    expansion = expand(inputs, None)
+    log = ConversionLog()
+    log.ignored = expansion.ignored
+    log.chose = expansion.chose
+    total = sum(p.size or 0 for p in expansion.parts) or None
+    return _body(expansion.parts, log, write, None, progress, total)
+
+
 def _body(
     parts: Sequence[Part],
     log: ConversionLog,
-    body: _Spool,
+    put: Callable[[bytes], Any],
     pool: Pool | None,
     progress: bool | None,
     total: int | None,
 ) -> dict[str, Any]:
-    """Write the conversations' envelope bytes to ``body``; return the envelope's meta."""
+    """Give the conversations' envelope bytes to ``put``, in order; return the envelope's meta."""
     first = True
 
     def emit(conversation: Conversation) -> None:
         nonlocal first
-        body.write(b"    " if first else SEPARATOR)
+        put(b"    " if first else SEPARATOR)
         first = False
-        body.write(fragment(conversation))
+        put(fragment(conversation))
 
     def write(piece: Piece) -> None:
         nonlocal first
         if piece.conversations:
-            body.write(b"    " if first else SEPARATOR)
+            put(b"    " if first else SEPARATOR)
             first = False
-            body.write(piece.body)
+            put(piece.body)
 
     with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():
         assembler = Assembler(counting(emit, bar), describe(parts))

@@ -8,14 +8,14 @@ from typing import Any, overload
 
 import pyarrow as pa
 
-from .._json.elements import parse_json, read_file
+from .._json.elements import parse_json, read_file, read_windows
 from .._json.walker import Fallback
-from .._load import export_bytes, open_input
+from .._load import convert_export, open_input
 from .._read import Source, check
 from .._sources import Input, resolve
 from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import FormatError
-from .flatten import flatten_file
+from .flatten import flatten_export, flatten_file
 
 
 class Flat:
@@ -78,34 +78,22 @@ def _documents(
 ) -> Iterator[Document | tuple[str, Flat, str, bool]]:
     for found in inputs:
         label = found.label
+        name = found.name
         data: Any = None
-        if found.kind == "export" and stream is not None:
-            # An export as its envelope's bytes, read as an envelope file is: the same frames, the same path.
-            data = export_bytes(found, progress=progress)
-        elif found.kind != "export" and found.path is not None and found.value is None:
-            data = read_file(os.fspath(found.path), progress if stream is None else False)
-        if found.kind == "export" and data is None:
+        if stream is not None and (found.kind == "export" or (found.path is not None and found.value is None)):
+            flat = _flat(found, stream, progress)
+            if flat is not None:
+                yield label, flat, name or label, True
+                continue
+        if found.kind != "export" and found.path is not None and found.value is None:
+            data = read_file(os.fspath(found.path), progress)
+        if found.kind == "export":
             doc = open_input(found, progress=progress, conversations=False)
-            name = found.name
         elif data is not None:
-            name = found.name
-            if stream is not None:
-                try:
-                    flat = Flat(*flatten_file(data, label, name or label, stream, progress))
-                except Fallback:
-                    flat = None
-                    if found.path is not None:  # the pages already read were given back
-                        data = read_file(os.fspath(found.path), progress)
-                    else:
-                        data = export_bytes(found, progress=progress)
-                if flat is not None:
-                    yield label, flat, name or label, True
-                    continue
             doc = parse_json(data, name)
             del data
         else:
             doc = found.document(progress)
-            name = found.name
         # Conversations and messages are checked batch by batch while they are flattened (see Builder).
         layer_found = check(doc, source_name=name, conversations=False)
         if layer is not None and layer_found != layer:
@@ -113,3 +101,25 @@ def _documents(
             got = "a Facts IR document" if layer_found == "ir" else "an envelope"
             raise FormatError(f"expected {want}, found {got}", reason="wrong-layer", source=name or label)
         yield label, doc, name or label, not (found.path is None and isinstance(found.value, dict))
+
+
+def _flat(found: Input, with_messages: bool, progress: bool | None) -> Flat | None:
+    """An envelope file, or an export as its envelope's bytes, flattened a window at a time; None when it
+    must be read whole instead (not a plain envelope, no regular file, an export given as bytes)."""
+    label, name = found.label, found.name or found.label
+    if found.kind == "export":
+        try:
+            flat = flatten_export(
+                lambda write: convert_export(found, write, progress=progress), label, name, with_messages
+            )
+        except Fallback:
+            return None
+        return None if flat is None else Flat(*flat)
+    with read_windows(os.fspath(found.path)) as windows:  # type: ignore[arg-type]
+        if windows is None:
+            return None
+        try:
+            return Flat(*flatten_file(windows, label, name, with_messages, progress))
+        except Fallback:
+            windows.finish()  # a file that changed meanwhile is refused, not read again
+            return None

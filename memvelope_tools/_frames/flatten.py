@@ -1,8 +1,8 @@
 """Envelopes as Arrow tables of conversations and messages, built batch by batch in one pass, and a
 Facts IR document's facts as an Arrow table (:func:`fact_table`).
 
-A parsed envelope (:func:`flatten`) or an envelope file's bytes (:func:`flatten_file`, which parses
-a batch at a time) give the same tables, checked as they are built: columns of
+A parsed envelope (:func:`flatten`) or an envelope's bytes (:func:`flatten_file`, which reads and
+parses a window at a time) give the same tables, checked as they are built: columns of
 :data:`~memvelope_tools._frames.columns.CONVERSATION_COLUMNS` and
 :data:`~memvelope_tools._frames.columns.MESSAGE_COLUMNS`.
 """
@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import collections
 import itertools
+import queue
+import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from operator import itemgetter
 from typing import Any
@@ -19,18 +22,20 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .._json.elements import FIELDS, release
-from .._json.walker import parse_spans, stream_envelope
+from .._json.elements import FIELDS
+from .._json.walker import parse_spans, stream_array, stream_envelope
 from .._progress import progress_bar
 from .._read import check, check_conversations, check_messages
 from .._spec import CONVERSATION_FIELDS, ROLES
+from .._stable import Windows
+from .._tags import ENVELOPE_TAG
 from ..errors import FormatError
 from . import text
 from .columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, MS, arrow_schema, dictionary, timestamps
 from .text import Conversations, strings, text_columns_later
 
 _BATCH = 1 << 16
-_SPAN_BYTES = 16 << 20  # bytes of conversations read into columns at a time
+_HAND_ON_BYTES = 1 << 20  # bytes of an export's envelope handed to the reading thread at a time
 _STR_OR_NONE = frozenset((str, type(None)))
 _Read = tuple[Conversations, pa.Array]  # columns, and the messages' timestamps parsed
 _Piece = tuple[int, int, "_Read | None"]  # conversations [start, end) of a window, read or to be parsed
@@ -65,24 +70,96 @@ def fact_table(doc: dict[str, Any], label: str) -> pa.Table:
 
 
 def flatten_file(
-    data: Any, label: str, name: str, with_messages: bool, progress: bool | None
+    windows: Windows, label: str, name: str, with_messages: bool, progress: bool | None
 ) -> tuple[tuple[pa.Table, pa.Table | None], str]:
-    """An envelope file's bytes as Arrow tables (and its provider), parsed a batch at a time.
+    """An envelope's bytes, read a window at a time, as Arrow tables (and its provider).
 
     With the compiled helper, conversations go from their JSON text straight into columns, on the
-    worker threads, while the main thread scans the next ones; each conversation that is not the
-    plain case is parsed on its own. The memory of a private buffer's bytes is given back once they are
-    read (they read as zeros then). Raises Fallback when the file must be read whole instead (see
-    memvelope_tools._json.walker.stream_envelope).
+    worker threads, while the main thread reads and scans the next window; each conversation that is
+    not the plain case is parsed on its own. Raises Fallback when the input must be read whole instead
+    (see memvelope_tools._json.walker.stream_envelope), Changed when it changed while it was read.
     """
     builder = _Builder(label, name, with_messages)
+    with progress_bar(
+        windows.size, desc=f"parsing {label}", unit="B", enabled=progress if (windows.size or 0) >= 64 << 20 else False
+    ) as bar:
+        windows.on_bytes = bar.update
+        members = _read_windows(windows, builder, stream_envelope(windows))
+    check({**members, "conversations": []}, source_name=name)  # tags and meta
+    provider = members["meta"]["source_provider"]
+    return builder.tables(provider), provider
+
+
+def flatten_export(
+    convert: Callable[[Callable[[bytes], Any]], dict[str, Any] | None], label: str, name: str, with_messages: bool
+) -> tuple[tuple[pa.Table, pa.Table | None], str] | None:
+    """The envelope ``convert(write)`` makes, as Arrow tables (and its provider), read while it is made.
+
+    ``convert`` gives ``write`` the text of the envelope's conversations array a piece at a time and
+    returns the envelope's meta, or None having written nothing (then this returns None). The
+    conversion runs in this thread, the reading (as :func:`flatten_file` reads) on another. Raises
+    Fallback when the bytes must be read whole instead.
+    """
+    pieces: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    builder = _Builder(label, name, with_messages)
+    failure: list[BaseException] = []
+    held: list[bytes] = []
+    size = 0
+
+    def hand_on() -> None:
+        nonlocal size
+        pieces.put(b"".join(held))
+        held.clear()
+        size = 0
+
+    def write(piece: bytes) -> None:
+        # Many small pieces go to the reader as one, so the two threads seldom wait for each other.
+        nonlocal size
+        if failure:
+            raise _ReaderFailed
+        held.append(piece)
+        size += len(piece)
+        if size >= _HAND_ON_BYTES:
+            hand_on()
+
+    def read() -> None:
+        text = itertools.chain([b"["], iter(pieces.get, None), [b"]"])
+        windows = Windows.of_pieces(text)
+        try:
+            _read_windows(windows, builder, stream_array(windows))
+        except BaseException as exc:  # raised in the converting thread
+            failure.append(exc)
+
+    reader = threading.Thread(target=read, name="memvelope-frames")
+    reader.start()
+    try:
+        meta = convert(write)
+        hand_on()
+    except _ReaderFailed:
+        meta = None
+    finally:
+        pieces.put(None)
+        reader.join()
+    if failure:
+        raise failure[0]
+    if meta is None:
+        return None
+    check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=name)
+    provider = meta["source_provider"]
+    return builder.tables(provider), provider
+
+
+class _ReaderFailed(Exception):
+    """The reading thread of :func:`flatten_export` failed: the conversion stops."""
+
+
+def _read_windows(windows: Windows, builder: _Builder, stream: Iterator[tuple[str, Any]]) -> dict[str, Any]:
+    """Add the conversations ``stream`` finds in ``windows`` to ``builder``; the members it gives at the end."""
     members: dict[str, Any] = {}
-    pending: collections.deque[tuple[list[int], list[_Segment]]] = collections.deque()
-    released = 0
+    pending: collections.deque[tuple[memoryview, list[int], list[_Segment]]] = collections.deque()
 
     def take_oldest() -> None:
-        nonlocal released
-        found, segments = pending.popleft()
+        data, found, segments = pending.popleft()
         wait([part for _, _, parts in segments for part in parts])  # none may still read data if this raises
         for lo, hi, parts in segments:
             pieces = _coalesced([piece for part in parts for piece in part.result()])
@@ -91,27 +168,23 @@ def flatten_file(
                     builder.add(parse_spans(data, found[start * FIELDS : end * FIELDS]), release=True, bar=None)
             if not parts:
                 builder.add(parse_spans(data, found[lo * FIELDS : hi * FIELDS]), release=True, bar=None)
-        released = release(data, released, found[-3])
+        windows.give_back(data)
 
-    with progress_bar(
-        len(data), desc=f"parsing {label}", unit="B", enabled=progress if len(data) >= 64 << 20 else False
-    ) as bar:
-        try:
-            for kind, value in stream_envelope(data, span_bytes=_SPAN_BYTES, on_bytes=bar.update):
-                if kind == "spans":
-                    pending.append((value, _columns_later(data, value)))
-                    while len(pending) > 1:
-                        take_oldest()
-                else:
-                    members = value
-            while pending:
-                take_oldest()
-        finally:
-            for _, segments in pending:  # the workers read data until they are done
-                wait([part for _, _, parts in segments for part in parts])
-    check({**members, "conversations": []}, source_name=name)  # tags and meta
-    provider = members["meta"]["source_provider"]
-    return builder.tables(provider), provider
+    try:
+        for kind, value in stream:
+            if kind == "spans":
+                data, found = value
+                pending.append((data, found, _columns_later(data, found)))
+                while len(pending) > 1:
+                    take_oldest()
+            else:
+                members = value
+        while pending:
+            take_oldest()
+    finally:
+        for _, _, segments in pending:  # the workers read data until they are done
+            wait([part for _, _, parts in segments for part in parts])
+    return members
 
 
 def _columns_later(data: Any, found: list[int]) -> list[_Segment]:

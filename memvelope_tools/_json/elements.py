@@ -18,6 +18,7 @@ import json
 import mmap
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .._engine import record, use_c
 from .._progress import progress_bar
-from .._stable import CHANGED, Changed, Stamp, changed, read_whole, stamp
+from .._stable import CHANGED, Changed, Stamp, Windows, changed, file_windows, read_whole, stamp
 from ..errors import ConversionError, FormatError, InputError
 from .parse import reference_loads
 from .wording import EMPTY_FILE, invalid_json
@@ -629,19 +630,6 @@ def _file_stamp(fh: Any) -> Stamp | None:
         return None
 
 
-def release(data: Any, start: int, end: int) -> int:
-    """Give back the memory of ``data[start:end]`` (``start`` on a page boundary) when ``data`` is a
-    private buffer (see :func:`memvelope_tools._stable.private_buffer`): those bytes read as zeros
-    afterwards. Returns where the memory given back ends (``start`` when nothing was)."""
-    if not isinstance(data, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
-        return start
-    end -= end % mmap.PAGESIZE
-    if end > start:
-        data.madvise(mmap.MADV_DONTNEED, start, end - start)
-        return end
-    return start
-
-
 def _locate(fh: Any, head: bytes, offset: int) -> tuple[int, int]:
     """The 1-based line and column (in characters) of byte ``offset`` of a stream that began with
     ``head`` (the rest still to be read from ``fh``), holding one chunk at a time."""
@@ -677,8 +665,7 @@ _BAR_MIN_BYTES = 64 << 20
 
 def read_file(name: str, progress: bool | None) -> bytearray | mmap.mmap:
     """The bytes of file ``name`` in one buffer of this process's own (a bar when large, see :func:`read`);
-    FormatError when unreadable, or when the file changed while it was read. The pages of a large
-    buffer can be given back once read (see :func:`memvelope_tools._json.elements.release`)."""
+    FormatError when unreadable, or when the file changed while it was read."""
     with _file_errors(name), open(name, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         with progress_bar(
@@ -689,6 +676,23 @@ def read_file(name: str, progress: bool | None) -> bytearray | mmap.mmap:
             except Changed:
                 raise FormatError(CHANGED, reason="changed", source=name) from None
         return bytearray(fh.read()) if data is None else data
+
+
+@contextlib.contextmanager
+def read_windows(name: str) -> Iterator[Windows | None]:
+    """The bytes of file ``name`` a window at a time (see :class:`memvelope_tools._stable.Windows`), the
+    file open meanwhile; None for a file that is no regular file (read it with :func:`read_file`).
+    InputError when unreadable, FormatError (reason ``changed``) when it changed while it was read."""
+    with _file_errors(name):
+        regular = stat.S_ISREG(os.stat(name).st_mode)
+    if not regular:  # a pipe is read once, by read_file
+        yield None
+        return
+    with _file_errors(name), open(name, "rb") as fh:
+        try:
+            yield file_windows(fh)
+        except Changed:
+            raise FormatError(CHANGED, reason="changed", source=name) from None
 
 
 @contextlib.contextmanager
