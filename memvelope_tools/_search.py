@@ -469,16 +469,11 @@ class SearchIndex:
                 raise
             index.path, index._temporary = None, folder
             return index
-        made = Path(tempfile.mkdtemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent))
-        try:
+        with _new_folder(path) as made:
             with engine_errors(os.fspath(path)):
                 rows = _fill(_open_engine(made, create=True), history, fingerprint)
             _write_rows(made, rows)
             del rows
-            _replace_folder(made, path)
-        except BaseException:
-            shutil.rmtree(made, ignore_errors=True)
-            raise
         for name in _OLD_FILES:
             with contextlib.suppress(OSError):
                 (path.parent / name).unlink()
@@ -771,8 +766,7 @@ def update_folder_index(folder: Path) -> None:
     first = int(old_docs.max()) + 1 if len(old_docs) else 0
     docs[added] = np.arange(first, first + len(added))
     rows = rows.append_column("doc", pa.array(docs, pa.int64()))
-    made = Path(tempfile.mkdtemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent))
-    try:
+    with _new_folder(path) as made:
         for entry in os.scandir(path):
             if entry.name == _ROWS or not entry.is_file():
                 continue
@@ -784,6 +778,14 @@ def update_folder_index(folder: Path) -> None:
             _add_documents(_open_engine(made, create=False), rows, added, first)
         _write_rows(made, rows)
         del rows
+
+
+@contextlib.contextmanager
+def _new_folder(path: Path) -> Iterator[Path]:
+    """A temporary folder beside ``path`` that replaces it when the block ends well, and is removed otherwise."""
+    made = Path(tempfile.mkdtemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent))
+    try:
+        yield made
         _replace_folder(made, path)
     except BaseException:
         shutil.rmtree(made, ignore_errors=True)
