@@ -108,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with terminate_as_interrupt(), warnings.catch_warnings():
             # Said by the command's own note, from its conversion log.
             warnings.simplefilter("ignore", MixedProvidersWarning)
+            warnings.showwarning = _note
             status = int(args.func(args))
             sys.stdout.flush()  # a full disk behind stdout shows here, not at exit
             return status
@@ -129,6 +130,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         sys.stdout = stdout
+
+
+def _note(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None, line: Any = None
+) -> None:
+    """A warning raised while a command runs, as the command says it: one note on stderr, no source line."""
+    print(f"memvelope: note: {message}", file=sys.stderr)
 
 
 def _written_before_stop(paths: Sequence[os.PathLike[str]]) -> str:
