@@ -246,8 +246,8 @@ def _tables(
         jobs: list[tuple[list[Path], Path]] = []
         for n, (source, label) in enumerate(inputs):
             found = resolve_one(source, "any", label=label)
-            paths = [p for p in found.parts if isinstance(p, Path)]
-            if found.kind == "export" and paths and len(paths) == len(found.parts):
+            paths = found.files()
+            if paths is not None:
                 envelope = Path(tmp) / f"export-{n}.mve.json"
                 jobs.append((paths, envelope))
                 readable.append(envelope)

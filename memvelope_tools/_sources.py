@@ -136,6 +136,12 @@ class Input:
     parts: tuple[Any, ...] = ()
     value: Any = field(default=None, repr=False)
 
+    def files(self) -> list[Path] | None:
+        """The parts of an export given wholly as files on disk, else None (not an export, or bytes)."""
+        if self.kind != "export" or not self.parts or not all(isinstance(p, Path) for p in self.parts):
+            return None
+        return list(self.parts)
+
     def read_bytes(self, progress: bool | None = None) -> bytes | bytearray | mmap.mmap:
         """The bytes of a document given as a file or as bytes."""
         if self.path is not None:
