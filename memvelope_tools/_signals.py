@@ -73,7 +73,7 @@ def held() -> Iterator[None]:
             signal.raise_signal(signum)  # the handler the block found runs now, as it would have then
 
 
-def take_stops() -> None:
+def _take_stops() -> None:
     """Give SIGINT and SIGTERM their usual meaning in a worker process (one may be forked inside :func:`held`,
     whose handlers it inherits)."""
     for signum in _STOPS:
@@ -83,7 +83,9 @@ def take_stops() -> None:
 def bind_to_parent(parent: int | None) -> None:
     """Stop this (worker) process when its parent process dies: on Linux the system sends SIGKILL
     (``PR_SET_PDEATHSIG``); elsewhere a thread watches the parent's id. ``parent`` is the parent's id
-    when known: a parent already gone by now stops this process at once."""
+    when known: a parent already gone by now stops this process at once. Ctrl-C and SIGTERM then act on
+    this process as on any other, whatever handlers it inherited."""
+    _take_stops()
     if sys.platform.startswith("linux") and _pdeathsig(signal.SIGKILL):
         if parent is not None and os.getppid() != parent:
             os._exit(1)

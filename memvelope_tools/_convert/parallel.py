@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .._json.elements import FIELDS, JS, LONE, Reader
-from .._signals import bind_to_parent, held, take_stops
+from .._signals import bind_to_parent, held
 from .._stable import CHANGED, Changed, Stamp, changed
 from ..errors import ConversionError
 from .envelope import SEPARATOR, fragment, fragments
@@ -105,7 +105,6 @@ def ready() -> None:
 
 def start_worker(parent: int | None) -> None:
     """Run first in each worker process: it stops when the converting process does."""
-    take_stops()
     bind_to_parent(parent)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .._plural import count
-from .._signals import bind_to_parent, held, take_stops
+from .._signals import bind_to_parent, held
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -120,11 +120,11 @@ def _converting_early(sources: list[str], progress: bool | None) -> Iterator[Cal
     from .._sources import resolve_one
 
     found = [resolve_one(source, "any") for source in sources]
-    exports = [f.kind == "export" and bool(f.parts) and all(isinstance(p, Path) for p in f.parts) for f in found]
+    exports = [f.files() for f in found]
     from .._convert.parallel import worker_context
 
     # A child is forked only while this process runs a single thread, as conversion workers are.
-    if not any(exports) or worker_context().get_start_method() != "fork":
+    if all(parts is None for parts in exports) or worker_context().get_start_method() != "fork":
         yield lambda: list(sources)
         return
     import multiprocessing
@@ -134,13 +134,13 @@ def _converting_early(sources: list[str], progress: bool | None) -> Iterator[Cal
         jobs: list[tuple[Any, Path] | None] = []
         try:
             with held():  # a stop landing in Python's after-fork callbacks would be dropped
-                for n, (f, export) in enumerate(zip(found, exports, strict=True)):
-                    if not export:
+                for n, parts in enumerate(exports):
+                    if parts is None:
                         jobs.append(None)
                         continue
                     envelope = Path(tmp) / f"export-{n}.mve.json"
                     bar = progress if not any(jobs) else False  # one bar at a time on the terminal
-                    child = context.Process(target=_convert_child, args=(list(f.parts), envelope, bar, os.getpid()))
+                    child = context.Process(target=_convert_child, args=(parts, envelope, bar, os.getpid()))
                     child.start()
                     jobs.append((child, envelope))
 
@@ -167,7 +167,6 @@ def _convert_child(parts: list[Path], envelope: Path, progress: bool | None, par
     """In a child process: convert the export ``parts`` to the file ``envelope``; exit status 1 on any failure."""
     from .._convert.pipeline import convert_stream
 
-    take_stops()
     bind_to_parent(parent)
     try:
         with open(envelope, "wb") as sink:
