@@ -16,7 +16,7 @@ import pandas as pd
 
 from ._frames import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, STRING, conform
 from ._frames.columns import to_pandas
-from ._frames.envelopes import envelope_tables
+from ._frames.documents import envelope_tables
 from ._frames.facts import archetype_frame
 from ._load import open_input
 from ._parquet import read_frames

@@ -245,7 +245,7 @@ def test_the_lazy_import_finder_finds_one(tmp_path: Path) -> None:
 
 #: Levels from the bottom of the package to its top (the command line and the demo), counting the
 #: ``__init__`` of each package on the way; measured, so that the tower does not grow unseen.
-MAX_LEVELS = 10
+MAX_LEVELS = 9
 
 
 def test_the_levels_from_the_bottom_to_the_command_line_are_bounded() -> None:
@@ -257,9 +257,10 @@ def test_the_levels_from_the_bottom_to_the_command_line_are_bounded() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="10 today: the converter (assembly < pipeline) < the loader < the document reader < the frames < the "
-    "history and the corpus < topics, memory and the charts < the report < demo; 8 needs the frames reading exports "
-    "without the loader over them, and the corpus, topics and memory not stacked on the frames' pandas faces",
+    reason="9 today: the spec's tables < the document checker < the validator < the Facts IR writer < its structured "
+    "distiller < the memory trace < memory < the report < demo, and the document reader < the frames' pandas faces < "
+    "the corpus < topics; 8 needs the memory trace beside the distiller, not on it, and the corpus on the tables, "
+    "not on the pandas faces",
 )
 def test_at_most_eight_levels() -> None:
     assert max(levels(import_graph()).values()) <= 8
