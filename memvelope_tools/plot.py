@@ -38,11 +38,11 @@ from ._charts import (
     text_fonts,
     topic_colors,
 )
-from ._memory import KINDS, memory_frame
-from ._topics import Topics, topics
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+
+    from ._topics import Topics
 
 __all__ = [
     "CATEGORY_COLORS",
@@ -169,9 +169,13 @@ def memory_timeline(memory: Any, *, ax: Axes | None = None, tz: str = "UTC", **k
     >>> import memvelope_tools as mv                                    # doctest: +SKIP
     >>> mv.plot.memory_timeline(mv.memory_frame(mv.sample_path("chatgpt")))  # doctest: +SKIP
     """
+    from ._memory import KINDS, memory_frame
+
     frame = memory if isinstance(memory, pd.DataFrame) else memory_frame(memory)
     return _charts.memory_timeline(frame, KINDS, ax=ax, tz=tz, **kwargs)
 
 
 def _found(data: Any) -> Topics:
+    from ._topics import Topics, topics
+
     return data if isinstance(data, Topics) else topics(data)
