@@ -16,8 +16,7 @@ import pandas as pd
 
 from ._frames import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, STRING, conform
 from ._frames.columns import to_pandas
-from ._frames.envelopes import envelope_tables
-from ._frames.facts import archetype_frame
+from ._frames.documents import envelope_tables
 from ._load import open_input
 from ._parquet import read_frames
 from ._sources import Input, resolve
@@ -96,7 +95,7 @@ def from_tables(messages: pd.DataFrame, conversations: pd.DataFrame | None) -> p
 
 def from_parquet(folder: Path) -> pd.DataFrame:
     """The history held in a Parquet folder written by :func:`memvelope_tools.to_parquet`."""
-    tables = read_frames(folder, archetype_frame)
+    tables = read_frames(folder, None)
     return from_tables(tables["messages"], tables.get("conversations"))
 
 

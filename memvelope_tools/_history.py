@@ -56,7 +56,7 @@ from ._frames.columns import (
     arrow_schema,
     to_pandas,
 )
-from ._frames.envelopes import envelope_tables
+from ._frames.documents import envelope_tables
 from ._read import Source
 from ._sources import explained, labels_of, resolve_one
 from ._spec import ROLES

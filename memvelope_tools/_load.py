@@ -1,29 +1,27 @@
-"""Whatever a user has, as a Memvelope document: the front door of every frame, chart, report and command.
+"""Whatever a user has, as a Memvelope document: the front door of the charts, the report and the commands.
 
 :func:`load` takes an export as downloaded (zip, folder, a ``conversations*.json`` part, or a list
 of parts of one export), an envelope, a Facts IR document, a parsed ``dict``, bytes or a binary file
 object, resolved by :mod:`memvelope_tools._sources`. An export is converted exactly as
-:func:`memvelope_tools.convert` converts it (the same bytes); a Memvelope document is read by its
-in-document tags, as :func:`memvelope_tools.read` reads it.
+:func:`memvelope_tools.convert` converts it (the same bytes, by
+:func:`memvelope_tools._convert.pipeline.open_export`, which the frames call too); a Memvelope document
+is read by its in-document tags, as :func:`memvelope_tools.read` reads it.
 """
 
 from __future__ import annotations
 
-import io
 import os
-import tempfile
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, BinaryIO
 
 from ._convert.log import ConversionLog
-from ._convert.pipeline import convert_body, convert_parts
-from ._convert.sources import Part, ZipLimits, expand
+from ._convert.pipeline import open_export
+from ._convert.sources import ZipLimits
 from ._read import Source, check
-from ._sources import Found, Input, explained, identify, resolve, resolve_one
-from .errors import InputError, MemvelopeError
+from ._sources import Found, Input, identify, resolve, resolve_one
+from .errors import InputError
 
-__all__ = ["LoadSource", "convert", "convert_export", "load", "open_export", "open_input", "read", "sniff"]
+__all__ = ["LoadSource", "convert", "load", "open_input", "read", "sniff"]
 
 
 #: What :func:`load` accepts.
@@ -91,62 +89,6 @@ def open_input(
     doc = found.document(progress)
     check(doc, source_name=found.name, conversations=conversations)
     return doc  # type: ignore[no-any-return]
-
-
-def open_export(
-    found: Input,
-    *,
-    report: ConversionLog | None = None,
-    progress: bool | None = None,
-    zip_limits: ZipLimits | None = None,
-    fast: bool | None = None,
-) -> dict[str, Any]:
-    """The envelope of a resolved export, converted from its parts in order."""
-    if len(found.parts) == 1 and isinstance(found.parts[0], bytes):
-        return _from_bytes(found.parts[0], found.name, report, progress)
-    with explained(found.parts):
-        expansion = expand(found.parts, zip_limits)
-        if report is not None:
-            report.ignored = expansion.ignored
-            report.chose = expansion.chose
-        return convert_parts(expansion.parts, report, fast=fast, progress=progress)
-
-
-def convert_export(
-    found: Input, write: Callable[[bytes], Any], *, progress: bool | None = None
-) -> dict[str, Any] | None:
-    """Convert a resolved export, giving ``write`` the text of its envelope's conversations array a piece
-    at a time (see :func:`memvelope_tools._convert.convert_body`); returns the envelope's meta, or None,
-    writing nothing, for an export given as bytes.
-
-    The conversations are those ``memvelope convert`` writes, in the same bytes. Errors are
-    :func:`open_export`'s.
-    """
-    if not found.parts or not all(isinstance(part, str | os.PathLike) for part in found.parts):
-        return None
-    with explained(found.parts):
-        return convert_body(list(found.parts), write, progress=progress)
-
-
-def _from_bytes(data: bytes, name: str | None, report: ConversionLog | None, progress: bool | None) -> dict[str, Any]:
-    if data[:2] != b"PK":
-        part = Part(name or "<bytes>", lambda: io.BytesIO(data), len(data))
-        return convert_parts([part], report, progress=progress)
-    with tempfile.TemporaryDirectory(prefix="memvelope-") as tmp:
-        path = Path(tmp) / (name if name and name.lower().endswith(".zip") else "export.zip")
-        path.write_bytes(data)
-        try:
-            return open_export(
-                Input("export", path.name, os.fspath(path), parts=(path,)), report=report, progress=progress
-            )
-        except MemvelopeError as exc:
-            raise _renamed(exc, f"{tmp}{os.sep}") from None
-
-
-def _renamed(exc: MemvelopeError, prefix: str) -> MemvelopeError:
-    """``exc`` with a temporary folder's path taken out of the file it names."""
-    source = exc.source.replace(prefix, "") if exc.source else exc.source
-    return type(exc)(exc.msg, reason=exc.reason, source=source, path=exc.path)
 
 
 def convert(

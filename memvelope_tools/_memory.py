@@ -941,9 +941,10 @@ def memory_frame(
         del read
     if facts is None:
         return frame
+    from ._frames.facts import facts_frame
     from ._memory_trace import add_trace
 
-    return add_trace(frame, facts)
+    return add_trace(frame, facts_frame(facts))
 
 
 def _import_frames() -> None:

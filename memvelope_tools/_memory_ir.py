@@ -7,7 +7,7 @@ Each remembered item becomes one fact or, when it is long or made of several sta
   Markdown heading line such as ``**Work context**`` is a label, not a statement). A statement longer than
   400 characters is split at sentence ends and, failing those, at the last space that fits, each piece
   but the last ending in ``…`` to say that it goes on; a word is never cut.
-* ``category``: the zero-LLM distiller's classifier (:func:`memvelope_tools._ir.structured.categorise`),
+* ``category``: the zero-LLM distiller's classifier (:func:`memvelope_tools._ir.rules.categorise`),
   applied to the statement read in the first person ("User lives in Lisbon" as "I live in Lisbon");
   ``"instructions"`` for how the user wants answers (``about_model``).
 * ``subject``: ``"self"`` where the statement is about the user: custom instructions, Claude's account

@@ -28,7 +28,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, Final
 
-from ._ir.structured import categorise
+from ._ir.rules import categorise
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -245,7 +245,7 @@ def _day(value: Any) -> str | None:
     return value.strftime("%Y-%m-%d") if isinstance(value, pd.Timestamp) and not pd.isna(value) else None
 
 
-def add_trace(frame: pd.DataFrame, facts: Any) -> pd.DataFrame:
+def add_trace(frame: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     """``frame`` (of :func:`memvelope_tools._memory.memory_frame`) with the columns :data:`TRACE_COLUMNS`.
 
     Parameters
@@ -253,19 +253,13 @@ def add_trace(frame: pd.DataFrame, facts: Any) -> pd.DataFrame:
     frame
         The remembered items.
     facts
-        A Facts IR distilled from the same history: a document (dict), or what
-        :func:`memvelope_tools.facts_frame` reads (a path).
+        The :func:`memvelope_tools.facts_frame` of a Facts IR distilled from the same history.
 
     Returns
     -------
     pandas.DataFrame
         A copy with ``supporting_facts`` (the ``fact_index`` of each supporting fact, a list),
         ``traced`` (bool) and ``superseded_by`` (what replaced the item, or missing).
-
-    Raises
-    ------
-    FormatError
-        When ``facts`` is not a Facts IR.
 
     Examples
     --------
@@ -275,9 +269,7 @@ def add_trace(frame: pd.DataFrame, facts: Any) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from ._frames.facts import facts_frame
-
-    table = facts_frame(facts)
+    table = facts
     fact_rows = [
         (
             int(row["fact_index"]),

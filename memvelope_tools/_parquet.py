@@ -85,9 +85,9 @@ def write_tables(tables: Tables, folder: str | os.PathLike[str], progress: bool 
     return {table_name: out / f"{table_name}.parquet" for table_name in names}
 
 
-def read_frames(folder: str | os.PathLike[str], archetype: ArchetypeFrame) -> dict[str, pd.DataFrame]:
+def read_frames(folder: str | os.PathLike[str], archetype: ArchetypeFrame | None) -> dict[str, pd.DataFrame]:
     """The frames of a folder written by :func:`memvelope_tools.to_parquet` (see
-    :func:`memvelope_tools.read_parquet`), the ``archetype`` frame built by ``archetype``."""
+    :func:`memvelope_tools.read_parquet`), the ``archetype`` frame built by ``archetype`` (none without it)."""
     base = Path(folder)
     if not base.exists():
         refuse(Found("missing"), os.fspath(folder), "history")
@@ -109,7 +109,7 @@ def read_frames(folder: str | os.PathLike[str], archetype: ArchetypeFrame) -> di
         metadata = table.schema.metadata or {}
         runs[table_name] = metadata.get(RUN_KEY)
         frames[table_name] = to_pandas(table.select(list(columns)), columns, None)
-        if table_name == "facts" and b"memvelope.ir" in metadata:
+        if table_name == "facts" and archetype is not None and b"memvelope.ir" in metadata:
             docs = json.loads(metadata[b"memvelope.ir"])
             frames["archetype"] = archetype(
                 [{"meta": d["meta"], "archetype": d["archetype"], "facts": []} for d in docs],

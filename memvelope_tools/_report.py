@@ -20,7 +20,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import pandas as pd
 from matplotlib.figure import Figure
 
-from . import __version__, plot
+from . import __version__
+from . import _charts as charts
 from . import _corpus as corpus
 from ._atomic import atomic_write
 from ._frames.envelopes import conversations_frame, messages_frame
@@ -188,15 +189,15 @@ def build_report(
         parts.append(
             '<h2>Activity</h2><div class="charts">'
             + _chart(
-                lambda ax: plot.activity_timeline(msgs, ax=ax, tz=tz),
+                lambda ax: charts.activity_timeline(msgs, ax=ax, tz=tz),
                 "Messages per month by role; the line counts conversations active that month.",
             )
             + _chart(
-                lambda ax: plot.activity_heatmap(msgs, ax=ax, tz=tz),
+                lambda ax: charts.activity_heatmap(msgs, ax=ax, tz=tz),
                 f"When messages were sent: weekday by hour of day, in {tz}.",
             )
             + _chart(
-                lambda ax: plot.conversation_lengths(convs, ax=ax),
+                lambda ax: charts.conversation_lengths(convs, ax=ax),
                 "How long conversations are: messages per conversation.",
             )
             + "</div>"
@@ -208,14 +209,14 @@ def build_report(
         parts.append(
             '<h2>Facts</h2><div class="charts">'
             + _chart(
-                lambda ax: plot.fact_categories(facts, ax=ax, hue="subject_type"),
+                lambda ax: charts.fact_categories(facts, ax=ax, hue="subject_type"),
                 "Facts per category, split by who they are about.",
             )
             + _chart(
-                lambda ax: plot.facts_over_time(facts, ax=ax), "Facts per year of their effective date, by category."
+                lambda ax: charts.facts_over_time(facts, ax=ax), "Facts per year of their effective date, by category."
             )
             + _chart(
-                lambda ax: plot.archetype_chart(by_label, ax=ax),
+                lambda ax: charts.archetype_chart(by_label, ax=ax),
                 "Archetype: how much is about the user, standing beliefs, and the category mix.",
                 size=(7.2, 4.6 if len(irs) > 1 else 3.9),
             )
@@ -377,12 +378,12 @@ def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
         "URLs and numbers); each conversation counts for its main topic.</p>"
         '<div class="charts">'
         + _chart(
-            lambda ax: plot.topics_over_time(found, ax=ax, tz=tz, freq="quarter"),
+            lambda ax: charts.topics_over_time(found, ax=ax, tz=tz, freq="quarter"),
             "Each topic's share of the conversations of each quarter.",
             size=(7.2, 4.2),
         )
         + _figure(
-            lambda fig: plot.topic_terms(found, fig=fig, n_terms=6, ncols=4),
+            lambda fig: charts.topic_terms(found, fig=fig, n_terms=6, ncols=4),
             "The top terms of each topic.",
             size=(9.6, 1.9 * -(-k // 4) + 0.6),
         )
@@ -449,7 +450,7 @@ def _history_section(history: dict[str, pd.DataFrame], tz: str) -> str:
     return (
         f"<h2>History across {len(snaps):,} exports</h2>"
         + _chart(
-            lambda ax: plot.history_changes(snaps, ax=ax, tz=tz),
+            lambda ax: charts.history_changes(snaps, ax=ax, tz=tz),
             "Conversations each export added, grew and edited, and those missing from it, against the history before.",
         )
         + table
@@ -522,7 +523,7 @@ def memory_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     --------
     >>> html = memory_section("chatgpt-export.zip")  # doctest: +SKIP
     """
-    from ._memory import memory_frame
+    from ._memory import KINDS, memory_frame
 
     paths = [export] if isinstance(export, str | os.PathLike) else list(export)
     frame = memory_frame(*paths, progress=False)
@@ -536,7 +537,7 @@ def memory_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     if frame.empty:
         return head + (notes or '<p class="lead">The export records nothing the provider remembered.</p>')
     chart = _chart(
-        lambda ax: plot.memory_timeline(frame, ax=ax, tz=tz),
+        lambda ax: charts.memory_timeline(frame, KINDS, ax=ax, tz=tz),
         "What was remembered when, by kind: a dot where an item was written or first seen, a line on to where "
         "it was last seen.",
     )

@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ._frames.columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, to_pandas
-from ._frames.envelopes import read_documents
+from ._frames.documents import read_documents
 from ._frames.facts import archetype_frame
 from ._parquet import read_frames, write_tables
 from ._read import Source

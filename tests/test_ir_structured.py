@@ -108,7 +108,7 @@ def fact(
     }
 
 
-# Listed by reading the rules in structured.py, in order of first position in the envelope.
+# Listed by reading the rules in _ir/rules.py, in order of first position in the envelope.
 EXPECTED = [
     fact(
         "self", "self", "career", "I'm a data scientist at a Lisbon hospital.", "2025-02-10", None, "2025-02", "c-late"

@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.ft2font import FT2Font
 
 import memvelope_tools as mv
-from memvelope_tools import plot
+from memvelope_tools import _charts, plot
 
 SCRIPTS = {
     "Chinese": "数据 分析",
@@ -36,7 +36,7 @@ SCRIPTS = {
 
 def _noto_installed() -> bool:
     return shutil.which("fc-match") is not None and all(
-        plot._font_file(family) is not None for family, _ in plot.FALLBACK_FONTS
+        _charts._font_file(family) is not None for family, _ in _charts.FALLBACK_FONTS
     )
 
 
@@ -69,7 +69,7 @@ def test_each_script_has_its_glyphs_and_draws_without_warnings(script: str) -> N
     text = SCRIPTS[script]
     families = plot.text_fonts([text])
     paths = [font_manager.findfont(font_manager.FontProperties(family=[f])) for f in families[:1]]
-    paths += [plot._font_file(f) for f in families[1:]]
+    paths += [_charts._font_file(f) for f in families[1:]]
     covered: set[int] = set()
     for path in paths:
         assert path is not None
@@ -125,8 +125,8 @@ def test_right_to_left_label_reads_right_to_left() -> None:
 
 
 def test_one_warning_naming_the_package_when_no_font_has_a_script(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plot, "FALLBACK_FONTS", ())
-    monkeypatch.setattr(plot, "_warned_packages", set())
+    monkeypatch.setattr(_charts, "FALLBACK_FONTS", ())
+    monkeypatch.setattr(_charts, "_warned_packages", set())
     with pytest.warns(UserWarning) as caught:
         families = plot.text_fonts(["数据", "한국어"])
         plot.text_fonts(["漢字"])
@@ -144,8 +144,8 @@ def test_report_command_says_a_missing_font_once_as_a_note(
 ) -> None:
     from memvelope_tools.cli import main
 
-    monkeypatch.setattr(plot, "FALLBACK_FONTS", ())
-    monkeypatch.setattr(plot, "_warned_packages", set())
+    monkeypatch.setattr(_charts, "FALLBACK_FONTS", ())
+    monkeypatch.setattr(_charts, "_warned_packages", set())
     convs = [
         {
             "id": f"c{i}",

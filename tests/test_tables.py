@@ -183,14 +183,14 @@ def test_a_failure_of_the_reading_thread_stops_the_conversion(tmp_path: Path, mo
         raise FormatError("the reader failed", reason="invalid-json")
 
     monkeypatch.setattr(flatten_module, "_read_windows", failing)
-    from memvelope_tools import _load
+    from memvelope_tools._convert import pipeline
 
-    real_body = _load.convert_body
+    real_body = pipeline.convert_body
 
     def counting_body(paths: Any, write: Any, **kwargs: Any) -> dict[str, Any]:
         return real_body(paths, lambda piece: written.append(len(piece)) or write(piece), **kwargs)
 
-    monkeypatch.setattr(_load, "convert_body", counting_body)
+    monkeypatch.setattr(pipeline, "convert_body", counting_body)
     with pytest.raises(FormatError, match="the reader failed"):
         messages_frame(part)
     assert 0 < sum(written) < part.stat().st_size // 2  # stopped long before the end

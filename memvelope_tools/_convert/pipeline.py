@@ -2,13 +2,16 @@
 
 Every conversion reads its parts through the one reader (:mod:`.elements`) in bounded batches, so an
 export's parse tree is never held whole; what is held is the conversations themselves (:func:`convert`)
-or, when writing straight to a file (:func:`convert_stream`), one batch at a time.
+or, when writing straight to a file (:func:`convert_stream`), one batch at a time. An export resolved
+by :mod:`memvelope_tools._sources` is converted here for every caller (:func:`open_export`,
+:func:`convert_export`): the loader, the frames and the commands.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import io
 import math
 import os
 import shutil
@@ -23,7 +26,8 @@ from typing import IO, Any, Final
 from .._atomic import atomic_output
 from .._json.elements import FIELDS, JS, PartElements, Reader
 from .._progress import Bar, progress_bar
-from ..errors import MixedProvidersWarning, OutputError
+from .._sources import Input, explained
+from ..errors import MemvelopeError, MixedProvidersWarning, OutputError
 from .assemble import Assembler, Conversation, mixed_providers, rules
 from .envelope import SEPARATOR, Envelope, build_envelope, dumps_envelope, envelope_frame, fragment
 from .log import ConversionLog
@@ -385,6 +389,65 @@ def _stdout() -> IO[bytes]:
     import sys
 
     return sys.stdout.buffer
+
+
+# ---- a resolved export -----------------------------------------------------------------------------
+
+
+def open_export(
+    found: Input,
+    *,
+    report: ConversionLog | None = None,
+    progress: bool | None = None,
+    zip_limits: ZipLimits | None = None,
+    fast: bool | None = None,
+) -> dict[str, Any]:
+    """The envelope of a resolved export, converted from its parts in order."""
+    if len(found.parts) == 1 and isinstance(found.parts[0], bytes):
+        return _from_bytes(found.parts[0], found.name, report, progress)
+    with explained(found.parts):
+        expansion = expand(found.parts, zip_limits)
+        if report is not None:
+            report.ignored = expansion.ignored
+            report.chose = expansion.chose
+        return convert_parts(expansion.parts, report, fast=fast, progress=progress)
+
+
+def convert_export(
+    found: Input, write: Callable[[bytes], Any], *, progress: bool | None = None
+) -> dict[str, Any] | None:
+    """Convert a resolved export, giving ``write`` the text of its envelope's conversations array a piece
+    at a time (see :func:`memvelope_tools._convert.convert_body`); returns the envelope's meta, or None,
+    writing nothing, for an export given as bytes.
+
+    The conversations are those ``memvelope convert`` writes, in the same bytes. Errors are
+    :func:`open_export`'s.
+    """
+    if not found.parts or not all(isinstance(part, str | os.PathLike) for part in found.parts):
+        return None
+    with explained(found.parts):
+        return convert_body(list(found.parts), write, progress=progress)
+
+
+def _from_bytes(data: bytes, name: str | None, report: ConversionLog | None, progress: bool | None) -> dict[str, Any]:
+    if data[:2] != b"PK":
+        part = Part(name or "<bytes>", lambda: io.BytesIO(data), len(data))
+        return convert_parts([part], report, progress=progress)
+    with tempfile.TemporaryDirectory(prefix="memvelope-") as tmp:
+        path = Path(tmp) / (name if name and name.lower().endswith(".zip") else "export.zip")
+        path.write_bytes(data)
+        try:
+            return open_export(
+                Input("export", path.name, os.fspath(path), parts=(path,)), report=report, progress=progress
+            )
+        except MemvelopeError as exc:
+            raise _renamed(exc, f"{tmp}{os.sep}") from None
+
+
+def _renamed(exc: MemvelopeError, prefix: str) -> MemvelopeError:
+    """``exc`` with a temporary folder's path taken out of the file it names."""
+    source = exc.source.replace(prefix, "") if exc.source else exc.source
+    return type(exc)(exc.msg, reason=exc.reason, source=source, path=exc.path)
 
 
 def write_envelope(envelope: Envelope, path: str | os.PathLike[str]) -> None:

@@ -49,8 +49,8 @@ oldest, later input winning ties; the messages of dropped copies are dropped too
 unpaired surrogates (legal in JSON, not in UTF-8) gets U+FFFD in their place, with a warning.
 
 The frame functions live in :mod:`.envelopes` (conversations, messages) and :mod:`.facts` (facts,
-archetype); this package holds only the column declarations, so importing one of its modules does
-not load the others.
+archetype), over :mod:`.documents`, which reads the inputs into Arrow tables; this package holds only
+the column declarations, so importing one of its modules does not load the others.
 """
 
 from __future__ import annotations

@@ -1,21 +1,27 @@
-"""The documents a frame function is given, loaded and checked one at a time, with their labels."""
+"""The documents a frame function is given, loaded and checked one at a time, with their labels, and
+read into Arrow tables (:func:`read_documents`), which the pandas frames, the corpus, the history and the
+table set are made from."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, overload
 
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 
+from .._convert.pipeline import convert_export, open_export
 from .._json.elements import parse_json, read_file, read_windows
 from .._json.walker import Fallback
-from .._load import convert_export, open_input
 from .._read import Source, check
 from .._sources import Input, resolve
 from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import FormatError
-from .flatten import flatten_export, flatten_file
+from .columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, STRING, arrow_schema
+from .flatten import fact_table, flatten, flatten_export, flatten_file
 
 
 class Flat:
@@ -88,7 +94,7 @@ def _documents(
         if found.kind != "export" and found.path is not None and found.value is None:
             data = read_file(os.fspath(found.path), progress)
         if found.kind == "export":
-            doc = open_input(found, progress=progress, conversations=False)
+            doc = open_export(found, progress=progress)
         elif data is not None:
             doc = parse_json(data, name)
             del data
@@ -123,3 +129,111 @@ def _flat(found: Input, with_messages: bool, progress: bool | None) -> Flat | No
         except Fallback:
             windows.finish()  # a file that changed meanwhile is refused, not read again
             return None
+
+
+def envelope_tables(
+    doc_or_docs: Source | Sequence[Source],
+    *,
+    dedupe: bool = False,
+    sources: Sequence[str] | None = None,
+    progress: bool | None = None,
+    with_messages: bool = True,
+) -> tuple[pa.Table, pa.Table | None]:
+    """Flatten envelopes into Arrow tables of conversations and (optionally) messages."""
+    read = read_documents(
+        doc_or_docs, "envelope", dedupe=dedupe, sources=sources, progress=progress, with_messages=with_messages
+    )
+    return read.conversations, read.messages
+
+
+@dataclass
+class Read:
+    """The tables of documents read by :func:`read_documents`, and a record per document.
+
+    A record holds the document's ``source`` label, ``format`` (its tag) and ``provider``, and for
+    a Facts IR document its ``meta`` and ``archetype``.
+    """
+
+    conversations: pa.Table
+    messages: pa.Table | None
+    facts: pa.Table
+    records: list[dict[str, Any]]
+
+
+def read_documents(
+    doc_or_docs: Source | Sequence[Source],
+    layer: str | None,
+    *,
+    dedupe: bool = False,
+    sources: Sequence[str] | None = None,
+    progress: bool | None = None,
+    with_messages: bool = True,
+) -> Read:
+    """Read documents (each loaded and checked once, see :func:`documents`) into tables, in order.
+
+    ``layer`` (``"envelope"``, ``"ir"`` or None for either) is the layer every document must have.
+    """
+    conv_parts: list[pa.Table] = []
+    msg_parts: list[pa.Table] = []
+    fact_parts: list[pa.Table] = []
+    records: list[dict[str, Any]] = []
+    for label, doc, name, owned in documents(doc_or_docs, sources, layer, progress=progress, stream=with_messages):
+        if isinstance(doc, Flat) or "memvelope" in doc:
+            if isinstance(doc, Flat):
+                convs, msgs = doc.tables
+                provider = doc.provider
+            else:
+                convs, msgs = flatten(doc, label, name, with_messages, progress, owned=owned)
+                provider = doc["meta"]["source_provider"]
+            conv_parts.append(convs)
+            if msgs is not None:
+                msg_parts.append(msgs)
+            records.append({"source": label, "format": ENVELOPE_TAG, "provider": provider})
+        else:
+            fact_parts.append(fact_table(doc, label))
+            meta = doc["meta"]
+            records.append(
+                {
+                    "source": label,
+                    "format": IR_TAG,
+                    "provider": meta["provider"],
+                    "meta": meta,
+                    "archetype": doc["archetype"],
+                }
+            )
+        del doc
+    conv_table = pa.concat_tables(conv_parts) if conv_parts else arrow_schema(CONVERSATION_COLUMNS).empty_table()
+    msg_table = None
+    if with_messages:
+        msg_table = pa.concat_tables(msg_parts) if msg_parts else arrow_schema(MESSAGE_COLUMNS).empty_table()
+    if dedupe:
+        conv_table, msg_table = dedupe_tables(conv_table, msg_table)
+    facts = pa.concat_tables(fact_parts) if fact_parts else arrow_schema(FACT_COLUMNS).empty_table()
+    return Read(conv_table, msg_table, facts, records)
+
+
+def dedupe_tables(conv_table: pa.Table, msg_table: pa.Table | None) -> tuple[pa.Table, pa.Table | None]:
+    """The tables without the conversations ``dedupe=True`` drops (see :mod:`memvelope_tools._frames`)."""
+    if not conv_table.num_rows:
+        return conv_table, msg_table
+    keep = _dedupe_mask(conv_table)
+    if msg_table is not None:
+        # Map each message to its conversation's row number in the concatenated table.
+        counts = conv_table.column("n_messages").to_numpy()
+        msg_table = msg_table.filter(pa.array(np.repeat(keep, counts)))
+    return conv_table.filter(pa.array(keep)), msg_table
+
+
+def _dedupe_mask(convs: pa.Table) -> np.ndarray:
+    frame = pd.DataFrame(
+        {
+            "id": convs.column("conversation_id").to_pandas(types_mapper={pa.string(): STRING}.get),
+            "updated": convs.column("updated_at").cast(pa.int64()).fill_null(np.iinfo(np.int64).min).to_numpy(),
+            "row": np.arange(convs.num_rows),
+        }
+    )
+    dated = frame[frame["id"].notna()].sort_values(["updated", "row"], kind="stable")
+    dropped = dated.loc[dated.duplicated("id", keep="last"), "row"].to_numpy()
+    keep = np.ones(convs.num_rows, dtype=bool)
+    keep[dropped] = False
+    return keep

@@ -5,9 +5,9 @@ What counts as a fact (user messages only; assistant text is never read):
 * **Custom instructions.** A ChatGPT ``user_editable_context`` message (recognised by its preamble,
   "The user provided the following information about themselves" / "...how they would like you to
   respond") contributes the text inside its fenced blocks only, never the preamble. Every profile
-  sentence is about the user (``subject: "self"``); its category comes from :func:`categorise`, else
+  sentence is about the user (``subject: "self"``); its category comes from :func:`.rules.categorise`, else
   ``null``. Every instruction sentence is ``category: "instructions"``.
-* **First-person statements** in ordinary user messages, matched by :data:`RULES` at the start of a
+* **First-person statements** in ordinary user messages, matched by :data:`.rules.RULES` at the start of a
   sentence (after "Also,", "Btw," and the like): name, work, place, age, relationships, projects,
   preferences, and standing instructions beginning "Always" / "Never" / "From now on".
 
@@ -30,126 +30,14 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from .facts import CONTENT_MAX, DistillStats, conversation_month, dedup, make_fact
+from .rules import LEAD, RELATIVES, categorise, classify
 from .write import Clock, build_ir
 
 MODE: Final = "structured (zero-LLM)"
 
-_RELATIVES = (
-    r"wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|son|daughter|kid|child|mother|mom|"
-    r"mum|father|dad|brother|sister|grandmother|grandfather|grandma|grandpa|aunt|uncle|cousin|"
-    r"boss|manager|co-?founder|best friend|friend|colleague|dog|cat|puppy|kitten"
-)
 _PETS = {"dog", "cat", "puppy", "kitten"}
-_JOBS = (
-    r"engineer|developer|programmer|scientist|designer|manager|teacher|professor|lecturer|nurse|"
-    r"doctor|physician|student|researcher|consultant|founder|ceo|cto|lawyer|analyst|writer|"
-    r"journalist|architect|accountant|editor|product owner|freelancer|contractor|entrepreneur|"
-    r"photographer|translator|pharmacist|therapist|chef|artist|musician|economist|statistician|"
-    r"data \w+|phd|postdoc|intern|librarian|marketer|recruiter|sales\w*"
-)
-_PRONOUN_OBJECT = r"(?!\s+(?:it|this|that|these|those|them|you|your|yours|him|her)\b)"
-
-#: (category, pattern) tried in order at the start of a sentence; the first match decides.
-RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
-    (cat, re.compile(rx, re.IGNORECASE))
-    for cat, rx in (
-        ("instructions", r"^(?:please\s+)?(?:always|never)\b(?!\s+mind\b)"),
-        (
-            "instructions",
-            r"^(?:from now on|going forward|in (?:all|every|future) (?:answers|replies|"
-            r"responses))\b",
-        ),
-        ("instructions", r"^i(?:\s+(?:want|need)|'d like|\s+would like)\s+you\s+to\s+(?:always|never)\b"),
-        ("identity", r"^(?:my name is|my name's|i(?:'m| am) called|people call me|call me)\s+\S"),
-        ("relationship", rf"^my\s+(?:{_RELATIVES})\b(?!['’]s\b)"),
-        (
-            "relationship",
-            rf"^i\s+have\s+(?:a|an|one|two|three|four|five|\d+)\s+(?:\w+\s+)?(?:{_RELATIVES}|"
-            r"kids|children|sons|daughters|brothers|sisters|dogs|cats)\b",
-        ),
-        (
-            "relationship",
-            r"^i(?:'m| am)\s+(?:married|engaged|divorced|widowed|a (?:mom|mother|dad|father|"
-            r"parent|single parent))\b",
-        ),
-        ("career", r"^i\s+(?:work|worked|have worked|'ve worked)\s+(?:as|at|for|in|on)\b"),
-        ("career", r"^i\s+(?:run|own|founded|co-founded|cofounded|started|sold)\s+(?:a|an|my|our|the)\s"),
-        ("career", r"^i\s+(?:started|joined|left|quit)\s+(?:at\s+|working\s+(?:at|for)\s+)?(?-i:[A-Z])"),
-        ("career", r"^i\s+(?:lead|manage|teach|studied|graduated|retired)\b"),
-        (
-            "career",
-            rf"^i(?:'m| am)\s+(?:currently\s+|now\s+)?(?:a|an|the)\s+(?:[\w-]+\s+){{0,3}}"
-            rf"(?:{_JOBS})s?\b",
-        ),
-        ("career", r"^my\s+(?:job|role|title|employer|day job|profession|career)\b"),
-        (
-            "projects",
-            r"^i(?:'m| am|'ve been| have been)\s+(?:currently\s+)?(?:working on|building|developing|"
-            r"writing|making|designing|creating)\s+(?:a|an|my|our|the|some)\b",
-        ),
-        (
-            "projects",
-            r"^my\s+(?:project|side project|startup|app|book|thesis|website|blog|podcast|game|"
-            r"company|business)\b",
-        ),
-        (
-            "preferences",
-            rf"^i\s+(?:really\s+|absolutely\s+|just\s+|generally\s+|usually\s+)?"
-            r"(?:like|love|enjoy|prefer|hate|dislike|adore|can't stand|cannot stand)"
-            rf"{_PRONOUN_OBJECT}\b",
-        ),
-        ("preferences", r"^i\s+(?:don't|do not|never)\s+(?:like|enjoy|eat|drink|use)\b"),
-        (
-            "preferences",
-            r"^i(?:'m| am)\s+(?:a\s+(?:big\s+|huge\s+)?fan of|not a fan of|into|obsessed with|"
-            r"vegetarian|vegan|pescatarian)\b",
-        ),
-        ("preferences", r"^my\s+favou?rite\b"),
-        ("identity", r"^i\s+(?:live|lived|grew up|was born|moved|relocated)\b"),
-        ("identity", r"^i(?:'m| am)\s+(?:originally\s+)?(?:based|located|from)\b"),
-        ("identity", r"^i(?:'m| am)\s+\d{1,3}(?:\s+years?\s+old)?\b"),
-        ("identity", r"^i\s+speak\b"),
-        (
-            "identity",
-            r"^i(?:'m| am)\s+(?:allergic|diabetic|colou?r-?blind|left-handed|right-handed|"
-            r"autistic|dyslexic|neurodivergent)\b",
-        ),
-        ("identity", r"^i(?:'m| am)\s+(?:a|an)\s+(?!(?:bit|little|lot|big|huge|total|complete)\b)\w+"),
-        ("identity", r"^i(?:'m| am)\s+(?-i:[A-Z])[\w'-]+\b"),
-    )
-)
-
-#: Keyword classifier for custom-instruction profile text that no rule above matches.
-_KEYWORDS: Final = (
-    ("relationship", re.compile(rf"\b(?:{_RELATIVES}|married|kids|children)\b", re.IGNORECASE)),
-    ("career", re.compile(rf"\b(?:work|job|career|occupation|role|employer|company|{_JOBS})s?\b", re.IGNORECASE)),
-    ("projects", re.compile(r"\b(?:project|side project|startup|building|thesis)\b", re.IGNORECASE)),
-    (
-        "preferences",
-        re.compile(r"\b(?:like|love|enjoy|prefer|favou?rite|hate|hobby|hobbies|interests?)\b", re.IGNORECASE),
-    ),
-    (
-        "identity",
-        re.compile(
-            r"\b(?:name|live|living|based|born|age|years old|pronouns|nationality|"
-            r"speak|languages?|fluent|native)\b",
-            re.IGNORECASE,
-        ),
-    ),
-)
-
-_LEAD = re.compile(
-    r"^(?:(?:also|and|but|so|well|oh|ok|okay|btw|by the way|fyi|actually|honestly|hi|hey|"
-    r"hello|anyway|plus|just so you know)\b[,!:]?\s+)+",
-    re.IGNORECASE,
-)
-_SKIP = re.compile(
-    r"^(?:if|when|whenever|what if|suppose|imagine|pretend|let's say|assume|assuming|"
-    r"hypothetically|in a story)\b",
-    re.IGNORECASE,
-)
 _RELATIVE_NAME = re.compile(
-    rf"^my\s+(?P<rel>{_RELATIVES})(?:'s name is|\s+is called|\s+is named|\s+named|"
+    rf"^my\s+(?P<rel>{RELATIVES})(?:'s name is|\s+is called|\s+is named|\s+named|"
     r"\s+called|,)?\s+(?P<name>(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)",
     re.IGNORECASE,
 )
@@ -178,32 +66,9 @@ def sentences(text: str) -> Iterator[str]:
                 yield part
 
 
-def categorise(sentence: str) -> str | None:
-    """The category a first-person rule gives ``sentence``, else the first keyword class, else None."""
-    return classify(sentence) or next((cat for cat, rx in _KEYWORDS if rx.search(sentence)), None)
-
-
-def classify(sentence: str) -> str | None:
-    """The category of the first rule in :data:`RULES` matching ``sentence``; None when none does
-    or the sentence is a question, hypothetical, or too short/long to be a fact."""
-    core = _LEAD.sub("", sentence)
-    if not _usable(core):
-        return None
-    return next((cat for cat, rx in RULES if rx.search(core)), None)
-
-
-def _usable(sentence: str) -> bool:
-    return (
-        len(sentence.split()) >= 2
-        and len(sentence) <= CONTENT_MAX
-        and not sentence.rstrip().endswith("?")
-        and not _SKIP.search(sentence)
-    )
-
-
 def _subject(sentence: str, category: str | None) -> tuple[str, str]:
     if category == "relationship":
-        m = _RELATIVE_NAME.search(_LEAD.sub("", sentence))
+        m = _RELATIVE_NAME.search(LEAD.sub("", sentence))
         if m and m.group("name").split()[0] not in _NOT_NAMES:
             name = re.sub(r"['’]s$", "", m.group("name"))
             return name, "other" if m.group("rel").lower() in _PETS else "person"
