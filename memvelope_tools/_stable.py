@@ -217,7 +217,7 @@ class Windows:
         fits = [buf for buf in self._free if len(buf) >= room]
         least = self.window + (self._head if self._may_read_ahead else 0)  # any buffer may later be read ahead into
         buf = fits[0] if fits else _reused_buffer(max(room, least))
-        self._free = [other for other in self._free if other is not buf and len(other) >= least][:2]
+        self._free = [other for other in self._free if other is not buf and len(other) >= least][:1]
         return buf
 
     def _start_ahead(self) -> None:
