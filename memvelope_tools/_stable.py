@@ -227,20 +227,17 @@ class Windows:
 
     def _take_ahead(self) -> _Ahead | None:
         """The bytes read ahead, once they are; raises :class:`Changed` when the input ended before them."""
-        ahead, self._ahead = self._ahead, None
-        if ahead is None:
-            return None
-        try:
-            ahead.wait()
-        except BaseException:
-            self._free.append(ahead.buf)
-            raise
+        ahead = self._ahead
+        if ahead is not None:
+            ahead.wait()  # when this raises (a stop among others), reading_ahead() still waits for the thread
+            self._ahead = None
         return ahead
 
     def _drop_ahead(self) -> None:
-        ahead, self._ahead = self._ahead, None
+        ahead = self._ahead
         if ahead is not None:
-            ahead.thread.join()
+            ahead.end()
+            self._ahead = None
             self._free.append(ahead.buf)
 
     def finish(self) -> None:
@@ -290,8 +287,10 @@ class _Ahead:
         self.buf, self.done, self._head = buf, 0, head
         self._fill, self._at, self._want = fill, at, want
         self._error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name="memvelope-read-ahead", daemon=True)
-        self.thread.start()
+        # Waited for with an event: Thread.join interrupted by a signal may take the thread for ended.
+        self._ended = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="memvelope-read-ahead", daemon=True)
+        self._thread.start()
 
     def _run(self) -> None:
         try:
@@ -303,10 +302,17 @@ class _Ahead:
                     self.done += n
         except BaseException as exc:  # raised on the thread that waits for these bytes
             self._error = exc
+        finally:
+            self._ended.set()
+
+    def end(self) -> None:
+        """Wait until the thread has ended."""
+        self._ended.wait()
+        self._thread.join()
 
     def wait(self) -> None:
         """Wait until the bytes are read; raise what reading them raised."""
-        self.thread.join()
+        self.end()
         if self._error is not None:
             raise self._error
 

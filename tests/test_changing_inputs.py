@@ -9,10 +9,12 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -316,15 +318,19 @@ def _read_ahead_threads() -> list[threading.Thread]:
 
 def _preadv_off_main(monkeypatch: pytest.MonkeyPatch, before_read: Callable[[], None]) -> list[str]:
     """Make ``os.preadv`` call ``before_read`` first when it runs on a thread other than the main one;
-    returns the names of the threads it ran on."""
+    returns the names of the threads it ran on, with ``"ended"`` after each such read on another thread."""
     real = os.preadv
     seen: list[str] = []
 
     def preadv(fd: int, buffers: list[memoryview], offset: int) -> int:
         seen.append(threading.current_thread().name)
-        if threading.current_thread() is not threading.main_thread():
-            before_read()
-        return real(fd, buffers, offset)
+        if threading.current_thread() is threading.main_thread():
+            return real(fd, buffers, offset)
+        before_read()
+        try:
+            return real(fd, buffers, offset)
+        finally:
+            seen.append("ended")
 
     monkeypatch.setattr(os, "preadv", preadv)
     return seen
@@ -388,6 +394,42 @@ def test_a_stop_while_a_window_is_read_ahead_leaves_no_thread(tmp_path: Path, mo
     assert go_on.is_set()  # the call waited for the copy to end
     assert not _read_ahead_threads()
     assert "memvelope-read-ahead" in seen
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="sends SIGINT to the main thread")
+def test_ctrl_c_while_waiting_for_the_window_read_ahead_leaves_no_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Ctrl-C (SIGINT) that arrives while the frames wait for the next window to be copied stops them as
+    KeyboardInterrupt, once that copy ended: no reading thread outlives the call."""
+    path = tmp_path / "a.mve.json"
+    _write_envelope(path, 30)
+    monkeypatch.setattr(_stable, "WINDOW", 512)
+    copying, go_on = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        copying.set()
+        go_on.wait(10)
+
+    def press_ctrl_c() -> None:
+        assert copying.wait(10)
+        time.sleep(0.2)  # the main thread now waits for the copy
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+        time.sleep(0.3)
+        go_on.set()
+
+    seen = _preadv_off_main(monkeypatch, hold)
+    presser = threading.Thread(target=press_ctrl_c)
+    presser.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            mv.messages_frame(path)
+        assert go_on.is_set()  # the call waited for the copy to end
+        assert seen.count("ended") == seen.count("memvelope-read-ahead") > 0
+        assert not _read_ahead_threads()
+    finally:
+        go_on.set()
+        presser.join()
 
 
 def test_windows_read_ahead_give_the_bytes_in_order_whatever_is_carried(
