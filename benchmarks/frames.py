@@ -24,8 +24,15 @@ each in a fresh process, best of ``--repeat``:
 
 The runs are interleaved (one of each per round), so that the machine's load falls on all alike.
 
+With ``--against DIR`` (a checkout of another version of the package, its C helpers built, such as
+a worktree of the previous release) it measures instead ``messages_frame(path)`` of this checkout and
+of that one, each in a fresh process, one of each per round for ``--repeat`` rounds: best and median
+rows/s, CPU time (user + system, all threads) and peak memory, with the ratios and the load average.
+``--file PATH`` reads that envelope instead of generating one (generating 1,000,000 messages takes
+most of a minute).
+
 Usage: ``python benchmarks/frames.py [--messages 1000000] [--seed 7] [--emoji-share 0.01] [--repeat 3]
-[--numpy] [--export ZIP]`` (``--numpy``: the engine ``"python"``, used when the C helper
+[--numpy] [--export ZIP] [--against DIR [--file PATH]]`` (``--numpy``: the engine ``"python"``, used when the C helper
 ``memvelope_tools._frames._textscan`` was not built).
 """
 
@@ -48,7 +55,7 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, os.environ.get("MEMVELOPE_BENCHMARK_ROOT", str(ROOT)))  # --against: the other checkout
 
 _VOCABULARY = """the a of to and in is it that for you with on this be are as can or not your have we at
 roadmap plan data model export python function value table result error test meeting budget draft
@@ -116,30 +123,77 @@ def _peak_rss_bytes() -> int:
 
 def child(path: str, general: bool) -> None:
     """Run in a fresh process: time messages_frame(path) and report its peak memory as JSON."""
+    import resource
+
     import pandas  # noqa: F401 - imports are part of the baseline, not of the load
     import pyarrow  # noqa: F401
 
-    from memvelope_tools._frames import text as _text
-    from memvelope_tools._frames.envelopes import messages_frame
+    try:
+        from memvelope_tools._frames import text as _text
+        from memvelope_tools._frames.envelopes import messages_frame
+    except ImportError:  # a checkout of an earlier release (--against), whose frames were public modules
+        from memvelope_tools.frames import text as _text  # type: ignore[import-not-found,no-redef]
+        from memvelope_tools.frames.envelopes import messages_frame  # type: ignore[import-not-found,no-redef]
 
     if general:
         _text.conversation_columns = lambda *_: None  # type: ignore[assignment]
 
     gc.collect()
     base = _rss_bytes()
+    before = resource.getrusage(resource.RUSAGE_SELF)
     start = time.perf_counter()
     frame = messages_frame(path, progress=False)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_SELF)
     peak = _peak_rss_bytes()
     print(
         json.dumps(
             {
                 "rows": len(frame),
                 "seconds": seconds,
+                "cpu": after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime,
                 "peak_extra": peak - base,
                 "frame_bytes": int(frame.memory_usage(deep=False).sum()),
+                "load": os.getloadavg()[0],
+                "package": str(Path(sys.modules["memvelope_tools"].__file__ or "").parent),
             }
         )
+    )
+
+
+def against_figures(path: str, other: str, repeat: int) -> None:
+    """The figures of ``--against`` (see the module docstring): this checkout and ``other``, interleaved."""
+    import statistics
+
+    size = os.path.getsize(path)
+    checkouts = {"this": str(ROOT), "other": str(Path(other).resolve())}
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in checkouts}
+    for _ in range(repeat):
+        for name, root in checkouts.items():
+            env = {**os.environ, "PYTHONPATH": root, "MEMVELOPE_BENCHMARK_ROOT": root}
+            command = [sys.executable, __file__, "--child", path]
+            run = json.loads(subprocess.run(command, check=True, capture_output=True, text=True, env=env).stdout)
+            assert Path(run["package"]).is_relative_to(root), (run["package"], root)
+            runs[name].append(run)
+    rows = {run["rows"] for results in runs.values() for run in results}
+    assert len(rows) == 1, "the frames differ in length"
+    n = rows.pop()
+    print(f"file: {path} ({size / 1e6:,.1f} MB, {n:,} messages), {repeat} rounds, one run of each per round")
+    rates = {name: [n / run["seconds"] for run in results] for name, results in runs.items()}
+    for name, results in runs.items():
+        cpu = [run["cpu"] for run in results]
+        peak = [run["peak_extra"] / size for run in results]
+        print(
+            f"{name:5} {checkouts[name]}: best {max(rates[name]):>10,.0f} rows/s, median "
+            f"{statistics.median(rates[name]):>10,.0f}; CPU {min(cpu):.2f}-{max(cpu):.2f} s (median "
+            f"{statistics.median(cpu):.2f}); peak memory {min(peak):.2f}-{max(peak):.2f}x the file"
+        )
+    loads = [run["load"] for results in runs.values() for run in results]
+    cpu_ratio = statistics.median(r["cpu"] for r in runs["this"]) / statistics.median(r["cpu"] for r in runs["other"])
+    print(
+        f"this / other: {max(rates['this']) / max(rates['other']):.2f}x at best, "
+        f"{statistics.median(rates['this']) / statistics.median(rates['other']):.2f}x at the median; median CPU "
+        f"{cpu_ratio:.2f}x; load average {min(loads):.2f}-{max(loads):.2f} during the runs"
     )
 
 
@@ -235,6 +289,8 @@ def main() -> None:
         "--numpy", action="store_true", help="measure the NumPy path that stands in when the C helper was not built"
     )
     parser.add_argument("--export", help="a zipped export: measure the export and envelope figures instead")
+    parser.add_argument("--against", help="a checkout of another version: compare messages_frame(path) with it")
+    parser.add_argument("--file", help="with --against: the envelope file to read (else one is generated)")
     parser.add_argument("--task", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--general", action="store_true", help=argparse.SUPPRESS)
@@ -249,6 +305,9 @@ def main() -> None:
         return
     if args.export:
         export_figures(args.export, args.repeat)
+        return
+    if args.against and args.file:
+        against_figures(args.file, args.against, args.repeat)
         return
 
     import pandas as pd
@@ -268,6 +327,11 @@ def main() -> None:
         path.write_bytes(json.dumps(env, ensure_ascii=False, indent=2).encode("utf-8"))
         size = path.stat().st_size
         print(f"file size: {size / 1e6:,.1f} MB")
+        if args.against:
+            del env  # freed before the child processes run
+            gc.collect()
+            against_figures(str(path), args.against, args.repeat)
+            return
 
         def timed(run: Callable[[], Any]) -> list[float]:
             seconds = []

@@ -12,7 +12,8 @@ import contextlib
 import mmap
 import os
 import stat
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
 #: The words every reader uses for a file that changed while it was read.
@@ -102,6 +103,8 @@ class Windows:
     copies the input's bytes from offset ``at`` into ``view`` and returns how many (0 at its end; its
     ``size`` is the number of bytes it has, None when unknown until then);
     ``check`` (called once everything was read) raises :class:`Changed` when the input changed meanwhile.
+    With ``read_ahead`` (a ``fill`` that may run on another thread, one call at a time), windows given
+    inside :meth:`reading_ahead` have their new bytes copied meanwhile, while the current one is used.
     """
 
     def __init__(
@@ -112,6 +115,7 @@ class Windows:
         window: int | None = None,
         check: Callable[[], Any] | None = None,
         on_bytes: Callable[[int], Any] | None = None,
+        read_ahead: bool = False,
     ) -> None:
         self.size, self.window = size, max(1, WINDOW if window is None else window)
         self.start = 0  # where the current window begins in the input
@@ -123,6 +127,10 @@ class Windows:
         self._lent: dict[int, mmap.mmap | bytearray] = {}
         self._buf: mmap.mmap | bytearray | None = None
         self._view = memoryview(b"")
+        self._may_read_ahead = read_ahead and size is not None
+        self._head = min(_HEAD_ROOM, self.window)  # at most a window: a long element carried still doubles it
+        self._reading_ahead = False
+        self._ahead: _Ahead | None = None
 
     @property
     def eof(self) -> bool:
@@ -141,20 +149,53 @@ class Windows:
         if buf is not None and buf is not self._buf:
             self._free.append(buf)
 
+    @contextlib.contextmanager
+    def reading_ahead(self) -> Iterator[None]:
+        """Within this, each window's successor is copied on another thread while the window is used
+        (when the windows were made with ``read_ahead``); on leaving, no copy is still going on."""
+        self._reading_ahead = self._may_read_ahead
+        try:
+            yield
+        finally:
+            self._reading_ahead = False
+            self._drop_ahead()
+
     def advance(self, keep: int) -> memoryview:
         """The next window, beginning with the current one's bytes from ``keep`` on; raises
         :class:`Changed` when the input ends before its size (see :meth:`finish` for the rest)."""
         old, old_buf = self._view, self._buf
         carry = len(old) - keep
-        room = max(self.window, 2 * carry)
+        ahead = self._take_ahead()
+        if ahead is not None and carry <= self._head:
+            buf = ahead.buf
+            view = memoryview(buf)[self._head - carry : self._head + ahead.done]
+            view[:carry] = old[keep:]
+            self._got(ahead.done)
+        else:
+            buf, view = self._read_here(old[keep:], ahead)
+        self.start += len(old) - carry
+        self._buf, self._view = buf, view
+        if old_buf is not None and id(old_buf) not in self._lent:
+            self._free.append(old_buf)
+        if self._reading_ahead and not self.eof:
+            self._start_ahead()
+        return self._view
+
+    def _read_here(self, carried: memoryview, ahead: _Ahead | None) -> tuple[mmap.mmap | bytearray, memoryview]:
+        """A window of the bytes ``carried``, those read ahead (if any), then new bytes read on this thread."""
+        carry, before = len(carried), 0 if ahead is None else ahead.done
+        room = max(self.window, 2 * carry, carry + before)
         if self.size is not None:
             room = min(room, carry + self.size - self._read)
-        fits = [buf for buf in self._free if len(buf) >= room]
-        buf = fits[0] if fits else _reused_buffer(max(room, self.window))
-        self._free = [other for other in self._free if other is not buf and len(other) >= self.window][:1]
+        buf = self._buffer(room)
         view = memoryview(buf)
-        view[:carry] = old[keep:]
+        view[:carry] = carried
         done = carry
+        if ahead is not None:
+            view[done : done + before] = memoryview(ahead.buf)[self._head : self._head + before]
+            done += before
+            self._got(before)
+            self._free.append(ahead.buf)
         while done < room:
             n = self._fill(view[done:room], self._read)
             if not n and self.size is None:
@@ -163,17 +204,45 @@ class Windows:
             if not n:
                 raise Changed(CHANGED)
             done += n
-            self._read += n
-            if self.on_bytes is not None:
-                self.on_bytes(n)
-        self.start += len(old) - carry
-        self._buf, self._view = buf, view[:done]
-        if old_buf is not None and id(old_buf) not in self._lent:
-            self._free.append(old_buf)
-        return self._view
+            self._got(n)
+        return buf, view[:done]
+
+    def _got(self, n: int) -> None:
+        self._read += n
+        if self.on_bytes is not None:
+            self.on_bytes(n)
+
+    def _buffer(self, room: int) -> mmap.mmap | bytearray:
+        """A free buffer of at least ``room`` bytes (a new one when none is), taken off the free list."""
+        fits = [buf for buf in self._free if len(buf) >= room]
+        least = self.window + (self._head if self._may_read_ahead else 0)  # any buffer may later be read ahead into
+        buf = fits[0] if fits else _reused_buffer(max(room, least))
+        self._free = [other for other in self._free if other is not buf and len(other) >= least][:1]
+        return buf
+
+    def _start_ahead(self) -> None:
+        assert self.size is not None
+        want = min(self.window, self.size - self._read)
+        self._ahead = _Ahead(self._fill, self._buffer(self._head + self.window), self._head, self._read, want)
+
+    def _take_ahead(self) -> _Ahead | None:
+        """The bytes read ahead, once they are; raises :class:`Changed` when the input ended before them."""
+        ahead = self._ahead
+        if ahead is not None:
+            ahead.wait()  # when this raises (a stop among others), reading_ahead() still waits for the thread
+            self._ahead = None
+        return ahead
+
+    def _drop_ahead(self) -> None:
+        ahead = self._ahead
+        if ahead is not None:
+            ahead.end()
+            self._ahead = None
+            self._free.append(ahead.buf)
 
     def finish(self) -> None:
         """Raise :class:`Changed` when the input changed while it was read (once all of it was)."""
+        self._drop_ahead()
         if self._check is not None:
             self._check()
 
@@ -201,6 +270,51 @@ class Windows:
             return done
 
         return cls(fill, size, window=window)
+
+
+#: Bytes free before the new bytes of a window read ahead (at most one window's), where the element the
+#: window before left unfinished is put; a longer one makes that window be read the ordinary way.
+_HEAD_ROOM: Final = 2 << 20
+
+
+class _Ahead:
+    """``want`` bytes of an input from offset ``at`` on, copied by ``fill`` into ``buf[head:]`` on a thread
+    of their own (``fill`` releases the GIL while it copies)."""
+
+    def __init__(
+        self, fill: Callable[[memoryview, int], int], buf: mmap.mmap | bytearray, head: int, at: int, want: int
+    ) -> None:
+        self.buf, self.done, self._head = buf, 0, head
+        self._fill, self._at, self._want = fill, at, want
+        self._error: BaseException | None = None
+        # Waited for with an event: Thread.join interrupted by a signal may take the thread for ended.
+        self._ended = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="memvelope-read-ahead", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            with memoryview(self.buf) as view:
+                while self.done < self._want:
+                    n = self._fill(view[self._head + self.done : self._head + self._want], self._at + self.done)
+                    if not n:
+                        raise Changed(CHANGED)
+                    self.done += n
+        except BaseException as exc:  # raised on the thread that waits for these bytes
+            self._error = exc
+        finally:
+            self._ended.set()
+
+    def end(self) -> None:
+        """Wait until the thread has ended."""
+        self._ended.wait()
+        self._thread.join()
+
+    def wait(self) -> None:
+        """Wait until the bytes are read; raise what reading them raised."""
+        self.end()
+        if self._error is not None:
+            raise self._error
 
 
 def _reused_buffer(size: int) -> mmap.mmap | bytearray:
@@ -233,4 +347,4 @@ def file_windows(fh: Any, *, window: int | None = None) -> Windows | None:
         if os.pread(fd, 1, before[2]) or changed(fd, before):
             raise Changed(CHANGED)
 
-    return Windows(fill, before[2], window=window, check=check)
+    return Windows(fill, before[2], window=window, check=check, read_ahead=True)

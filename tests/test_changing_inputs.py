@@ -9,9 +9,13 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -306,3 +310,155 @@ def test_a_window_carries_an_unfinished_element_and_grows_for_a_large_one():
     while not windows.eof:
         window = windows.advance(0)
     assert bytes(window) == data[2000:]
+
+
+def _read_ahead_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "memvelope-read-ahead" and t.is_alive()]
+
+
+def _preadv_off_main(monkeypatch: pytest.MonkeyPatch, before_read: Callable[[], None]) -> list[str]:
+    """Make ``os.preadv`` call ``before_read`` first when it runs on a thread other than the main one;
+    returns the names of the threads it ran on, with ``"ended"`` after each such read on another thread."""
+    real = os.preadv
+    seen: list[str] = []
+
+    def preadv(fd: int, buffers: list[memoryview], offset: int) -> int:
+        seen.append(threading.current_thread().name)
+        if threading.current_thread() is threading.main_thread():
+            return real(fd, buffers, offset)
+        before_read()
+        try:
+            return real(fd, buffers, offset)
+        finally:
+            seen.append("ended")
+
+    monkeypatch.setattr(os, "preadv", preadv)
+    return seen
+
+
+@pytest.mark.parametrize("how", ["truncated", "rewritten at the same size"])
+def test_a_change_while_the_next_window_is_read_ahead_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+):
+    """The frames copy a file's next window on another thread while they read the current one: a change
+    that this copy sees (a short read, other bytes) is refused as any other change is."""
+    path = tmp_path / "a.mve.json"
+    _write_envelope(path, 30)
+    os.utime(path, (OLD_TIME, OLD_TIME))
+    monkeypatch.setattr(_stable, "WINDOW", 512)
+    size = path.stat().st_size
+
+    def change() -> None:
+        if how == "truncated":
+            with open(path, "r+b") as fh:
+                fh.truncate(size // 2)
+        else:
+            path.write_bytes(b"\x00" * size)
+
+    seen = _preadv_off_main(monkeypatch, functools.cache(change))
+    with pytest.raises(FormatError) as info:
+        mv.messages_frame(path)
+    assert info.value.reason == "changed"
+    assert "memvelope-read-ahead" in seen
+    assert not _read_ahead_threads()
+
+
+def test_a_stop_while_a_window_is_read_ahead_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Ctrl-C (KeyboardInterrupt) while the next window is being copied stops the frames at once, as
+    KeyboardInterrupt, once that copy ended: no reading thread outlives the call (nor the open file)."""
+    path = tmp_path / "a.mve.json"
+    _write_envelope(path, 30)
+    monkeypatch.setattr(_stable, "WINDOW", 512)
+    copying, go_on = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        copying.set()
+        go_on.wait(10)
+
+    seen = _preadv_off_main(monkeypatch, hold)
+    real_advance = _stable.Windows.advance
+    calls = []
+
+    def advance_then_stop(self: _stable.Windows, keep: int) -> memoryview:
+        calls.append(keep)
+        if len(calls) > 1:  # the first window is in use, its successor being copied
+            assert copying.wait(10)
+            assert _read_ahead_threads()
+            threading.Timer(0.2, go_on.set).start()
+            raise KeyboardInterrupt
+        return real_advance(self, keep)
+
+    monkeypatch.setattr(_stable.Windows, "advance", advance_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        mv.messages_frame(path)
+    assert go_on.is_set()  # the call waited for the copy to end
+    assert not _read_ahead_threads()
+    assert "memvelope-read-ahead" in seen
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="sends SIGINT to the main thread")
+def test_ctrl_c_while_waiting_for_the_window_read_ahead_leaves_no_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Ctrl-C (SIGINT) that arrives while the frames wait for the next window to be copied stops them as
+    KeyboardInterrupt, once that copy ended: no reading thread outlives the call."""
+    path = tmp_path / "a.mve.json"
+    _write_envelope(path, 30)
+    monkeypatch.setattr(_stable, "WINDOW", 512)
+    copying, go_on = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        copying.set()
+        go_on.wait(10)
+
+    def press_ctrl_c() -> None:
+        assert copying.wait(10)
+        time.sleep(0.2)  # the main thread now waits for the copy
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+        time.sleep(0.3)
+        go_on.set()
+
+    seen = _preadv_off_main(monkeypatch, hold)
+    presser = threading.Thread(target=press_ctrl_c)
+    presser.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            mv.messages_frame(path)
+        assert go_on.is_set()  # the call waited for the copy to end
+        assert seen.count("ended") == seen.count("memvelope-read-ahead") > 0
+        assert not _read_ahead_threads()
+    finally:
+        go_on.set()
+        presser.join()
+
+
+def test_windows_read_ahead_give_the_bytes_in_order_whatever_is_carried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Read ahead or not, each window is the bytes carried from the one before, then the next ones; a
+    carried element longer than the room kept for it grows the window as without reading ahead."""
+    path = tmp_path / "data.bin"
+    data = os.urandom(200_000)
+    path.write_bytes(data)
+    seen = _preadv_off_main(monkeypatch, lambda: None)
+    with open(path, "rb") as fh:
+        windows = _stable.file_windows(fh, window=4096)
+        assert windows is not None
+        with windows.reading_ahead():
+            window = windows.advance(0)
+            assert bytes(window) == data[:4096]
+            window = windows.advance(100)  # a small element carried
+            assert windows.start == 100 and bytes(window) == data[100 : 4096 + 4096]
+            for _ in range(4):  # one element that goes on and on: each window at least doubles
+                before = len(window)
+                window = windows.advance(0)
+                assert windows.start == 100 and bytes(window) == data[100 : 100 + len(window)]
+                assert len(window) >= 2 * before
+            while not windows.eof:
+                start, end = windows.start + len(window) // 2, windows.start + len(window)
+                window = windows.advance(len(window) // 2)
+                assert windows.start == start and bytes(window[: end - start]) == data[start:end]
+            assert bytes(window) == data[windows.start :]
+        windows.finish()
+    assert not _read_ahead_threads()
+    assert seen.count("memvelope-read-ahead") >= 3

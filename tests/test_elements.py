@@ -281,6 +281,18 @@ def test_the_c_scanner_and_its_twin_agree(data: bytes, pos: int, state: int, fin
     assert NATIVE.scan(data, pos, state, final, stop, base) == elements.py_scan(data, pos, state, final, stop, base)
 
 
+@pytest.mark.parametrize("cut", [9, 12, 15, 17])
+def test_the_twin_scans_a_window_that_ends_inside_an_escaped_string(cut: int) -> None:
+    """The readers hand the scanners windows as writable memoryviews; one may end inside a string with a
+    ``\\u`` escape, which the scanner then leaves for the next window."""
+    data = b'["ab", "\\u00e9\\ud83d\\ude00 and more", 1]'
+    window = memoryview(bytearray(data))[:cut]
+    got = elements.py_scan(window, 1, elements.ARR_FIRST, False, 1 << 62, 1)  # type: ignore[arg-type]
+    assert got == (7, elements.ARR_VALUE, [-1, -1, 1, 5, 0, 0], None)
+    if NATIVE is not None:
+        assert NATIVE.scan(window, 1, elements.ARR_FIRST, False, 1 << 62, 1) == got
+
+
 @pytest.mark.parametrize(
     ("text", "flags"),
     [

@@ -84,7 +84,8 @@ def flatten_file(
         windows.size, desc=f"parsing {label}", unit="B", enabled=progress if (windows.size or 0) >= 64 << 20 else False
     ) as bar:
         windows.on_bytes = bar.update
-        members = _read_windows(windows, builder, stream_envelope(windows))
+        with windows.reading_ahead():
+            members = _read_windows(windows, builder, stream_envelope(windows))
     check({**members, "conversations": []}, source_name=name)  # tags and meta
     provider = members["meta"]["source_provider"]
     return builder.tables(provider), provider

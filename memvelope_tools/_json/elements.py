@@ -151,7 +151,7 @@ def _string(b: bytes, i: int, n: int, final: bool) -> tuple[int, int]:
 
 
 def _hex4(b: bytes, i: int) -> int:
-    digits = b[i : i + 4]
+    digits = bytes(b[i : i + 4])  # int() takes no memoryview
     return int(digits, 16) if all(c in _HEX for c in digits) else -1
 
 
