@@ -201,15 +201,18 @@ def read_snapshot(
     label: str | None = None,
     date: Any = None,
     dated: bool = True,
+    named: Source | None = None,
     workers: int | None = 1,
     progress: bool | None = None,
 ) -> Snapshot:
     """One export or envelope as a :class:`Snapshot` (read through the frames' door, never changed);
-    ``dated=False`` leaves its date unread (NaT). ``workers`` are the worker processes that convert
-    an export given as a path (see :func:`memvelope_tools._convert.convert_stream`)."""
+    ``dated=False`` leaves its date unread (NaT). ``named`` is the path whose file name may give the
+    date and the label (default: ``source``; for an envelope converted from a download, the download).
+    ``workers`` are the worker processes that convert an export given as a path (see
+    :func:`memvelope_tools._convert.convert_stream`)."""
     if label is None:
-        [label] = labels_of([source])
-    [snap] = read_snapshots([source], [label], [date], dated=dated, workers=workers, progress=progress)
+        [label] = labels_of([source if named is None else named])
+    [snap] = read_snapshots([source], [label], [date], dated=dated, names=[named], workers=workers, progress=progress)
     return snap
 
 
@@ -219,14 +222,17 @@ def read_snapshots(
     dates: Sequence[Any],
     *,
     dated: bool = True,
+    names: Sequence[Source | None] | None = None,
     workers: int | None = 1,
     progress: bool | None = None,
 ) -> list[Snapshot]:
-    """:func:`read_snapshot` of each source, in order; the exports among them are converted two at a
-    time, so that one's conversion keeps the cores busy while the other's waits on a single step."""
+    """:func:`read_snapshot` of each source, in order (``names``: each one's ``named``); the exports
+    among them are converted two at a time, so that one's conversion keeps the cores busy while the
+    other's waits on a single step."""
     tables = _tables(list(zip(sources, labels, strict=True)), workers, progress)
+    named = [s if n is None else n for s, n in zip(sources, names or [None] * len(sources), strict=True)]
     snaps = []
-    for (convs, msgs), source, label, date in zip(tables, sources, labels, dates, strict=True):
+    for (convs, msgs), source, label, date in zip(tables, named, labels, dates, strict=True):
         providers = convs.column("provider").unique().to_pylist()
         provider = str(providers[0]) if providers else ""
         keys, matched_by = _conversation_keys(convs, msgs)
@@ -589,13 +595,12 @@ class History:
         found = np.flatnonzero(path_of >= 0)
         s_len = snap.convs.column("n_messages").to_numpy()
         s_start = snap.starts
-        h_cmp, s_cmp = _Comparable(self.msgs), _Comparable(snap.msgs)
         prefix = _common_prefix(
-            s_cmp,
+            _Comparable(snap.msgs),
             np.arange(n_msgs),
             s_start[found],
             s_len[found],
-            h_cmp,
+            _Comparable(self.msgs),
             path_rows,
             path_start[path_of[found]],
             path_len[path_of[found]],
