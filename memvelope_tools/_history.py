@@ -27,6 +27,7 @@ Matching rules (this module owns them):
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -359,14 +360,33 @@ def _conversation_keys(convs: pa.Table, msgs: pa.Table) -> tuple[np.ndarray, np.
 
 
 class _Comparable:
-    """The columns a message compares by: role, timestamp, text."""
+    """The columns a message compares by: role, timestamp, text (its chunks as they are, never joined
+    whole: :meth:`texts` takes a few at a time)."""
 
     def __init__(self, msgs: pa.Table) -> None:
         roles = msgs.column("role").to_pandas()
         self.role = pd.Categorical(roles, categories=list(ROLES)).codes
         self.ts = msgs.column("ts").cast(pa.int64()).fill_null(_NO_TS).to_numpy()
-        self.text = msgs.column("text").combine_chunks()  # taking from many chunks would join them each time
-        self.size = pc.binary_length(self.text).fill_null(-1).to_numpy(zero_copy_only=False)
+        text = msgs.column("text")
+        self.chunks: list[pa.Array] = [chunk for chunk in text.chunks if len(chunk)]
+        self.starts = np.cumsum([0] + [len(chunk) for chunk in self.chunks[:-1]]).astype(np.int64)
+        self.size = pc.binary_length(text).fill_null(-1).to_numpy()
+
+    def texts(self, rows: np.ndarray) -> pa.Array:
+        """The texts of ``rows``, in their order (taking from a chunked column would join it whole each time)."""
+        chunk = np.searchsorted(self.starts, rows, side="right") - 1
+        order = np.argsort(chunk, kind="stable")
+        bounds = np.searchsorted(chunk[order], np.arange(len(self.chunks) + 1))
+        parts = [
+            self.chunks[c].take(pa.array(rows[order[lo:hi]] - self.starts[c]))
+            for c, (lo, hi) in enumerate(itertools.pairwise(bounds.tolist()))
+            if hi > lo
+        ]
+        if not parts:
+            return pa.array([], pa.string())
+        back = np.empty_like(order)
+        back[order] = np.arange(len(order))
+        return pa.concat_arrays(parts).take(pa.array(back))
 
 
 def _common_prefix(
@@ -399,7 +419,7 @@ def _common_prefix(
         cuts = np.searchsorted(np.cumsum(a.size[ai[check]]), np.arange(_TEXT_BYTES, a.size.sum() + 1, _TEXT_BYTES))
         for part in np.split(check, np.unique(cuts)):
             if part.size:
-                texts = pc.equal(a.text.take(pa.array(ai[part])), b.text.take(pa.array(bi[part])))
+                texts = pc.equal(a.texts(ai[part]), b.texts(bi[part]))
                 same[part] = pc.fill_null(texts, False).to_numpy(zero_copy_only=False)
         differ = np.flatnonzero(~same)
         if differ.size:
