@@ -2,14 +2,16 @@
 
 The folder holds ``conversations.parquet`` and ``messages.parquet`` (the columns of
 :func:`memvelope_tools.to_parquet`'s files, so every reader of those reads it, plus
-``conversation_key``, ``first_seen``, ``last_seen`` and ``status`` as :func:`memvelope_tools.history`
-gives them) and ``snapshots.parquet`` (one row per export added). Adding an export reads that
-export and the folder; a file whose content does not change is not rewritten, so adding the same
-export again changes no file. The new files are written in full beside the old ones first and
-then renamed over them, so an add that is interrupted while writing leaves the folder as it was.
-An add that changes the messages also brings the search index kept beside them up to date (the
-one :func:`memvelope_tools.search` keeps beside a Parquet folder), indexing only the messages the
-history gained, so the first search is quick.
+``conversation_key``, ``first_seen``, ``last_seen`` and ``status`` as
+:func:`memvelope_tools.history` gives them) and ``snapshots.parquet`` (one row per export added).
+Adding an export reads that export and the folder's whole history, merges them and writes the files
+again in full: memory and time grow with the history, not with what the export changed. Adding the
+folder's newest export again (same date and provider) compares the merged tables with the files and
+writes only those that differ, so adding the same export again changes no file. The new files are
+written in full beside the old ones first and then renamed over them, so an add that is interrupted
+while writing leaves the folder as it was. An add that changes the messages also brings the search
+index kept beside them up to date (the one :func:`memvelope_tools.search` keeps beside a Parquet
+folder), indexing only the messages the history gained, so the first search is quick.
 """
 
 from __future__ import annotations
