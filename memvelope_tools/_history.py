@@ -27,6 +27,7 @@ Matching rules (this module owns them):
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -201,15 +202,18 @@ def read_snapshot(
     label: str | None = None,
     date: Any = None,
     dated: bool = True,
+    named: Source | None = None,
     workers: int | None = 1,
     progress: bool | None = None,
 ) -> Snapshot:
     """One export or envelope as a :class:`Snapshot` (read through the frames' door, never changed);
-    ``dated=False`` leaves its date unread (NaT). ``workers`` are the worker processes that convert
-    an export given as a path (see :func:`memvelope_tools._convert.convert_stream`)."""
+    ``dated=False`` leaves its date unread (NaT). ``named`` is the path whose file name may give the
+    date and the label (default: ``source``; for an envelope converted from a download, the download).
+    ``workers`` are the worker processes that convert an export given as a path (see
+    :func:`memvelope_tools._convert.convert_stream`)."""
     if label is None:
-        [label] = labels_of([source])
-    [snap] = read_snapshots([source], [label], [date], dated=dated, workers=workers, progress=progress)
+        [label] = labels_of([source if named is None else named])
+    [snap] = read_snapshots([source], [label], [date], dated=dated, names=[named], workers=workers, progress=progress)
     return snap
 
 
@@ -219,14 +223,17 @@ def read_snapshots(
     dates: Sequence[Any],
     *,
     dated: bool = True,
+    names: Sequence[Source | None] | None = None,
     workers: int | None = 1,
     progress: bool | None = None,
 ) -> list[Snapshot]:
-    """:func:`read_snapshot` of each source, in order; the exports among them are converted two at a
-    time, so that one's conversion keeps the cores busy while the other's waits on a single step."""
+    """:func:`read_snapshot` of each source, in order (``names``: each one's ``named``); the exports
+    among them are converted two at a time, so that one's conversion keeps the cores busy while the
+    other's waits on a single step."""
     tables = _tables(list(zip(sources, labels, strict=True)), workers, progress)
+    named = [s if n is None else n for s, n in zip(sources, names or [None] * len(sources), strict=True)]
     snaps = []
-    for (convs, msgs), source, label, date in zip(tables, sources, labels, dates, strict=True):
+    for (convs, msgs), source, label, date in zip(tables, named, labels, dates, strict=True):
         providers = convs.column("provider").unique().to_pylist()
         provider = str(providers[0]) if providers else ""
         keys, matched_by = _conversation_keys(convs, msgs)
@@ -353,14 +360,33 @@ def _conversation_keys(convs: pa.Table, msgs: pa.Table) -> tuple[np.ndarray, np.
 
 
 class _Comparable:
-    """The columns a message compares by: role, timestamp, text."""
+    """The columns a message compares by: role, timestamp, text (its chunks as they are, never joined
+    whole: :meth:`texts` takes a few at a time)."""
 
     def __init__(self, msgs: pa.Table) -> None:
         roles = msgs.column("role").to_pandas()
         self.role = pd.Categorical(roles, categories=list(ROLES)).codes
         self.ts = msgs.column("ts").cast(pa.int64()).fill_null(_NO_TS).to_numpy()
-        self.text = msgs.column("text").combine_chunks()  # taking from many chunks would join them each time
-        self.size = pc.binary_length(self.text).fill_null(-1).to_numpy(zero_copy_only=False)
+        text = msgs.column("text")
+        self.chunks: list[pa.Array] = [chunk for chunk in text.chunks if len(chunk)]
+        self.starts = np.cumsum([0] + [len(chunk) for chunk in self.chunks[:-1]]).astype(np.int64)
+        self.size = pc.binary_length(text).fill_null(-1).to_numpy()
+
+    def texts(self, rows: np.ndarray) -> pa.Array:
+        """The texts of ``rows``, in their order (taking from a chunked column would join it whole each time)."""
+        chunk = np.searchsorted(self.starts, rows, side="right") - 1
+        order = np.argsort(chunk, kind="stable")
+        bounds = np.searchsorted(chunk[order], np.arange(len(self.chunks) + 1))
+        parts = [
+            self.chunks[c].take(pa.array(rows[order[lo:hi]] - self.starts[c]))
+            for c, (lo, hi) in enumerate(itertools.pairwise(bounds.tolist()))
+            if hi > lo
+        ]
+        if not parts:
+            return pa.array([], pa.string())
+        back = np.empty_like(order)
+        back[order] = np.arange(len(order))
+        return pa.concat_arrays(parts).take(pa.array(back))
 
 
 def _common_prefix(
@@ -393,7 +419,7 @@ def _common_prefix(
         cuts = np.searchsorted(np.cumsum(a.size[ai[check]]), np.arange(_TEXT_BYTES, a.size.sum() + 1, _TEXT_BYTES))
         for part in np.split(check, np.unique(cuts)):
             if part.size:
-                texts = pc.equal(a.text.take(pa.array(ai[part])), b.text.take(pa.array(bi[part])))
+                texts = pc.equal(a.texts(ai[part]), b.texts(bi[part]))
                 same[part] = pc.fill_null(texts, False).to_numpy(zero_copy_only=False)
         differ = np.flatnonzero(~same)
         if differ.size:
@@ -589,13 +615,12 @@ class History:
         found = np.flatnonzero(path_of >= 0)
         s_len = snap.convs.column("n_messages").to_numpy()
         s_start = snap.starts
-        h_cmp, s_cmp = _Comparable(self.msgs), _Comparable(snap.msgs)
         prefix = _common_prefix(
-            s_cmp,
+            _Comparable(snap.msgs),
             np.arange(n_msgs),
             s_start[found],
             s_len[found],
-            h_cmp,
+            _Comparable(self.msgs),
             path_rows,
             path_start[path_of[found]],
             path_len[path_of[found]],

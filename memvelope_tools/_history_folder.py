@@ -2,14 +2,16 @@
 
 The folder holds ``conversations.parquet`` and ``messages.parquet`` (the columns of
 :func:`memvelope_tools.to_parquet`'s files, so every reader of those reads it, plus
-``conversation_key``, ``first_seen``, ``last_seen`` and ``status`` as :func:`memvelope_tools.history`
-gives them) and ``snapshots.parquet`` (one row per export added). Adding an export reads that
-export and the folder; a file whose content does not change is not rewritten, so adding the same
-export again changes no file. The new files are written in full beside the old ones first and
-then renamed over them, so an add that is interrupted while writing leaves the folder as it was.
-An add that changes the messages also brings the search index kept beside them up to date (the
-one :func:`memvelope_tools.search` keeps beside a Parquet folder), indexing only the messages the
-history gained, so the first search is quick.
+``conversation_key``, ``first_seen``, ``last_seen`` and ``status`` as
+:func:`memvelope_tools.history` gives them) and ``snapshots.parquet`` (one row per export added).
+Adding an export reads that export and the folder's whole history, merges them and writes the files
+again in full: memory and time grow with the history, not with what the export changed. Adding the
+folder's newest export again (same date and provider) compares the merged tables with the files and
+writes only those that differ, so adding the same export again changes no file. The new files are
+written in full beside the old ones first and then renamed over them, so an add that is interrupted
+while writing leaves the folder as it was. An add that changes the messages also brings the search
+index kept beside them up to date (the one :func:`memvelope_tools.search` keeps beside a Parquet
+folder), indexing only the messages the history gained, so the first search is quick.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from ._sources import labels_of
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError, OutputError, SearchIndexError
 
-__all__ = ["FILES", "add_to_history", "is_history_folder", "message_status"]
+__all__ = ["FILES", "add_export", "add_to_history", "is_history_folder", "message_status"]
 
 
 def add_to_history(
@@ -89,6 +91,20 @@ def add_to_history(
     >>> from memvelope_tools._history_folder import add_to_history
     >>> add_to_history("data-2025-06-01-09-30-00-batch-0000.zip", "my-history/")  # doctest: +SKIP
     """
+    return add_export(export, folder, date=date, workers=workers, progress=progress)
+
+
+def add_export(
+    export: Source,
+    folder: str | os.PathLike[str],
+    *,
+    date: Any = None,
+    named: Source | None = None,
+    workers: int | None = 1,
+    progress: bool | None = None,
+) -> dict[str, Any]:
+    """:func:`add_to_history`, the export's label and date read from the name of ``named`` when given
+    (an envelope converted from a download names the download)."""
     base = Path(folder)
     check_output_folder(base)
     existing = read_folder_tables(base) if base.is_dir() else None
@@ -98,8 +114,8 @@ def add_to_history(
             reason="bad-source",
             source=str(base),
         )
-    [label] = labels_of([export])
-    snap = read_snapshot(export, label=label, date=date, workers=workers, progress=progress)
+    [label] = labels_of([export if named is None else named])
+    snap = read_snapshot(export, label=label, date=date, named=named, workers=workers, progress=progress)
     state = History.from_tables(existing) if existing is not None else History.empty()
     newest = state.latest().get(snap.provider)
     if newest is not None and snap.date.value // 1_000_000 < newest:
@@ -111,12 +127,18 @@ def add_to_history(
             source=label,
         )
     merged = state.merge(snap)
-    tables = merged.tables()
     row = dict(merged.snapshots[-1])
-    if existing is not None and _same_again(existing, tables, merged):
-        return {**dict(state.snapshots[-1]), "added": False}
-    changed = _replace(base, tables, existing, merged, progress)
-    del existing, tables, merged, state, snap  # the index reads the files back: hold one history at a time
+    previous = dict(state.snapshots[-1]) if state.snapshots else None
+    del snap, state
+    if previous is None or (previous["date"], previous["provider"]) != (row["date"], row["provider"]):
+        existing = None  # only the folder's newest export again is compared with the folder's files
+    tables = merged.tables()
+    snapshots = merged.snapshots
+    del merged  # the tables are a sorted copy: hold one history at a time
+    if previous is not None and existing is not None and _same_tables(existing, tables):
+        return {**previous, "added": False}
+    changed = _replace(base, tables, existing, snapshots, progress)
+    del existing, tables  # the index reads the files back: hold one history at a time
     if "messages" in changed or "conversations" in changed:
         _index(base)
     return {**row, "added": True}
@@ -133,11 +155,8 @@ def _index(base: Path) -> None:
         warnings.warn(f"cannot write the search index of {base} ({failure}); search will build it", stacklevel=3)
 
 
-def _same_again(existing: dict[str, pa.Table], tables: dict[str, pa.Table], merged: History) -> bool:
-    """True when the export just merged is the folder's newest one again: same date, nothing changed."""
-    before, now = merged.snapshots[-2], merged.snapshots[-1]
-    if (before["date"], before["provider"]) != (now["date"], now["provider"]):
-        return False
+def _same_tables(existing: dict[str, pa.Table], tables: dict[str, pa.Table]) -> bool:
+    """True when merging the folder's newest export again changed none of its conversations and messages."""
     return all(tables[name].equals(existing[name]) for name in ("conversations", "messages"))
 
 
@@ -145,13 +164,13 @@ def _replace(
     base: Path,
     tables: dict[str, pa.Table],
     existing: dict[str, pa.Table] | None,
-    merged: History,
+    snapshots: list[dict[str, Any]],
     progress: bool | None,
 ) -> list[str]:
-    """Write the changed files beside the old ones, then rename them over the old ones; the names of
-    the files replaced."""
+    """Write the changed files (every file when ``existing`` is None) beside the old ones, then rename
+    them over the old ones; the names of the files replaced."""
     out = output_folder(base)
-    described = [{"source": s["source"], "format": ENVELOPE_TAG, "provider": s["provider"]} for s in merged.snapshots]
+    described = [{"source": s["source"], "format": ENVELOPE_TAG, "provider": s["provider"]} for s in snapshots]
     meta = schema_metadata(described)
     changed = [name for name in FILES if existing is None or not tables[name].equals(existing[name])]
     try:

@@ -723,9 +723,14 @@ def _doc_keys(rows: pa.Table, texts: np.ndarray) -> pa.Table:
 
 def _text_numbers(first: pa.ChunkedArray, second: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """A number per distinct text, shared by the two columns (null as the empty text)."""
-    both = pa.chunked_array([*first.chunks, *second.chunks], type=pa.string()).fill_null("")
+    both = pa.chunked_array([*first.chunks, *second.chunks], type=pa.string())  # filling the nulls would copy it
     coded = both.dictionary_encode().unify_dictionaries()
-    numbers = np.concatenate([chunk.indices.to_numpy() for chunk in coded.chunks] or [np.zeros(0, np.int64)])
+    distinct = coded.chunks[0].dictionary if coded.num_chunks else pa.array([], pa.string())
+    empty = pc.index(distinct, "").as_py()
+    null = empty if empty >= 0 else len(distinct)
+    numbers = np.concatenate(
+        [chunk.indices.fill_null(null).to_numpy() for chunk in coded.chunks] or [np.zeros(0, np.int64)]
+    )
     return numbers[: len(first)].astype(np.int64), numbers[len(first) :].astype(np.int64)
 
 

@@ -6,6 +6,7 @@ README): an older and a newer export of one ChatGPT and one Claude account.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import tempfile
@@ -407,3 +408,34 @@ def test_each_provider_is_current_against_its_own_newest_export() -> None:
         "k-gone": "deleted-upstream",
     }
     assert list(h["snapshots"]["missing"]) == [0, 0, 1]  # Claude's second export against its first only
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(st.one_of(st.none(), st.text(max_size=5)), max_size=30),
+    cuts=st.lists(st.integers(min_value=0, max_value=30), max_size=5),
+    picks=st.lists(st.integers(min_value=0, max_value=10_000), max_size=40),
+)
+def test_messages_compared_from_a_chunked_text_column_give_the_texts_taken_whole(
+    texts: list[str | None], cuts: list[int], picks: list[int]
+) -> None:
+    import numpy as np
+    import pyarrow as pa
+
+    from memvelope_tools._history import _Comparable
+
+    bounds = sorted({0, len(texts), *(min(c, len(texts)) for c in cuts)})
+    column = pa.chunked_array(
+        [pa.array(texts[lo:hi], pa.string()) for lo, hi in itertools.pairwise(bounds)] + [pa.array([], pa.string())],
+        type=pa.string(),
+    )
+    table = pa.table(
+        {
+            "role": pa.array(["user"] * len(texts)).dictionary_encode(),
+            "ts": pa.array([None] * len(texts), pa.timestamp("ms", tz="UTC")),
+            "text": column,
+        }
+    )
+    rows = np.array([p % len(texts) for p in picks] if texts else [], dtype=np.int64)
+    taken = _Comparable(table).texts(rows)
+    assert taken.to_pylist() == [texts[r] for r in rows]

@@ -91,3 +91,18 @@ def test_a_damaged_index_is_built_anew(tmp_path: Path) -> None:
     stored = _search.SearchIndex.open(folder / _search.INDEX_DIR)
     assert len(stored) == 23
     stored.close()
+
+
+def test_texts_are_numbered_alike_in_both_columns_and_null_as_the_empty_text() -> None:
+    first = pa.chunked_array([pa.array(["a", None, ""]), pa.array(["b", "a"])])
+    second = pa.chunked_array([pa.array([None, "b"]), pa.array([], pa.string()), pa.array(["c", ""])])
+    now, old = _search._text_numbers(first, second)
+    texts = ["a", "", "", "b", "a", "", "b", "c", ""]
+    numbers = [*now.tolist(), *old.tolist()]
+    assert len(now) == 5 and len(old) == 4
+    pairs = list(zip(numbers, texts, strict=True))
+    assert all((x == y) == (s == t) for x, s in pairs for y, t in pairs)
+    only_nulls = _search._text_numbers(
+        pa.chunked_array([pa.array([None], pa.string())]), pa.chunked_array([], pa.string())
+    )
+    assert [n.tolist() for n in only_nulls] == [[0], []]

@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     progress = False if args.quiet or args.json else None
-    with _converting_early([args.old, args.new], progress) as converted:
+    with converting_early([args.old, args.new], progress) as converted:
         from .._history import diff, status_counts  # its libraries load while the exports convert
 
         old, new = converted()
@@ -111,12 +111,12 @@ def _json_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _converting_early(sources: list[str], progress: bool | None) -> Iterator[Callable[[], list[Any]]]:
+def converting_early(sources: list[str], progress: bool | None) -> Iterator[Callable[[], list[Any]]]:
     """Start converting each export given by path to a temporary envelope file, each in a process of its
     own, before anything heavy is loaded (so its workers start in milliseconds); yields a function
-    that waits for them and gives each input as the diff should read it: the envelope file, or the
-    input as given when it is no export or its conversion failed (the diff converts it again and
-    reports why)."""
+    that waits for them and gives each input as the command should read it: the envelope file, or
+    the input as given when it is no export or its conversion failed (the command converts it again
+    and reports why)."""
     from .._sources import resolve_one
 
     found = [resolve_one(source, "any") for source in sources]

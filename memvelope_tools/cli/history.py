@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from .._plural import count
+from .diff import converting_early
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -46,9 +47,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run_add(args: argparse.Namespace) -> int:
-    from .._history_folder import add_to_history
+    progress = False if args.quiet else None
+    with converting_early([args.export], progress) as converted:
+        from .._history_folder import add_export  # its libraries load while the export converts
 
-    row = add_to_history(args.export, args.to, date=args.date, workers=None, progress=False if args.quiet else None)
+        [export] = converted()
+        row = add_export(export, args.to, date=args.date, named=args.export, workers=None, progress=progress)
     if args.quiet:
         return 0
     if not row["added"]:
