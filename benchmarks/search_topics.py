@@ -117,7 +117,7 @@ def history(n_messages: int, seed: int, topics: bool) -> Any:
     """A history frame of about ``n_messages`` messages in conversations of 2-20 messages."""
     import pandas as pd
 
-    from memvelope_tools import corpus
+    from memvelope_tools import _corpus as corpus
 
     rng = np.random.default_rng(seed)
     vocab = vocabulary(rng)
