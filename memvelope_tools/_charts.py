@@ -47,26 +47,6 @@ if TYPE_CHECKING:
 
     from ._topics import Topics
 
-__all__ = [
-    "CATEGORY_COLORS",
-    "CHANGE_COLORS",
-    "FALLBACK_FONTS",
-    "ROLE_COLORS",
-    "SUBJECT_COLORS",
-    "activity_heatmap",
-    "activity_timeline",
-    "archetype_chart",
-    "conversation_lengths",
-    "fact_categories",
-    "facts_over_time",
-    "history_changes",
-    "memory_timeline",
-    "text_fonts",
-    "topic_colors",
-    "topic_terms",
-    "topics_over_time",
-]
-
 #: One colour per role, per fact category and per subject type, the same in every chart.
 ROLE_COLORS: dict[str, str] = {"user": "#4C72B0", "assistant": "#DD8452"}
 CATEGORY_COLORS: dict[str, str] = {
