@@ -878,34 +878,8 @@ _MEMORY_KIND_LABELS: dict[str, str] = {
 def memory_timeline(
     frame: pd.DataFrame, kinds: Sequence[str], *, ax: Axes | None = None, tz: str = "UTC", **kwargs: Any
 ) -> Axes:
-    """What the provider remembered, when: one row per kind, a dot where each item was written or first
-    seen, a line on to where it was last seen.
-
-    Parameters
-    ----------
-    frame
-        A frame from :func:`memvelope_tools.memory_frame`.
-    kinds
-        The kinds of memory item, in the order of the rows (:data:`memvelope_tools._memory.KINDS`).
-    ax
-        The Axes to draw into (the current one when None).
-    tz
-        The time zone dates are shown in.
-    **kwargs
-        Passed to ``ax.scatter``.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        ``ax``. Items without a date (Claude's memory files carry none) cannot be placed; the title says
-        how many were left out, and the notes of the frame (a format that keeps no memory records) are
-        said in the chart.
-
-    Examples
-    --------
-    >>> import memvelope_tools as mv                                    # doctest: +SKIP
-    >>> memory_timeline(mv.memory_frame(mv.sample_path("chatgpt")), ["saved"])  # doctest: +SKIP
-    """
+    """Draw :func:`memvelope_tools.plot.memory_timeline` from a memory frame; ``kinds`` orders its rows
+    (:data:`memvelope_tools._memory.KINDS`)."""
     ax = _get_ax(ax)
     title = "What the provider remembered, and when"
     dated = frame[frame["ts"].notna()]
