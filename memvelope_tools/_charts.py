@@ -1,17 +1,9 @@
-"""The charts of :mod:`memvelope_tools.plot`, drawn with matplotlib into the Axes you give.
+"""The drawing behind :mod:`memvelope_tools.plot`, whose docstring says what each chart takes and shows.
 
-Every function is axes-level, in the seaborn manner: ``fn(data, *, ax=None, tz="UTC", **kwargs)``
-draws into ``ax`` (the current Axes when ``None``) and returns it. Nothing here calls
-``plt.show()`` or ``savefig`` or changes ``rcParams``, so charts compose into any figure.
-
-``data`` is a frame from :mod:`memvelope_tools._frames` or anything those accept (an export, a
-path, a parsed document, a list of them): :func:`activity_timeline` and :func:`activity_heatmap` want messages,
-:func:`conversation_lengths` conversations (or messages), :func:`fact_categories` and
-:func:`facts_over_time` facts, :func:`archetype_chart` Facts IR documents. The topic charts take topics
-already found and :func:`memory_timeline` a memory frame; :mod:`memvelope_tools.plot` finds them from a
-history first, so that the report draws with this module without standing on topics and memory.
-``tz`` changes only what is shown: weeks, months, weekdays and hours are those of the wall clock in ``tz``;
-data stays UTC. Messages without a timestamp cannot be placed in time and are left out of the time charts.
+The charts here draw what they are given: the topic charts take topics already found and
+:func:`memory_timeline` a memory frame; :mod:`memvelope_tools.plot` finds them from a history first, so
+that the report draws with this module without standing on topics and memory. The colours and the font
+fallback live here too.
 """
 
 from __future__ import annotations
@@ -33,6 +25,7 @@ from matplotlib import font_manager
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 
+from ._frames.columns import require_columns
 from ._frames.envelopes import conversations_frame, messages_frame
 from ._frames.facts import facts_frame
 from ._load import open_input
@@ -194,13 +187,7 @@ def _font_file(family: str) -> str | None:
 
 def _frame(data: Any, columns: Sequence[str], what: str, build: Callable[[Any], pd.DataFrame]) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
-        missing = [c for c in columns if c not in data.columns]
-        if missing:
-            raise FormatError(
-                f"expected {what} (missing column(s) {', '.join(missing)}), got columns "
-                f"{', '.join(map(str, data.columns)) or 'none'}",
-                reason="wrong-frame",
-            )
+        require_columns(data, columns, what)
         return data
     return build(data)
 

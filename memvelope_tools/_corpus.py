@@ -15,12 +15,11 @@ from typing import Any
 import pandas as pd
 
 from ._frames import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, STRING, conform
-from ._frames.columns import to_pandas
+from ._frames.columns import require_columns, to_pandas
 from ._frames.documents import envelope_tables
 from ._load import open_input
 from ._parquet import read_frames
 from ._sources import Input, resolve
-from .errors import FormatError
 
 #: The columns of a history frame: those of a messages frame that search and topics use, and the title.
 HISTORY_COLUMNS: dict[str, Any] = {
@@ -73,13 +72,7 @@ def history_of(inputs: list[Input]) -> pd.DataFrame:
 
 def from_messages(messages: pd.DataFrame) -> pd.DataFrame:
     """A messages frame (with a ``title`` column or without) as a history frame."""
-    missing = [name for name in _NEEDED if name not in messages.columns]
-    if missing:
-        raise FormatError(
-            f"expected a messages frame (missing column(s) {', '.join(missing)}), got columns "
-            f"{', '.join(map(str, messages.columns)) or 'none'}",
-            reason="wrong-frame",
-        )
+    require_columns(messages, _NEEDED, "a messages frame")
     if "title" not in messages.columns:
         messages = messages.assign(title=pd.Series(pd.NA, index=messages.index, dtype=STRING))
     return conform(messages, HISTORY_COLUMNS)

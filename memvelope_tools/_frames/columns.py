@@ -7,7 +7,7 @@ those columns: timestamps, categories, and Arrow tables into conforming DataFram
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -106,6 +106,18 @@ def arrow_type(dtype: Any) -> pa.DataType:
 def arrow_schema(columns: dict[str, Any]) -> pa.Schema:
     """The explicit Arrow schema of a column declaration such as :data:`MESSAGE_COLUMNS`."""
     return pa.schema([pa.field(name, arrow_type(dtype)) for name, dtype in columns.items()])
+
+
+def require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
+    """Raise FormatError (``wrong-frame``) naming the columns of ``columns`` that ``frame`` lacks, if any;
+    ``what`` says what kind of frame was expected."""
+    missing = [name for name in columns if name not in frame.columns]
+    if missing:
+        raise FormatError(
+            f"expected {what} (missing column(s) {', '.join(missing)}), got columns "
+            f"{', '.join(map(str, frame.columns)) or 'none'}",
+            reason="wrong-frame",
+        )
 
 
 def conform(frame: pd.DataFrame, columns: dict[str, Any], *, tz: str | None = None) -> pd.DataFrame:
