@@ -3,6 +3,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.append(str(ROOT / "benchmarks"))
 FIXTURES = ROOT / "fixtures"
 REAL_EXPORTS = ROOT.parent / "shared" / "real-exports"
+
+
+def fresh(*args: str) -> subprocess.CompletedProcess[str]:
+    """``memvelope ARGS`` in a new interpreter (a single thread when the command starts)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run(
+        [sys.executable, "-m", "memvelope_tools", *args], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 @pytest.fixture

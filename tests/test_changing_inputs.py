@@ -336,6 +336,23 @@ def _preadv_off_main(monkeypatch: pytest.MonkeyPatch, before_read: Callable[[], 
     return seen
 
 
+def _held_read_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, threading.Event, threading.Event, list[str]]:
+    """An envelope read in small windows whose copies ahead wait, once begun, until ``go_on`` is set:
+    the file, the events ``copying`` and ``go_on``, and the threads :func:`_preadv_off_main` saw."""
+    path = tmp_path / "a.mve.json"
+    _write_envelope(path, 30)
+    monkeypatch.setattr(_stable, "WINDOW", 512)
+    copying, go_on = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        copying.set()
+        go_on.wait(10)
+
+    return path, copying, go_on, _preadv_off_main(monkeypatch, hold)
+
+
 @pytest.mark.parametrize("how", ["truncated", "rewritten at the same size"])
 def test_a_change_while_the_next_window_is_read_ahead_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
@@ -366,16 +383,7 @@ def test_a_change_while_the_next_window_is_read_ahead_is_refused(
 def test_a_stop_while_a_window_is_read_ahead_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Ctrl-C (KeyboardInterrupt) while the next window is being copied stops the frames at once, as
     KeyboardInterrupt, once that copy ended: no reading thread outlives the call (nor the open file)."""
-    path = tmp_path / "a.mve.json"
-    _write_envelope(path, 30)
-    monkeypatch.setattr(_stable, "WINDOW", 512)
-    copying, go_on = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        copying.set()
-        go_on.wait(10)
-
-    seen = _preadv_off_main(monkeypatch, hold)
+    path, copying, go_on, seen = _held_read_ahead(tmp_path, monkeypatch)
     real_advance = _stable.Windows.advance
     calls = []
 
@@ -402,14 +410,7 @@ def test_ctrl_c_while_waiting_for_the_window_read_ahead_leaves_no_thread(
 ):
     """Ctrl-C (SIGINT) that arrives while the frames wait for the next window to be copied stops them as
     KeyboardInterrupt, once that copy ended: no reading thread outlives the call."""
-    path = tmp_path / "a.mve.json"
-    _write_envelope(path, 30)
-    monkeypatch.setattr(_stable, "WINDOW", 512)
-    copying, go_on = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        copying.set()
-        go_on.wait(10)
+    path, copying, go_on, seen = _held_read_ahead(tmp_path, monkeypatch)
 
     def press_ctrl_c() -> None:
         assert copying.wait(10)
@@ -418,7 +419,6 @@ def test_ctrl_c_while_waiting_for_the_window_read_ahead_leaves_no_thread(
         time.sleep(0.3)
         go_on.set()
 
-    seen = _preadv_off_main(monkeypatch, hold)
     presser = threading.Thread(target=press_ctrl_c)
     presser.start()
     try:

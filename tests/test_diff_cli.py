@@ -5,12 +5,10 @@ process where that cannot happen (this test process, which already runs several 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import fresh
 
 from memvelope_tools.cli import main
 
@@ -20,14 +18,6 @@ GPT_OLD = HISTORY / "chatgpt-old" / "conversations.json"
 GPT_NEW = HISTORY / "chatgpt-new" / "conversations.json"
 CLAUDE_OLD = HISTORY / "claude-old" / "conversations.json"
 CLAUDE_NEW = HISTORY / "claude-new" / "conversations.json"
-
-
-def fresh(*args: str) -> subprocess.CompletedProcess[str]:
-    """``memvelope ARGS`` in a new interpreter (a single thread when the command starts)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run(
-        [sys.executable, "-m", "memvelope_tools", *args], capture_output=True, text=True, env=env, timeout=120
-    )
 
 
 @pytest.mark.parametrize(("old", "new"), [(GPT_OLD, GPT_NEW), (CLAUDE_OLD, CLAUDE_NEW)])

@@ -4,13 +4,11 @@ a process where that cannot happen (this test process, which already runs severa
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import fresh
 
 from memvelope_tools._history import read_history
 from memvelope_tools.cli import main
@@ -21,14 +19,6 @@ ROOT = Path(__file__).resolve().parent.parent
 HISTORY = ROOT / "fixtures" / "history"
 OLD = HISTORY / "chatgpt-old" / "conversations.json"
 NEW = HISTORY / "chatgpt-new" / "conversations.json"
-
-
-def fresh(*args: str) -> subprocess.CompletedProcess[str]:
-    """``memvelope ARGS`` in a new interpreter (a single thread when the command starts)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run(
-        [sys.executable, "-m", "memvelope_tools", *args], capture_output=True, text=True, env=env, timeout=120
-    )
 
 
 def downloaded(tmp_path: Path, export: Path, stamp: str) -> Path:
