@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from .._plural import count
-from .diff import converting_early
+from .common import converting_early
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
