@@ -132,11 +132,15 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_outputs(folder: Path, names: Sequence[str]) -> Iterator[Callable[[str], BinaryIO]]:
+def atomic_outputs(
+    folder: Path, names: Sequence[str], *, also: Sequence[tuple[Path, Path]] = ()
+) -> Iterator[Callable[[str], BinaryIO]]:
     """Files of one folder replaced together: yields ``open_file(name)`` (a binary file for each of
     ``names``, written to a temporary file beside its target); on success every target is replaced at
     once, under a lock on the folder, so two writers of the same folder never leave a mix of their
-    files; on any failure nothing changes."""
+    files; on any failure nothing changes. ``also`` are ``(written, target)`` pairs of files the
+    caller wrote and synced itself, each renamed to its target first, with the others; on failure
+    they are removed."""
     made: dict[str, tuple[str, BinaryIO]] = {}
 
     def open_file(name: str) -> BinaryIO:
@@ -162,6 +166,8 @@ def atomic_outputs(folder: Path, names: Sequence[str]) -> Iterator[Callable[[str
             with contextlib.suppress(OSError):
                 os.chmod(tmp, mode)
         with _folder_lock(folder), held():
+            for written, target in also:
+                os.replace(written, target)
             for name, (tmp, _) in made.items():
                 os.replace(tmp, folder / name)
                 _written.append(folder / name)
@@ -170,6 +176,9 @@ def atomic_outputs(folder: Path, names: Sequence[str]) -> Iterator[Callable[[str
             fh.close()
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+        for written, _ in also:
+            with contextlib.suppress(OSError):
+                os.unlink(written)
         if isinstance(exc, OSError) and not isinstance(exc, OutputError):
             raise OutputError(
                 f"cannot write output: {exc.strerror or exc}", reason="output", source=str(folder)

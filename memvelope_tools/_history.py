@@ -26,6 +26,7 @@ Matching rules (this module owns them):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -44,11 +45,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ._frames.columns import (
     CONVERSATION_COLUMNS,
-    INT,
     MESSAGE_COLUMNS,
     MS,
     NULLABLE_INT,
@@ -58,6 +57,14 @@ from ._frames.columns import (
     to_pandas,
 )
 from ._frames.documents import envelope_tables
+from ._history_files import (
+    CONVERSATION_HISTORY_COLUMNS,
+    HISTORY_STATUSES,
+    MESSAGE_HISTORY_COLUMNS,
+    SNAPSHOT_COLUMNS,
+    is_history_folder,
+    read_tables,
+)
 from ._read import Source
 from ._sources import explained, labels_of, resolve_one
 from ._spec import ROLES
@@ -68,7 +75,6 @@ __all__ = [
     "DATE_SOURCES",
     "DIFF_COLUMNS",
     "DIFF_STATUSES",
-    "FILES",
     "HISTORY_STATUSES",
     "MESSAGE_HISTORY_COLUMNS",
     "SNAPSHOT_COLUMNS",
@@ -86,8 +92,6 @@ __all__ = [
 
 #: What :func:`diff` says of a conversation.
 DIFF_STATUSES = ("new", "missing", "unchanged", "grown", "edited", "unmatched")
-#: What :func:`history` says of a conversation or message.
-HISTORY_STATUSES = ("current", "edited-away", "deleted-upstream")
 #: Which rule gave a snapshot its date.
 DATE_SOURCES = ("given", "file name", "newest timestamp")
 
@@ -104,34 +108,11 @@ DIFF_COLUMNS: dict[str, Any] = {
     "updated_at": TIMESTAMP,
     "last_ts": TIMESTAMP,
 }
-_HISTORY_EXTRA: dict[str, Any] = {
-    "conversation_key": STRING,
-    "first_seen": TIMESTAMP,
-    "last_seen": TIMESTAMP,
-    "status": pd.CategoricalDtype(list(HISTORY_STATUSES)),
-}
-CONVERSATION_HISTORY_COLUMNS: dict[str, Any] = {**CONVERSATION_COLUMNS, **_HISTORY_EXTRA}
-MESSAGE_HISTORY_COLUMNS: dict[str, Any] = {**MESSAGE_COLUMNS, **_HISTORY_EXTRA}
-SNAPSHOT_COLUMNS: dict[str, Any] = {
-    "snapshot": INT,
-    "source": STRING,
-    "provider": STRING,
-    "date": TIMESTAMP,
-    "date_source": STRING,
-    "conversations": INT,
-    "messages": INT,
-    "new": INT,
-    "grown": INT,
-    "edited": INT,
-    "unchanged": INT,
-    "missing": INT,
-}
-
 _NAME = re.compile(
     r"^(?:data|[0-9a-f]{16,})-(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})(?:-batch-\d+)?(?: \(\d+\))?(?:\.zip)?$",
     re.IGNORECASE,
 )
-_NO_TS = np.iinfo(np.int64).min
+NO_TS = np.iinfo(np.int64).min
 _CHUNK = 1 << 18  # message pairs compared at a time
 _TEXT_BYTES = 8 << 20  # bytes of text taken for comparing at a time
 
@@ -236,8 +217,10 @@ def read_snapshots(
     for (convs, msgs), source, label, date in zip(tables, named, labels, dates, strict=True):
         providers = convs.column("provider").unique().to_pylist()
         provider = str(providers[0]) if providers else ""
-        keys, matched_by = _conversation_keys(convs, msgs)
-        when, rule = _snapshot_date(source, date, convs, msgs, label) if dated else (pd.NaT, "")
+        keys, matched_by = conversation_keys(convs, msgs)
+        when, rule = (
+            snapshot_date(source, date, label, functools.partial(newest_in, convs, msgs)) if dated else (pd.NaT, "")
+        )
         snaps.append(Snapshot(label, provider, convs, msgs, keys, matched_by, when, rule))
     return snaps
 
@@ -260,7 +243,7 @@ def _tables(
                 readable.append(envelope)
             else:
                 readable.append(source)
-        _convert_all(jobs, workers, progress)
+        convert_all(jobs, workers, progress)
         out = []
         for source, (_, label) in zip(readable, inputs, strict=True):
             convs, msgs = envelope_tables(source, sources=[label], progress=progress)
@@ -269,7 +252,7 @@ def _tables(
         return out
 
 
-def _convert_all(jobs: list[tuple[list[Path], Path]], workers: int | None, progress: bool | None) -> None:
+def convert_all(jobs: list[tuple[list[Path], Path]], workers: int | None, progress: bool | None) -> None:
     """Convert each export (its parts) to its envelope file, two at a time; the first error is raised."""
     from ._convert.pipeline import convert_stream
 
@@ -297,7 +280,9 @@ def _convert_all(jobs: list[tuple[list[Path], Path]], workers: int | None, progr
             raise
 
 
-def _snapshot_date(source: Any, date: Any, convs: pa.Table, msgs: pa.Table, label: str) -> tuple[pd.Timestamp, str]:
+def snapshot_date(source: Any, date: Any, label: str, newest: Any) -> tuple[pd.Timestamp, str]:
+    """An export's snapshot date and the rule that gave it (see the module's rules): ``date`` when
+    given, else the one in the file name of ``source``, else ``newest()``, its newest timestamp (None: none)."""
     if date is not None:
         try:
             stamp = pd.Timestamp(date)
@@ -311,22 +296,28 @@ def _snapshot_date(source: Any, date: Any, convs: pa.Table, msgs: pa.Table, labe
         named = date_from_name(source)
         if named is not None:
             return named, "file name"
+    found = newest()
+    if found is None:
+        raise FormatError(
+            "no date: the file name has none and the export holds no timestamp; give the date explicitly",
+            reason="bad-timestamp",
+            source=label,
+        )
+    return pd.Timestamp(found).tz_convert("UTC").as_unit("ms"), "newest timestamp"
+
+
+def newest_in(convs: pa.Table, msgs: pa.Table) -> Any:
+    """The newest timestamp of a snapshot's tables (its conversations' times and its messages'), None if none."""
     newest = [
         pc.max(table.column(name)).as_py()
         for table, name in ((convs, "created_at"), (convs, "updated_at"), (msgs, "ts"))
         if table.num_rows
     ]
     found = [t for t in newest if t is not None]
-    if not found:
-        raise FormatError(
-            "no date: the file name has none and the export holds no timestamp; give the date explicitly",
-            reason="bad-timestamp",
-            source=label,
-        )
-    return pd.Timestamp(max(found)).tz_convert("UTC").as_unit("ms"), "newest timestamp"
+    return max(found) if found else None
 
 
-def _conversation_keys(convs: pa.Table, msgs: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+def conversation_keys(convs: pa.Table, msgs: pa.Table) -> tuple[np.ndarray, np.ndarray]:
     """Each conversation's matching key and the rule that gave it (see the module's matching rules)."""
     providers = convs.column("provider").to_pylist()
     ids = convs.column("conversation_id").to_pylist()
@@ -366,7 +357,7 @@ class _Comparable:
     def __init__(self, msgs: pa.Table) -> None:
         roles = msgs.column("role").to_pandas()
         self.role = pd.Categorical(roles, categories=list(ROLES)).codes
-        self.ts = msgs.column("ts").cast(pa.int64()).fill_null(_NO_TS).to_numpy()
+        self.ts = msgs.column("ts").cast(pa.int64()).fill_null(NO_TS).to_numpy()
         text = msgs.column("text")
         self.chunks: list[pa.Array] = [chunk for chunk in text.chunks if len(chunk)]
         self.starts = np.cumsum([0] + [len(chunk) for chunk in self.chunks[:-1]]).astype(np.int64)
@@ -428,7 +419,7 @@ def _common_prefix(
     return result
 
 
-def _pairs(start_a: np.ndarray, start_b: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pairs(start_a: np.ndarray, start_b: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row pairs ``(start_a[i] + j, start_b[i] + j)`` for ``j < length[i]``, all ``i``."""
     length = length.astype(np.int64)
     base = np.repeat(np.cumsum(length) - length, length)
@@ -436,7 +427,7 @@ def _pairs(start_a: np.ndarray, start_b: np.ndarray, length: np.ndarray) -> tupl
     return np.repeat(start_a, length) + offset, np.repeat(start_b, length) + offset
 
 
-def _path_status(prefix: np.ndarray, before: np.ndarray, after: np.ndarray) -> np.ndarray:
+def path_status(prefix: np.ndarray, before: np.ndarray, after: np.ndarray) -> np.ndarray:
     return np.where(
         (prefix == before) & (prefix == after),
         "unchanged",
@@ -508,7 +499,7 @@ def diff_snapshots(a: Snapshot, b: Snapshot) -> pd.DataFrame:
     )
     status_b = np.empty(len(b.keys), dtype=object)
     first_b = np.full(len(b.keys), -1, dtype=np.int64)
-    status_b[found] = _path_status(prefix, a_len[a_rows], b_len[found])
+    status_b[found] = path_status(prefix, a_len[a_rows], b_len[found])
     first_b[found] = np.where(status_b[found] == "unchanged", -1, prefix)
     a_ids = set(a.convs.column("conversation_id").drop_null().to_pylist())
     b_ids = set(b.convs.column("conversation_id").drop_null().to_pylist())
@@ -626,13 +617,13 @@ class History:
             path_len[path_of[found]],
         )
         source_of = np.full(n_msgs, -1, dtype=np.int64)
-        s_rows, h_slots = _pairs(s_start[found], path_start[path_of[found]], prefix)
+        s_rows, h_slots = pairs(s_start[found], path_start[path_of[found]], prefix)
         source_of[s_rows] = path_rows[h_slots]
         self._rejoin(snap, source_of)
 
         known = pd.Index(self.convs.column("conversation_key").to_numpy(zero_copy_only=False))
         in_history = known.get_indexer(snap.keys) if len(snap.keys) else np.empty(0, dtype=np.int64)
-        statuses = Counter(_path_status(prefix, path_len[path_of[found]], s_len[found]).tolist())
+        statuses = Counter(path_status(prefix, path_len[path_of[found]], s_len[found]).tolist())
         statuses["new"] = int((in_history < 0).sum())
         previous = [s for s in self.snapshots if s["provider"] == snap.provider]
         if previous:
@@ -699,7 +690,7 @@ class History:
                     "key": keys,
                     "position": part.column("position").to_numpy(),
                     "role": part.column("role").cast(pa.string()).to_pylist(),
-                    "ts": part.column("ts").cast(pa.int64()).fill_null(_NO_TS).to_numpy(),
+                    "ts": part.column("ts").cast(pa.int64()).fill_null(NO_TS).to_numpy(),
                     "text": part.column("text").to_pylist(),
                     "row": rows,
                 }
@@ -718,7 +709,7 @@ class History:
         conv_status, msg_status = self._statuses()
         convs = self.convs.append_column("status", pa.array(conv_status, pa.string()))
         msgs = self.msgs.append_column("status", pa.array(msg_status, pa.string())).drop_columns(["on_path"])
-        conv_order = _conversation_order(convs)
+        conv_order = conversation_order(convs)
         convs = convs.take(pa.array(conv_order, pa.int64()))
         convs = convs.set_column(
             convs.schema.get_field_index("conv_index"), "conv_index", pa.array(np.arange(convs.num_rows))
@@ -776,7 +767,7 @@ class History:
         latest = self.latest()
         c_prov = self.convs.column("provider").to_numpy(zero_copy_only=False)
         c_last = self.convs.column("last_seen").cast(pa.int64()).to_numpy()
-        newest = np.array([latest.get(p, _NO_TS) for p in c_prov], dtype=np.int64)
+        newest = np.array([latest.get(p, NO_TS) for p in c_prov], dtype=np.int64)
         current = c_last >= newest
         conv_status = np.where(current, "current", "deleted-upstream")
         keys = self.convs.column("conversation_key").to_numpy(zero_copy_only=False)
@@ -817,7 +808,7 @@ def _with_extra(
     return out
 
 
-def _conversation_order(convs: pa.Table) -> np.ndarray:
+def conversation_order(convs: pa.Table) -> np.ndarray:
     """Current conversations in the newest export's order, then those that vanished, the latest to go first."""
     last = convs.column("last_seen").cast(pa.int64()).to_numpy()
     return np.lexsort((convs.column("conv_index").to_numpy(), -last))
@@ -903,33 +894,20 @@ def _labels(inputs: list[Any]) -> list[str]:
 # ---- a history folder's files, for the readers that meet one --------------------------------------
 
 
-def is_history_folder(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a history folder (it holds ``snapshots.parquet`` and ``messages.parquet``)."""
-    base = Path(os.path.expanduser(os.fspath(path)))
-    return (base / "snapshots.parquet").is_file() and (base / "messages.parquet").is_file()
-
-
 def message_status(hits: pd.DataFrame, folder: str | os.PathLike[str]) -> pd.DataFrame:
     """``hits`` (rows naming messages of the history folder by ``source``, ``conv_index``, ``position``,
     ``role`` and ``ts``, as search results do) with a ``status`` column: ``current``, ``edited-away`` or
     ``deleted-upstream``; null where two of its messages share all five (an edit that kept the role and
     timestamp)."""
     key = ["source", "conv_index", "position", "role", "ts"]
-    table = pq.read_table(Path(folder) / "messages.parquet", columns=[*key, "status"])
-    stored = to_pandas(table, {k: MESSAGE_HISTORY_COLUMNS[k] for k in [*key, "status"]}, None)
+    tables = read_tables(Path(folder), [*key, "status"])
+    if tables is None:
+        raise FormatError("not a history folder (no snapshots.parquet)", reason="not-found", source=str(folder))
+    stored = to_pandas(tables["messages"], {k: MESSAGE_HISTORY_COLUMNS[k] for k in [*key, "status"]}, None)
     stored = stored.drop_duplicates(key, keep=False)
     found = hits.loc[:, key].reset_index(drop=True).merge(stored, on=key, how="left", sort=False)
     status = found["status"].astype(MESSAGE_HISTORY_COLUMNS["status"])
     return hits.assign(status=status.to_numpy())
-
-
-#: The files of a history folder, in the order they are replaced.
-FILES = ("messages", "conversations", "snapshots")
-_SCHEMAS = {
-    "messages": arrow_schema(MESSAGE_HISTORY_COLUMNS),
-    "conversations": arrow_schema(CONVERSATION_HISTORY_COLUMNS),
-    "snapshots": arrow_schema(SNAPSHOT_COLUMNS),
-}
 
 
 def read_history(folder: str | os.PathLike[str], *, tz: str | None = None) -> dict[str, pd.DataFrame]:
@@ -964,14 +942,6 @@ def read_history(folder: str | os.PathLike[str], *, tz: str | None = None) -> di
 
 
 def read_folder_tables(base: Path) -> dict[str, pa.Table] | None:
-    """The tables of the history folder ``base`` (see :data:`FILES`), None when it has no ``snapshots.parquet``."""
-    if not (base / "snapshots.parquet").is_file():
-        return None
-    tables: dict[str, pa.Table] = {}
-    for name in FILES:
-        path = base / f"{name}.parquet"
-        try:
-            tables[name] = pq.read_table(path).select(list(_SCHEMAS[name].names)).cast(_SCHEMAS[name])
-        except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
-            raise FormatError(f"cannot read this history file: {exc}", reason="bad-parquet", source=str(path)) from None
-    return tables
+    """The tables of the history folder ``base`` (see :mod:`memvelope_tools._history_files`), None when
+    it has no ``snapshots.parquet``."""
+    return read_tables(base)

@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from ._atomic import atomic_outputs, output_folder
 from ._frames.columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, arrow_schema, to_pandas
+from ._history_files import is_history_folder, read_tables
 from ._progress import progress_bar
 from ._sources import Found, refuse
 from .errors import FormatError
@@ -93,6 +94,14 @@ def read_frames(folder: str | os.PathLike[str], archetype: ArchetypeFrame | None
         refuse(Found("missing"), os.fspath(folder), "history")
     if not base.is_dir():
         raise FormatError("a file, not a folder written by to_parquet", reason="not-found", source=str(base))
+    if is_history_folder(base) and not (base / "messages.parquet").is_file():
+        held = read_tables(base)
+        assert held is not None
+        return {
+            name: to_pandas(held[name].select(list(TABLES[name])), TABLES[name], None)
+            for name in TABLES
+            if name in held
+        }
     frames: dict[str, pd.DataFrame] = {}
     runs: dict[str, bytes | None] = {}
     for table_name, columns in TABLES.items():

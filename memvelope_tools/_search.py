@@ -1009,7 +1009,8 @@ def build_folder_index(folder: Path) -> None:
 
 def _folder_fingerprint(folder: Path) -> str:
     """The fingerprint of the Parquet files an index beside ``folder`` is built from."""
-    files = [folder / name for name in ("messages.parquet", "conversations.parquet") if (folder / name).is_file()]
+    names = ("messages.parquet", "state.parquet", "conversations.parquet")
+    files = [folder / name for name in names if (folder / name).is_file()]
     return _files_fingerprint(files)
 
 

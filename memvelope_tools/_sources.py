@@ -168,7 +168,7 @@ def identify(source: Any) -> Found:
         path = expand_user(source)
         name = os.fspath(source)
         if path.is_dir():
-            if (path / "messages.parquet").is_file():
+            if (path / "messages.parquet").is_file() or (path / "state.parquet").is_file():
                 return Found("parquet-folder")
             _listed(path)
             return Found("folder")

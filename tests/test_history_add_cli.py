@@ -54,8 +54,9 @@ def test_the_export_converted_early_keeps_its_name_and_the_date_in_it(
     assert list(stored["snapshots"]["date"].dt.strftime("%Y-%m-%d %H:%M")) == ["2025-01-05 10:00", "2025-03-07 08:30"]
     assert set(stored["messages"]["source"]) == {"conversations.json"}
     mine, theirs = files(here), files(there)
-    assert {n for n in mine if "/" not in n} == {"conversations.parquet", "messages.parquet", "snapshots.parquet"}
-    for name in ("conversations.parquet", "messages.parquet", "snapshots.parquet"):
+    assert {n for n in mine if "/" not in n} == {"conversations.parquet", "state.parquet", "snapshots.parquet"}
+    assert {n for n in mine if n.startswith("messages/")} == {"messages/part-00000.parquet", "messages/part-00001.parquet"}
+    for name in ("conversations.parquet", "state.parquet", "snapshots.parquet", "messages/part-00001.parquet"):
         assert mine[name] == theirs[name]
 
 

@@ -34,7 +34,8 @@ def test_adding_the_same_export_again_changes_no_file(tmp_path: Path) -> None:
     assert add_to_history(OLD, folder, date="2025-01-01")["added"] is True
     assert add_to_history(NEW, folder, date="2025-03-01")["added"] is True
     before = files(folder)
-    assert top(folder) == ["conversations.parquet", "messages.parquet", "search-index", "snapshots.parquet"]
+    assert top(folder) == ["conversations.parquet", "messages", "search-index", "snapshots.parquet", "state.parquet"]
+    assert top(folder / "messages") == ["part-00000.parquet", "part-00001.parquet"]
     assert any(name.startswith("search-index/") for name in before)
     again = add_to_history(NEW, folder, date="2025-03-01")
     assert again["added"] is False
@@ -82,7 +83,7 @@ def test_an_index_that_cannot_be_written_leaves_the_history_added_with_a_warning
     folder = tmp_path / "h"
     with pytest.warns(UserWarning, match=r"cannot write the search index of .*No space left on device"):
         assert add_to_history(OLD, folder, date="2025-01-01")["added"] is True
-    assert top(folder) == ["conversations.parquet", "messages.parquet", "snapshots.parquet"]
+    assert top(folder) == ["conversations.parquet", "messages", "snapshots.parquet", "state.parquet"]
     assert len(read_history(folder)["messages"]) == 13
 
 
@@ -120,11 +121,11 @@ def test_an_interrupted_add_leaves_the_folder_as_it_was(tmp_path: Path, monkeypa
     real = _history_folder.write_table
     calls: list[Path] = []
 
-    def interrupted(table: Any, fh: Any, name: str, progress: Any) -> None:
-        calls.append(name)
+    def interrupted(table: Any, fh: Any) -> None:
+        calls.append(fh.name)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        real(table, fh, name, progress)
+        real(table, fh)
 
     monkeypatch.setattr(_history_folder, "write_table", interrupted)
     with pytest.raises(KeyboardInterrupt):

@@ -58,8 +58,9 @@ def test_an_add_keeps_the_indexed_messages_and_indexes_only_the_new_ones(
 
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    for name in ("conversations.parquet", "messages.parquet", "snapshots.parquet"):
+    for name in ("conversations.parquet", "state.parquet", "snapshots.parquet"):
         shutil.copy(folder / name, fresh / name)
+    shutil.copytree(folder / "messages", fresh / "messages")
     monkeypatch.setattr(_search, "_add_documents", real)
     _search.build_folder_index(fresh)
     for updated, built in zip(results(folder), results(fresh), strict=True):

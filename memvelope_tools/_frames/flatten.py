@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._json.elements import FIELDS
-from .._json.walker import parse_spans, stream_array, stream_envelope
+from .._json.walker import Fallback, parse_spans, stream_array, stream_envelope
 from .._progress import progress_bar
 from .._read import check, check_conversations, check_messages
 from .._spec import CONVERSATION_FIELDS, ROLES
@@ -89,6 +89,51 @@ def flatten_file(
     check({**members, "conversations": []}, source_name=name)  # tags and meta
     provider = members["meta"]["source_provider"]
     return builder.tables(provider), provider
+
+
+def flatten_file_batches(
+    windows: Windows,
+    label: str,
+    name: str,
+    sink: Callable[[pa.Table, pa.Table], None],
+    *,
+    rows: int = 1 << 18,
+    progress: bool | None = None,
+) -> str:
+    """An envelope's bytes read as :func:`flatten_file` reads them, its tables given to ``sink`` a batch
+    of whole conversations at a time (about ``rows`` messages or more each, numbered on from the
+    batch before), so the whole tables never exist at once; returns the provider. Raises Fallback
+    also when the envelope's meta does not come before its conversations (its provider is then
+    unknown while they are read)."""
+    builder = _Builder(label, name, True)
+    builder.flush_rows = rows
+
+    def provider_of(members: dict[str, Any]) -> str:
+        meta = members.get("meta")
+        provider = meta.get("source_provider") if isinstance(meta, dict) else None
+        if not isinstance(provider, str):
+            raise Fallback
+        return provider
+
+    def hand_on(full: _Builder) -> None:
+        convs, msgs = full.take(provider_of(full.head))
+        assert msgs is not None
+        sink(convs, msgs)
+
+    builder.sink = hand_on
+    with progress_bar(
+        windows.size, desc=f"reading {label}", unit="B", enabled=progress if (windows.size or 0) >= 64 << 20 else False
+    ) as bar:
+        windows.on_bytes = bar.update
+        with windows.reading_ahead():
+            members = _read_windows(windows, builder, stream_envelope(windows))
+    check({**members, "conversations": []}, source_name=name)  # tags and meta
+    provider = members["meta"]["source_provider"]
+    if provider != provider_of(builder.head):
+        raise Fallback
+    if builder.held or builder.taken == 0 or builder.n_conv > builder.taken:
+        hand_on(builder)
+    return str(provider)
 
 
 def flatten_export(
@@ -178,10 +223,14 @@ def _read_windows(windows: Windows, builder: _Builder, stream: Iterator[tuple[st
                 pending.append((data, found, _columns_later(data, found)))
                 while len(pending) > 1:
                     take_oldest()
+                    builder.window_done()
+            elif kind == "head":
+                builder.head = value
             else:
                 members = value
         while pending:
             take_oldest()
+            builder.window_done()
     finally:
         for _, _, segments in pending:  # the workers read data until they are done
             wait([part for _, _, parts in segments for part in parts])
@@ -261,6 +310,13 @@ class _Builder:
         self.counts: list[np.ndarray] = []
         self.cols: dict[str, list[Any]] = {k: [] for k in ("assistant", "ts", "text", "chars", "words", "id")}
         self.n_conv = 0
+        self.taken = 0  # conversations already handed on as batches (see :meth:`take`)
+        self.held = 0  # messages added since then
+        self.head: dict[str, Any] = {}  # the envelope's members before its conversations
+        #: Called with the builder after a window's conversations were added, once it holds
+        #: ``flush_rows`` messages or more (it then :meth:`take` s them); none: the builder keeps all.
+        self.sink: Callable[[_Builder], None] | None = None
+        self.flush_rows = 1 << 18
         self.pending: collections.deque[tuple[Any, list[Any], int]] = collections.deque()
 
     def add(self, convs: list[Any], *, release: bool, bar: Any) -> None:
@@ -280,6 +336,7 @@ class _Builder:
         counts = np.fromiter(map(len, fields["messages"]), dtype=np.int64, count=len(convs))
         del fields
         self.counts.append(counts)
+        self.held += int(counts.sum())
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
         bounds = [0, *(np.flatnonzero(np.diff(starts // _BATCH)) + 1).tolist(), len(convs)]
         for lo, hi in itertools.pairwise(dict.fromkeys(bounds)):
@@ -314,6 +371,7 @@ class _Builder:
             for key, values in self.conv_cols.items():
                 values += part.fields[key].to_pylist()
             self.counts.append(part.counts)
+            self.held += int(part.counts.sum())
             self.n_conv += len(part.counts)
             cols["assistant"].append(part.is_assistant)
             cols["ts"].append(ts)
@@ -337,11 +395,27 @@ class _Builder:
             cols["words"].append(words)
         cols["chars"].append(chars)
 
+    def window_done(self) -> None:
+        if self.sink is not None and self.held >= self.flush_rows:
+            self.sink(self)
+
+    def take(self, provider: str) -> tuple[pa.Table, pa.Table | None]:
+        """The tables of the conversations added since the last :meth:`take` (all of them at the first),
+        numbered on from those taken before, which the builder then lets go of."""
+        tables = self.tables(provider)
+        self.taken = self.n_conv
+        self.held = 0
+        self.conv_cols = {k: [] for k in self.conv_cols}
+        self.counts = []
+        self.cols = {k: [] for k in self.cols}
+        return tables
+
     def tables(self, provider: str) -> tuple[pa.Table, pa.Table | None]:
         """The conversations and messages tables, with ``provider`` (the envelope's) on every row."""
         while self.pending:
             self._resolve()
-        label, n_conv, cols = self.label, self.n_conv, self.cols
+        label, first, cols = self.label, self.taken, self.cols
+        n_conv = self.n_conv - first
         counts = np.concatenate([np.zeros(0, dtype=np.int64), *self.counts])
         total = int(counts.sum())
         starts = np.zeros(n_conv, dtype=np.int64)
@@ -351,7 +425,7 @@ class _Builder:
         provider_value = strings([provider], "source provider")[0]
 
         def conv_path(field: str) -> Any:
-            return lambda i: f"$.conversations[{i}].{field}"
+            return lambda i: f"$.conversations[{first + i}].{field}"
 
         conv_index = np.repeat(np.arange(n_conv, dtype=np.int64), counts)
         is_assistant = np.concatenate([np.zeros(0, dtype=bool), *cols["assistant"]])
@@ -364,7 +438,7 @@ class _Builder:
             [
                 pa.repeat(label_value, n_conv),
                 pa.repeat(provider_value, n_conv),
-                pa.array(np.arange(n_conv, dtype=np.int64)),
+                pa.array(np.arange(first, first + n_conv, dtype=np.int64)),
                 ids,
                 strings(self.conv_cols["title"], "title"),
                 timestamps(self.conv_cols["created_at"], name, conv_path("created_at")),
@@ -384,7 +458,7 @@ class _Builder:
             [
                 pa.repeat(label_value, total),
                 pa.repeat(provider_value, total),
-                pa.array(conv_index),
+                pa.array(conv_index + first),
                 ids.take(pa.array(conv_index)),
                 pa.chunked_array(cols["id"], type=pa.string()),
                 pa.array(np.arange(total, dtype=np.int64) - np.repeat(starts, counts)),

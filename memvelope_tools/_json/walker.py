@@ -28,7 +28,8 @@ _CONVERSATIONS_KEY = re.compile(rb'"conversations"[ \t\n\r]*:[ \t\n\r]*\[')
 
 
 def stream_envelope(windows: Windows) -> Iterator[tuple[str, Any]]:
-    """Yield ``("spans", (window, found))`` for each window of an envelope's bytes that holds conversations,
+    """Yield ``("head", {top-level keys before the conversations})`` when the conversations begin, then
+    ``("spans", (window, found))`` for each window of an envelope's bytes that holds conversations,
     then ``("members", {other top-level keys})``, so that neither the whole tree nor the whole text ever
     exists at once.
 
@@ -113,6 +114,7 @@ def _envelope_members(windows: Windows, reader: Reader) -> Iterator[tuple[str, A
         if key is not None:
             if members.get("memvelope") != ENVELOPE_TAG or "conversations" in members:
                 raise Fallback
+            yield "head", dict(members)
             members["conversations"] = None
             data, pos = yield from _spans(windows, data, key.end())
             state = OBJ_NEXT
