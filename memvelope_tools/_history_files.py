@@ -53,6 +53,7 @@ __all__ = [
     "is_history_folder",
     "message_hashes",
     "parts_of",
+    "parts_of_file",
     "read_table",
     "read_tables",
     "with_parts",
@@ -143,6 +144,15 @@ def parts_of(state: pa.Table) -> list[tuple[str, int]]:
     """The parts the state lists: each one's file name (in :data:`PARTS`) and number of rows."""
     listed = json.loads((state.schema.metadata or {}).get(_PARTS_KEY, b"[]"))
     return [(str(name), int(rows)) for name, rows in listed]
+
+
+def parts_of_file(state: Path) -> list[tuple[str, int]]:
+    """The parts the state file ``state`` lists (see :func:`parts_of`), read from its footer alone."""
+    try:
+        metadata = pq.read_schema(state).metadata or {}
+    except (pa.ArrowException, OSError) as exc:
+        raise FormatError(f"cannot read this history file: {exc}", reason="bad-parquet", source=str(state)) from None
+    return [(str(name), int(rows)) for name, rows in json.loads(metadata.get(_PARTS_KEY, b"[]"))]
 
 
 def with_parts(state: pa.Table, parts: list[tuple[str, int]]) -> pa.Table:

@@ -49,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -56,7 +57,7 @@ import tempfile
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -65,9 +66,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from . import _corpus as corpus
 from ._frames import INT, ROLE, STRING, TIMESTAMP, conform
+from ._history_files import PARTS, parts_of_file
 from ._sources import resolve
 from ._spec import ROLES
 from .errors import QueryError, SearchIndexError
@@ -92,6 +95,7 @@ RESULT_COLUMNS: dict[str, Any] = {
 MARKS = ("⟦", "⟧")
 INDEX_DIR = "search-index"
 _ROWS = "rows.arrow"  # what a result row shows, beside the engine's files
+_PARTS_FILE = "parts.json"  # in the index of a history folder: the parts indexed (see _history_files)
 _OLD_FILES = ("search.sqlite", "search.1.sqlite")  # an index in the format of earlier releases
 _ENGINE_FILES = (".term", ".idx", ".store", ".fast", ".fieldnorm", ".pos", "meta.json")  # what a change damages
 _FORMAT = "memvelope-search-3"
@@ -441,10 +445,20 @@ class SearchIndex:
     Built in memory, or in a folder (:meth:`build` with ``path``; :meth:`open` reads it again).
     """
 
-    def __init__(self, engine: tantivy.Index, rows: pa.Table, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        engine: tantivy.Index,
+        rows: pa.Table,
+        path: Path | None = None,
+        *,
+        tie: np.ndarray | None = None,
+        names: Callable[[list[int]], dict[str, list[Any]]] | None = None,
+    ) -> None:
         self._engine = engine
         self._rows = rows
         self._row_of = _row_of_doc(rows)
+        self._tie = tie  # each row's place in the order that breaks equal scores (None: the rows' order)
+        self._names = names  # the conversation columns of rows, when the rows do not hold them
         self._lock = threading.Lock()
         self.path = path
         engine.reload()
@@ -486,6 +500,8 @@ class SearchIndex:
         Raises :class:`ValueError` (:class:`pyarrow.ArrowInvalid` among them), :class:`OSError` or
         :class:`~memvelope_tools.errors.SearchIndexError` when it cannot be read.
         """
+        if (path / _PARTS_FILE).is_file():
+            return _open_history_index(path.parent)
         rows = pa.ipc.open_file(pa.memory_map(os.fspath(path / _ROWS))).read_all()
         if (rows.schema.metadata or {}).get(b"format") is None:
             raise ValueError(f"{path / _ROWS} is not a search index's rows")
@@ -525,10 +541,12 @@ class SearchIndex:
         with self._lock, self._engine_errors():
             hits = self._best(_filtered(_engine_query(tree, self._searcher), role, since, until), limit)
         # Row by row: taking rows from a table in many chunks joins its chunks first.
-        columns = {
-            name: [column[i].as_py() for i, _ in hits]
-            for name, column in zip(self._rows.column_names, self._rows.columns, strict=True)
-        }
+        shown = ("ts", "role", "position", "text")
+        if self._names is None:
+            shown += ("source", "conv_index", "conversation_id", "title")
+        columns = {name: [self._rows.column(name)[i].as_py() for i, _ in hits] for name in shown}
+        if self._names is not None:
+            columns.update(self._names([i for i, _ in hits]))
         leaves = _marked(tree)
         frame = pd.DataFrame(
             {
@@ -577,13 +595,18 @@ class SearchIndex:
         rows = self._searcher.fast_field_values("id", [address for _, address in hits])
         if self._row_of is not None:
             rows = [int(self._row_of[cast(int, doc)]) for doc in rows]
-        ranked = sorted(zip(rows, (score for score, _ in hits), strict=True), key=lambda hit: (-hit[1], hit[0]))
+        tie = self._tie
+        ranked = sorted(
+            zip(rows, (score for score, _ in hits), strict=True),
+            key=lambda hit: (-hit[1], hit[0] if tie is None else int(tie[cast(int, hit[0])])),
+        )
         return [(int(cast(int, row)), float(score)) for row, score in ranked[:want]]
 
     def close(self) -> None:
         """Let the index go (and remove the folder of one kept in a temporary folder)."""
         with self._lock:
             self._searcher = self._engine = self._rows = self._row_of = None  # type: ignore[assignment]
+            self._tie = self._names = None
             if self._temporary is not None:
                 self._temporary.cleanup()
 
@@ -739,6 +762,9 @@ def update_folder_index(folder: Path) -> None:
     an index kept there whose every document is still among the folder's messages gets only the new
     ones (its results are then those of an index built anew); otherwise it is built anew. Written
     beside the old one, then moved into place; raises as :func:`build_folder_index` does."""
+    if _is_parted(folder):
+        _update_history_index(folder)
+        return
     path = folder / INDEX_DIR
     try:
         old = SearchIndex.open(path) if path.is_dir() else None
@@ -811,16 +837,21 @@ def _column(values: pd.Series, order: np.ndarray) -> pa.Array:
 
 
 def _index_batches(text: pd.Series, order: np.ndarray) -> Iterator[pa.StringArray]:
-    """The texts as indexed, in ``order``: null as empty, a zero-width space after each ideograph and kana."""
+    """The texts as indexed, in ``order`` (see :func:`_as_indexed`)."""
     array = pa.chunked_array([pa.array(text.astype(STRING).array, type=pa.string())])
     for start in range(0, len(order), _BATCH):
         # pandas before 3.0 holds its Arrow strings as large_string whatever type is asked for.
-        batch = array.take(order[start : start + _BATCH]).combine_chunks().fill_null("").cast(pa.string())
-        wide = pc.invert(pc.string_is_ascii(batch))  # only text beyond ASCII can hold an ideograph
-        if pc.any(wide).as_py():
-            spaced = pc.replace_substring_regex(batch.filter(wide), pattern=_CJK_RE2, replacement="\\1" + _ZWSP)
-            batch = pc.replace_with_mask(batch, wide, spaced)
-        yield batch
+        yield _as_indexed(array.take(order[start : start + _BATCH]).combine_chunks())
+
+
+def _as_indexed(batch: pa.Array) -> pa.StringArray:
+    """Texts as indexed: null as empty, a zero-width space after each ideograph and kana."""
+    batch = batch.fill_null("").cast(pa.string())
+    wide = pc.invert(pc.string_is_ascii(batch))  # only text beyond ASCII can hold an ideograph
+    if pc.any(wide).as_py():
+        spaced = pc.replace_substring_regex(batch.filter(wide), pattern=_CJK_RE2, replacement="\\1" + _ZWSP)
+        batch = pc.replace_with_mask(batch, wide, spaced)
+    return cast(pa.StringArray, batch)
 
 
 # ---- caching -------------------------------------------------------------------------------------
@@ -962,6 +993,8 @@ def index_for(source: Any) -> SearchIndex:
 
 def _folder_index(folder: Path, damaged: str | None = None) -> SearchIndex:
     """The index beside the Parquet folder ``folder``; ``damaged`` (what failed) rebuilds it whatever it holds."""
+    if _is_parted(folder):
+        return _history_folder_index(folder, damaged)
     fingerprint = _folder_fingerprint(folder)
     key = f"folder:{folder.resolve()}:{fingerprint}"
     path = folder / INDEX_DIR
@@ -1002,6 +1035,9 @@ def build_folder_index(folder: Path) -> None:
     """Build the index beside the Parquet folder ``folder`` for its files as they are now, in place of any
     index kept there; raises :class:`OSError` or :class:`~memvelope_tools.errors.SearchIndexError` when
     it cannot be written."""
+    if _is_parted(folder):
+        _update_history_index(folder, anew=True)
+        return
     SearchIndex.build(
         corpus.from_parquet(folder), path=folder / INDEX_DIR, fingerprint=_folder_fingerprint(folder)
     ).close()
@@ -1012,6 +1048,193 @@ def _folder_fingerprint(folder: Path) -> str:
     names = ("messages.parquet", "state.parquet", "conversations.parquet")
     files = [folder / name for name in names if (folder / name).is_file()]
     return _files_fingerprint(files)
+
+
+# ---- the index of a history folder ---------------------------------------------------------------
+#
+# A history folder's messages come in parts that never change (see memvelope_tools._history_files).
+# Its index holds a document per message, numbered in the parts' order, and beside the engine's
+# files a rows file per part (what a result shows of its messages, and their conversation's key) and
+# parts.json (the parts indexed and the stamp of the engine's files). An add indexes its new part
+# only. The conversation columns of a result, and the order that breaks equal scores, come from the
+# folder's conversations and state as they are when the index is opened.
+
+
+def _is_parted(folder: Path) -> bool:
+    return (folder / "state.parquet").is_file() and (folder / "snapshots.parquet").is_file()
+
+
+def _part_rows_file(name: str) -> str:
+    return f"rows-{name.removesuffix('.parquet')}.arrow"
+
+
+def _indexed_parts(path: Path) -> list[tuple[str, int]] | None:
+    """The parts the index in the folder ``path`` holds; None when it holds none readable or is damaged."""
+    try:
+        with open(path / _PARTS_FILE, encoding="utf-8") as fh:
+            told = json.load(fh)
+        if told.get("format") != _FORMAT or told.get("files") != _engine_stamps(path):
+            return None
+        return [(str(name), int(rows)) for name, rows in told["parts"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _update_history_index(folder: Path, *, anew: bool = False) -> None:
+    """Index the parts of the history folder ``folder`` that its index does not hold (all of them, in an
+    index built anew, when ``anew`` or when the index holds parts the folder does not)."""
+    parts = parts_of_file(folder / "state.parquet")
+    path = folder / INDEX_DIR
+    done = None if anew or not path.is_dir() else _indexed_parts(path)
+    if done is not None and done == parts[: len(done)] and len(done) == len(parts):
+        return
+    if done is None or done != parts[: len(done)]:
+        done = []
+    with _new_folder(path) as made:
+        if done:
+            for entry in os.scandir(path):
+                if entry.name == _PARTS_FILE or not entry.is_file():
+                    continue
+                try:  # the engine never writes into a file it made: linking shares it safely
+                    os.link(entry.path, made / entry.name)
+                except OSError:
+                    shutil.copy2(entry.path, made / entry.name)
+        first = sum(rows for _, rows in done)
+        with engine_errors(os.fspath(path)):
+            engine = _open_engine(made, create=not done)
+            for name, rows in parts[len(done) :]:
+                table = _part_rows(folder / PARTS / name)
+                if table.num_rows != rows:
+                    raise SearchIndexError(
+                        f"holds {table.num_rows} messages, the history's state says {rows}",
+                        reason="bad-index",
+                        source=os.fspath(folder / PARTS / name),
+                    )
+                _add_documents(engine, table, np.arange(rows), first)
+                target = os.fspath(made / _part_rows_file(name))
+                with pa.OSFile(target, "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+                    out.write_table(table, max_chunksize=_BATCH)
+                first += rows
+                del table
+        told = {"format": _FORMAT, "parts": [[n, r] for n, r in parts], "files": _engine_stamps(made)}
+        (made / _PARTS_FILE).write_text(json.dumps(told), encoding="utf-8")
+    for name in _OLD_FILES:
+        with contextlib.suppress(OSError):
+            (folder / name).unlink()
+
+
+def _part_rows(part: Path) -> pa.Table:
+    """What the index keeps of a part's messages: their conversation's key, position, role, time and text as indexed."""
+    try:
+        table = pq.read_table(part, columns=["conversation_key", "position", "role", "ts", "text"])
+    except (pa.ArrowException, OSError) as exc:
+        raise SearchIndexError(f"cannot read {part}: {exc}", reason="bad-index", source=os.fspath(part)) from None
+    codes = pd.Categorical(table.column("role").to_pandas(), categories=list(ROLES)).codes.astype(np.int8)
+    text = table.column("text")
+    return pa.table(
+        {
+            "conversation_key": table.column("conversation_key").cast(pa.string()),
+            "position": table.column("position").cast(pa.int64()),
+            "role": pa.array(codes, mask=codes < 0),
+            "ts": table.column("ts").cast(pa.int64()),
+            "text": pa.chunked_array([_as_indexed(c) for c in text.chunks] or [pa.array([], pa.string())]),
+        }
+    ).replace_schema_metadata({"format": _FORMAT})
+
+
+def _open_history_index(folder: Path) -> SearchIndex:
+    """The index kept beside the history folder ``folder``; ValueError when it is not up to date with its
+    parts or is damaged (see :meth:`SearchIndex.open`)."""
+    path = folder / INDEX_DIR
+    parts = _indexed_parts(path)
+    if parts is None:
+        raise ValueError("its files changed since it was written (damaged?), or another version wrote it")
+    if parts != parts_of_file(folder / "state.parquet"):
+        raise ValueError("it does not hold the history's messages as they are now")
+    chunks = [pa.ipc.open_file(pa.memory_map(os.fspath(path / _part_rows_file(name)))).read_all() for name, _ in parts]
+    rows = pa.concat_tables(chunks) if chunks else _part_rows_schema().empty_table()
+    rows = rows.replace_schema_metadata({"format": _FORMAT})
+    convs = pq.read_table(
+        folder / "conversations.parquet", columns=["conversation_key", "source", "conversation_id", "title"]
+    )
+    first_seen = pq.read_table(folder / "state.parquet", columns=["first_seen"]).column("first_seen")
+    if len(first_seen) != rows.num_rows:
+        raise ValueError(f"the history holds {len(first_seen)} messages, the index {rows.num_rows}")
+    rank = pd.Index(convs.column("conversation_key").to_numpy(zero_copy_only=False)).get_indexer(
+        rows.column("conversation_key").to_numpy(zero_copy_only=False)
+    )
+    if (rank < 0).any():
+        raise ValueError("it holds a message of a conversation the history does not")
+    in_history = np.empty(len(rank), dtype=np.int64)
+    in_history[np.lexsort((first_seen.cast(pa.int64()).to_numpy(), rows.column("position").to_numpy(), rank))] = (
+        np.arange(len(rank))
+    )
+    ts = rows.column("ts")
+    undated = pc.is_null(ts).to_numpy(zero_copy_only=False)
+    ms = ts.fill_null(0).to_numpy()
+    tie = np.empty(len(rank), dtype=np.int64)
+    tie[np.lexsort((in_history, -ms, undated))] = np.arange(len(rank))
+    source, conv_id, title = (convs.column(name) for name in ("source", "conversation_id", "title"))
+
+    def names(found: list[int]) -> dict[str, list[Any]]:
+        at = [int(rank[i]) for i in found]
+        return {
+            "source": [source[r].as_py() for r in at],
+            "conv_index": at,
+            "conversation_id": [conv_id[r].as_py() for r in at],
+            "title": [title[r].as_py() for r in at],
+        }
+
+    with engine_errors(os.fspath(path)):
+        index = SearchIndex(_open_engine(path, create=False), rows, path, tie=tie, names=names)
+        held = index._searcher.num_docs
+    if held != rows.num_rows:
+        index.close()
+        raise ValueError(f"the engine holds {held} messages, the rows {rows.num_rows}")
+    return index
+
+
+def _part_rows_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            ("conversation_key", pa.string()),
+            ("position", pa.int64()),
+            ("role", pa.int8()),
+            ("ts", pa.int64()),
+            ("text", pa.string()),
+        ]
+    )
+
+
+def _history_folder_index(folder: Path, damaged: str | None) -> SearchIndex:
+    """The index beside the history folder ``folder``, brought up to date first when it is not (with a
+    warning that says why); ``damaged`` (what failed) rebuilds it whatever it holds."""
+    stamp = [
+        f"{name}:{(folder / name).stat().st_size}:{(folder / name).stat().st_mtime_ns}"
+        for name in ("state.parquet", "conversations.parquet")
+    ]
+    key = f"history:{folder.resolve()}:{':'.join(stamp)}"
+    path = folder / INDEX_DIR
+    if damaged is not None:
+        with _memory_lock:
+            entry = _memory.pop(key, None)
+        if entry is not None:
+            entry[0].close()
+        warnings.warn(f"search index {path} is damaged ({damaged}); rebuilding it", stacklevel=4)
+        _update_history_index(folder, anew=True)
+        return _remember(key, _open_history_index(folder))
+    if (index := _recall(key)) is not None:
+        return index
+    try:
+        return _remember(key, _open_history_index(folder))
+    except (ValueError, OSError, SearchIndexError) as exc:
+        why = exc.msg if isinstance(exc, SearchIndexError) else str(exc)
+    if path.exists():
+        warnings.warn(
+            f"search index {path} is out of date or cannot be read ({why}); bringing it up to date", stacklevel=4
+        )
+    _update_history_index(folder)
+    return _remember(key, _open_history_index(folder))
 
 
 # ---- the function --------------------------------------------------------------------------------

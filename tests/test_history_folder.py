@@ -76,10 +76,10 @@ def test_an_index_that_cannot_be_written_leaves_the_history_added_with_a_warning
 ) -> None:
     from memvelope_tools import _search
 
-    def failing(folder: Path) -> None:
+    def failing(*args: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_search, "build_folder_index", failing)
+    monkeypatch.setattr(_search, "_add_documents", failing)
     folder = tmp_path / "h"
     with pytest.warns(UserWarning, match=r"cannot write the search index of .*No space left on device"):
         assert add_to_history(OLD, folder, date="2025-01-01")["added"] is True
