@@ -18,12 +18,15 @@ not read from a file, is read whole and compared as one batch, by the same rules
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import sys
 import tempfile
 import warnings
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -33,7 +36,7 @@ import pyarrow.parquet as pq
 
 from ._atomic import atomic_outputs, check_output_folder, output_folder
 from ._frames.columns import CONVERSATION_COLUMNS, MS, to_pandas
-from ._frames.flatten import flatten_file_batches
+from ._frames.flatten import flatten_file_batches, flatten_pieces_batches
 from ._history import (
     NO_TS,
     SNAPSHOT_COLUMNS,
@@ -62,14 +65,17 @@ from ._history_files import (
 from ._json.elements import read_windows
 from ._json.walker import Fallback
 from ._parquet import schema_metadata
-from ._read import Source
+from ._read import Source, check
 from ._sources import labels_of, resolve_one
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError, OutputError, SearchIndexError
 
 __all__ = ["add_export", "add_to_history", "is_history_folder"]
 
-_BATCH_ROWS = 1 << 16  # messages of an export compared at a time
+_BATCH_ROWS = 4096  # messages of an export compared at a time, at least (a window of the envelope file at a time)
+_ROW_GROUP = 1 << 16  # rows of a part's row group, at most
+_GROUP_BYTES = 8 << 20  # bytes of a part's row group, about: the index reads and indexes a row group at a time
+_WINDOW = 4 << 20  # bytes of the envelope file read at a time: memory holds a few times this
 
 
 def add_to_history(
@@ -124,30 +130,45 @@ def add_to_history(
     return add_export(export, folder, date=date, workers=workers, progress=progress)
 
 
+class Piped(Protocol):
+    """An export being converted elsewhere, the text of its envelope's conversations array coming as it
+    is made (the command line converts in a process started before its libraries load)."""
+
+    def provider(self) -> str | None: ...
+    def pieces(self) -> Iterator[bytes]: ...
+    def meta(self) -> dict[str, Any] | None: ...
+
+
 def add_export(
     export: Source,
     folder: str | os.PathLike[str],
     *,
     date: Any = None,
     named: Source | None = None,
+    piped: Piped | None = None,
     workers: int | None = 1,
     progress: bool | None = None,
 ) -> dict[str, Any]:
     """:func:`add_to_history`, the export's label and date read from the name of ``named`` when given
-    (an envelope converted from a download names the download)."""
+    (an envelope converted from a download names the download); ``piped``: the export, being converted,
+    read as it comes (should that fail, the export is converted here, which says why)."""
     base = Path(folder)
     check_output_folder(base)
     [label] = labels_of([export if named is None else named])
     with tempfile.TemporaryDirectory(prefix="memvelope-history-") as tmp:
-        readable = _readable(export, label, Path(tmp), workers, progress)
-        held = _Held.read(base)
-        adder = _Adder(held, base, label)
+        adder = _Adder(_Held.read(base), base, label)
         try:
             try:
-                provider = _read_batches(readable, label, adder, progress)
+                if piped is not None:
+                    provider = _read_piped(piped, label, adder)
+                else:
+                    readable = _readable(export, label, Path(tmp), workers, progress)
+                    provider = _read_batches(readable, label, adder, progress)
             except (_Whole, Fallback):
                 adder.discard()
                 adder = _Adder(_Held.read(base), base, label, whole=True)
+                if piped is not None:
+                    readable = _readable(export, label, Path(tmp), workers, progress)
                 snap = read_snapshot(readable, label=label, dated=False, progress=progress)
                 adder.add(snap.convs, snap.msgs)
                 provider = snap.provider
@@ -156,9 +177,24 @@ def add_export(
         finally:
             adder.discard()
     if written.get("indexed"):
+        _give_back_memory()  # what reading the export freed, before the index takes its own
         _index(base)
     written.pop("indexed", None)
     return written
+
+
+def _read_piped(piped: Piped, label: str, adder: _Adder) -> str:
+    """Give ``adder`` the piped export's tables a batch at a time; its provider. Fallback when the
+    conversion failed or gave no conversation."""
+    provider = piped.provider()
+    if provider is None:
+        raise Fallback
+    flatten_pieces_batches(piped.pieces(), provider, label, label, adder.add, rows=_BATCH_ROWS, window=_WINDOW)
+    meta = piped.meta()
+    if meta is None or meta.get("source_provider") != provider:
+        raise Fallback
+    check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=label)
+    return provider
 
 
 def _readable(export: Source, label: str, tmp: Path, workers: int | None, progress: bool | None) -> Source:
@@ -178,7 +214,7 @@ def _read_batches(source: Source, label: str, adder: _Adder, progress: bool | No
     found = resolve_one(source, "any", label=label)
     if found.kind != "envelope" or found.path is None or found.value is not None:
         raise Fallback
-    with read_windows(os.fspath(found.path)) as windows:
+    with read_windows(os.fspath(found.path), window=_WINDOW) as windows:
         if windows is None:
             raise Fallback
         return flatten_file_batches(windows, label, found.name or label, adder.add, rows=_BATCH_ROWS, progress=progress)
@@ -273,6 +309,8 @@ class _Adder:
         self.n_convs = self.n_msgs = 0
         self.newest_ts: Any = None
         self.writer: pq.ParquetWriter | None = None
+        self.buffered: list[pa.Table] = []
+        self.buffered_rows = self.buffered_bytes = 0
         self.part: Path | None = None
         self.made_parts_folder = False
 
@@ -369,6 +407,18 @@ class _Adder:
         source_of[joined["row"].to_numpy()] = joined["row_h"].to_numpy()
 
     def _write(self, part: pa.Table) -> None:
+        """Write new messages to the part, in row groups of :data:`_ROW_GROUP` rows or :data:`_GROUP_BYTES` at most."""
+        self.buffered.append(part)
+        self.buffered_rows += part.num_rows
+        self.buffered_bytes += part.get_total_buffer_size()
+        if self.buffered_rows >= _ROW_GROUP or self.buffered_bytes >= _GROUP_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.buffered:
+            return
+        part = pa.concat_tables(self.buffered)
+        self.buffered, self.buffered_rows, self.buffered_bytes = [], 0, 0
         if self.writer is None:
             folder = self.base / PARTS
             self.made_parts_folder = not folder.exists()
@@ -377,7 +427,7 @@ class _Adder:
             os.close(fd)
             self.part = Path(name)
             self.writer = pq.ParquetWriter(name, empty_table("part").schema, compression="zstd")
-        self.writer.write_table(part.cast(empty_table("part").schema), row_group_size=_BATCH_ROWS)
+        self.writer.write_table(part.cast(empty_table("part").schema), row_group_size=part.num_rows or 1)
 
     def discard(self) -> None:
         """Let go of a part being written (an add that failed, or one already committed)."""
@@ -453,6 +503,7 @@ class _Adder:
             also.append((self._write_whole(held.old_messages), self.base / PARTS / name))
             parts.append((name, held.old_messages.num_rows))
         if n_new:
+            self._flush()
             assert self.writer is not None and self.part is not None
             self.writer.close()
             self.writer = None
@@ -509,7 +560,7 @@ class _Adder:
         folder = output_folder(self.base / PARTS)
         fd, name = tempfile.mkstemp(prefix=".part-", suffix=".tmp", dir=folder)
         with os.fdopen(fd, "wb") as fh:
-            pq.write_table(table.cast(empty_table("part").schema), fh, compression="zstd", row_group_size=_BATCH_ROWS)
+            pq.write_table(table.cast(empty_table("part").schema), fh, compression="zstd", row_group_size=_ROW_GROUP)
             fh.flush()
             os.fsync(fh.fileno())
         return Path(name)
@@ -542,6 +593,14 @@ class _Adder:
 def write_table(table: pa.Table, fh: Any) -> None:
     """Write one of the folder's small tables."""
     pq.write_table(table, fh, compression="zstd", row_group_size=1 << 20)
+
+
+def _give_back_memory() -> None:
+    """Return the memory freed so far to the system: Arrow's pool, and the C library's where it can."""
+    pa.default_memory_pool().release_unused()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).malloc_trim(0)
 
 
 def _part_name(n: int) -> str:

@@ -106,6 +106,7 @@ _CACHED = 4  # in-memory indexes kept
 #: Messages from which an index not kept beside a Parquet folder is kept in a temporary folder.
 DISK_MIN = 200_000
 _HEAP = 512 << 20  # bytes the engine's indexing threads buffer before writing
+_PART_HEAP = 64 << 20  # the same, indexing a history folder's parts (a row group at a time)
 _HASHED = 1 << 24  # Arrow buffers up to this size are hashed into a frame's key, larger ones named
 _BATCH = 1 << 16  # texts converted to Python at a time while indexing
 # Ideographs and kana: a zero-width space (a separator to the tokenizer, invisible in a snippet)
@@ -694,9 +695,23 @@ def _result_rows(history: pd.DataFrame, fingerprint: str) -> pa.Table:
 
 def _add_documents(engine: tantivy.Index, rows: pa.Table, which: np.ndarray, first: int) -> None:
     """Add the rows ``which`` of ``rows`` to ``engine`` as documents numbered from ``first`` on."""
+    with _writing(engine, _HEAP) as writer:
+        _add_rows(writer, rows, which, first)
+
+
+@contextlib.contextmanager
+def _writing(engine: tantivy.Index, heap: int) -> Iterator[tantivy.IndexWriter]:
+    """A writer of ``engine`` whose indexing threads buffer ``heap`` bytes at most, committed at the end."""
+    writer = engine.writer(heap_size=heap, num_threads=max(1, min(2, os.cpu_count() or 1)))
+    yield writer
+    writer.commit()
+    writer.wait_merging_threads()
+
+
+def _add_rows(writer: tantivy.IndexWriter, rows: pa.Table, which: np.ndarray, first: int) -> None:
+    """Add the rows ``which`` of ``rows`` as documents numbered from ``first`` on."""
     import tantivy as t
 
-    writer = engine.writer(heap_size=_HEAP, num_threads=max(1, min(2, os.cpu_count() or 1)))
     picked = (
         rows.select(["role", "ts", "text"]).take(pa.array(which, pa.int64())) if len(which) < rows.num_rows else rows
     )
@@ -714,8 +729,6 @@ def _add_documents(engine: tantivy.Index, rows: pa.Table, which: np.ndarray, fir
                 writer.add_document(t.Document(**fields))
                 row += 1
                 doc += 1
-    writer.commit()
-    writer.wait_merging_threads()
 
 
 def _row_of_doc(rows: pa.Table) -> np.ndarray | None:
@@ -1100,22 +1113,9 @@ def _update_history_index(folder: Path, *, anew: bool = False) -> None:
                 except OSError:
                     shutil.copy2(entry.path, made / entry.name)
         first = sum(rows for _, rows in done)
-        with engine_errors(os.fspath(path)):
-            engine = _open_engine(made, create=not done)
+        with engine_errors(os.fspath(path)), _writing(_open_engine(made, create=not done), _PART_HEAP) as writer:
             for name, rows in parts[len(done) :]:
-                table = _part_rows(folder / PARTS / name)
-                if table.num_rows != rows:
-                    raise SearchIndexError(
-                        f"holds {table.num_rows} messages, the history's state says {rows}",
-                        reason="bad-index",
-                        source=os.fspath(folder / PARTS / name),
-                    )
-                _add_documents(engine, table, np.arange(rows), first)
-                target = os.fspath(made / _part_rows_file(name))
-                with pa.OSFile(target, "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
-                    out.write_table(table, max_chunksize=_BATCH)
-                first += rows
-                del table
+                first = _index_part(writer, folder / PARTS / name, rows, made / _part_rows_file(name), first)
         told = {"format": _FORMAT, "parts": [[n, r] for n, r in parts], "files": _engine_stamps(made)}
         (made / _PARTS_FILE).write_text(json.dumps(told), encoding="utf-8")
     for name in _OLD_FILES:
@@ -1123,12 +1123,30 @@ def _update_history_index(folder: Path, *, anew: bool = False) -> None:
             (folder / name).unlink()
 
 
-def _part_rows(part: Path) -> pa.Table:
-    """What the index keeps of a part's messages: their conversation's key, position, role, time and text as indexed."""
+def _index_part(writer: tantivy.IndexWriter, part: Path, rows: int, target: Path, first: int) -> int:
+    """Add the messages of a part (``rows`` of them) as documents numbered from ``first`` on, a row group
+    at a time, and write what the index keeps of them to ``target``; the next document's number."""
     try:
-        table = pq.read_table(part, columns=["conversation_key", "position", "role", "ts", "text"])
+        with pq.ParquetFile(part) as file, pa.OSFile(os.fspath(target), "wb") as sink:
+            if file.metadata.num_rows != rows:
+                raise SearchIndexError(
+                    f"holds {file.metadata.num_rows} messages, the history's state says {rows}",
+                    reason="bad-index",
+                    source=os.fspath(part),
+                )
+            with pa.ipc.new_file(sink, _part_rows_schema()) as out:
+                for group in range(file.num_row_groups):
+                    table = _part_rows(file.read_row_group(group, columns=list(_part_rows_schema().names)))
+                    _add_rows(writer, table, np.arange(table.num_rows), first)
+                    out.write_table(table, max_chunksize=_BATCH)
+                    first += table.num_rows
     except (pa.ArrowException, OSError) as exc:
         raise SearchIndexError(f"cannot read {part}: {exc}", reason="bad-index", source=os.fspath(part)) from None
+    return first
+
+
+def _part_rows(table: pa.Table) -> pa.Table:
+    """What the index keeps of a part's messages: their conversation's key, position, role, time and text as indexed."""
     codes = pd.Categorical(table.column("role").to_pandas(), categories=list(ROLES)).codes.astype(np.int8)
     text = table.column("text")
     return pa.table(
@@ -1138,8 +1156,9 @@ def _part_rows(part: Path) -> pa.Table:
             "role": pa.array(codes, mask=codes < 0),
             "ts": table.column("ts").cast(pa.int64()),
             "text": pa.chunked_array([_as_indexed(c) for c in text.chunks] or [pa.array([], pa.string())]),
-        }
-    ).replace_schema_metadata({"format": _FORMAT})
+        },
+        schema=_part_rows_schema(),
+    )
 
 
 def _open_history_index(folder: Path) -> SearchIndex:

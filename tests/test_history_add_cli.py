@@ -55,7 +55,10 @@ def test_the_export_converted_early_keeps_its_name_and_the_date_in_it(
     assert set(stored["messages"]["source"]) == {"conversations.json"}
     mine, theirs = files(here), files(there)
     assert {n for n in mine if "/" not in n} == {"conversations.parquet", "state.parquet", "snapshots.parquet"}
-    assert {n for n in mine if n.startswith("messages/")} == {"messages/part-00000.parquet", "messages/part-00001.parquet"}
+    assert {n for n in mine if n.startswith("messages/")} == {
+        "messages/part-00000.parquet",
+        "messages/part-00001.parquet",
+    }
     for name in ("conversations.parquet", "state.parquet", "snapshots.parquet", "messages/part-00001.parquet"):
         assert mine[name] == theirs[name]
 

@@ -79,7 +79,7 @@ def test_an_index_that_cannot_be_written_leaves_the_history_added_with_a_warning
     def failing(*args: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_search, "_add_documents", failing)
+    monkeypatch.setattr(_search, "_add_rows", failing)
     folder = tmp_path / "h"
     with pytest.warns(UserWarning, match=r"cannot write the search index of .*No space left on device"):
         assert add_to_history(OLD, folder, date="2025-01-01")["added"] is True
@@ -195,3 +195,99 @@ def test_search_of_a_history_folder_says_which_messages_the_provider_no_longer_h
     assert "status" not in search(NEW, "dogs").columns  # not a history folder: results as ever
     assert main(["search", str(folder), "secret"]) == 0
     assert "[deleted-upstream] ⟦Secret⟧ plans" in capsys.readouterr().out
+
+
+CLAUDE_OLD = HISTORY / "claude-old" / "conversations.json"
+CLAUDE_NEW = HISTORY / "claude-new" / "conversations.json"
+
+
+def _in_small_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Read envelopes a few hundred bytes at a time and hand every window's conversations on as a batch;
+    the sizes of the batches the add compares, as it compares them."""
+    monkeypatch.setattr(_history_folder, "_WINDOW", 300)
+    monkeypatch.setattr(_history_folder, "_BATCH_ROWS", 1)
+    sizes: list[int] = []
+    real = _history_folder._Adder.add
+
+    def counted(self: Any, convs: Any, msgs: Any) -> None:
+        sizes.append(convs.num_rows)
+        real(self, convs, msgs)
+
+    monkeypatch.setattr(_history_folder._Adder, "add", counted)
+    return sizes
+
+
+@pytest.mark.parametrize(("old", "new"), [(OLD, NEW), (CLAUDE_OLD, CLAUDE_NEW)])
+def test_an_add_compares_the_export_a_batch_at_a_time_as_history_merges_it(
+    old: Path, new: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvelope_tools.cli import main as cli
+
+    sizes = _in_small_batches(monkeypatch)
+    folder = tmp_path / "h"
+    # The command line converts the export to an envelope file first, which the add reads in batches.
+    assert cli(["history", "add", str(old), "--to", str(folder), "--date", "2025-01-01", "-q"]) == 0
+    assert cli(["history", "add", str(new), "--to", str(folder), "--date", "2025-03-01", "-q"]) == 0
+    stored = read_history(folder)
+    merged = history([old, new], dates=["2025-01-01", "2025-03-01"])
+    for name in ("conversations", "messages"):
+        pd.testing.assert_frame_equal(stored[name].drop(columns="source"), merged[name].drop(columns="source"))
+    assert len(sizes) > 4  # in batches, not whole
+    if old == OLD:  # the ChatGPT export holds a conversation without an id: read again whole
+        assert sizes[-1] == 7
+
+
+def test_an_export_with_an_id_repeated_in_a_later_batch_is_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    convs = [c for c in json.loads(NEW.read_text(encoding="utf-8")) if c.get("id")]
+    doubled = tmp_path / "doubled" / "conversations.json"
+    doubled.parent.mkdir()
+    doubled.write_text(json.dumps([*convs, convs[0]]), encoding="utf-8")
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    sizes = _in_small_batches(monkeypatch)
+    add_to_history(doubled, folder, date="2025-03-01")
+    assert sizes[-1] == len(convs) + 1 and len(sizes) > 2
+    stored = read_history(folder)
+    merged = history([OLD, doubled], dates=["2025-01-01", "2025-03-01"])
+    for name in ("conversations", "messages"):
+        pd.testing.assert_frame_equal(stored[name].drop(columns="source"), merged[name].drop(columns="source"))
+
+
+def test_each_add_writes_only_the_messages_it_saw_first(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    first = files(folder)["messages/part-00000.parquet"]
+    add_to_history(NEW, folder, date="2025-03-01")
+    add_to_history(NEW, folder, date="2025-04-01")  # nothing new: no part
+    assert top(folder / "messages") == ["part-00000.parquet", "part-00001.parquet"]
+    assert files(folder)["messages/part-00000.parquet"] == first
+    assert [pq.read_metadata(folder / "messages" / name).num_rows for name in top(folder / "messages")] == [13, 10]
+    stored = read_history(folder)
+    assert len(stored["messages"]) == 23 and list(stored["snapshots"]["new"]) == [7, 2, 0]
+    assert (stored["messages"]["first_seen"] == pd.Timestamp("2025-03-01", tz="UTC")).sum() == 10
+
+
+def test_a_folder_of_the_earlier_layout_is_read_and_its_next_add_writes_parts(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from memvelope_tools._history import History, read_snapshot
+
+    folder = tmp_path / "h"
+    folder.mkdir()
+    tables = History.empty().merge(read_snapshot(OLD, date="2025-01-01")).tables()
+    for name, table in tables.items():  # one file per table, as the earlier release wrote them
+        pq.write_table(table, folder / f"{name}.parquet")
+    earlier = read_history(folder)
+    assert len(earlier["messages"]) == 13 and len(read_parquet(folder)["messages"]) == 13
+    add_to_history(NEW, folder, date="2025-03-01")
+    assert top(folder) == ["conversations.parquet", "messages", "search-index", "snapshots.parquet", "state.parquet"]
+    stored = read_history(folder)
+    merged = history([OLD, NEW], dates=["2025-01-01", "2025-03-01"])
+    for name in ("conversations", "messages"):
+        pd.testing.assert_frame_equal(stored[name].drop(columns="source"), merged[name].drop(columns="source"))

@@ -332,17 +332,30 @@ def convert_body(
     write: Callable[[bytes], Any],
     *,
     progress: bool | None = None,
+    workers: int | None = 1,
+    on_provider: Callable[[str], Any] | None = None,
 ) -> dict[str, Any]:
-    """Convert one export in this process, giving ``write`` the text of its envelope's conversations array
-    (what :func:`convert_stream` writes between the array's brackets) a piece at a time, in order, as it
-    is made; nothing is held. Returns the envelope's ``meta``; errors are :func:`convert_stream`'s."""
+    """Convert one export, giving ``write`` the text of its envelope's conversations array (what
+    :func:`convert_stream` writes between the array's brackets) a piece at a time, in order, as it is
+    made; nothing is held. ``workers`` are :func:`convert_stream`'s; ``on_provider`` is called with the
+    provider before the first piece is written. Returns the envelope's ``meta``; errors are
+    :func:`convert_stream`'s."""
     inputs = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     expansion = expand(inputs, None)
     log = ConversionLog()
     log.ignored = expansion.ignored
     log.chose = expansion.chose
     total = sum(p.size or 0 for p in expansion.parts) or None
-    return _body(expansion.parts, log, write, None, progress, total)
+    count = workers_for(total or 0, workers)
+    pool = Pool(count) if count > 1 else None
+    try:
+        meta = _body(expansion.parts, log, write, pool, progress, total, on_provider)
+        if pool is not None:
+            pool.release()
+    finally:
+        if pool is not None:
+            pool.close()
+    return meta
 
 
 def _body(
@@ -352,21 +365,25 @@ def _body(
     pool: Pool | None,
     progress: bool | None,
     total: int | None,
+    on_provider: Callable[[str], Any] | None = None,
 ) -> dict[str, Any]:
     """Give the conversations' envelope bytes to ``put``, in order; return the envelope's meta."""
     first = True
 
-    def emit(conversation: Conversation) -> None:
+    def begin() -> None:
         nonlocal first
+        if first and on_provider is not None:
+            on_provider(str(assembler.provider))
         put(b"    " if first else SEPARATOR)
         first = False
+
+    def emit(conversation: Conversation) -> None:
+        begin()
         put(fragment(conversation))
 
     def write(piece: Piece) -> None:
-        nonlocal first
         if piece.conversations:
-            put(b"    " if first else SEPARATOR)
-            first = False
+            begin()
             put(piece.body)
 
     with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():

@@ -35,6 +35,7 @@ from .columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, MS, ar
 from .text import Conversations, strings, text_columns_later
 
 _BATCH = 1 << 16
+_SINK_ROWS = 4096  # messages handed on as a batch, at least, by the functions that hand batches on
 _HAND_ON_BYTES = 1 << 20  # bytes of an export's envelope handed to the reading thread at a time
 _STR_OR_NONE = frozenset((str, type(None)))
 _Read = tuple[Conversations, pa.Array]  # columns, and the messages' timestamps parsed
@@ -97,7 +98,7 @@ def flatten_file_batches(
     name: str,
     sink: Callable[[pa.Table, pa.Table], None],
     *,
-    rows: int = 1 << 18,
+    rows: int = _SINK_ROWS,
     progress: bool | None = None,
 ) -> str:
     """An envelope's bytes read as :func:`flatten_file` reads them, its tables given to ``sink`` a batch
@@ -125,15 +126,45 @@ def flatten_file_batches(
         windows.size, desc=f"reading {label}", unit="B", enabled=progress if (windows.size or 0) >= 64 << 20 else False
     ) as bar:
         windows.on_bytes = bar.update
-        with windows.reading_ahead():
+        with windows.reading_ahead(), text.surrogates_summed():
             members = _read_windows(windows, builder, stream_envelope(windows))
+            if builder.n_conv > builder.taken or builder.taken == 0:
+                hand_on(builder)
     check({**members, "conversations": []}, source_name=name)  # tags and meta
     provider = members["meta"]["source_provider"]
     if provider != provider_of(builder.head):
         raise Fallback
-    if builder.held or builder.taken == 0 or builder.n_conv > builder.taken:
-        hand_on(builder)
     return str(provider)
+
+
+def flatten_pieces_batches(
+    pieces: Iterator[bytes],
+    provider: str,
+    label: str,
+    name: str,
+    sink: Callable[[pa.Table, pa.Table], None],
+    *,
+    rows: int = _SINK_ROWS,
+    window: int | None = None,
+) -> None:
+    """The text of an envelope's conversations array without its brackets (as
+    :func:`memvelope_tools._convert.pipeline.convert_body` writes it), given a piece at a time,
+    read as :func:`flatten_file_batches` reads a file, its conversations all of ``provider``. Raises
+    Fallback when the text is not such an array (a conversion cut short, say)."""
+    builder = _Builder(label, name, True)
+    builder.flush_rows = rows
+
+    def hand_on(full: _Builder) -> None:
+        convs, msgs = full.take(provider)
+        assert msgs is not None
+        sink(convs, msgs)
+
+    builder.sink = hand_on
+    windows = Windows.of_pieces(itertools.chain([b"["], pieces, [b"]"]), window=window)
+    with text.surrogates_summed():
+        _read_windows(windows, builder, stream_array(windows))
+        if builder.n_conv > builder.taken or builder.taken == 0:
+            hand_on(builder)
 
 
 def flatten_export(

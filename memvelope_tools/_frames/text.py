@@ -14,12 +14,14 @@ compiled module reads JSON text (:func:`conversation_columns`); otherwise conver
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import mmap
 import os
 import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -327,8 +329,30 @@ def _fixed(values: Sequence[Any], what: str) -> list[Any]:
     return fixed
 
 
-def _warn(n: int, what: str) -> None:
-    warnings.warn(f"{n} {what} value(s) contain unpaired surrogates; replaced by U+FFFD", UnicodeWarning, stacklevel=5)
+_gathered: list[Counter[str]] = []  # the counts of the innermost :func:`surrogates_summed` block, if any
+
+
+@contextlib.contextmanager
+def surrogates_summed() -> Iterator[None]:
+    """Inside the block (whatever thread reads), texts with unpaired surrogates are counted, not warned
+    about one batch at a time; one warning with the total follows the block."""
+    counts: Counter[str] = Counter()
+    _gathered.append(counts)
+    try:
+        yield
+    finally:
+        _gathered.remove(counts)
+    for what, n in counts.items():
+        _warn(n, what, stacklevel=3)
+
+
+def _warn(n: int, what: str, stacklevel: int = 5) -> None:
+    if _gathered:
+        _gathered[-1][what] += n
+        return
+    warnings.warn(
+        f"{n} {what} value(s) contain unpaired surrogates; replaced by U+FFFD", UnicodeWarning, stacklevel=stacklevel
+    )
 
 
 def _replace_surrogates(s: str) -> str:

@@ -679,10 +679,11 @@ def read_file(name: str, progress: bool | None) -> bytearray | mmap.mmap:
 
 
 @contextlib.contextmanager
-def read_windows(name: str) -> Iterator[Windows | None]:
+def read_windows(name: str, *, window: int | None = None) -> Iterator[Windows | None]:
     """The bytes of file ``name`` a window at a time (see :class:`memvelope_tools._stable.Windows`), the
     file open meanwhile; None for a file that is no regular file (read it with :func:`read_file`).
-    InputError when unreadable, FormatError (reason ``changed``) when it changed while it was read."""
+    InputError when unreadable, FormatError (reason ``changed``) when it changed while it was read.
+    ``window``: the bytes of a window (default: :data:`memvelope_tools._stable.WINDOW`)."""
     with _file_errors(name):
         regular = stat.S_ISREG(os.stat(name).st_mode)
     if not regular:  # a pipe is read once, by read_file
@@ -690,7 +691,7 @@ def read_windows(name: str) -> Iterator[Windows | None]:
         return
     with _file_errors(name), open(name, "rb") as fh:
         try:
-            yield file_windows(fh)
+            yield file_windows(fh, window=window)
         except Changed:
             raise FormatError(CHANGED, reason="changed", source=name) from None
 

@@ -4,6 +4,7 @@ child processes, warnings as notes, output checks."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -25,6 +26,7 @@ __all__ = [
     "check_output_folder",
     "conversion_notes",
     "converting_early",
+    "converting_piped",
     "document_inputs",
     "load_input",
     "notes",
@@ -158,6 +160,118 @@ def converting_early(sources: list[str], progress: bool | None) -> Iterator[Call
                 if job is not None and job[0].exitcode is None:
                     job[0].terminate()
                     job[0].join()
+
+
+class Piped:
+    """An export being converted in a child process, its envelope's conversations array coming through a
+    pipe as it is made (see :func:`converting_piped`): the provider's name and a newline, the array's
+    text, then, once the conversion is done, a NUL, the envelope's meta as JSON and a NUL (JSON text
+    holds no NUL byte)."""
+
+    def __init__(self, child: Any, fd: int) -> None:
+        self.child, self.fd = child, fd
+        self.rest = b""
+        self.told: dict[str, Any] | None = None
+
+    def provider(self) -> str | None:
+        """The export's provider, the first line the child writes (None: the conversion gave none)."""
+        data = b""
+        while b"\n" not in data:
+            piece = os.read(self.fd, 1 << 16)
+            if not piece:
+                return None
+            data += piece
+        line, self.rest = data.split(b"\n", 1)
+        return line.decode() or None
+
+    def pieces(self) -> Iterator[bytes]:
+        """The text of the conversations array, as it comes."""
+        data = self.rest
+        self.rest = b""
+        while True:
+            end = data.find(b"\0")
+            if end >= 0:
+                if end:
+                    yield data[:end]
+                self._meta(data[end + 1 :])
+                return
+            if data:
+                yield data
+            data = os.read(self.fd, 1 << 20)
+            if not data:
+                return
+
+    def _meta(self, data: bytes) -> None:
+        while b"\0" not in data:
+            piece = os.read(self.fd, 1 << 16)
+            if not piece:
+                return
+            data += piece
+        try:
+            self.told = json.loads(data[: data.index(b"\0")])
+        except ValueError:
+            self.told = None
+
+    def meta(self) -> dict[str, Any] | None:
+        """The envelope's meta, once the array was read; None when the conversion failed."""
+        return self.told
+
+
+@contextmanager
+def converting_piped(source: str, progress: bool | None) -> Iterator[Piped | None]:
+    """Start converting the export at ``source`` in a process of its own, before anything heavy is loaded
+    (so its workers start in milliseconds), the text coming through a pipe as it is made; None when
+    ``source`` is no export given by path, or no child can be forked here (the command converts it)."""
+    from .._sources import resolve_one
+
+    parts = resolve_one(source, "any").files()
+    from .._convert.parallel import worker_context
+
+    if parts is None or worker_context().get_start_method() != "fork":
+        yield None
+        return
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    read_end, write_end = os.pipe()
+    child = None
+    try:
+        with held():  # a stop landing in Python's after-fork callbacks would be dropped
+            child = context.Process(target=_pipe_child, args=(parts, read_end, write_end, progress, os.getpid()))
+            child.start()
+        os.close(write_end)
+        write_end = -1
+        yield Piped(child, read_end)
+    finally:
+        os.close(read_end)
+        if write_end >= 0:
+            os.close(write_end)
+        if child is not None and child.exitcode is None:
+            child.terminate()
+            child.join()
+
+
+def _pipe_child(parts: list[Path], read_end: int, write_end: int, progress: bool | None, parent: int) -> None:
+    """In a child process: convert the export ``parts``, writing to ``write_end`` what :class:`Piped` reads;
+    exit status 1 on any failure (the meta is then not written)."""
+    from .._convert.pipeline import convert_body
+
+    bind_to_parent(parent)
+    status = 1
+    try:
+        os.close(read_end)
+        with os.fdopen(write_end, "wb", buffering=1 << 20) as out:
+            made = convert_body(
+                parts,
+                out.write,
+                progress=progress,
+                workers=None,
+                on_provider=lambda name: out.write(name.encode() + b"\n"),
+            )
+            out.write(b"\0" + json.dumps(made).encode() + b"\0")
+        status = 0
+    finally:
+        os._exit(status)  # not through multiprocessing's exit, which waits for every process this one started
 
 
 def _convert_child(parts: list[Path], envelope: Path, progress: bool | None, parent: int) -> None:

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from .._plural import count
-from .common import converting_early
+from .common import converting_piped
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -48,11 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run_add(args: argparse.Namespace) -> int:
     progress = False if args.quiet else None
-    with converting_early([args.export], progress) as converted:
+    with converting_piped(args.export, progress) as piped:
         from .._history_folder import add_export  # its libraries load while the export converts
 
-        [export] = converted()
-        row = add_export(export, args.to, date=args.date, named=args.export, workers=None, progress=progress)
+        row = add_export(args.export, args.to, date=args.date, piped=piped, workers=None, progress=progress)
     if args.quiet:
         return 0
     if not row["added"]:
