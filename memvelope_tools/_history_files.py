@@ -247,7 +247,8 @@ def message_hashes(messages: pa.Table) -> np.ndarray:
     text_hash = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
     roles = pd.Categorical(messages.column("role").to_pandas(), categories=list(ROLES)).codes.astype(np.uint64)
     ts = messages.column("ts").cast(pa.int64()).fill_null(np.iinfo(np.int64).min).to_numpy().view(np.uint64)
-    return text_hash ^ _mix(ts ^ (roles * np.uint64(0xC2B2AE3D27D4EB4F)))
+    hashes: np.ndarray = text_hash ^ _mix(ts ^ (roles * np.uint64(0xC2B2AE3D27D4EB4F)))
+    return hashes
 
 
 _HASHED_AT_ONCE = 1 << 10

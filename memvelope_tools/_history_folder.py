@@ -381,7 +381,7 @@ class _Adder:
         shared = np.minimum(s_len, p_len)
         s_rows, slots = pairs(s_start, p_start, shared)
         differ = np.flatnonzero(hashes[s_rows] != self.hash[self.path_rows[slots]])
-        out = shared.copy()
+        out: np.ndarray = shared.copy()
         if differ.size:
             which = np.repeat(np.arange(len(shared)), shared)[differ]
             offset = differ - (np.cumsum(shared) - shared)[which]
@@ -512,8 +512,8 @@ class _Adder:
             name = _part_name(len(parts))
             also.append((self.part, self.base / PARTS / name))
             parts.append((name, n_new))
-        last = np.concatenate([self.last, np.full(n_new, NO_TS, dtype=np.int64)])
-        first = np.concatenate([self.first, np.full(n_new, date, dtype=np.int64)])
+        last_seen = np.concatenate([self.last, np.full(n_new, NO_TS, dtype=np.int64)])
+        first_seen = np.concatenate([self.first, np.full(n_new, date, dtype=np.int64)])
         state = pa.table(
             {
                 "conversation_key": pa.DictionaryArray.from_arrays(
@@ -521,8 +521,8 @@ class _Adder:
                 ),
                 "position": pa.array(np.concatenate([self.pos, new_pos])),
                 "hash": pa.array(np.concatenate([self.hash, new_hash]), pa.uint64()),
-                "first_seen": pa.array(first).cast(MS),
-                "last_seen": pa.array(last, mask=last == NO_TS).cast(MS),
+                "first_seen": pa.array(first_seen).cast(MS),
+                "last_seen": pa.array(last_seen, mask=last_seen == NO_TS).cast(MS),
             }
         ).cast(STATE_SCHEMA)
         tables = {

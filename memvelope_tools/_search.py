@@ -542,7 +542,7 @@ class SearchIndex:
         with self._lock, self._engine_errors():
             hits = self._best(_filtered(_engine_query(tree, self._searcher), role, since, until), limit)
         # Row by row: taking rows from a table in many chunks joins its chunks first.
-        shown = ("ts", "role", "position", "text")
+        shown: tuple[str, ...] = ("ts", "role", "position", "text")
         if self._names is None:
             shown += ("source", "conv_index", "conversation_id", "title")
         columns = {name: [self._rows.column(name)[i].as_py() for i, _ in hits] for name in shown}
