@@ -34,7 +34,7 @@ import os
 import re
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -48,12 +48,10 @@ import pyarrow.compute as pc
 
 from ._frames.columns import (
     CONVERSATION_COLUMNS,
-    MESSAGE_COLUMNS,
     MS,
     NULLABLE_INT,
     STRING,
     TIMESTAMP,
-    arrow_schema,
     to_pandas,
 )
 from ._frames.documents import envelope_tables
@@ -61,8 +59,13 @@ from ._history_files import (
     CONVERSATION_HISTORY_COLUMNS,
     HISTORY_STATUSES,
     MESSAGE_HISTORY_COLUMNS,
+    PART_COLUMNS,
     SNAPSHOT_COLUMNS,
+    STATE_SCHEMA,
+    assemble,
+    empty_table,
     is_history_folder,
+    message_hashes,
     read_tables,
 )
 from ._read import Source
@@ -78,8 +81,11 @@ __all__ = [
     "HISTORY_STATUSES",
     "MESSAGE_HISTORY_COLUMNS",
     "SNAPSHOT_COLUMNS",
-    "History",
+    "Held",
+    "Merge",
+    "Merged",
     "Snapshot",
+    "Whole",
     "date_from_name",
     "diff",
     "history",
@@ -576,205 +582,267 @@ def status_counts(changes: pd.DataFrame) -> dict[str, int]:
 
 
 @dataclass
-class History:
-    """A merged history as Arrow tables (the frames' columns, plus ``conversation_key``,
-    ``first_seen``, ``last_seen``; messages also ``on_path``: on the last path seen of their
-    conversation) and the snapshots merged so far."""
+class Whole(Exception):
+    """The export is to be merged whole: its conversations' keys depend on all of them."""
 
-    convs: pa.Table
-    msgs: pa.Table
+
+@dataclass
+class Held:
+    """A history as a merge takes and gives it: its snapshots' rows, its conversations
+    (:data:`CONVERSATION_HISTORY_COLUMNS`, in the history's order) and its state (a row per message, see
+    :mod:`memvelope_tools._history_files`); the messages themselves are kept elsewhere, in the state's order."""
+
     snapshots: list[dict[str, Any]]
+    convs: pa.Table
+    state: pa.Table
 
     @classmethod
-    def empty(cls) -> History:
-        return cls(_empty(CONVERSATION_COLUMNS, False), _empty(MESSAGE_COLUMNS, True), [])
+    def empty(cls) -> Held:
+        return cls([], empty_table("conversations"), empty_table("state"))
 
-    def merge(self, snap: Snapshot) -> History:
-        """This history with ``snap`` merged in as its newest snapshot."""
-        date = pa.scalar(snap.date.to_pydatetime(), MS)
-        n_msgs = snap.msgs.num_rows
-        h_keys = self.msgs.column("conversation_key").to_numpy(zero_copy_only=False)
-        on_path = self.msgs.column("on_path").to_numpy(zero_copy_only=False)
-        rows = np.flatnonzero(on_path)
-        codes, uniques = pd.factorize(h_keys[rows])
-        order = np.lexsort((self.msgs.column("position").to_numpy()[rows], codes))
-        path_rows = rows[order]
-        path_len = np.bincount(codes, minlength=len(uniques)).astype(np.int64)
-        path_start = np.cumsum(path_len) - path_len
 
-        path_of = pd.Index(uniques).get_indexer(pd.Index(snap.keys)) if len(snap.keys) else np.empty(0, dtype=np.int64)
-        found = np.flatnonzero(path_of >= 0)
-        s_len = snap.convs.column("n_messages").to_numpy()
-        s_start = snap.starts
-        prefix = _common_prefix(
-            _Comparable(snap.msgs),
-            np.arange(n_msgs),
-            s_start[found],
-            s_len[found],
-            _Comparable(self.msgs),
-            path_rows,
-            path_start[path_of[found]],
-            path_len[path_of[found]],
+@dataclass
+class Merged:
+    """What a merge gives: the export's snapshot row, the history with it, and how many messages it saw first."""
+
+    row: dict[str, Any]
+    held: Held
+    new: int
+
+
+class Merge:
+    """One export merged into a history, a batch of its conversations at a time (the module's rules):
+    each conversation's messages are compared by hash with the path the history holds for it, and the
+    messages seen for the first time are given to ``on_new`` (the columns of
+    :data:`memvelope_tools._history_files.PART_COLUMNS`), to be kept after the history's in the state's order.
+
+    Until the export is known to give every conversation an id of its own (no null or repeated id),
+    batches are keyed by id and one that is not raises :class:`Whole`; with ``whole`` the export comes
+    as one batch and the full rule applies."""
+
+    def __init__(self, held: Held, label: str, *, on_new: Callable[[pa.Table], Any], whole: bool = False) -> None:
+        self.held, self.label, self.whole, self.on_new = held, label, whole, on_new
+        chunked = held.state.column("conversation_key").unify_dictionaries()
+        if chunked.num_chunks:
+            dictionary = chunked.chunk(0).dictionary.to_numpy(zero_copy_only=False)
+            codes = np.concatenate([c.indices.to_numpy() for c in chunked.chunks]).astype(np.int64)
+        else:
+            dictionary, codes = np.zeros(0, dtype=object), np.zeros(0, dtype=np.int64)
+        conv_keys = held.convs.column("conversation_key").to_numpy(zero_copy_only=False)
+        known = pd.Index(dictionary)
+        self.keys: list[Any] = [*dictionary.tolist(), *pd.Index(conv_keys).difference(known).tolist()]
+        self.key_index = pd.Index(self.keys)
+        n_keys = len(self.keys)
+        self.codes = codes
+        self.pos = held.state.column("position").to_numpy()
+        self.hash = held.state.column("hash").to_numpy()
+        self.first = held.state.column("first_seen").cast(pa.int64()).to_numpy()
+        self.last = held.state.column("last_seen").cast(pa.int64()).fill_null(NO_TS).to_numpy().copy()
+        self.conv_code = self.key_index.get_indexer(conv_keys)
+        self.conv_last = np.full(n_keys, NO_TS, dtype=np.int64)
+        self.conv_last[self.conv_code] = held.convs.column("last_seen").cast(pa.int64()).to_numpy()
+        on_path = np.flatnonzero(self.last == NO_TS)
+        self.path_rows = on_path[np.lexsort((self.pos[on_path], self.codes[on_path]))]
+        self.path_len = np.bincount(self.codes[self.path_rows], minlength=n_keys).astype(np.int64)
+        self.path_start = np.cumsum(self.path_len) - self.path_len
+        self.code_rows = np.argsort(self.codes, kind="stable")
+        self.code_len = np.bincount(self.codes, minlength=n_keys).astype(np.int64)
+        self.code_start = np.cumsum(self.code_len) - self.code_len
+        self.matched = np.zeros(len(self.codes), dtype=bool)
+        self.new: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # codes, positions, hashes
+        self.snap_convs: list[pa.Table] = []
+        self.snap_codes: list[np.ndarray] = []
+        self.statuses: Counter[str] = Counter()
+        self.ids: set[str] = set()
+        self.n_convs = self.n_msgs = 0
+        self.newest_ts: Any = None
+
+    def newest(self) -> Any:
+        """The newest timestamp of the batches added (None: none)."""
+        return self.newest_ts
+
+    def add(self, convs: pa.Table, msgs: pa.Table) -> None:
+        """Compare a batch of the export's conversations (whole, with their messages) with the history."""
+        keys = self._keys(convs, msgs)
+        found_ts = newest_in(convs, msgs)
+        if found_ts is not None and (self.newest_ts is None or found_ts > self.newest_ts):
+            self.newest_ts = found_ts
+        hashes = message_hashes(msgs)
+        s_len = convs.column("n_messages").to_numpy().astype(np.int64)
+        s_start = np.cumsum(s_len) - s_len
+        codes = self.key_index.get_indexer(keys) if len(keys) else np.zeros(0, dtype=np.int64)
+        found = np.flatnonzero(codes >= 0)
+        fc = codes[found]
+        prefix = self._prefix(hashes, s_start[found], s_len[found], self.path_start[fc], self.path_len[fc])
+        source_of = np.full(msgs.num_rows, -1, dtype=np.int64)
+        s_rows, slots = pairs(s_start[found], self.path_start[fc], prefix)
+        source_of[s_rows] = self.path_rows[slots]
+        conv_of = np.repeat(np.arange(len(s_len)), s_len)
+        h_rows, _ = pairs(self.code_start[fc], np.zeros(len(fc), dtype=np.int64), self.code_len[fc])
+        h_rows = self.code_rows[h_rows]
+        self._rejoin(msgs, hashes, codes[conv_of], source_of, h_rows)
+        self.matched[source_of[source_of >= 0]] = True
+        back = self.matched[h_rows]
+        self.last[h_rows[back]] = NO_TS
+        freeze = h_rows[~back & (self.last[h_rows] == NO_TS)]
+        self.last[freeze] = self.conv_last[self.codes[freeze]]
+        self.statuses.update(path_status(prefix, self.path_len[fc], s_len[found]).tolist())
+        unknown = np.flatnonzero(codes < 0)
+        self.statuses["new"] += len(unknown)
+        codes[unknown] = np.arange(len(self.keys), len(self.keys) + len(unknown))
+        self.keys += keys[unknown].tolist()
+        new_rows = np.flatnonzero(source_of < 0)
+        if len(new_rows):
+            self.new.append((codes[conv_of[new_rows]], msgs.column("position").to_numpy()[new_rows], hashes[new_rows]))
+            part = msgs.take(pa.array(new_rows)).select([c for c in PART_COLUMNS if c != "conversation_key"])
+            self.on_new(part.append_column("conversation_key", pa.array(keys[conv_of[new_rows]], pa.string())))
+        self.snap_convs.append(
+            convs.select(list(CONVERSATION_COLUMNS)).append_column("conversation_key", pa.array(keys, pa.string()))
         )
-        source_of = np.full(n_msgs, -1, dtype=np.int64)
-        s_rows, h_slots = pairs(s_start[found], path_start[path_of[found]], prefix)
-        source_of[s_rows] = path_rows[h_slots]
-        self._rejoin(snap, source_of)
+        self.snap_codes.append(codes)
+        self.n_convs += convs.num_rows
+        self.n_msgs += msgs.num_rows
 
-        known = pd.Index(self.convs.column("conversation_key").to_numpy(zero_copy_only=False))
-        in_history = known.get_indexer(snap.keys) if len(snap.keys) else np.empty(0, dtype=np.int64)
-        statuses = Counter(path_status(prefix, path_len[path_of[found]], s_len[found]).tolist())
-        statuses["new"] = int((in_history < 0).sum())
-        previous = [s for s in self.snapshots if s["provider"] == snap.provider]
-        if previous:
-            last = pa.scalar(previous[-1]["date"].to_pydatetime(), MS)
-            was_there = pc.equal(self.convs.column("last_seen"), last).to_numpy(zero_copy_only=False)
-            was_there &= self.convs.column("provider").to_numpy(zero_copy_only=False) == snap.provider
-            still = np.zeros(self.convs.num_rows, dtype=bool)
-            still[in_history[in_history >= 0]] = True
-            statuses["missing"] = int((was_there & ~still).sum())
+    def _keys(self, convs: pa.Table, msgs: pa.Table) -> np.ndarray:
+        """The batch's conversation keys: ``provider:id:ID`` while every id so far is its own (else
+        :class:`Whole`); the module's full rule for an export merged whole."""
+        if self.whole:
+            keys, _ = conversation_keys(convs, msgs)
+            return keys
+        ids = convs.column("conversation_id").to_pylist()
+        if None in ids or len(set(ids)) < len(ids) or not self.ids.isdisjoint(ids):
+            raise Whole
+        self.ids.update(ids)
+        providers = convs.column("provider").to_pylist()
+        return np.array([f"{p}:id:{i}" for p, i in zip(providers, ids, strict=True)], dtype=object)
 
-        first_seen = np.append(self.msgs.column("first_seen").cast(pa.int64()).to_numpy(), 0)
-        s_first = np.where(source_of >= 0, first_seen[source_of], date.value)
-        keep = np.ones(self.msgs.num_rows, dtype=bool)
-        keep[source_of[source_of >= 0]] = False
-        touched = pd.Series(h_keys).isin(snap.keys).to_numpy()
-        kept = self.msgs.filter(pa.array(keep))
-        kept_on_path = np.logical_and(on_path[keep], ~touched[keep])
-        kept = kept.set_column(kept.schema.get_field_index("on_path"), "on_path", pa.array(kept_on_path))
-        new_msgs = _with_extra(
-            snap.msgs, np.repeat(snap.keys, s_len), s_first, date.value, MESSAGE_COLUMNS, on_path=True
-        )
-        msgs = pa.concat_tables([kept, new_msgs.cast(kept.schema)])
+    def _prefix(
+        self, hashes: np.ndarray, s_start: np.ndarray, s_len: np.ndarray, p_start: np.ndarray, p_len: np.ndarray
+    ) -> np.ndarray:
+        """How many leading messages each conversation shares with its path in the history."""
+        shared = np.minimum(s_len, p_len)
+        s_rows, slots = pairs(s_start, p_start, shared)
+        differ = np.flatnonzero(hashes[s_rows] != self.hash[self.path_rows[slots]])
+        out: np.ndarray = shared.copy()
+        if differ.size:
+            which = np.repeat(np.arange(len(shared)), shared)[differ]
+            offset = differ - (np.cumsum(shared) - shared)[which]
+            np.minimum.at(out, which, offset)
+        return out
 
-        c_first_all = np.append(self.convs.column("first_seen").cast(pa.int64()).to_numpy(), 0)
-        c_first = np.where(in_history >= 0, c_first_all[in_history], date.value)
-        c_keep = np.ones(self.convs.num_rows, dtype=bool)
-        c_keep[in_history[in_history >= 0]] = False
-        new_convs = _with_extra(snap.convs, snap.keys, c_first, date.value, CONVERSATION_COLUMNS, on_path=None)
-        convs = pa.concat_tables([self.convs.filter(pa.array(c_keep)), new_convs.cast(self.convs.schema)])
-
-        row = {
-            "snapshot": len(self.snapshots),
-            "source": snap.label,
-            "provider": snap.provider,
-            "date": snap.date,
-            "date_source": snap.date_source,
-            "conversations": snap.convs.num_rows,
-            "messages": n_msgs,
-        }
-        row.update({status: int(statuses.get(status, 0)) for status in ("new", "grown", "edited", "unchanged")})
-        row["missing"] = int(statuses.get("missing", 0))
-        return History(convs, msgs, [*self.snapshots, row])
-
-    def _rejoin(self, snap: Snapshot, source_of: np.ndarray) -> None:
-        """Match the snapshot's messages past the shared beginning to earlier ones at the same place
-        (a path that went back to an earlier branch), in place in ``source_of``."""
-        known = set(self.msgs.column("conversation_key").to_pylist()) if self.msgs.num_rows else set()
-        open_s = np.flatnonzero(source_of < 0)
-        if not open_s.size or not known:
+    def _rejoin(
+        self, msgs: pa.Table, hashes: np.ndarray, codes: np.ndarray, source_of: np.ndarray, h_rows: np.ndarray
+    ) -> None:
+        """Match the batch's messages past the shared beginning to earlier ones of their conversation at
+        the same place (a path that went back to an earlier branch), in place in ``source_of``."""
+        open_s = np.flatnonzero((source_of < 0) & (codes >= 0))
+        if not open_s.size or not h_rows.size:
             return
-        s_keys = np.repeat(snap.keys, snap.convs.column("n_messages").to_numpy())
-        open_s = open_s[pd.Series(s_keys[open_s]).isin(known).to_numpy()]
-        taken = np.zeros(self.msgs.num_rows, dtype=bool)
-        taken[source_of[source_of >= 0]] = True
-        h_keys = self.msgs.column("conversation_key").to_numpy(zero_copy_only=False)
-        open_h = np.flatnonzero(~taken & pd.Series(h_keys).isin(set(s_keys[open_s])).to_numpy())
-        if not open_s.size or not open_h.size:
-            return
-
-        def frame(table: pa.Table, rows: np.ndarray, keys: np.ndarray) -> pd.DataFrame:
-            part = table.take(pa.array(rows, pa.int64()))
-            return pd.DataFrame(
-                {
-                    "key": keys,
-                    "position": part.column("position").to_numpy(),
-                    "role": part.column("role").cast(pa.string()).to_pylist(),
-                    "ts": part.column("ts").cast(pa.int64()).fill_null(NO_TS).to_numpy(),
-                    "text": part.column("text").to_pylist(),
-                    "row": rows,
-                }
-            )
-
-        left = frame(snap.msgs, open_s, s_keys[open_s])
-        right = frame(self.msgs, open_h, h_keys[open_h])
-        on = ["key", "position", "role", "ts", "text"]
-        right = right.drop_duplicates(on, keep="last")
-        joined = left.merge(right, on=on, suffixes=("", "_h"))
+        free = h_rows[~np.isin(h_rows, source_of[source_of >= 0])]
+        on = ["code", "position", "hash"]
+        left = pd.DataFrame(
+            {"code": codes[open_s], "position": msgs.column("position").to_numpy()[open_s], "hash": hashes[open_s]}
+        ).assign(row=open_s)
+        right = pd.DataFrame({"code": self.codes[free], "position": self.pos[free], "hash": self.hash[free]})
+        right = right.assign(row_h=free).sort_values("row_h").drop_duplicates(on, keep="last")
+        joined = left.merge(right, on=on)
         source_of[joined["row"].to_numpy()] = joined["row_h"].to_numpy()
 
-    def tables(self) -> dict[str, pa.Table]:
-        """The history as Arrow tables in the frames' order and schema: ``snapshots``,
-        ``conversations``, ``messages`` (see :func:`history`)."""
-        conv_status, msg_status = self._statuses()
-        convs = self.convs.append_column("status", pa.array(conv_status, pa.string()))
-        msgs = self.msgs.append_column("status", pa.array(msg_status, pa.string())).drop_columns(["on_path"])
-        conv_order = conversation_order(convs)
-        convs = convs.take(pa.array(conv_order, pa.int64()))
+    def finish(self, provider: str, when: pd.Timestamp, rule: str) -> Merged:
+        """The history with the export merged in, as its snapshot ``when`` (given by ``rule``).
+
+        Raises FormatError when ``when`` is before the history's newest snapshot of ``provider``."""
+        held = self.held
+        date = int(when.value // 1_000_000)
+        newest = latest(held.snapshots).get(provider)
+        if newest is not None and date < newest:
+            shown = pd.Timestamp(newest, unit="ms", tz="UTC").isoformat()
+            raise FormatError(
+                f"this export is dated {when.isoformat()}, before the folder's newest {provider} export "
+                f"({shown}); add exports oldest first",
+                reason="bad-source",
+                source=self.label,
+            )
+        snap_codes = np.concatenate([np.zeros(0, dtype=np.int64), *self.snap_codes])
+        in_snap = np.zeros(len(self.keys), dtype=bool)
+        in_snap[snap_codes] = True
+        previous = [s for s in held.snapshots if s["provider"] == provider]
+        if previous:
+            last = int(previous[-1]["date"].value // 1_000_000)
+            was_there = (self.conv_last[self.conv_code] == last) & (
+                held.convs.column("provider").to_numpy(zero_copy_only=False) == provider
+            )
+            self.statuses["missing"] = int((was_there & ~in_snap[self.conv_code]).sum())
+        row = {
+            "snapshot": len(held.snapshots),
+            "source": self.label,
+            "provider": provider,
+            "date": when,
+            "date_source": rule,
+            "conversations": self.n_convs,
+            "messages": self.n_msgs,
+            **{s: int(self.statuses.get(s, 0)) for s in ("new", "grown", "edited", "unchanged", "missing")},
+        }
+        snapshots = [*held.snapshots, row]
+        convs = self._conversations(snap_codes, in_snap, date, snapshots)
+        new_codes, new_pos, new_hash = (
+            np.concatenate([np.zeros(0, dtype=d), *(n[k] for n in self.new)])
+            for k, d in enumerate((np.int64, np.int64, np.uint64))
+        )
+        n_new = len(new_codes)
+        last_seen = np.concatenate([self.last, np.full(n_new, NO_TS, dtype=np.int64)])
+        first_seen = np.concatenate([self.first, np.full(n_new, date, dtype=np.int64)])
+        state = pa.table(
+            {
+                "conversation_key": pa.DictionaryArray.from_arrays(
+                    pa.array(np.concatenate([self.codes, new_codes]).astype(np.int32)), pa.array(self.keys, pa.string())
+                ),
+                "position": pa.array(np.concatenate([self.pos, new_pos])),
+                "hash": pa.array(np.concatenate([self.hash, new_hash]), pa.uint64()),
+                "first_seen": pa.array(first_seen).cast(MS),
+                "last_seen": pa.array(last_seen, mask=last_seen == NO_TS).cast(MS),
+            }
+        ).cast(STATE_SCHEMA)
+        return Merged(row, Held(snapshots, convs, state), n_new)
+
+    def _conversations(
+        self, snap_codes: np.ndarray, in_snap: np.ndarray, date: int, snapshots: list[dict[str, Any]]
+    ) -> pa.Table:
+        """The history's conversations after the merge, in their order, with their status."""
+        held = self.held
+        c_first = np.full(len(self.keys), date, dtype=np.int64)
+        c_first[self.conv_code] = held.convs.column("first_seen").cast(pa.int64()).to_numpy()
+        columns = [*CONVERSATION_COLUMNS, "conversation_key", "first_seen", "last_seen"]
+        kept = held.convs.filter(pa.array(~in_snap[self.conv_code])).select(columns)
+        snap = pa.concat_tables(self.snap_convs) if self.snap_convs else kept.select(columns[:-2]).slice(0, 0)
+        snap = snap.append_column("first_seen", pa.array(c_first[snap_codes]).cast(MS))
+        snap = snap.append_column("last_seen", pa.array(np.full(snap.num_rows, date, dtype=np.int64)).cast(MS))
+        convs = pa.concat_tables([kept, snap.cast(kept.schema)])
+        newest = latest(snapshots)
+        c_prov = convs.column("provider").to_numpy(zero_copy_only=False)
+        bound = np.array([newest.get(p, NO_TS) for p in c_prov], dtype=np.int64)
+        current = convs.column("last_seen").cast(pa.int64()).to_numpy() >= bound
+        convs = convs.append_column("status", pa.array(np.where(current, "current", "deleted-upstream"), pa.string()))
+        convs = convs.take(pa.array(conversation_order(convs), pa.int64()))
         convs = convs.set_column(
             convs.schema.get_field_index("conv_index"), "conv_index", pa.array(np.arange(convs.num_rows))
         )
-        rank = pd.Index(convs.column("conversation_key").to_numpy(zero_copy_only=False)).get_indexer(
-            msgs.column("conversation_key").to_numpy(zero_copy_only=False)
-        )
-        # A message is labelled as its conversation is, so (source, conv_index) names one conversation.
-        msgs = msgs.set_column(msgs.schema.get_field_index("conv_index"), "conv_index", pa.array(rank, pa.int64()))
-        msgs = msgs.set_column(
-            msgs.schema.get_field_index("source"), "source", convs.column("source").take(pa.array(rank, pa.int64()))
-        )
-        msg_order = np.lexsort(
-            (
-                msgs.column("first_seen").cast(pa.int64()).to_numpy(),
-                msgs.column("position").to_numpy(),
-                rank,
-            )
-        )
-        msgs = msgs.take(pa.array(msg_order, pa.int64()))
-        snaps = _conform(pd.DataFrame(self.snapshots, columns=list(SNAPSHOT_COLUMNS)), SNAPSHOT_COLUMNS)
-        return {
-            "snapshots": pa.Table.from_pandas(snaps, preserve_index=False).cast(arrow_schema(SNAPSHOT_COLUMNS)),
-            "conversations": convs.cast(arrow_schema(CONVERSATION_HISTORY_COLUMNS)),
-            "messages": msgs.cast(arrow_schema(MESSAGE_HISTORY_COLUMNS)),
-        }
+        return convs.cast(empty_table("conversations").schema)
 
-    def frames(self, tz: str | None = None) -> dict[str, pd.DataFrame]:
-        """The history as frames: ``snapshots``, ``conversations``, ``messages`` (see :func:`history`)."""
-        return frames_of(self.tables(), tz)
 
-    @classmethod
-    def from_tables(cls, tables: dict[str, pa.Table]) -> History:
-        """The history that :meth:`tables` gave ``tables`` (read back from a history folder)."""
-        empty = cls.empty()
-        convs = tables["conversations"].select(empty.convs.column_names).cast(empty.convs.schema)
-        status = tables["messages"].column("status").cast(pa.string())
-        msgs = tables["messages"].append_column("on_path", pc.not_equal(status, "edited-away"))
-        msgs = msgs.select(empty.msgs.column_names).cast(empty.msgs.schema)
-        snaps = [
-            {str(k): v for k, v in row.items()}
-            for row in to_pandas(tables["snapshots"], SNAPSHOT_COLUMNS, None).to_dict("records")
-        ]
-        return cls(convs, msgs, snaps)
+def latest(snapshots: list[dict[str, Any]]) -> dict[str, int]:
+    """Each provider's newest snapshot date (as epoch milliseconds)."""
+    out: dict[str, int] = {}
+    for snap in snapshots:
+        value = int(snap["date"].value // 1_000_000)
+        out[snap["provider"]] = max(out.get(snap["provider"], value), value)
+    return out
 
-    def latest(self) -> dict[str, int]:
-        """Each provider's newest snapshot date (as epoch milliseconds)."""
-        out: dict[str, int] = {}
-        for snap in self.snapshots:
-            value = int(snap["date"].value // 1_000_000)
-            out[snap["provider"]] = max(out.get(snap["provider"], value), value)
-        return out
 
-    def _statuses(self) -> tuple[np.ndarray, np.ndarray]:
-        latest = self.latest()
-        c_prov = self.convs.column("provider").to_numpy(zero_copy_only=False)
-        c_last = self.convs.column("last_seen").cast(pa.int64()).to_numpy()
-        newest = np.array([latest.get(p, NO_TS) for p in c_prov], dtype=np.int64)
-        current = c_last >= newest
-        conv_status = np.where(current, "current", "deleted-upstream")
-        keys = self.convs.column("conversation_key").to_numpy(zero_copy_only=False)
-        conv_of = pd.Index(keys).get_indexer(self.msgs.column("conversation_key").to_numpy(zero_copy_only=False))
-        on_path = self.msgs.column("on_path").to_numpy(zero_copy_only=False)
-        msg_status = np.where(~on_path, "edited-away", conv_status[conv_of])
-        return conv_status, msg_status
+def snapshots_table(snapshots: list[dict[str, Any]]) -> pa.Table:
+    """The snapshots' rows as a table (:data:`SNAPSHOT_COLUMNS`)."""
+    frame = _conform(pd.DataFrame(snapshots, columns=list(SNAPSHOT_COLUMNS)), SNAPSHOT_COLUMNS)
+    return pa.Table.from_pandas(frame, preserve_index=False).cast(empty_table("snapshots").schema)
 
 
 def frames_of(tables: dict[str, pa.Table], tz: str | None = None) -> dict[str, pd.DataFrame]:
@@ -785,27 +853,6 @@ def frames_of(tables: dict[str, pa.Table], tz: str | None = None) -> dict[str, p
         "messages": MESSAGE_HISTORY_COLUMNS,
     }
     return {name: to_pandas(tables[name], columns[name], tz) for name in columns if name in tables}
-
-
-def _empty(columns: dict[str, Any], messages: bool) -> pa.Table:
-    schema = arrow_schema(columns)
-    for name in ("conversation_key", "first_seen", "last_seen"):
-        schema = schema.append(pa.field(name, pa.string() if name == "conversation_key" else MS))
-    if messages:
-        schema = schema.append(pa.field("on_path", pa.bool_()))
-    return schema.empty_table()
-
-
-def _with_extra(
-    table: pa.Table, keys: np.ndarray, first: np.ndarray, last: int, columns: dict[str, Any], *, on_path: bool | None
-) -> pa.Table:
-    out = table.select(list(columns))
-    out = out.append_column("conversation_key", pa.array(keys, pa.string()))
-    out = out.append_column("first_seen", pa.array(first.astype(np.int64), pa.int64()).cast(MS))
-    out = out.append_column("last_seen", pa.array(np.full(table.num_rows, last, dtype=np.int64)).cast(MS))
-    if on_path is not None:
-        out = out.append_column("on_path", pa.array(np.full(table.num_rows, on_path)))
-    return out
 
 
 def conversation_order(convs: pa.Table) -> np.ndarray:
@@ -876,10 +923,16 @@ def history(
     labels = _labels(inputs)
     snaps = read_snapshots(inputs, labels, given, workers=workers, progress=progress)
     snaps.sort(key=lambda s: s.date)
-    merged = History.empty()
+    held = Held.empty()
+    parts: list[pa.Table] = []
     for snap in snaps:
-        merged = merged.merge(snap)
-    return merged.frames(tz)
+        merge = Merge(held, snap.label, on_new=parts.append, whole=True)
+        merge.add(snap.convs, snap.msgs)
+        held = merge.finish(snap.provider, snap.date, snap.date_source).held
+    found = pa.concat_tables(parts) if parts else empty_table("part")
+    messages = assemble(held.convs, held.state, found, source="history")
+    tables = {"snapshots": snapshots_table(held.snapshots), "conversations": held.convs, "messages": messages}
+    return frames_of(tables, tz)
 
 
 def _labels(inputs: list[Any]) -> list[str]:

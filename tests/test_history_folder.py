@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from memvelope_tools import _history_folder
+from memvelope_tools import _history, _history_folder
 from memvelope_tools._history import history, read_history
 from memvelope_tools._history_folder import add_to_history
 from memvelope_tools._tables import read_parquet, to_parquet
@@ -207,13 +207,13 @@ def _in_small_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(_history_folder, "_WINDOW", 300)
     monkeypatch.setattr(_history_folder, "_BATCH_ROWS", 1)
     sizes: list[int] = []
-    real = _history_folder._Adder.add
+    real = _history.Merge.add
 
     def counted(self: Any, convs: Any, msgs: Any) -> None:
         sizes.append(convs.num_rows)
         real(self, convs, msgs)
 
-    monkeypatch.setattr(_history_folder._Adder, "add", counted)
+    monkeypatch.setattr(_history.Merge, "add", counted)
     return sizes
 
 
@@ -276,11 +276,13 @@ def test_each_add_writes_only_the_messages_it_saw_first(tmp_path: Path) -> None:
 def test_a_folder_of_the_earlier_layout_is_read_and_its_next_add_writes_parts(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
-    from memvelope_tools._history import History, read_snapshot
+    from memvelope_tools._history import read_folder_tables
 
+    add_to_history(OLD, tmp_path / "parts", date="2025-01-01")
+    tables = read_folder_tables(tmp_path / "parts")
+    assert tables is not None
     folder = tmp_path / "h"
     folder.mkdir()
-    tables = History.empty().merge(read_snapshot(OLD, date="2025-01-01")).tables()
     for name, table in tables.items():  # one file per table, as the earlier release wrote them
         pq.write_table(table, folder / f"{name}.parquet")
     earlier = read_history(folder)
