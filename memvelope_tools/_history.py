@@ -17,7 +17,9 @@ Matching rules (this module owns them):
   (``id``, ``created_at+title``, ``content``).
 * **Messages** compare by role, text and timestamp, never by their positional ``m1``, ``m2`` ids.
   In a history, a message is the same message when it has the same role, text and timestamp at the
-  same position of the same conversation.
+  same position of the same conversation; :class:`Merge` compares the three by a 64-bit hash of them
+  (:func:`memvelope_tools._parquet.message_hashes`), so that a history kept in a folder needs
+  only the hashes of the messages it holds, never their texts.
 * **Snapshot date**: given explicitly, else read from the download's file name (ChatGPT
   ``<hash>-YYYY-MM-DD-HH-MM-SS.zip``, Claude ``data-YYYY-MM-DD-HH-MM-SS[-batch-NNNN].zip``, or the
   folder they unpack to; the time is taken as UTC), else the newest timestamp inside the export.
@@ -55,7 +57,7 @@ from ._frames.columns import (
     to_pandas,
 )
 from ._frames.documents import envelope_tables
-from ._history_files import (
+from ._parquet import (
     CONVERSATION_HISTORY_COLUMNS,
     HISTORY_STATUSES,
     MESSAGE_HISTORY_COLUMNS,
@@ -65,7 +67,6 @@ from ._history_files import (
     assemble,
     empty_table,
     is_history_folder,
-    message_hashes,
     read_tables,
 )
 from ._read import Source
@@ -90,6 +91,7 @@ __all__ = [
     "diff",
     "history",
     "is_history_folder",
+    "message_hashes",
     "message_status",
     "read_folder_tables",
     "read_history",
@@ -353,6 +355,53 @@ def conversation_keys(convs: pa.Table, msgs: pa.Table) -> tuple[np.ndarray, np.n
     return keys, rules
 
 
+# ---- message hashes ------------------------------------------------------------------------------
+
+
+_NULL_TEXT = np.uint64(0x5BD1E9955BD1E995)
+
+
+def message_hashes(messages: pa.Table) -> np.ndarray:
+    """A 64-bit hash of each message's role, timestamp and text, the three a message compares by
+    (two messages that differ in one of them share a hash with a chance of 2**-64)."""
+    chunks = [chunk for chunk in messages.column("text").cast(pa.string()).chunks if len(chunk)]
+    if len(chunks) == 1 and len(chunks[0]) >= 2 * _HASHED_AT_ONCE:  # two threads: the hash lets go of the GIL
+        half = len(chunks[0]) // 2
+        chunks = [chunks[0].slice(0, half), chunks[0].slice(half)]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        parts = list(pool.map(_text_hashes, chunks))
+    text_hash = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+    roles = pd.Categorical(messages.column("role").to_pandas(), categories=list(ROLES)).codes.astype(np.uint64)
+    ts = messages.column("ts").cast(pa.int64()).fill_null(np.iinfo(np.int64).min).to_numpy().view(np.uint64)
+    hashes: np.ndarray = text_hash ^ _mix(ts ^ (roles * np.uint64(0xC2B2AE3D27D4EB4F)))
+    return hashes
+
+
+_HASHED_AT_ONCE = 1 << 10
+
+
+def _text_hashes(chunk: pa.StringArray) -> np.ndarray:
+    digest = hashlib.sha256  # the fastest of hashlib's where the processor helps it
+    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+    data = memoryview(chunk.buffers()[2] or b"")
+    ends = offsets.tolist()
+    joined = b"".join([digest(data[a:b]).digest()[:8] for a, b in itertools.pairwise(ends)])
+    text = np.frombuffer(joined, dtype="<u8").copy()
+    if chunk.null_count:
+        text[pc.is_null(chunk).to_numpy(zero_copy_only=False)] ^= _NULL_TEXT
+    return text
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """A 64-bit finaliser (splitmix64's): every input bit moves every output bit."""
+    with np.errstate(over="ignore"):
+        z = x + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        mixed: np.ndarray = z ^ (z >> np.uint64(31))
+    return mixed
+
+
 # ---- comparing message paths ---------------------------------------------------------------------
 
 
@@ -590,7 +639,7 @@ class Whole(Exception):
 class Held:
     """A history as a merge takes and gives it: its snapshots' rows, its conversations
     (:data:`CONVERSATION_HISTORY_COLUMNS`, in the history's order) and its state (a row per message, see
-    :mod:`memvelope_tools._history_files`); the messages themselves are kept elsewhere, in the state's order."""
+    :mod:`memvelope_tools._parquet`); the messages themselves are kept elsewhere, in the state's order."""
 
     snapshots: list[dict[str, Any]]
     convs: pa.Table
@@ -614,7 +663,7 @@ class Merge:
     """One export merged into a history, a batch of its conversations at a time (the module's rules):
     each conversation's messages are compared by hash with the path the history holds for it, and the
     messages seen for the first time are given to ``on_new`` (the columns of
-    :data:`memvelope_tools._history_files.PART_COLUMNS`), to be kept after the history's in the state's order.
+    :data:`memvelope_tools._parquet.PART_COLUMNS`), to be kept after the history's in the state's order.
 
     Until the export is known to give every conversation an id of its own (no null or repeated id),
     batches are keyed by id and one that is not raises :class:`Whole`; with ``whole`` the export comes
@@ -995,6 +1044,6 @@ def read_history(folder: str | os.PathLike[str], *, tz: str | None = None) -> di
 
 
 def read_folder_tables(base: Path) -> dict[str, pa.Table] | None:
-    """The tables of the history folder ``base`` (see :mod:`memvelope_tools._history_files`), None when
+    """The tables of the history folder ``base`` (see :mod:`memvelope_tools._parquet`), None when
     it has no ``snapshots.parquet``."""
     return read_tables(base)

@@ -1,6 +1,6 @@
 """A history folder that grows: the merged history of every export added to it, as a Parquet dataset.
 
-The folder's files are described in :mod:`memvelope_tools._history_files`. Adding an export reads
+The folder's files are described in :mod:`memvelope_tools._parquet`. Adding an export reads
 that export a batch of conversations at a time, and of the folder only its small tables and its
 state (a hash per message, never the texts): each conversation's messages are compared by hash with
 the path the history holds for it, as :mod:`memvelope_tools._history` compares them. The messages
@@ -41,11 +41,14 @@ from ._history import (
     Merged,
     Whole,
     convert_all,
+    message_hashes,
     read_snapshot,
     snapshot_date,
     snapshots_table,
 )
-from ._history_files import (
+from ._json.elements import read_windows
+from ._json.walker import Fallback
+from ._parquet import (
     OLD_MESSAGES,
     PART_COLUMNS,
     PARTS,
@@ -53,14 +56,11 @@ from ._history_files import (
     TABLE_FILES,
     empty_table,
     is_history_folder,
-    message_hashes,
     parts_of,
     read_table,
+    schema_metadata,
     with_parts,
 )
-from ._json.elements import read_windows
-from ._json.walker import Fallback
-from ._parquet import schema_metadata
 from ._read import Source, check
 from ._sources import labels_of, resolve_one
 from ._tags import ENVELOPE_TAG

@@ -297,9 +297,11 @@ add each new download, oldest first. Adding the same export again writes nothing
 for export in (older, newer):
     print(mv.add_to_history(export, folder)["added"])
 mv.add_to_history(newer, folder)["added"]"""),
-    ("md", """The folder is a normal Parquet folder with extra columns: `mv.read_parquet`, `mv.search`,
-`mv.topics` and `memvelope report` take it. Search still finds the gift ideas that an edited prompt
-replaced, and says that the provider's latest export no longer has them:"""),
+    ("md", """The folder is a Parquet folder: `conversations.parquet` as `mv.to_parquet` writes it with the history's
+columns added, and the messages in `messages/`, one part per add holding the messages it saw first.
+`mv.read_parquet`, `mv.read_history`, `mv.search`, `mv.topics` and `memvelope report` take it. Search
+still finds the gift ideas that an edited prompt replaced, and says that the provider's latest export no
+longer has them:"""),
     ("code", """mv.search(folder, "candle")[["title", "role", "snippet", "status"]]"""),
     ("code", """mv.read_history(folder)["conversations"].query("status == 'deleted-upstream'")[
     ["title", "n_messages", "first_seen", "last_seen"]
