@@ -6,8 +6,9 @@ edited (a regenerated last reply that becomes the active path), some deleted, an
 in a fresh process, it measures wall time, CPU time (user + system of the process and the
 processes it waited for: a conversion's workers started through a fork server are not among them,
 nor those of the child that ``history add`` reads its export from, so the CPU of those commands
-reads low) and peak memory: of the largest process, and of all its processes together, sampled
-every 50 ms (``history add`` converts in a child process while it reads), of:
+reads low) and peak memory: the resident size of the largest process, and the proportional set size
+of all its processes together, sampled every 50 ms (``history add`` converts in a child process while
+it reads), of:
 
 * ``memvelope convert A`` + ``memvelope convert B`` (the baseline) against ``memvelope diff A B``
   (target: at most 1.3x);
@@ -131,31 +132,33 @@ def build_pair(folder: Path, size: int, seed: int) -> tuple[Path, Path]:
     return a, b
 
 
-def _tree_rss(root: int) -> float:
-    """Resident memory (MB) of the process ``root`` and all its descendants together, from /proc (0 elsewhere)."""
+def _tree_memory(root: int) -> float:
+    """Memory (MB) of the process ``root`` and all its descendants together, from /proc (0 elsewhere):
+    the sum of their proportional set sizes, so pages that forked processes share count once."""
     parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", encoding="utf-8") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
+                parents[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
         except OSError:
             continue
-        parents[int(entry)] = int(fields[1])
-        rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
-        total += rss.get(pid, 0)
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", encoding="utf-8") as fh:
+                total += next(int(line.split()[1]) for line in fh if line.startswith("Pss:")) * 1024
+        except (OSError, StopIteration):
+            pass
         todo += [child for child, parent in parents.items() if parent == pid]
     return total / 1e6
 
 
 def run(args: list[str]) -> tuple[float, float, float]:
-    """Wall seconds, peak RSS (MB: of the largest process, and of all its processes together, sampled)
-    and CPU seconds of ``memvelope ARGS`` in a fresh process."""
+    """Wall seconds, peak RSS (MB) of the largest process and CPU seconds of ``memvelope ARGS`` in a fresh
+    process; the peak of all its processes together (see :func:`_tree_memory`), sampled, goes to :data:`TOGETHER`."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-W", "ignore::UnicodeWarning", "-m", "memvelope_tools", *args], stdout=subprocess.DEVNULL
@@ -163,7 +166,7 @@ def run(args: list[str]) -> tuple[float, float, float]:
     together = 0.0
     # Sampled until it ends, without reaping it: wait4 below reaps it and reads its usage.
     while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-        together = max(together, _tree_rss(proc.pid))
+        together = max(together, _tree_memory(proc.pid))
         time.sleep(0.05)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start

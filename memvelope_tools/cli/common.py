@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import sys
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -162,6 +164,9 @@ def converting_early(sources: list[str], progress: bool | None) -> Iterator[Call
                     job[0].join()
 
 
+_AHEAD = 64  # pieces of the piped text (1 MiB at most each) read ahead of the batch being worked on
+
+
 class Piped:
     """An export being converted in a child process, its envelope's conversations array coming through a
     pipe as it is made (see :func:`converting_piped`): the provider's name and a newline, the array's
@@ -185,7 +190,16 @@ class Piped:
         return line.decode() or None
 
     def pieces(self) -> Iterator[bytes]:
-        """The text of the conversations array, as it comes."""
+        """The text of the conversations array, as it comes. A thread reads the pipe meanwhile, up to
+        :data:`_AHEAD` pieces ahead, so the conversion never waits while a batch is worked on here."""
+        ahead: queue.Queue[bytes] = queue.Queue(maxsize=_AHEAD)
+
+        def pump() -> None:
+            while piece := os.read(self.fd, 1 << 20):
+                ahead.put(piece)
+            ahead.put(b"")
+
+        threading.Thread(target=pump, name="memvelope-pipe", daemon=True).start()
         data = self.rest
         self.rest = b""
         while True:
@@ -193,17 +207,17 @@ class Piped:
             if end >= 0:
                 if end:
                     yield data[:end]
-                self._meta(data[end + 1 :])
+                self._meta(data[end + 1 :], ahead)
                 return
             if data:
                 yield data
-            data = os.read(self.fd, 1 << 20)
+            data = ahead.get()
             if not data:
                 return
 
-    def _meta(self, data: bytes) -> None:
+    def _meta(self, data: bytes, ahead: queue.Queue[bytes]) -> None:
         while b"\0" not in data:
-            piece = os.read(self.fd, 1 << 16)
+            piece = ahead.get()
             if not piece:
                 return
             data += piece
