@@ -1004,6 +1004,16 @@ def index_for(source: Any) -> SearchIndex:
     return index
 
 
+def _forget_damaged(key: str, path: Path, damaged: str) -> None:
+    """Let go of the index ``key`` held in memory, which the engine failed on (``damaged``: how), saying
+    that the index in the folder ``path`` is rebuilt."""
+    with _memory_lock:
+        entry = _memory.pop(key, None)
+    if entry is not None:
+        entry[0].close()
+    warnings.warn(f"search index {path} is damaged ({damaged}); rebuilding it", stacklevel=5)
+
+
 def _folder_index(folder: Path, damaged: str | None = None) -> SearchIndex:
     """The index beside the Parquet folder ``folder``; ``damaged`` (what failed) rebuilds it whatever it holds."""
     if _is_parted(folder):
@@ -1012,11 +1022,7 @@ def _folder_index(folder: Path, damaged: str | None = None) -> SearchIndex:
     key = f"folder:{folder.resolve()}:{fingerprint}"
     path = folder / INDEX_DIR
     if damaged is not None:
-        with _memory_lock:
-            entry = _memory.pop(key, None)
-        if entry is not None:
-            entry[0].close()
-        warnings.warn(f"search index {path} is damaged ({damaged}); rebuilding it", stacklevel=4)
+        _forget_damaged(key, path, damaged)
     elif (index := _recall(key)) is not None:
         return index
     elif path.exists():
@@ -1235,11 +1241,7 @@ def _history_folder_index(folder: Path, damaged: str | None) -> SearchIndex:
     key = f"history:{folder.resolve()}:{':'.join(stamp)}"
     path = folder / INDEX_DIR
     if damaged is not None:
-        with _memory_lock:
-            entry = _memory.pop(key, None)
-        if entry is not None:
-            entry[0].close()
-        warnings.warn(f"search index {path} is damaged ({damaged}); rebuilding it", stacklevel=4)
+        _forget_damaged(key, path, damaged)
         _update_history_index(folder, anew=True)
         return _remember(key, _open_history_index(folder))
     if (index := _recall(key)) is not None:
