@@ -811,17 +811,22 @@ def update_folder_index(folder: Path) -> None:
     docs[added] = np.arange(first, first + len(added))
     rows = rows.append_column("doc", pa.array(docs, pa.int64()))
     with _new_folder(path) as made:
-        for entry in os.scandir(path):
-            if entry.name == _ROWS or not entry.is_file():
-                continue
-            try:  # the engine never writes into a file it made: linking shares it safely
-                os.link(entry.path, made / entry.name)
-            except OSError:
-                shutil.copy2(entry.path, made / entry.name)
+        _share_files(path, made, but=_ROWS)
         with engine_errors(os.fspath(path)):
             _add_documents(_open_engine(made, create=False), rows, added, first)
         _write_rows(made, rows)
         del rows
+
+
+def _share_files(path: Path, made: Path, *, but: str) -> None:
+    """The files of the index in the folder ``path`` in the folder ``made`` too, all ``but`` one."""
+    for entry in os.scandir(path):
+        if entry.name == but or not entry.is_file():
+            continue
+        try:  # the engine never writes into a file it made: linking shares it safely
+            os.link(entry.path, made / entry.name)
+        except OSError:
+            shutil.copy2(entry.path, made / entry.name)
 
 
 @contextlib.contextmanager
@@ -1111,13 +1116,7 @@ def _update_history_index(folder: Path, *, anew: bool = False) -> None:
         done = []
     with _new_folder(path) as made:
         if done:
-            for entry in os.scandir(path):
-                if entry.name == _PARTS_FILE or not entry.is_file():
-                    continue
-                try:  # the engine never writes into a file it made: linking shares it safely
-                    os.link(entry.path, made / entry.name)
-                except OSError:
-                    shutil.copy2(entry.path, made / entry.name)
+            _share_files(path, made, but=_PARTS_FILE)
         first = sum(rows for _, rows in done)
         with engine_errors(os.fspath(path)), _writing(_open_engine(made, create=not done), _PART_HEAP) as writer:
             for name, rows in parts[len(done) :]:
