@@ -18,7 +18,7 @@ Matching rules (this module owns them):
 * **Messages** compare by role, text and timestamp, never by their positional ``m1``, ``m2`` ids.
   In a history, a message is the same message when it has the same role, text and timestamp at the
   same position of the same conversation; :class:`Merge` compares the three by a 64-bit hash of them
-  (:func:`memvelope_tools._parquet.message_hashes`), so that a history kept in a folder needs
+  (:func:`message_hashes`), so that a history kept in a folder needs
   only the hashes of the messages it holds, never their texts.
 * **Snapshot date**: given explicitly, else read from the download's file name (ChatGPT
   ``<hash>-YYYY-MM-DD-HH-MM-SS.zip``, Claude ``data-YYYY-MM-DD-HH-MM-SS[-batch-NNNN].zip``, or the
@@ -57,7 +57,7 @@ from ._frames.columns import (
     to_pandas,
 )
 from ._frames.documents import envelope_tables
-from ._parquet import (
+from ._frames.folders import (
     CONVERSATION_HISTORY_COLUMNS,
     HISTORY_STATUSES,
     MESSAGE_HISTORY_COLUMNS,
@@ -639,7 +639,7 @@ class Whole(Exception):
 class Held:
     """A history as a merge takes and gives it: its snapshots' rows, its conversations
     (:data:`CONVERSATION_HISTORY_COLUMNS`, in the history's order) and its state (a row per message, see
-    :mod:`memvelope_tools._parquet`); the messages themselves are kept elsewhere, in the state's order."""
+    :mod:`memvelope_tools._frames.folders`); the messages themselves are kept elsewhere, in the state's order."""
 
     snapshots: list[dict[str, Any]]
     convs: pa.Table
@@ -663,7 +663,7 @@ class Merge:
     """One export merged into a history, a batch of its conversations at a time (the module's rules):
     each conversation's messages are compared by hash with the path the history holds for it, and the
     messages seen for the first time are given to ``on_new`` (the columns of
-    :data:`memvelope_tools._parquet.PART_COLUMNS`), to be kept after the history's in the state's order.
+    :data:`memvelope_tools._frames.folders.PART_COLUMNS`), to be kept after the history's in the state's order.
 
     Until the export is known to give every conversation an id of its own (no null or repeated id),
     batches are keyed by id and one that is not raises :class:`Whole`; with ``whole`` the export comes
@@ -1044,6 +1044,6 @@ def read_history(folder: str | os.PathLike[str], *, tz: str | None = None) -> di
 
 
 def read_folder_tables(base: Path) -> dict[str, pa.Table] | None:
-    """The tables of the history folder ``base`` (see :mod:`memvelope_tools._parquet`), None when
+    """The tables of the history folder ``base`` (see :mod:`memvelope_tools._frames.folders`), None when
     it has no ``snapshots.parquet``."""
     return read_tables(base)

@@ -1,6 +1,6 @@
 """A history folder that grows: the merged history of every export added to it, as a Parquet dataset.
 
-The folder's files are described in :mod:`memvelope_tools._parquet`. Adding an export reads
+The folder's files are described in :mod:`memvelope_tools._frames.folders`. Adding an export reads
 that export a batch of conversations at a time, and of the folder only its small tables and its
 state (a hash per message, never the texts): each conversation's messages are compared by hash with
 the path the history holds for it, as :mod:`memvelope_tools._history` compares them. The messages
@@ -34,6 +34,18 @@ import pyarrow.parquet as pq
 from ._atomic import atomic_outputs, check_output_folder, output_folder
 from ._frames.columns import MS, to_pandas
 from ._frames.flatten import flatten_file_batches, flatten_pieces_batches
+from ._frames.folders import (
+    OLD_MESSAGES,
+    PART_COLUMNS,
+    PARTS,
+    STATE_SCHEMA,
+    TABLE_FILES,
+    empty_table,
+    is_history_folder,
+    parts_of,
+    read_table,
+    with_parts,
+)
 from ._history import (
     SNAPSHOT_COLUMNS,
     Held,
@@ -48,19 +60,7 @@ from ._history import (
 )
 from ._json.elements import read_windows
 from ._json.walker import Fallback
-from ._parquet import (
-    OLD_MESSAGES,
-    PART_COLUMNS,
-    PARTS,
-    STATE_SCHEMA,
-    TABLE_FILES,
-    empty_table,
-    is_history_folder,
-    parts_of,
-    read_table,
-    schema_metadata,
-    with_parts,
-)
+from ._parquet import schema_metadata
 from ._read import Source, check
 from ._sources import labels_of, resolve_one
 from ._tags import ENVELOPE_TAG

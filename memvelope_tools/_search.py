@@ -70,7 +70,7 @@ import pyarrow.parquet as pq
 
 from . import _corpus as corpus
 from ._frames import INT, ROLE, STRING, TIMESTAMP, conform
-from ._parquet import PARTS, parts_of_file
+from ._frames.folders import PARTS, parts_of_file
 from ._sources import resolve
 from ._spec import ROLES
 from .errors import QueryError, SearchIndexError
@@ -95,7 +95,7 @@ RESULT_COLUMNS: dict[str, Any] = {
 MARKS = ("⟦", "⟧")
 INDEX_DIR = "search-index"
 _ROWS = "rows.arrow"  # what a result row shows, beside the engine's files
-_PARTS_FILE = "parts.json"  # in the index of a history folder: the parts indexed (see memvelope_tools._parquet)
+_PARTS_FILE = "parts.json"  # in the index of a history folder: the parts indexed (see memvelope_tools._frames.folders)
 _OLD_FILES = ("search.sqlite", "search.1.sqlite")  # an index in the format of earlier releases
 _ENGINE_FILES = (".term", ".idx", ".store", ".fast", ".fieldnorm", ".pos", "meta.json")  # what a change damages
 _FORMAT = "memvelope-search-3"
@@ -1076,7 +1076,7 @@ def _folder_fingerprint(folder: Path) -> str:
 
 # ---- the index of a history folder ---------------------------------------------------------------
 #
-# A history folder's messages come in parts that never change (see memvelope_tools._parquet).
+# A history folder's messages come in parts that never change (see memvelope_tools._frames.folders).
 # Its index holds a document per message, numbered in the parts' order, and beside the engine's
 # files a rows file per part (what a result shows of its messages, and their conversation's key) and
 # parts.json (the parts indexed and the stamp of the engine's files). An add indexes its new part

@@ -78,9 +78,10 @@ Kind = Literal[
 ]
 
 #: What the caller takes: an export only (convert, doctor), a Memvelope document only (read,
-#: validate, distill), either (load, frames, Parquet, report), or a history (search, topics: also a
-#: Parquet folder or frames), or an export to diagnose (doctor: any JSON, which it explains).
-Use = Literal["export", "document", "any", "history", "diagnose"]
+#: validate, distill), either (load, Parquet, report), either or a Parquet folder (the frames and the
+#: tables read from documents), or a history (search, topics: also a Parquet folder or frames), or an
+#: export to diagnose (doctor: any JSON, which it explains).
+Use = Literal["export", "document", "any", "frames", "history", "diagnose"]
 
 #: What a list means: the parts of one export, or several documents (see the module docstring).
 ListMeans = Literal["parts", "documents"]
@@ -338,7 +339,7 @@ def wrong_file(found: Found, use: Use) -> tuple[str, Reason] | None:
             "an export manifest (a list of the export's files): give the export's zip or folder instead",
             "no-provider",
         )
-    if kind == "parquet-folder" and use != "history":
+    if kind == "parquet-folder" and use not in ("history", "frames"):
         return (
             "a Parquet folder (written by memvelope parquet), not an export or a Memvelope document: "
             "search and topics read it; in Python, mv.read_parquet()",

@@ -293,3 +293,19 @@ def test_a_folder_of_the_earlier_layout_is_read_and_its_next_add_writes_parts(tm
     merged = history([OLD, NEW], dates=["2025-01-01", "2025-03-01"])
     for name in ("conversations", "messages"):
         pd.testing.assert_frame_equal(stored[name].drop(columns="source"), merged[name].drop(columns="source"))
+
+
+def test_the_frame_functions_take_a_history_folder_and_a_parquet_folder(tmp_path: Path) -> None:
+    from memvelope_tools import conversations_frame, messages_frame
+
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    add_to_history(NEW, folder, date="2025-03-01")
+    stored = read_parquet(folder)
+    pd.testing.assert_frame_equal(messages_frame(folder), stored["messages"])
+    pd.testing.assert_frame_equal(conversations_frame(folder), stored["conversations"])
+    assert len(messages_frame(folder)) == 23 and set(messages_frame(folder)["source"]) == {"conversations.json"}
+    to_parquet(NEW, tmp_path / "p")
+    pd.testing.assert_frame_equal(messages_frame(tmp_path / "p"), read_parquet(tmp_path / "p")["messages"])
+    both = messages_frame([folder, NEW])  # beside a document, each keeps its rows
+    assert len(both) == 23 + len(messages_frame(NEW))

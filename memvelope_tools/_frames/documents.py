@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
@@ -17,11 +18,12 @@ from .._convert.pipeline import convert_export, open_export
 from .._json.elements import parse_json, read_file, read_windows
 from .._json.walker import Fallback
 from .._read import Source, check
-from .._sources import Input, resolve
+from .._sources import Input, Use, resolve
 from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import FormatError
 from .columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, STRING, arrow_schema
 from .flatten import fact_table, flatten, flatten_export, flatten_file
+from .folders import folder_tables
 
 
 class Flat:
@@ -75,7 +77,8 @@ def documents(
     converted to its envelope's bytes in memory and read as that envelope's file would be. Every
     input is resolved before this returns, so a wrong one is reported before anything is read or written.
     """
-    found = resolve(doc_or_docs, "any", list_means="documents", labels=sources, caller="a frame function")
+    use: Use = "any" if stream is None else "frames"  # read by tables: a Parquet folder's tables are taken too
+    found = resolve(doc_or_docs, use, list_means="documents", labels=sources, caller="a frame function")
     return _documents(found, layer, progress=progress, stream=stream)
 
 
@@ -86,6 +89,10 @@ def _documents(
         label = found.label
         name = found.name
         data: Any = None
+        if found.kind == "parquet":
+            assert found.path is not None and stream is not None
+            yield label, _folder(found.path, stream), name or label, True
+            continue
         if stream is not None and (found.kind == "export" or (found.path is not None and found.value is None)):
             flat = _flat(found, stream, progress)
             if flat is not None:
@@ -129,6 +136,16 @@ def _flat(found: Input, with_messages: bool, progress: bool | None) -> Flat | No
         except Fallback:
             windows.finish()  # a file that changed meanwhile is refused, not read again
             return None
+
+
+def _folder(path: Path, with_messages: bool) -> Flat:
+    """A Parquet folder (``to_parquet``'s or a history folder) as the tables it holds, its rows
+    labelled as they were when written."""
+    tables = folder_tables(path)
+    convs = tables.get("conversations", arrow_schema(CONVERSATION_COLUMNS).empty_table())
+    msgs = tables.get("messages", arrow_schema(MESSAGE_COLUMNS).empty_table()) if with_messages else None
+    providers = ",".join(dict.fromkeys(str(p) for p in convs.column("provider").unique().to_pylist()))
+    return Flat((convs, msgs), providers)
 
 
 def envelope_tables(
