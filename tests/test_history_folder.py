@@ -29,6 +29,15 @@ def top(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
 
+def assert_holds_history(folder: Path, exports: list[Path]) -> None:
+    """The folder holds what history() gives of ``exports`` dated 2025-01-01 and 2025-03-01 (its
+    ``source`` aside: history() labels two files of one name by path, the folder by name)."""
+    stored = read_history(folder)
+    merged = history(exports, dates=["2025-01-01", "2025-03-01"])
+    for name in ("conversations", "messages"):
+        pd.testing.assert_frame_equal(stored[name].drop(columns="source"), merged[name].drop(columns="source"))
+
+
 def test_adding_the_same_export_again_changes_no_file(tmp_path: Path) -> None:
     folder = tmp_path / "h"
     assert add_to_history(OLD, folder, date="2025-01-01")["added"] is True
@@ -91,12 +100,9 @@ def test_the_folder_holds_what_history_gives(tmp_path: Path) -> None:
     folder = tmp_path / "h"
     add_to_history(OLD, folder, date="2025-01-01")
     add_to_history(NEW, folder, date="2025-03-01")
+    assert_holds_history(folder, [OLD, NEW])
     stored = read_history(folder)
-    merged = history([OLD, NEW], dates=["2025-01-01", "2025-03-01"])
-    # history() given two files of one name labels them by path; the folder, given one at a time, by name
     assert set(stored["messages"]["source"]) == {"conversations.json"}
-    for name in ("conversations", "messages"):
-        pd.testing.assert_frame_equal(stored[name].drop(columns="source"), merged[name].drop(columns="source"))
     assert list(stored["snapshots"]["new"]) == [7, 2]
 
 
@@ -228,10 +234,7 @@ def test_an_add_compares_the_export_a_batch_at_a_time_as_history_merges_it(
     # The command line converts the export to an envelope file first, which the add reads in batches.
     assert cli(["history", "add", str(old), "--to", str(folder), "--date", "2025-01-01", "-q"]) == 0
     assert cli(["history", "add", str(new), "--to", str(folder), "--date", "2025-03-01", "-q"]) == 0
-    stored = read_history(folder)
-    merged = history([old, new], dates=["2025-01-01", "2025-03-01"])
-    for name in ("conversations", "messages"):
-        pd.testing.assert_frame_equal(stored[name].drop(columns="source"), merged[name].drop(columns="source"))
+    assert_holds_history(folder, [old, new])
     assert len(sizes) > 4  # in batches, not whole
     if old == OLD:  # the ChatGPT export holds a conversation without an id: read again whole
         assert sizes[-1] == 7
@@ -251,10 +254,7 @@ def test_an_export_with_an_id_repeated_in_a_later_batch_is_read_whole(
     sizes = _in_small_batches(monkeypatch)
     add_to_history(doubled, folder, date="2025-03-01")
     assert sizes[-1] == len(convs) + 1 and len(sizes) > 2
-    stored = read_history(folder)
-    merged = history([OLD, doubled], dates=["2025-01-01", "2025-03-01"])
-    for name in ("conversations", "messages"):
-        pd.testing.assert_frame_equal(stored[name].drop(columns="source"), merged[name].drop(columns="source"))
+    assert_holds_history(folder, [OLD, doubled])
 
 
 def test_each_add_writes_only_the_messages_it_saw_first(tmp_path: Path) -> None:
@@ -289,10 +289,7 @@ def test_a_folder_of_the_earlier_layout_is_read_and_its_next_add_writes_parts(tm
     assert len(earlier["messages"]) == 13 and len(read_parquet(folder)["messages"]) == 13
     add_to_history(NEW, folder, date="2025-03-01")
     assert top(folder) == ["conversations.parquet", "messages", "search-index", "snapshots.parquet", "state.parquet"]
-    stored = read_history(folder)
-    merged = history([OLD, NEW], dates=["2025-01-01", "2025-03-01"])
-    for name in ("conversations", "messages"):
-        pd.testing.assert_frame_equal(stored[name].drop(columns="source"), merged[name].drop(columns="source"))
+    assert_holds_history(folder, [OLD, NEW])
 
 
 def test_the_frame_functions_take_a_history_folder_and_a_parquet_folder(tmp_path: Path) -> None:
