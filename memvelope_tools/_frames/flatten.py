@@ -106,8 +106,6 @@ def flatten_file_batches(
     batch before), so the whole tables never exist at once; returns the provider. Raises Fallback
     also when the envelope's meta does not come before its conversations (its provider is then
     unknown while they are read)."""
-    builder = _Builder(label, name, True)
-    builder.flush_rows = rows
 
     def provider_of(members: dict[str, Any]) -> str:
         meta = members.get("meta")
@@ -116,23 +114,17 @@ def flatten_file_batches(
             raise Fallback
         return provider
 
-    def hand_on(full: _Builder) -> None:
-        convs, msgs = full.take(provider_of(full.head))
-        assert msgs is not None
-        sink(convs, msgs)
-
-    builder.sink = hand_on
     with progress_bar(
         windows.size, desc=f"reading {label}", unit="B", enabled=progress if (windows.size or 0) >= 64 << 20 else False
     ) as bar:
         windows.on_bytes = bar.update
-        with windows.reading_ahead(), text.surrogates_summed():
-            members = _read_windows(windows, builder, stream_envelope(windows))
-            if builder.n_conv > builder.taken or builder.taken == 0:
-                hand_on(builder)
+        with windows.reading_ahead():
+            members, head = _in_batches(
+                windows, stream_envelope, label, name, sink, rows, lambda builder: provider_of(builder.head)
+            )
     check({**members, "conversations": []}, source_name=name)  # tags and meta
     provider = members["meta"]["source_provider"]
-    if provider != provider_of(builder.head):
+    if provider != provider_of(head):
         raise Fallback
     return str(provider)
 
@@ -151,20 +143,36 @@ def flatten_pieces_batches(
     :func:`memvelope_tools._convert.pipeline.convert_body` writes it), given a piece at a time,
     read as :func:`flatten_file_batches` reads a file, its conversations all of ``provider``. Raises
     Fallback when the text is not such an array (a conversion cut short, say)."""
+    windows = Windows.of_pieces(itertools.chain([b"["], pieces, [b"]"]), window=window)
+    _in_batches(windows, stream_array, label, name, sink, rows, lambda _: provider)
+
+
+def _in_batches(
+    windows: Windows,
+    stream: Callable[[Windows], Iterator[tuple[str, Any]]],
+    label: str,
+    name: str,
+    sink: Callable[[pa.Table, pa.Table], None],
+    rows: int,
+    provider: Callable[[_Builder], str],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Read the conversations ``stream`` finds in ``windows``, giving ``sink`` their tables a batch at a
+    time (see :func:`flatten_file_batches`), each labelled with ``provider(builder)``; the members the
+    stream gives at the end, and those before the conversations. Unpaired surrogates get one warning."""
     builder = _Builder(label, name, True)
     builder.flush_rows = rows
 
     def hand_on(full: _Builder) -> None:
-        convs, msgs = full.take(provider)
+        convs, msgs = full.take(provider(full))
         assert msgs is not None
         sink(convs, msgs)
 
     builder.sink = hand_on
-    windows = Windows.of_pieces(itertools.chain([b"["], pieces, [b"]"]), window=window)
     with text.surrogates_summed():
-        _read_windows(windows, builder, stream_array(windows))
+        members = _read_windows(windows, builder, stream(windows))
         if builder.n_conv > builder.taken or builder.taken == 0:
             hand_on(builder)
+    return members, builder.head
 
 
 def flatten_export(
