@@ -70,7 +70,7 @@ import pyarrow.parquet as pq
 
 from . import _corpus as corpus
 from ._frames import INT, ROLE, STRING, TIMESTAMP, conform
-from ._frames.folders import PARTS, parts_of_file
+from ._frames.folders import PARTS, is_parted, parts_of_file
 from ._sources import resolve
 from ._spec import ROLES
 from .errors import QueryError, SearchIndexError
@@ -775,7 +775,7 @@ def update_folder_index(folder: Path) -> None:
     an index kept there whose every document is still among the folder's messages gets only the new
     ones (its results are then those of an index built anew); otherwise it is built anew. Written
     beside the old one, then moved into place; raises as :func:`build_folder_index` does."""
-    if _is_parted(folder):
+    if is_parted(folder):
         _update_history_index(folder)
         return
     path = folder / INDEX_DIR
@@ -1021,7 +1021,7 @@ def _forget_damaged(key: str, path: Path, damaged: str) -> None:
 
 def _folder_index(folder: Path, damaged: str | None = None) -> SearchIndex:
     """The index beside the Parquet folder ``folder``; ``damaged`` (what failed) rebuilds it whatever it holds."""
-    if _is_parted(folder):
+    if is_parted(folder):
         return _history_folder_index(folder, damaged)
     fingerprint = _folder_fingerprint(folder)
     key = f"folder:{folder.resolve()}:{fingerprint}"
@@ -1059,7 +1059,7 @@ def build_folder_index(folder: Path) -> None:
     """Build the index beside the Parquet folder ``folder`` for its files as they are now, in place of any
     index kept there; raises :class:`OSError` or :class:`~memvelope_tools.errors.SearchIndexError` when
     it cannot be written."""
-    if _is_parted(folder):
+    if is_parted(folder):
         _update_history_index(folder, anew=True)
         return
     SearchIndex.build(
@@ -1082,10 +1082,6 @@ def _folder_fingerprint(folder: Path) -> str:
 # parts.json (the parts indexed and the stamp of the engine's files). An add indexes its new part
 # only. The conversation columns of a result, and the order that breaks equal scores, come from the
 # folder's conversations and state as they are when the index is opened.
-
-
-def _is_parted(folder: Path) -> bool:
-    return (folder / "state.parquet").is_file() and (folder / "snapshots.parquet").is_file()
 
 
 def _part_rows_file(name: str) -> str:

@@ -50,7 +50,7 @@ def read_folder(base: Path) -> tuple[dict[str, pa.Table], dict[bytes, bytes]]:
         refuse(Found("missing"), os.fspath(base), "history")
     if not base.is_dir():
         raise FormatError("a file, not a folder written by to_parquet", reason="not-found", source=str(base))
-    if is_history_folder(base) and not (base / "messages.parquet").is_file():
+    if is_parted(base):
         held = read_tables(base)
         assert held is not None
         return {
@@ -171,6 +171,13 @@ def is_history_folder(path: str | os.PathLike[str]) -> bool:
     base = Path(os.path.expanduser(os.fspath(path)))
     has_messages = (base / "state.parquet").is_file() or (base / OLD_MESSAGES).is_file()
     return (base / "snapshots.parquet").is_file() and has_messages
+
+
+def is_parted(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a history folder that keeps its messages in parts (not the previous layout's
+    one ``messages.parquet``)."""
+    base = Path(os.path.expanduser(os.fspath(path)))
+    return (base / "snapshots.parquet").is_file() and (base / "state.parquet").is_file()
 
 
 def read_table(path: Path, name: str, columns: list[str] | None = None) -> pa.Table:
