@@ -93,7 +93,6 @@ __all__ = [
     "is_history_folder",
     "message_hashes",
     "message_status",
-    "read_folder_tables",
     "read_history",
     "read_snapshot",
 ]
@@ -325,6 +324,11 @@ def newest_in(convs: pa.Table, msgs: pa.Table) -> Any:
     return max(found) if found else None
 
 
+def id_key(provider: str, conv_id: str) -> str:
+    """The matching key of a conversation matched by its id."""
+    return f"{provider}:id:{conv_id}"
+
+
 def conversation_keys(convs: pa.Table, msgs: pa.Table) -> tuple[np.ndarray, np.ndarray]:
     """Each conversation's matching key and the rule that gave it (see the module's matching rules)."""
     providers = convs.column("provider").to_pylist()
@@ -341,7 +345,7 @@ def conversation_keys(convs: pa.Table, msgs: pa.Table) -> tuple[np.ndarray, np.n
     seen: Counter[str] = Counter()
     for row, (provider, conv_id, pair) in enumerate(zip(providers, ids, pairs, strict=True)):
         if pair is None:
-            keys[row], rules[row] = f"{provider}:id:{conv_id}", "id"
+            keys[row], rules[row] = id_key(provider, conv_id), "id"
         elif pair[0] is not None and pair_count[pair] == 1:
             keys[row], rules[row] = f"{provider}:created:{pair[0]}:{pair[1]}", "created_at+title"
         else:
@@ -763,7 +767,7 @@ class Merge:
             raise Whole
         self.ids.update(ids)
         providers = convs.column("provider").to_pylist()
-        return np.array([f"{p}:id:{i}" for p, i in zip(providers, ids, strict=True)], dtype=object)
+        return np.array([id_key(p, i) for p, i in zip(providers, ids, strict=True)], dtype=object)
 
     def _prefix(
         self, hashes: np.ndarray, s_start: np.ndarray, s_len: np.ndarray, p_start: np.ndarray, p_len: np.ndarray
@@ -1037,13 +1041,7 @@ def read_history(folder: str | os.PathLike[str], *, tz: str | None = None) -> di
     >>> from memvelope_tools._history import read_history
     >>> read_history("my-history/")["snapshots"]  # doctest: +SKIP
     """
-    tables = read_folder_tables(Path(folder))
+    tables = read_tables(Path(folder))
     if tables is None:
         raise FormatError("not a history folder (no snapshots.parquet)", reason="not-found", source=str(folder))
     return frames_of(tables, tz)
-
-
-def read_folder_tables(base: Path) -> dict[str, pa.Table] | None:
-    """The tables of the history folder ``base`` (see :mod:`memvelope_tools._frames.folders`), None when
-    it has no ``snapshots.parquet``."""
-    return read_tables(base)

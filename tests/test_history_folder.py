@@ -276,10 +276,10 @@ def test_each_add_writes_only_the_messages_it_saw_first(tmp_path: Path) -> None:
 def test_a_folder_of_the_earlier_layout_is_read_and_its_next_add_writes_parts(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
-    from memvelope_tools._history import read_folder_tables
+    from memvelope_tools._frames.folders import read_tables
 
     add_to_history(OLD, tmp_path / "parts", date="2025-01-01")
-    tables = read_folder_tables(tmp_path / "parts")
+    tables = read_tables(tmp_path / "parts")
     assert tables is not None
     folder = tmp_path / "h"
     folder.mkdir()
