@@ -69,6 +69,7 @@ from ._frames.folders import (
     is_history_folder,
     read_tables,
 )
+from ._frames.text import executor
 from ._read import Source
 from ._sources import explained, labels_of, resolve_one
 from ._spec import ROLES
@@ -372,8 +373,7 @@ def message_hashes(messages: pa.Table) -> np.ndarray:
     if len(chunks) == 1 and len(chunks[0]) >= 2 * _HASHED_AT_ONCE:  # two threads: the hash lets go of the GIL
         half = len(chunks[0]) // 2
         chunks = [chunks[0].slice(0, half), chunks[0].slice(half)]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        parts = list(pool.map(_text_hashes, chunks))
+    parts = list(executor().map(_text_hashes, chunks))  # the frames' worker threads
     text_hash = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
     roles = pd.Categorical(messages.column("role").to_pandas(), categories=list(ROLES)).codes.astype(np.uint64)
     ts = messages.column("ts").cast(pa.int64()).fill_null(np.iinfo(np.int64).min).to_numpy().view(np.uint64)
