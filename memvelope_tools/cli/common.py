@@ -111,6 +111,18 @@ def notes() -> Iterator[None]:
                 print(f"memvelope: note: {w.message}", file=sys.stderr)
 
 
+def _fork_context() -> Any:
+    """The context that forks a converting child, or None where this process cannot fork one: a child is
+    forked only while this process runs a single thread, as conversion workers are."""
+    from .._convert.parallel import worker_context
+
+    if worker_context().get_start_method() != "fork":
+        return None
+    import multiprocessing
+
+    return multiprocessing.get_context("fork")
+
+
 @contextmanager
 def converting_early(sources: list[str], progress: bool | None) -> Iterator[Callable[[], list[Any]]]:
     """Start converting each export given by path to a temporary envelope file, each in a process of its
@@ -122,15 +134,10 @@ def converting_early(sources: list[str], progress: bool | None) -> Iterator[Call
 
     found = [resolve_one(source, "any") for source in sources]
     exports = [f.files() for f in found]
-    from .._convert.parallel import worker_context
-
-    # A child is forked only while this process runs a single thread, as conversion workers are.
-    if all(parts is None for parts in exports) or worker_context().get_start_method() != "fork":
+    context = _fork_context() if any(parts is not None for parts in exports) else None
+    if context is None:
         yield lambda: list(sources)
         return
-    import multiprocessing
-
-    context = multiprocessing.get_context("fork")
     with tempfile.TemporaryDirectory(prefix="memvelope-early-") as tmp:
         jobs: list[tuple[Any, Path] | None] = []
         try:
@@ -239,14 +246,10 @@ def converting_piped(source: str, progress: bool | None) -> Iterator[Piped | Non
     from .._sources import resolve_one
 
     parts = resolve_one(source, "any").files()
-    from .._convert.parallel import worker_context
-
-    if parts is None or worker_context().get_start_method() != "fork":
+    context = _fork_context() if parts is not None else None
+    if context is None:
         yield None
         return
-    import multiprocessing
-
-    context = multiprocessing.get_context("fork")
     read_end, write_end = os.pipe()
     child = None
     try:
