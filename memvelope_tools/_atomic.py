@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -165,7 +166,7 @@ def atomic_outputs(
             mode = target.stat().st_mode & 0o7777 if target.is_file() else 0o666 & ~_umask()
             with contextlib.suppress(OSError):
                 os.chmod(tmp, mode)
-        with _folder_lock(folder), held():
+        with folder_lock(folder), held():
             for written, target in also:
                 os.replace(written, target)
             for name, (tmp, _) in made.items():
@@ -187,16 +188,42 @@ def atomic_outputs(
 
 
 @contextlib.contextmanager
-def _folder_lock(folder: Path) -> Iterator[None]:
-    """An exclusive lock between processes on ``folder`` (where the system has ``flock``)."""
+def folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock between processes on ``folder`` (where the system has ``flock``), held for the
+    block. Taken again by the process that holds it (by any thread of it), it is already held: the
+    block runs at once and the lock is released only when the outermost block ends."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows: renames are still atomic one by one
         yield
         return
+    key = os.path.realpath(folder)
+    with _locks_guard:
+        depth = _locks_held.get(key)
+        if depth is not None:
+            _locks_held[key] = (depth[0], depth[1] + 1)
+    if depth is not None:
+        try:
+            yield
+        finally:
+            with _locks_guard:
+                fd, count = _locks_held[key]
+                _locks_held[key] = (fd, count - 1)
+        return
     fd = os.open(folder, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        with _locks_guard:
+            _locks_held[key] = (fd, 1)
+        try:
+            yield
+        finally:
+            with _locks_guard:
+                del _locks_held[key]
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+#: The folder locks this process holds: the real path, the descriptor holding it and how many blocks hold it.
+_locks_held: dict[str, tuple[int, int]] = {}
+_locks_guard = threading.Lock()
