@@ -7,9 +7,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from conftest import fresh
 
+from memvelope_tools._frames.folders import HISTORY_ID_KEY
 from memvelope_tools._history import read_history
 from memvelope_tools.cli import main
 
@@ -55,12 +57,18 @@ def test_the_export_converted_early_keeps_its_name_and_the_date_in_it(
     assert set(stored["messages"]["source"]) == {"conversations.json"}
     mine, theirs = files(here), files(there)
     assert {n for n in mine if "/" not in n} == {"conversations.parquet", "state.parquet", "snapshots.parquet"}
-    assert {n for n in mine if n.startswith("messages/")} == {
-        "messages/part-00000.parquet",
-        "messages/part-00001.parquet",
-    }
-    for name in ("conversations.parquet", "state.parquet", "snapshots.parquet", "messages/part-00001.parquet"):
-        assert mine[name] == theirs[name]
+    parts = sorted(n for n in mine if n.startswith("messages/"))
+    assert [n[: len("messages/part-00000")] for n in parts] == ["messages/part-00000", "messages/part-00001"]
+    assert mine[parts[1]] == theirs[parts[1]]  # a part is named by its content: the same name, the same bytes
+    for name in ("conversations.parquet", "state.parquet", "snapshots.parquet"):
+        ours, other = pq.read_table(here / name), pq.read_table(there / name)
+        assert ours.equals(other)
+        assert without_id(ours.schema.metadata) == without_id(other.schema.metadata)
+        assert ours.schema.metadata[HISTORY_ID_KEY] != other.schema.metadata[HISTORY_ID_KEY]
+
+
+def without_id(metadata: dict[bytes, bytes]) -> dict[bytes, bytes]:
+    return {k: v for k, v in metadata.items() if k != HISTORY_ID_KEY}
 
 
 def test_an_export_that_fails_to_convert_is_one_line_and_leaves_the_folder(tmp_path: Path) -> None:
@@ -91,6 +99,7 @@ def test_the_piped_conversion_is_read_up_to_its_end_marker_whoever_holds_the_pip
         assert piped.provider() == "claude"
         assert b"".join(piped.pieces()) == b'    {"id": "a"}'
         assert piped.meta() == meta
+        assert piped.close()  # its reading thread stopped at the meta's end, the pipe still open
     finally:
         os.close(read_end)
         os.close(write_end)
@@ -109,5 +118,6 @@ def test_a_piped_conversion_that_stops_early_gives_no_meta() -> None:
         assert piped.provider() == "chatgpt"
         assert b"".join(piped.pieces()) == b'    {"id": "a"}, {"id"'
         assert piped.meta() is None
+        assert piped.close()
     finally:
         os.close(read_end)

@@ -184,6 +184,18 @@ class Piped:
         self.child, self.fd = child, fd
         self.rest = b""
         self.told: dict[str, Any] | None = None
+        self.stopping = threading.Event()
+        self.pump: threading.Thread | None = None
+
+    def close(self) -> bool:
+        """Stop the thread reading the pipe ahead, once the child has ended (so the pipe ends too); whether
+        it stopped, so that the pipe's descriptor may be closed (the thread never reads a descriptor that
+        was closed, or reused for another file)."""
+        self.stopping.set()
+        if self.pump is not None:
+            self.pump.join(timeout=10)
+            return not self.pump.is_alive()
+        return True
 
     def provider(self) -> str | None:
         """The export's provider, the first line the child writes (None: the conversion gave none)."""
@@ -200,13 +212,22 @@ class Piped:
         """The text of the conversations array, as it comes. A thread reads the pipe meanwhile, up to
         :data:`_AHEAD` pieces ahead, so the conversion never waits while a batch is worked on here."""
         ahead: queue.Queue[bytes] = queue.Queue(maxsize=_AHEAD)
+        already = self.rest.count(b"\0")
 
         def pump() -> None:
-            while piece := os.read(self.fd, 1 << 20):
-                ahead.put(piece)
-            ahead.put(b"")
+            piece, ends = b"-", already
+            while piece and ends < 2 and not self.stopping.is_set():  # the text's end marker, the meta's
+                piece = os.read(self.fd, 1 << 20)
+                ends += piece.count(b"\0")
+                while not self.stopping.is_set():
+                    try:
+                        ahead.put(piece, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
 
-        threading.Thread(target=pump, name="memvelope-pipe", daemon=True).start()
+        self.pump = threading.Thread(target=pump, name="memvelope-pipe", daemon=True)
+        self.pump.start()
         data = self.rest
         self.rest = b""
         while True:
@@ -252,20 +273,23 @@ def converting_piped(source: str, progress: bool | None) -> Iterator[Piped | Non
         return
     read_end, write_end = os.pipe()
     child = None
+    piped: Piped | None = None
     try:
         with held():  # a stop landing in Python's after-fork callbacks would be dropped
             child = context.Process(target=_pipe_child, args=(parts, read_end, write_end, progress, os.getpid()))
             child.start()
         os.close(write_end)
         write_end = -1
-        yield Piped(child, read_end)
+        piped = Piped(child, read_end)
+        yield piped
     finally:
-        os.close(read_end)
-        if write_end >= 0:
-            os.close(write_end)
         if child is not None and child.exitcode is None:
             child.terminate()
             child.join()
+        if piped is None or piped.close():
+            os.close(read_end)
+        if write_end >= 0:
+            os.close(write_end)
 
 
 def _pipe_child(parts: list[Path], read_end: int, write_end: int, progress: bool | None, parent: int) -> None:
