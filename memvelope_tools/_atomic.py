@@ -52,11 +52,8 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        if target.exists():
-            with contextlib.suppress(OSError):
-                os.chmod(tmp, target.stat().st_mode & 0o7777)
-        else:
-            os.chmod(tmp, 0o666 & ~_umask())
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, new_file_mode(target))
         with held():  # a stop lands before the rename or after it is recorded, never between
             os.replace(tmp, target)
             _written.append(target)
@@ -126,6 +123,15 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         fh.write(data)
 
 
+def new_file_mode(target: Path) -> int:
+    """The mode a file written to replace ``target`` gets: ``target``'s own when it is a file, else what
+    the umask gives a new file (a temporary file is made private, 0600, until then)."""
+    with contextlib.suppress(OSError):
+        if target.is_file():
+            return target.stat().st_mode & 0o7777
+    return 0o666 & ~_umask()
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -162,10 +168,11 @@ def atomic_outputs(
             fh.flush()
             os.fsync(fh.fileno())
             fh.close()
-            target = folder / name
-            mode = target.stat().st_mode & 0o7777 if target.is_file() else 0o666 & ~_umask()
             with contextlib.suppress(OSError):
-                os.chmod(tmp, mode)
+                os.chmod(tmp, new_file_mode(folder / name))
+        for written, target in also:
+            with contextlib.suppress(OSError):
+                os.chmod(written, new_file_mode(target))
         with folder_lock(folder), held():
             for written, target in also:
                 os.replace(written, target)
@@ -174,7 +181,8 @@ def atomic_outputs(
                 _written.append(folder / name)
     except BaseException as exc:
         for tmp, fh in made.values():
-            fh.close()
+            with contextlib.suppress(OSError):  # a full disk fails the close too: remove the file all the same
+                fh.close()
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         for written, _ in also:

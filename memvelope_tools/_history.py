@@ -66,14 +66,13 @@ from ._frames.folders import (
     STATE_SCHEMA,
     assemble,
     empty_table,
-    is_history_folder,
     read_tables,
 )
 from ._frames.text import executor
 from ._read import Source
-from ._sources import explained, labels_of, resolve_one
+from ._sources import explained, is_history_folder, labels_of, resolve_one
 from ._spec import ROLES
-from .errors import FormatError
+from .errors import FormatError, OutputError
 
 __all__ = [
     "CONVERSATION_HISTORY_COLUMNS",
@@ -266,8 +265,17 @@ def convert_all(jobs: list[tuple[list[Path], Path]], workers: int | None, progre
 
     def convert(paths: list[Path], envelope: Path, bar: bool | None) -> None:
         # A temporary file of this call's: written through, never synced to disk as an output is.
-        with explained(paths), open(envelope, "wb") as sink:
-            convert_stream(paths, None, stdout=sink, workers=workers, progress=bar)
+        try:
+            with explained(paths), open(envelope, "wb") as sink:
+                convert_stream(paths, None, stdout=sink, workers=workers, progress=bar)
+        except (OSError, OutputError) as exc:
+            cause = exc.__cause__ if isinstance(exc, OutputError) and exc.__cause__ is not None else exc
+            failure = cause.strerror if isinstance(cause, OSError) and cause.strerror else cause
+            raise OutputError(
+                f"cannot write the export's conversion to a temporary file: {failure}",
+                reason="output",
+                source=os.fspath(envelope.parent),
+            ) from None
 
     if len(jobs) < 2:
         for paths, envelope in jobs:

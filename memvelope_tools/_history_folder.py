@@ -22,6 +22,7 @@ import ctypes
 import os
 import sys
 import tempfile
+import uuid
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,19 +32,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ._atomic import atomic_outputs, check_output_folder, output_folder
+from ._atomic import atomic_outputs, check_output_folder, folder_lock, output_folder
 from ._frames.columns import MS, to_pandas
 from ._frames.flatten import flatten_file_batches, flatten_pieces_batches
 from ._frames.folders import (
+    HISTORY_ID_KEY,
     OLD_MESSAGES,
     PART_COLUMNS,
     PARTS,
     STATE_SCHEMA,
     TABLE_FILES,
     empty_table,
-    is_history_folder,
+    file_digest,
+    part_name,
     parts_of,
     read_table,
+    remove_litter,
+    require_history_files,
+    require_real_folders,
+    same_history,
     with_parts,
 )
 from ._history import (
@@ -62,7 +69,7 @@ from ._json.elements import read_windows
 from ._json.walker import Fallback
 from ._parquet import schema_metadata
 from ._read import Source, check
-from ._sources import labels_of, resolve_one
+from ._sources import is_history_folder, labels_of, resolve_one
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError, OutputError, SearchIndexError
 
@@ -151,6 +158,32 @@ def add_export(
     base = Path(folder)
     check_output_folder(base)
     [label] = labels_of([export if named is None else named])
+    made = not base.exists()
+    output_folder(base)
+    try:
+        with folder_lock(base):
+            written = _add_locked(base, export, label, date, named, piped, workers, progress)
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):
+                base.rmdir()  # only when the failed add left it empty
+        raise
+    return written
+
+
+def _add_locked(
+    base: Path,
+    export: Source,
+    label: str,
+    date: Any,
+    named: Source | None,
+    piped: Piped | None,
+    workers: int | None,
+    progress: bool | None,
+) -> dict[str, Any]:
+    """:func:`add_export` with the folder's lock held: no other add, check or index write runs meanwhile."""
+    require_real_folders(base)
+    remove_litter(base)
     with tempfile.TemporaryDirectory(prefix="memvelope-history-") as tmp:
         found = _Folder.read(base)
         part = _Part(base)
@@ -225,13 +258,12 @@ class _Folder:
         self.held = Held.empty()
         self.parts: list[tuple[str, int]] = []
         self.old_messages: pa.Table | None = None
+        self.id: str | None = None
 
     @classmethod
     def read(cls, base: Path) -> _Folder:
         folder = cls()
-        if not base.is_dir():
-            return folder
-        if not (base / "snapshots.parquet").is_file():
+        if not is_history_folder(base):
             if (base / "conversations.parquet").exists() or (base / OLD_MESSAGES).exists():
                 raise FormatError(
                     "this folder holds Parquet files but no snapshots.parquet: not a history folder",
@@ -239,14 +271,19 @@ class _Folder:
                     source=str(base),
                 )
             return folder
-        snaps = to_pandas(read_table(base / "snapshots.parquet", "snapshots"), SNAPSHOT_COLUMNS, None)
+        require_history_files(base)
+        snapshots_file = read_table(base / "snapshots.parquet", "snapshots")
+        snaps = to_pandas(snapshots_file, SNAPSHOT_COLUMNS, None)
         snapshots = [{str(k): v for k, v in row.items()} for row in snaps.to_dict("records")]
         convs = read_table(base / "conversations.parquet", "conversations")
         if (base / "state.parquet").is_file():
             state = read_table(base / "state.parquet", "state")
             folder.parts = parts_of(state)
-        elif (base / OLD_MESSAGES).is_file():
+            folder.id = same_history(base, {"snapshots": snapshots_file, "conversations": convs, "state": state})
+            _check_parts(base, folder.parts)
+        else:
             old = read_table(base / OLD_MESSAGES, "messages")
+            folder.id = same_history(base, {"snapshots": snapshots_file, "conversations": convs, "messages": old})
             off = pc.equal(old.column("status").cast(pa.string()), "edited-away").to_numpy(zero_copy_only=False)
             state = pa.table(
                 {
@@ -258,10 +295,43 @@ class _Folder:
                 }
             ).cast(STATE_SCHEMA)
             folder.old_messages = old.select(list(PART_COLUMNS))
-        else:
-            state = empty_table("state")
         folder.held = Held(snapshots, convs, state)
         return folder
+
+
+def _check_parts(base: Path, parts: list[tuple[str, int]]) -> None:
+    """A FormatError naming the first part the state lists that is missing, not a regular file of the
+    folder, or of another row count (from its footer: the add never reads the parts' texts)."""
+    for name, rows in parts:
+        path = base / PARTS / name
+        if not os.path.lexists(path):
+            raise FormatError(
+                f"{PARTS}/{name} is missing, and the history's state lists it: put back the folder's own copy "
+                "(from a backup, or let the sync that lost it finish)",
+                reason="bad-history",
+                source=str(base),
+            )
+        if path.is_symlink() or not path.is_file():
+            raise FormatError(
+                f"{PARTS}/{name} is not a regular file of the folder (a link, a folder or a device)",
+                reason="bad-history",
+                source=str(base),
+            )
+        try:
+            found = pq.ParquetFile(path).metadata.num_rows
+        except (pa.ArrowException, OSError) as exc:
+            raise FormatError(
+                f"cannot read {PARTS}/{name} ({exc}): put back the folder's own copy",
+                reason="bad-history",
+                source=str(base),
+            ) from None
+        if found != rows:
+            raise FormatError(
+                f"{PARTS}/{name} holds {found} messages, the history's state says {rows}: put back the folder's "
+                "own copy",
+                reason="bad-history",
+                source=str(base),
+            )
 
 
 class _Part:
@@ -342,14 +412,15 @@ def _commit(base: Path, folder: _Folder, merged: Merged, part: _Part) -> dict[st
         return {**held.snapshots[-1], "added": False}
     parts = list(folder.parts)
     also: list[tuple[Path, Path]] = []
+    written = []
     if folder.old_messages is not None:
-        name = _part_name(len(parts))
-        also.append((_write_whole(base, folder.old_messages), base / PARTS / name))
-        parts.append((name, folder.old_messages.num_rows))
+        written.append((_write_whole(base, folder.old_messages), folder.old_messages.num_rows))
     if merged.new:
-        name = _part_name(len(parts))
-        also.append((part.take(), base / PARTS / name))
-        parts.append((name, merged.new))
+        written.append((part.take(), merged.new))
+    for path, rows in written:
+        name = part_name(len(parts), file_digest(path))
+        also.append((path, base / PARTS / name))
+        parts.append((name, rows))
     tables = {
         "state": with_parts(merged.held.state, parts),
         "conversations": merged.held.convs,
@@ -358,7 +429,7 @@ def _commit(base: Path, folder: _Folder, merged: Merged, part: _Part) -> dict[st
     described = [
         {"source": s["source"], "format": ENVELOPE_TAG, "provider": s["provider"]} for s in merged.held.snapshots
     ]
-    meta = schema_metadata(described)
+    meta = {**schema_metadata(described), HISTORY_ID_KEY: (folder.id or uuid.uuid4().hex).encode("ascii")}
     try:
         with atomic_outputs(output_folder(base), [f"{n}.parquet" for n in TABLE_FILES], also=also) as open_file:
             for name in TABLE_FILES:
@@ -398,10 +469,6 @@ def _give_back_memory() -> None:
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None).malloc_trim(0)
-
-
-def _part_name(n: int) -> str:
-    return f"part-{n:05d}.parquet"
 
 
 def _index(base: Path) -> None:

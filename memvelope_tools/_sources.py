@@ -160,6 +160,16 @@ class Input:
 
 # ---- what a source is ----------------------------------------------------------------------------
 
+#: The folder of a history folder's parts of messages (see :mod:`memvelope_tools._frames.folders`).
+HISTORY_PARTS: Final = "messages"
+
+
+def is_history_folder(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a history folder: it holds ``snapshots.parquet``, ``state.parquet`` or a
+    ``messages`` folder of parts (whether the rest is there and whole is for its readers to say)."""
+    base = expand_user(path)
+    return any(os.path.lexists(base / name) for name in ("snapshots.parquet", "state.parquet", HISTORY_PARTS))
+
 
 def identify(source: Any) -> Found:
     """Say what ``source`` (a path, bytes or a parsed value) is, from its first and last bytes when
@@ -169,7 +179,7 @@ def identify(source: Any) -> Found:
         path = expand_user(source)
         name = os.fspath(source)
         if path.is_dir():
-            if (path / "messages.parquet").is_file() or (path / "state.parquet").is_file():
+            if (path / "messages.parquet").is_file() or is_history_folder(path):
                 return Found("parquet-folder")
             _listed(path)
             return Found("folder")

@@ -31,6 +31,7 @@ Reason = Literal[
     "not-envelope",
     "invalid-envelope",
     "bad-parquet",
+    "bad-history",
     # writing
     "output",
     "not-json",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import pandas as pd
 import pytest
 
 from memvelope_tools import _history, _history_folder
+from memvelope_tools._frames.folders import HISTORY_ID_KEY
 from memvelope_tools._history import history, read_history
 from memvelope_tools._history_folder import add_to_history
 from memvelope_tools._tables import read_parquet, to_parquet
@@ -29,6 +31,13 @@ def top(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
 
+def numbered(folder: Path) -> list[str]:
+    """The parts' names in ``folder``, each without the digest of its content (``part-00000``, ...)."""
+    names = top(folder)
+    assert all(re.fullmatch(r"part-\d{5}-[0-9a-f]{16}\.parquet", n) for n in names), names
+    return [n[:10] for n in names]
+
+
 def assert_holds_history(folder: Path, exports: list[Path]) -> None:
     """The folder holds what history() gives of ``exports`` dated 2025-01-01 and 2025-03-01 (its
     ``source`` aside: history() labels two files of one name by path, the folder by name)."""
@@ -44,7 +53,7 @@ def test_adding_the_same_export_again_changes_no_file(tmp_path: Path) -> None:
     assert add_to_history(NEW, folder, date="2025-03-01")["added"] is True
     before = files(folder)
     assert top(folder) == ["conversations.parquet", "messages", "search-index", "snapshots.parquet", "state.parquet"]
-    assert top(folder / "messages") == ["part-00000.parquet", "part-00001.parquet"]
+    assert numbered(folder / "messages") == ["part-00000", "part-00001"]
     assert any(name.startswith("search-index/") for name in before)
     again = add_to_history(NEW, folder, date="2025-03-01")
     assert again["added"] is False
@@ -262,11 +271,12 @@ def test_each_add_writes_only_the_messages_it_saw_first(tmp_path: Path) -> None:
 
     folder = tmp_path / "h"
     add_to_history(OLD, folder, date="2025-01-01")
-    first = files(folder)["messages/part-00000.parquet"]
+    [name] = top(folder / "messages")
+    first = files(folder)[f"messages/{name}"]
     add_to_history(NEW, folder, date="2025-03-01")
     add_to_history(NEW, folder, date="2025-04-01")  # nothing new: no part
-    assert top(folder / "messages") == ["part-00000.parquet", "part-00001.parquet"]
-    assert files(folder)["messages/part-00000.parquet"] == first
+    assert numbered(folder / "messages") == ["part-00000", "part-00001"]
+    assert files(folder)[f"messages/{name}"] == first
     assert [pq.read_metadata(folder / "messages" / name).num_rows for name in top(folder / "messages")] == [13, 10]
     stored = read_history(folder)
     assert len(stored["messages"]) == 23 and list(stored["snapshots"]["new"]) == [7, 2, 0]
@@ -283,8 +293,9 @@ def test_a_folder_of_the_earlier_layout_is_read_and_its_next_add_writes_parts(tm
     assert tables is not None
     folder = tmp_path / "h"
     folder.mkdir()
-    for name, table in tables.items():  # one file per table, as the earlier release wrote them
-        pq.write_table(table, folder / f"{name}.parquet")
+    for name, table in tables.items():  # one file per table, as the earlier release wrote them (no history id)
+        kept = {k: v for k, v in (table.schema.metadata or {}).items() if k != HISTORY_ID_KEY}
+        pq.write_table(table.replace_schema_metadata(kept), folder / f"{name}.parquet")
     earlier = read_history(folder)
     assert len(earlier["messages"]) == 13 and len(read_parquet(folder)["messages"]) == 13
     add_to_history(NEW, folder, date="2025-03-01")

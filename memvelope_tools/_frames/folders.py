@@ -4,8 +4,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
+import re
+import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .._sources import Found, refuse
+from .._sources import HISTORY_PARTS, Found, is_history_folder, refuse
 from ..errors import FormatError
 from .columns import (
     CONVERSATION_COLUMNS,
@@ -153,8 +158,10 @@ STATE_SCHEMA = pa.schema(
     ]
 )
 #: The folder of the parts, and the file the previous layout kept the messages in.
-PARTS = "messages"
+PARTS = HISTORY_PARTS
 OLD_MESSAGES = "messages.parquet"
+#: The folder of the search index kept beside a Parquet folder's files (see :mod:`memvelope_tools._search`).
+INDEX_FOLDER = "search-index"
 #: The files of the small tables, in the order they are replaced; the state is replaced with them.
 TABLE_FILES = ("state", "conversations", "snapshots")
 _PARTS_KEY = b"memvelope.history.parts"
@@ -166,18 +173,131 @@ _SCHEMAS = {
 }
 
 
-def is_history_folder(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a history folder (it holds ``snapshots.parquet`` and its messages' files)."""
-    base = Path(os.path.expanduser(os.fspath(path)))
-    has_messages = (base / "state.parquet").is_file() or (base / OLD_MESSAGES).is_file()
-    return (base / "snapshots.parquet").is_file() and has_messages
-
-
 def is_parted(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a history folder that keeps its messages in parts (not the previous layout's
     one ``messages.parquet``)."""
     base = Path(os.path.expanduser(os.fspath(path)))
-    return (base / "snapshots.parquet").is_file() and (base / "state.parquet").is_file()
+    return is_history_folder(base) and not _old_layout(base)
+
+
+def _old_layout(base: Path) -> bool:
+    return (base / OLD_MESSAGES).is_file() and not os.path.lexists(base / "state.parquet")
+
+
+def require_history_files(base: Path) -> None:
+    """A FormatError naming the file, and saying how to repair the folder, when the history folder
+    ``base`` lacks one of the files that hold its history or one of them is not a regular file (a
+    link, a folder, a device); its parts are checked as they are read."""
+    old = _old_layout(base)
+    needed = ["snapshots.parquet", "conversations.parquet", OLD_MESSAGES if old else "state.parquet"]
+    for name in needed:
+        path = base / name
+        if not os.path.lexists(path):
+            raise FormatError(
+                f"this history folder has no {name}: {_REPAIR[name]}", reason="bad-history", source=str(base)
+            )
+        if path.is_symlink() or not path.is_file():
+            raise FormatError(
+                f"{name} is not a regular file of the folder (a link, a folder or a device): {_REPAIR[name]}",
+                reason="bad-history",
+                source=str(base),
+            )
+    require_real_folders(base)
+
+
+def require_real_folders(base: Path) -> None:
+    """A FormatError when the history folder's ``messages/`` or ``search-index/`` is there but is not a
+    folder of its own (a link or a file): nothing is written through it, or read from it."""
+    for name in (PARTS, INDEX_FOLDER):
+        path = base / name
+        if os.path.lexists(path) and (path.is_symlink() or not path.is_dir()):
+            raise FormatError(
+                f"{name} is not a folder inside the history folder (a link or a file): move what it holds into "
+                f"a real {name}/ folder inside it",
+                reason="bad-history",
+                source=str(base),
+            )
+
+
+_RESTORE = "put back the folder's own copy (from a backup, or let the sync that lost it finish)"
+_REPAIR = {
+    "snapshots.parquet": _RESTORE,
+    "conversations.parquet": _RESTORE,
+    "state.parquet": f"it places every message of {PARTS}/ in the history and cannot be made from them; {_RESTORE}",
+    OLD_MESSAGES: _RESTORE,
+}
+
+
+#: The schema metadata key holding the id shared by the small tables of one history folder.
+HISTORY_ID_KEY = b"memvelope.history.id"
+
+
+def history_id(table: pa.Table) -> str | None:
+    """The id of the history folder ``table`` was written for (None for a folder written before ids)."""
+    value = (table.schema.metadata or {}).get(HISTORY_ID_KEY)
+    return None if value is None else value.decode("ascii", "replace")
+
+
+def same_history(base: Path, tables: dict[str, pa.Table]) -> str | None:
+    """The id the tables (name -> table, as read from ``base``) share; a FormatError naming the first
+    whose id differs from the others' (a file from another history folder, or from another add)."""
+    ids = {name: history_id(table) for name, table in tables.items()}
+    counts = Counter(ids.values())
+    first = max(ids.values(), key=lambda found: counts[found]) if ids else None  # the most files' id
+    for name, found in ids.items():
+        if found != first:
+            others = ", ".join(f"{n}.parquet" for n in ids if n != name)
+            raise FormatError(
+                f"{name}.parquet belongs to another history than {others} (their ids differ): put back this "
+                "folder's own copy; `memvelope history check` lists what else is wrong",
+                reason="bad-history",
+                source=str(base / f"{name}.parquet"),
+            )
+    return first
+
+
+def remove_litter(base: Path) -> list[str]:
+    """Remove the temporary files and folders that earlier writers of the history folder ``base`` left
+    (killed, or stopped by a full disk); the names removed, relative to ``base``. Call it with the
+    folder's lock held: every writer of the folder holds that lock while its temporaries exist, so
+    those found then are no process's."""
+    removed = []
+    for folder in (base, base / PARTS):
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        for entry in os.scandir(folder):
+            if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+                continue
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+                removed.append(os.path.relpath(entry.path, base))
+    return removed
+
+
+def part_name(number: int, digest: str) -> str:
+    """The file name of the history's part ``number``, whose content has the digest ``digest``."""
+    return f"part-{number:05d}-{digest}.parquet"
+
+
+def part_digest(name: str) -> str | None:
+    """The content digest a part's file name carries (None for a name that carries none)."""
+    match = _PART_NAME.fullmatch(name)
+    return match.group(1) if match else None
+
+
+def file_digest(path: Path) -> str:
+    """The digest of the file ``path``'s bytes that its part name carries (see :func:`part_name`)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+_PART_NAME = re.compile(r"part-\d{5,}-([0-9a-f]{16})\.parquet")
 
 
 def read_table(path: Path, name: str, columns: list[str] | None = None) -> pa.Table:
@@ -191,7 +311,8 @@ def read_table(path: Path, name: str, columns: list[str] | None = None) -> pa.Ta
         schema = _SCHEMAS[name]
         if columns is not None:
             schema = pa.schema([schema.field(c) for c in columns])
-        return pq.read_table(path, columns=columns).select(schema.names).cast(schema)
+        table = pq.read_table(path, columns=columns)
+        return table.select(schema.names).cast(schema.with_metadata(table.schema.metadata))
     except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
         raise FormatError(f"cannot read this history file: {exc}", reason="bad-parquet", source=str(path)) from None
 
@@ -224,14 +345,18 @@ def with_parts(state: pa.Table, parts: list[tuple[str, int]]) -> pa.Table:
 def read_tables(base: Path, columns: list[str] | None = None) -> dict[str, pa.Table] | None:
     """The tables of the history folder ``base``: ``snapshots``, ``conversations`` and ``messages`` as
     :func:`memvelope_tools.history` gives them (only the message ``columns`` given, when given); None
-    when it has no ``snapshots.parquet``."""
-    if not (base / "snapshots.parquet").is_file():
+    when it is not a history folder; a FormatError naming the file when one is missing, damaged or
+    from another history."""
+    if not is_history_folder(base):
         return None
+    require_history_files(base)
     tables = {name: read_table(base / f"{name}.parquet", name) for name in ("snapshots", "conversations")}
-    if not (base / "state.parquet").is_file() and (base / OLD_MESSAGES).is_file():
+    if _old_layout(base):
         tables["messages"] = read_table(base / OLD_MESSAGES, "messages", columns)
+        same_history(base, tables)
         return tables
     state = read_table(base / "state.parquet", "state")
+    same_history(base, {**tables, "state": state})
     in_parts = None if columns is None else [c for c in PART_COLUMNS if c in columns]
     parts = []
     for name, rows in parts_of(state):

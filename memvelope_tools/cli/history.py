@@ -44,6 +44,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     show = actions.add_parser("show", help="print a history folder's snapshots and counts")
     show.add_argument("folder", metavar="FOLDER", help="the history folder")
     show.set_defaults(func=run_show)
+    check = actions.add_parser(
+        "check",
+        help="check every file of a history folder and say what is wrong",
+        description=(
+            "Check every file of the history folder against what it lists: the tables are read whole, each "
+            "part of the messages must hold the rows and the content the folder's state says, and the search "
+            "index's files must be files of the folder. Temporary files left by interrupted runs are removed. "
+            "Prints one line per problem and exits 1 when there is any."
+        ),
+    )
+    check.add_argument("folder", metavar="FOLDER", help="the history folder")
+    check.set_defaults(func=run_check)
 
 
 def run_add(args: argparse.Namespace) -> int:
@@ -73,6 +85,24 @@ def run_show(args: argparse.Namespace) -> int:
         statuses = frames[name]["status"].value_counts()
         parts = [f"{status} {int(n):,}" for status, n in statuses.items() if n]
         print(f"{name}: {len(frames[name]):,} ({', '.join(parts)})")
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from .._history_check import check_history
+
+    checked = check_history(args.folder)
+    if checked.removed:
+        print(f"removed {count(len(checked.removed), 'temporary file')} left by interrupted runs")
+    for problem in checked.problems:
+        print(f"{args.folder}: {problem}")
+    if checked.problems:
+        print(f"{args.folder}: {count(len(checked.problems), 'problem')} found")
+        return 1
+    print(
+        f"{args.folder}: whole ({count(checked.snapshots, 'snapshot')}, {count(checked.parts, 'part')}, "
+        f"{count(checked.messages, 'message')})"
+    )
     return 0
 
 
