@@ -166,6 +166,21 @@ def test_a_folder_that_lost_a_table_is_refused_never_taken_as_empty(history_fold
         mv.messages_frame(history_folder)
 
 
+@pytest.mark.parametrize("name", ["state.parquet", "snapshots.parquet", "conversations.parquet"])
+def test_a_damaged_table_is_refused_with_one_line_naming_it(history_folder: Path, name: str) -> None:
+    path = history_folder / name
+    data = bytearray(path.read_bytes())
+    data[len(data) - 12 : len(data) - 8] = b"\xff\xff\xff\x7f"  # the footer's length: the file cannot be read
+    path.write_bytes(bytes(data))
+    before = files(history_folder)
+    with pytest.raises(FormatError) as caught:
+        add_to_history(NEW, history_folder, date="2025-04-01")
+    assert caught.value.reason == "bad-history" and caught.value.source == str(path)
+    assert "put back the folder's own copy" in caught.value.msg and "\n" not in str(caught.value)
+    assert files(history_folder) == before
+    assert [p for p in check_history(history_folder).problems if p.startswith(name)]
+
+
 def test_a_lost_state_through_the_command_line_is_one_line_and_exit_1(history_folder: Path) -> None:
     (history_folder / "state.parquet").unlink()
     before = files(history_folder)

@@ -314,7 +314,13 @@ def read_table(path: Path, name: str, columns: list[str] | None = None) -> pa.Ta
         table = pq.read_table(path, columns=columns)
         return table.select(schema.names).cast(schema.with_metadata(table.schema.metadata))
     except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
-        raise FormatError(f"cannot read this history file: {exc}", reason="bad-parquet", source=str(path)) from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise FormatError(
+            f"cannot read this history file ({first}): put back the folder's own copy; `memvelope history check` "
+            "lists every problem",
+            reason="bad-history",
+            source=str(path),
+        ) from None
 
 
 def empty_table(name: str) -> pa.Table:
