@@ -45,6 +45,13 @@ def _folder(path: Path, files: dict[str, Path]) -> Path:
     return path
 
 
+def _alone(path: Path) -> Path:
+    """One DeepSeek conversation, not inside an array."""
+    conversations = json.loads((FIX / "deepseek" / "conversations.json").read_text(encoding="utf-8"))
+    path.write_text(json.dumps(conversations[0]), encoding="utf-8")
+    return path
+
+
 CHROME_ACTIVITY = json.dumps(
     [{"header": "Chrome", "title": "Visited a page", "time": "2025-04-01T10:00:00.000Z", "products": ["Chrome"]}] * 6
 ).encode()
@@ -66,6 +73,7 @@ CASES: dict[str, tuple[str, Callable[[Path], Path]]] = {
         ),
     ),
     "deepseek older file": ("deepseek", lambda tmp: FIX / "deepseek-older" / "conversations.json"),
+    "deepseek conversation on its own": ("deepseek", lambda tmp: _alone(tmp / "conversation.json")),
     "grok file": ("grok", lambda tmp: FIX / "grok" / "prod-grok-backend.json"),
     "grok folder": ("grok", lambda tmp: FIX / "grok"),
     "grok zip": (
@@ -173,6 +181,8 @@ COMMANDS: dict[str, list[str]] = {
     "doctor": ["doctor", "PATH"],
     "memory": ["memory", "PATH", "-o", "OUT/memories.mv.json"],
     "parquet": ["parquet", "PATH", "-o", "OUT/pq"],
+    "diff": ["diff", "PATH", str(mv.sample_path("chatgpt"))],
+    "history add": ["history", "add", "PATH", "--to", "OUT/history"],
 }
 
 
