@@ -187,7 +187,8 @@ def sniff(source: Any) -> Found:
     -------
     Found
         Its ``kind`` (``zip``, ``folder``, ``export``, ``envelope``, ``ir``, ``conversation``,
-        ``parquet``, ``utf16``, ``empty``, ``missing``, ...) and, for a single conversation, its ``provider``.
+        ``unsupported``, ``parquet``, ``utf16``, ``empty``, ``missing``, ...) and, for a single
+        conversation or another provider's export (``unsupported``), its ``provider``.
 
     Raises
     ------

@@ -41,13 +41,14 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, Protocol
 
 from ._convert import chatgpt as chatgpt_core
-from ._convert import claude as claude_core
-from ._convert.assemble import DETECTION_WINDOW, detect_provider
+from ._convert.assemble import detect_provider
 from ._convert.prose import Message
 from ._convert.sources import Part, ZipLimits, expand, side_parts
 from ._convert.timestamps import render_timestamp
 from ._json.elements import FIELDS, JS, PartElements, Reader, Refused, load_part
 from ._progress import progress_bar
+from ._providers import registry
+from ._providers.registry import DETECTION_WINDOW
 from ._sources import resolve
 from .errors import ConversionError
 
@@ -185,13 +186,18 @@ class _Scan:
     seen: _Folding = field(default_factory=lambda: _Folding())
     records: bool = False  # some element holds a system or tool message
     singles: list[Any] = field(default_factory=list)  # parts holding one conversation object
+    documents: list[tuple[str, str]] = field(default_factory=list)  # parts showing another provider's export
+    source: str | None = None  # the part the first elements are in
 
     def decide(self) -> None:
-        """Detect the provider from the first elements, as conversion does, and read those elements."""
+        """Detect the provider from the first elements, as conversion does, and read those elements;
+        raise InputError at once for an export of a provider the spec does not define."""
         self.decided = True
         try:
-            self.provider = detect_provider(self.head, non_arrays=0)
+            self.provider = detect_provider(self.head, self.source, non_arrays=0, documents=self.documents)
         except ConversionError as exc:
+            if exc.reason == "unsupported-provider":
+                raise
             self.error = exc
         if self.provider == "chatgpt":
             for element in self.head:
@@ -233,8 +239,10 @@ def _scan(
                     pool.drain(found, elements)
                 if elements.is_array is False:
                     value = load_part(part, Reader(JS))
-                    if claude_core.looks_like(value) or chatgpt_core.looks_like(value):
+                    if registry.provider_of(value) in registry.SUPPORTED:
                         found.singles.append(value)
+                    elif (shown := registry.document_provider(value)) is not None:
+                        found.documents.append((shown, part.name))
             if not found.decided:
                 found.decide()
     finally:
@@ -257,6 +265,7 @@ def _scan_part(part: Part, elements: PartElements, found: _Scan, pool: _Workers 
                 found.head.append(reader.value(buf, start, end, flags, depth, offset))
             except Refused as exc:
                 raise elements.error(exc) from None
+            found.source = found.source or part.name
             if len(found.head) == DETECTION_WINDOW:
                 found.decide()
             k += FIELDS

@@ -28,6 +28,7 @@ from ._frames.envelopes import conversations_frame, messages_frame
 from ._frames.facts import facts_frame
 from ._load import LoadSource, open_input
 from ._plural import count
+from ._providers import registry
 from ._read import layer_of
 from ._sources import identify, resolve
 from .errors import FormatError, MemvelopeError, TopicsError
@@ -461,7 +462,6 @@ def _history_section(history: dict[str, pd.DataFrame], tz: str) -> str:
 
 # ---- what the provider remembered ----------------------------------------------------------------
 
-_MEMORY_PROVIDERS = {"chatgpt": "ChatGPT", "claude": "Claude"}
 _MEMORY_KINDS = {
     "saved": "saved memory",
     "snapshot": "memory snapshot",
@@ -527,7 +527,7 @@ def memory_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[s
 
     paths = [export] if isinstance(export, str | os.PathLike) else list(export)
     frame = memory_frame(*paths, progress=False)
-    name = _MEMORY_PROVIDERS.get(str(frame.attrs.get("provider")), "the provider")
+    name = registry.name(frame.attrs.get("provider"))
     head = f"<h2>What {_e(name)} remembers about you</h2>"
     caution = (
         '<p class="lead">Read from the export, not from the envelope: these are the details the provider kept '

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from ._convert import chatgpt, claude
-from ._convert.sources import check_listing
+from ._convert.sources import check_listing, is_conversation_part, listed_files
 from ._json.elements import parse_json, read_file
 from ._json.wording import EMPTY_FILE, EXPECTED, UTF16_FILE, is_utf16
+from ._providers import registry
 from ._tags import ENVELOPE_TAG, IR_TAG
 from .errors import ConversionError, InputError, MemvelopeError, Reason
 
@@ -66,6 +66,7 @@ Kind = Literal[
     "parquet-folder",  # a folder written by to_parquet (holds messages.parquet)
     "export",  # a JSON array: one part of an export (conversations.json)
     "conversation",  # one ChatGPT or Claude conversation object, not inside an array
+    "unsupported",  # an export (or one conversation) of a provider the spec does not define
     "wrapped",  # an object holding a "conversations" array but no Memvelope tag
     "manifest",  # an export's list of its files
     "parquet",  # an Apache Parquet file
@@ -102,14 +103,14 @@ _ENVELOPE_RE: Final = re.compile(rb'"memvelope"\s*:\s*"' + ENVELOPE_TAG.encode()
 _IR_RE: Final = re.compile(rb'"format"\s*:\s*"' + IR_TAG.encode() + rb'"')
 _PART_NAME: Final = re.compile(r"conversations-\d+\.json$", re.IGNORECASE)
 _NOT_JSON: Final = ("missing", "empty", "utf16", "parquet", "image", "binary", "parquet-folder")
-_PROVIDER_NAMES: Final = {"chatgpt": "ChatGPT", "claude": "Claude"}
 _DOCUMENT_COMMANDS: Final = "info, parquet or report"
 
 
 @dataclass(frozen=True)
 class Found:
-    """What a source is (:data:`Kind`); ``detail`` names an image's format or a conversation's provider,
-    ``value`` is the parsed value when the source had to be parsed to tell."""
+    """What a source is (:data:`Kind`); ``detail`` names an image's format or the provider of a
+    conversation or an unsupported export, ``value`` is the parsed value when the source had to be
+    parsed to tell."""
 
     kind: Kind
     detail: str | None = None
@@ -117,8 +118,9 @@ class Found:
 
     @property
     def provider(self) -> str | None:
-        """The provider (``chatgpt``/``claude``) of a single conversation object."""
-        return self.detail if self.kind == "conversation" else None
+        """The provider of a single conversation object (``chatgpt``/``claude``) or of an export the
+        toolkit does not convert (``deepseek``, ``grok``, ...)."""
+        return self.detail if self.kind in ("conversation", "unsupported") else None
 
 
 @dataclass(frozen=True)
@@ -181,8 +183,8 @@ def identify(source: Any) -> Found:
         if path.is_dir():
             if (path / "messages.parquet").is_file() or is_history_folder(path):
                 return Found("parquet-folder")
-            _listed(path)
-            return Found("folder")
+            provider = _listed(path)
+            return Found("unsupported", provider) if provider is not None else Found("folder")
         try:
             with open(path, "rb") as fh:
                 size = os.fstat(fh.fileno()).st_size
@@ -195,12 +197,14 @@ def identify(source: Any) -> Found:
         except OSError as exc:
             raise InputError(f"cannot read file: {exc.strerror or exc}", reason="unreadable", source=name) from None
         found = _from_ends(head, tail, size <= _HEAD)
-        if found == "zip":
-            _listed(path)
+        if found == "zip" and (provider := _listed(path)) is not None:
+            return Found("unsupported", provider)
         if found == "empty" and path.suffix.lower() == ".zip":
             return Found("empty", "zip")
         if found is not None:
             return Found(found, _image_name(head) if found == "image" else None)
+        if (provider := registry.head_provider(head)) is not None:
+            return Found("unsupported", provider)
         return _classified(parse_json(read_file(os.fspath(path), False), name), path.name)
     if isinstance(source, bytes | bytearray | memoryview):
         data = bytes(source)
@@ -209,6 +213,8 @@ def identify(source: Any) -> Found:
             return Found("zip")
         if found is not None:
             return Found(found, _image_name(data) if found == "image" else None)
+        if (provider := registry.head_provider(data[:_HEAD])) is not None:
+            return Found("unsupported", provider)
         return _classified(parse_json(data, None), None)
     return _classified(source, None)
 
@@ -218,10 +224,15 @@ def expand_user(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.expanduser(os.fspath(path)))
 
 
-def _listed(path: Path) -> None:
-    """InputError when the folder or zip ``path`` holds no export part or is no readable zip (listings
-    only; the conversion reads the parts)."""
-    check_listing(path)
+def _listed(path: Path) -> str | None:
+    """The provider whose export the folder or zip ``path`` is, told by its files' names when it holds
+    no conversation part (None: not told so); InputError when it holds no export part or is no
+    readable zip (listings only; the conversion reads the parts)."""
+    names = listed_files(path)
+    if not any(is_conversation_part(n) for n in names) and (provider := registry.member_provider(names)):
+        return provider
+    check_listing(path, names)
+    return None
 
 
 def _from_ends(head: bytes, tail: bytes, whole: bool) -> Kind | None:
@@ -285,12 +296,13 @@ def _classified(value: Any, name: str | None) -> Found:
     meta = value.get("meta")
     if "memvelope" not in value and isinstance(meta, dict) and meta.get("format") == IR_TAG:
         return Found("ir", value=value)
-    if claude.looks_like(value):
-        return Found("conversation", "claude", value)
-    if chatgpt.looks_like(value):
-        return Found("conversation", "chatgpt", value)
+    provider = registry.provider_of(value)
+    if provider is not None:
+        return Found("conversation" if provider in registry.SUPPORTED else "unsupported", provider, value)
     if "memvelope" in value or (isinstance(meta, dict) and "format" in meta):
         return Found("json", value=value)  # a tag the reader does not support: it says which
+    if (provider := registry.document_provider(value)) is not None:
+        return Found("unsupported", provider, value)
     if isinstance(value.get("conversations"), list) and not isinstance(meta, dict):
         return Found("wrapped", value=value)
     listing = any(isinstance(value.get(key), list) for key in ("files", "export_files"))
@@ -309,6 +321,7 @@ def wrong_file(found: Found, use: Use) -> tuple[str, Reason] | None:
     The reasons are those the conversion gives the same file (the spec's outcome): a file that is not
     JSON is ``invalid-json``, a JSON object where an export is needed adds no conversation
     (``no-provider``); a file that is no Memvelope document where one is needed is ``not-memvelope``.
+    Another provider's export (or conversation) is refused wherever it is given (``unsupported-provider``).
     """
     kind = found.kind
     if kind == "missing":
@@ -329,10 +342,12 @@ def wrong_file(found: Found, use: Use) -> tuple[str, Reason] | None:
         return f"{found.detail}, not JSON: {EXPECTED}", "invalid-json"
     if kind == "binary":
         return f"a binary file, not JSON: {EXPECTED}", "invalid-json"
+    if kind == "unsupported":
+        return registry.refusal_line(found.detail or ""), "unsupported-provider"
     if use == "diagnose" and kind in ("conversation", "wrapped", "manifest"):
         return None
     if kind == "conversation":
-        provider = _PROVIDER_NAMES.get(found.detail or "", "")
+        provider = registry.name(found.detail, "")
         return (
             f"a single {provider} conversation, not an export: an export is an array of conversations; "
             "put it inside [ ] to convert it",

@@ -18,6 +18,7 @@ Reason = Literal[
     "invalid-json",
     "too-deep",
     "no-provider",
+    "unsupported-provider",
     "no-conversations",
     # reading a Memvelope document (read, load, frames, validate)
     "not-utf8",

@@ -17,6 +17,7 @@ from memvelope_tools._convert.prose import Drop, DropRule, Message, js_trim, map
 from memvelope_tools._convert.timestamps import render_timestamp
 from memvelope_tools._doctor import doctor
 from memvelope_tools._doctor.timestamps import unaccepted_form
+from memvelope_tools._providers import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCTOR_CASES = sorted(p for p in (ROOT / "fixtures" / "doctor").iterdir() if p.is_dir())
@@ -379,10 +380,7 @@ SINGLE_OBJECTS = [ROOT / "fixtures" / "doctor" / "single-object" / "input.json"]
     p
     for p in REAL_FILES
     if isinstance(json.loads(p.read_text(encoding="utf-8")), dict)
-    and (
-        chatgpt.looks_like(json.loads(p.read_text(encoding="utf-8")))
-        or claude.looks_like(json.loads(p.read_text(encoding="utf-8")))
-    )
+    and registry.provider_of(json.loads(p.read_text(encoding="utf-8"))) in registry.SUPPORTED
 ]
 
 

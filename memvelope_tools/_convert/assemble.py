@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from .._providers import registry
+from .._providers.registry import DETECTION_WINDOW, OTHER, SUPPORTED
 from ..errors import ConversionError
 from . import chatgpt, claude
 from .envelope import build_envelope
@@ -21,26 +23,34 @@ NORMALISERS: Final[Mapping[str, Normaliser]] = {
     "claude": claude.normalise,
     "chatgpt": chatgpt.normalise,
 }
-SHAPES: Final[Mapping[str, Callable[[object], bool]]] = {
-    "claude": claude.looks_like,
-    "chatgpt": chatgpt.looks_like,
-}
-OTHER: Final = {"claude": "chatgpt", "chatgpt": "claude"}
-DETECTION_WINDOW: Final = 5
+__all__ = ["DETECTION_WINDOW", "NORMALISERS", "OTHER", "Assembler", "detect_provider", "mixed_providers", "rules"]
 
 
 def rules(provider: str) -> tuple[Normaliser, Callable[[object], bool]]:
     """``provider``'s normaliser, and the shape check of the other provider (which counts foreign elements)."""
-    return NORMALISERS[provider], SHAPES[OTHER[provider]]
+    return NORMALISERS[provider], registry.conversation_test(OTHER[provider])
 
 
-def detect_provider(elements: Sequence[object], source: str | None = None, *, non_arrays: int = 0) -> str:
-    """The provider token, from the first five elements of the merged array (Claude wins)."""
-    window = elements[:DETECTION_WINDOW]
-    if any(claude.looks_like(e) for e in window):
-        return "claude"
-    if any(chatgpt.looks_like(e) for e in window):
-        return "chatgpt"
+def detect_provider(
+    elements: Sequence[object],
+    source: str | None = None,
+    *,
+    non_arrays: int = 0,
+    documents: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The provider token, from the first five elements of the merged array (Claude wins).
+
+    An export the registry recognises as another provider's (from those elements, else from
+    ``documents``: the provider and name of each part whose top-level object shows its export) is
+    refused with InputError (reason ``unsupported-provider``).
+    """
+    provider = registry.detect(elements)
+    if provider is not None and provider in NORMALISERS:
+        return provider
+    if provider is None and documents:
+        provider, source = documents[0]
+    if provider is not None:
+        raise registry.refusal(provider, source)
     if not elements:
         msg = "the export holds no conversations (no part has a top-level array with elements)"
         if non_arrays:
@@ -49,14 +59,8 @@ def detect_provider(elements: Sequence[object], source: str | None = None, *, no
                 "level is an object contributes nothing; a single conversation must be inside [ ])"
             )
     else:
-        msg = (
-            "cannot identify the provider: none of the first five elements looks like a ChatGPT "
-            "conversation (an object with a 'mapping' object) or a Claude one ('uuid' and 'chat_messages')"
-        )
+        msg = registry.unrecognised()
     raise ConversionError(msg, reason="no-provider", source=source)
-
-
-PROVIDER_NAMES: Final = {"chatgpt": "ChatGPT", "claude": "Claude"}
 
 
 def mixed_providers(provider: str, left_out: int) -> str:
@@ -79,15 +83,17 @@ def mixed_providers(provider: str, left_out: int) -> str:
     >>> mixed_providers("chatgpt", 1)[:60]
     'the input mixes ChatGPT and Claude conversations: kept ChatG'
     """
-    kept, other = PROVIDER_NAMES[provider], PROVIDER_NAMES[OTHER[provider]]
+    kept, other = registry.name(provider), registry.name(OTHER[provider])
+    first = registry.name(SUPPORTED[0])  # the provider detection prefers
     why = (
-        f"at least one of its first {DETECTION_WINDOW} conversations is Claude's (Claude wins)"
-        if provider == "claude"
-        else f"none of its first {DETECTION_WINDOW} conversations is Claude's"
+        f"at least one of its first {DETECTION_WINDOW} conversations is {first}'s ({first} wins)"
+        if provider == SUPPORTED[0]
+        else f"none of its first {DETECTION_WINDOW} conversations is {first}'s"
     )
+    both = " and ".join(sorted((kept, other)))
     plural = "conversation was" if left_out == 1 else "conversations were"
     return (
-        f"the input mixes ChatGPT and Claude conversations: kept {kept}, as {why}, and {left_out:,} {other} "
+        f"the input mixes {both} conversations: kept {kept}, as {why}, and {left_out:,} {other} "
         f"{plural} left out (one export has one provider); convert each provider's files on their own, "
         "or each export to its own envelope with convert-many"
     )
@@ -107,19 +113,23 @@ class Assembler:
         self.elements = self.conversations = self.messages = self.foreign = 0
         self._pending: list[object] = []
         self._non_arrays = 0
+        self._documents: list[tuple[str, str]] = []
         self._normalise: Normaliser | None = None
         self._foreign: Callable[[object], bool] | None = None
         self._error: ConversionError | None = None
 
-    def non_array(self) -> None:
-        """A part whose top level is not an array: it contributes nothing."""
+    def non_array(self, provider: str | None = None, name: str = "") -> None:
+        """A part (named ``name``) whose top level is not an array: it contributes nothing, but when it
+        shows another provider's export (``provider``), detection that finds no provider names it."""
         self._non_arrays += 1
+        if provider is not None:
+            self._documents.append((provider, name))
 
     def detect(self, first: Sequence[object]) -> str | None:
         """Detect the provider from ``first`` (the merged array's first elements, at least five when
         there are that many), without taking them; None when detection failed (raised by finish)."""
         try:
-            provider = detect_provider(first, self.source, non_arrays=self._non_arrays)
+            provider = detect_provider(first, self.source, non_arrays=self._non_arrays, documents=self._documents)
         except ConversionError as exc:
             self._error = exc
             return None

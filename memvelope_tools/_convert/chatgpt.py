@@ -37,11 +37,6 @@ class Selection:
     fallback: bool
 
 
-def looks_like(element: object) -> bool:
-    """True iff ``element`` has a ``mapping`` that is a non-null, non-array object."""
-    return type(element) is dict and type(element.get("mapping")) is dict
-
-
 def own_property_values(mapping: dict[str, Any]) -> list[Any]:
     """``Object.values(mapping)``: array-index keys first in ascending order, then insertion order."""
     index_keys = [k for k in mapping if k[:1].isdigit() and _is_array_index(k)]

@@ -16,11 +16,6 @@ _THINKING: Final = Drop("thinking")
 _PLACEHOLDER_TEXT: Final = Drop("placeholder text")
 
 
-def looks_like(element: object) -> bool:
-    """True iff ``element`` has a string ``uuid`` and an array ``chat_messages``."""
-    return type(element) is dict and type(element.get("uuid")) is str and type(element.get("chat_messages")) is list
-
-
 def message_text(message: dict[str, Any]) -> str:
     """Text blocks joined; else the flat ``text`` unless it holds the placeholder (conformance A26)."""
     content = message.get("content")

@@ -26,6 +26,7 @@ from typing import IO, Any, Final
 from .._atomic import atomic_output
 from .._json.elements import FIELDS, JS, PartElements, Reader
 from .._progress import Bar, progress_bar
+from .._providers.registry import within
 from .._sources import Input, explained
 from ..errors import MemvelopeError, MixedProvidersWarning, OutputError
 from .assemble import Assembler, Conversation, mixed_providers, rules
@@ -103,9 +104,11 @@ def feed(
     for part in parts:
         reader = Reader(JS, use_orjson=fast)
         elements = PartElements(part, reader, on_bytes=bar.update)
+        shows: str | None = None  # the provider whose export a part that is no array shows
         for buf, found, offset in elements.ranges():
             if not elements.is_array:
-                elements.values(buf, found, offset)  # checked, and its repairs counted
+                members = elements.values(buf, found, offset)  # checked, and its repairs counted
+                shows = shows or next((p for p in map(within, members) if p is not None), None)
                 continue
             if assembler.failed:
                 assembler.skip(len(found) // FIELDS)  # read on only to report a broken later part
@@ -126,7 +129,7 @@ def feed(
                 at = None if part.path is None or stamp is None else (part.path, offset + elements.skip, stamp)
                 pool.submit(part.name, buf, found[k:], *rules(assembler.provider or ""), fast, at)
         if not elements.is_array:
-            assembler.non_array()
+            assembler.non_array(shows, part.name)
         if reader.replaced:
             log.replaced[part.name] = log.replaced.get(part.name, 0) + reader.replaced
     if pool is not None:

@@ -301,16 +301,37 @@ def _members(archive: zipfile.ZipFile) -> tuple[dict[str, zipfile.ZipInfo], set[
     return members, repeated
 
 
-def check_listing(path: str | os.PathLike[str]) -> None:
+def listed_files(path: str | os.PathLike[str]) -> list[str]:
+    """The files the zip or folder at ``path`` holds: a zip's members at any depth (without folders and
+    ``__MACOSX/``), a folder's regular files directly inside it (as paths under ``path``); empty for
+    anything else, or a folder that cannot be listed (:func:`check_listing` says why). InputError when
+    a zip cannot be opened."""
+    label = os.fspath(path)
+    where = Path(label)
+    if where.is_dir():
+        try:
+            return [str(where / e.name) for e in os.scandir(where) if e.is_file()]
+        except OSError:
+            return []
+    if _looks_like_zip(where):
+        with _open_zip(where, label) as archive:
+            return list(_members(archive)[0])
+    return []
+
+
+def check_listing(path: str | os.PathLike[str], files: list[str] | None = None) -> None:
     """Raise what :func:`expand` raises for the zip or folder at ``path`` when it holds no part or is no
-    readable zip, reading listings only (no member is inflated)."""
+    readable zip, reading listings only (no member is inflated); ``files``, a zip's members as
+    :func:`listed_files` gives them, spares reading its listing again."""
     label = os.fspath(path)
     where = Path(label)
     if where.is_dir():
         _expand_folder(where, label, ZipLimits(), [])
     elif _looks_like_zip(where):
-        with _open_zip(where, label) as archive:
-            names, _ = _choose(_members(archive)[0], [], lambda name: f"{label}!{printable(name)}")
+        if files is None:
+            with _open_zip(where, label) as archive:
+                files = list(_members(archive)[0])
+        names, _ = _choose(files, [], lambda name: f"{label}!{printable(name)}")
         if not names:
             raise InputError(_NO_JSON_IN_ZIP, reason="no-parts", source=label)
 

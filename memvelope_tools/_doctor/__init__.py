@@ -12,13 +12,12 @@ import os
 from collections.abc import Callable
 from typing import Final
 
-from .._convert import chatgpt as chatgpt_core
-from .._convert import claude as claude_core
 from .._convert.assemble import detect_provider
 from .._convert.envelope import build_envelope
 from .._convert.sources import ZipLimits, expand
 from .._json.elements import JS, Reader, load_part
 from .._jsontypes import json_type
+from .._providers import registry
 from .._sources import resolve
 from ..errors import ConversionError
 from . import chatgpt, claude
@@ -31,12 +30,8 @@ ANALYSERS: Final[dict[str, Analyser]] = {"chatgpt": chatgpt.analyse, "claude": c
 
 
 def _non_array_note(value: object) -> str:
-    if claude_core.looks_like(value):
-        what = "looks like one Claude conversation"
-    elif chatgpt_core.looks_like(value):
-        what = "looks like one ChatGPT conversation"
-    else:
-        what = "not a conversation list"
+    provider = registry.provider_of(value)
+    what = f"looks like one {registry.name(provider)} conversation" if provider else "not a conversation list"
     return f"top level is {json_type(value)}, not an array ({what}); contributes nothing (conformance A16)"
 
 
@@ -81,6 +76,7 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: 
     owners: list[tuple[int, str]] = []  # (first merged index, part name)
     non_arrays = 0
     singles: list[tuple[str, object]] = []  # non-array parts that look like one conversation
+    documents: list[tuple[str, str]] = []  # non-array parts showing another provider's export
     for order, part in enumerate(expansion.parts, 1):
         reader = Reader(JS)
         value = load_part(part, reader)
@@ -92,10 +88,12 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: 
         else:
             non_arrays += 1
             info.note = _non_array_note(value)
-            if claude_core.looks_like(value) or chatgpt_core.looks_like(value):
+            if registry.provider_of(value) in registry.SUPPORTED:
                 singles.append((part.name, value))
+            elif (shown := registry.document_provider(value)) is not None:
+                documents.append((shown, part.name))
         parts.append(info)
-    provider, error, acc = _examine(merged, owners, non_arrays, show_text)
+    provider, error, acc = _examine(merged, owners, non_arrays, show_text, documents)
     if_wrapped = None
     if not merged and singles:  # say what the single-conversation parts hold, had they been in [ ]
         w_provider, w_error, w_acc = _examine(
@@ -131,15 +129,23 @@ def _memory(
 
 
 def _examine(
-    merged: list[object], owners: list[tuple[int, str]], non_arrays: int, show_text: bool
+    merged: list[object],
+    owners: list[tuple[int, str]],
+    non_arrays: int,
+    show_text: bool,
+    documents: list[tuple[str, str]] | None = None,
 ) -> tuple[str | None, tuple[str, str] | None, Analysis]:
-    """Detect the provider as the converter does and analyse every element of the merged array."""
+    """Detect the provider as the converter does and analyse every element of the merged array. An
+    export of a provider the spec does not define is refused (InputError), not diagnosed."""
     acc = Analysis(show_text)
     error: tuple[str, str] | None = None
     provider: str | None = None
     try:
-        provider = detect_provider(merged, non_arrays=non_arrays)
+        first = owners[0][1] if owners else None  # the part the detected elements begin in
+        provider = detect_provider(merged, first, non_arrays=non_arrays, documents=documents or ())
     except ConversionError as exc:
+        if exc.reason == "unsupported-provider":
+            raise
         error = (exc.reason, exc.msg)
     if provider is not None:
         analyse = ANALYSERS[provider]

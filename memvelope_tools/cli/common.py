@@ -40,7 +40,8 @@ def conversion_notes(report: ConversionLog, provider: str | None, *, quiet: bool
     the other provider that the spec leaves out of an export."""
     if quiet:
         return
-    from .._convert.assemble import OTHER, mixed_providers
+    from .._convert.assemble import mixed_providers
+    from .._providers.registry import OTHER
 
     err = sys.stderr
     for name, count in report.replaced.items():

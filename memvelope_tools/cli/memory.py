@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 from .._atomic import check_output_file
 from .._plural import count
+from .._providers.registry import name as provider_name
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 if TYPE_CHECKING:
     from .._memory import MemoryItem, MemoryRead
 
-_PROVIDER_NAMES = {"chatgpt": "ChatGPT", "claude": "Claude"}
 _KIND_NAMES = {
     "saved": "saved memory",
     "snapshot": "memory snapshot",
@@ -98,7 +98,7 @@ def render(read: MemoryRead) -> str:
     >>> render(MemoryRead("claude", [], []))
     'What Claude remembers about you (read from the export): nothing recorded.\\n'
     """
-    name = _PROVIDER_NAMES.get(read.provider or "", "The provider")
+    name = provider_name(read.provider, "The provider")
     if read.items:
         items = count(len(read.items), "item")
         lines = [f"What {name} remembers about you (read from the export): {items}, oldest first."]
