@@ -181,7 +181,9 @@ def identify(source: Any) -> Found:
         path = expand_user(source)
         name = os.fspath(source)
         if path.is_dir():
-            if (path / "messages.parquet").is_file() or is_history_folder(path):
+            if is_history_folder(path):
+                return Found("parquet-folder", "history")
+            if (path / "messages.parquet").is_file():
                 return Found("parquet-folder")
             provider = _listed(path)
             return Found("unsupported", provider) if provider is not None else Found("folder")
@@ -363,6 +365,12 @@ def wrong_file(found: Found, use: Use) -> tuple[str, Reason] | None:
         return (
             "an export manifest (a list of the export's files): give the export's zip or folder instead",
             "no-provider",
+        )
+    if kind == "parquet-folder" and use not in ("history", "frames") and found.detail == "history":
+        return (
+            "a history folder (written by memvelope history add), not an export or a Memvelope document: "
+            "history show and check, search, topics and report read it; in Python, mv.read_history()",
+            "no-parts",
         )
     if kind == "parquet-folder" and use not in ("history", "frames"):
         return (

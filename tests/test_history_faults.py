@@ -316,3 +316,37 @@ def test_a_full_disk_is_one_line_and_leaves_no_temporary(tmp_path: Path, command
     assert run.stderr.count("\n") == 1 and run.stderr.startswith("memvelope: error:"), run.stderr
     left = [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
     assert left == []
+
+
+@pytest.mark.slow
+def test_an_add_killed_at_any_moment_leaves_a_folder_the_next_add_completes(tmp_path: Path) -> None:
+    from generate import generate
+
+    [big] = generate(tmp_path / "big", "chatgpt", 12 << 20, seed=7)
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    env = {**os.environ, "PYTHONPATH": os.fspath(ROOT)}
+    args = [sys.executable, "-m", "memvelope_tools", "history", "add", os.fspath(big), "--to", os.fspath(folder)]
+    killed = 0
+    for n, delay in enumerate((0.3, 0.6, 1.0, 1.4, 1.8, 2.2, 2.6)):
+        snapshots = len(read_history(folder)["snapshots"])
+        process = subprocess.Popen([*args, "--date", f"2025-02-{n + 1:02d}", "-q"], env=env, start_new_session=True)
+        try:
+            process.wait(timeout=delay)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)  # the add and its converting child, as the OOM killer might
+            process.wait()
+            killed += 1
+        after = read_history(folder)  # whole after any kill: as before the add, or with all of it
+        assert len(after["snapshots"]) in (snapshots, snapshots + 1)
+    assert killed >= 2, "the export was added before any kill: make it larger"
+    add_to_history(NEW, folder, date="2025-03-01")
+    assert [p for p in folder.rglob("*") if p.name.endswith(".tmp")] == []
+    assert check_history(folder).ok
+
+
+def test_a_history_folder_given_where_an_export_is_needed_is_called_a_history_folder(history_folder: Path) -> None:
+    run = fresh("info", os.fspath(history_folder))
+    assert run.returncode == 1
+    assert run.stderr.startswith("memvelope: error: a history folder (written by memvelope history add)")
+    assert "memvelope parquet" not in run.stderr
