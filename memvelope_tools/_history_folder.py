@@ -407,7 +407,7 @@ def _commit(base: Path, folder: _Folder, merged: Merged, part: _Part) -> dict[st
         and merged.new == 0
         and folder.old_messages is None
         and merged.held.state.column("last_seen").equals(held.state.column("last_seen"))
-        and merged.held.convs.equals(held.convs)
+        and _same_but_label(merged.held.convs, held.convs)
     ):
         return {**held.snapshots[-1], "added": False}
     parts = list(folder.parts)
@@ -445,6 +445,13 @@ def _commit(base: Path, folder: _Folder, merged: Merged, part: _Part) -> dict[st
         with contextlib.suppress(OSError):
             (base / OLD_MESSAGES).unlink()
     return {**merged.row, "added": True}
+
+
+def _same_but_label(convs: pa.Table, held: pa.Table) -> bool:
+    """Whether the history's conversations are as the folder holds them, but for the label of the export
+    that last held them (the same download saved twice is named ``NAME (1).zip``)."""
+    kept = [name for name in convs.column_names if name != "source"]
+    return bool(convs.select(kept).equals(held.select(kept)))
 
 
 def _write_whole(base: Path, table: pa.Table) -> Path:

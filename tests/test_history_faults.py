@@ -350,3 +350,15 @@ def test_a_history_folder_given_where_an_export_is_needed_is_called_a_history_fo
     assert run.returncode == 1
     assert run.stderr.startswith("memvelope: error: a history folder (written by memvelope history add)")
     assert "memvelope parquet" not in run.stderr
+
+
+def test_the_same_download_saved_twice_is_not_a_second_snapshot(tmp_path: Path) -> None:
+    older, _ = mv.history_samples()
+    twice = tmp_path / f"{Path(older).stem} (1).zip"  # a browser's name for a download saved again
+    twice.write_bytes(Path(older).read_bytes())
+    folder = tmp_path / "h"
+    add_to_history(older, folder)
+    before = files(folder)
+    again = add_to_history(twice, folder)
+    assert again["added"] is False
+    assert files(folder) == before
