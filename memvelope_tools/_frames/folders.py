@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,7 @@ OLD_MESSAGES = "messages.parquet"
 #: The files of the small tables, in the order they are replaced; the state is replaced with them.
 TABLE_FILES = ("state", "conversations", "snapshots")
 _PARTS_KEY = b"memvelope.history.parts"
+_DIGEST_NAME = re.compile(r"part-[0-9]+-([0-9a-f]{16})\.parquet")
 _SCHEMAS = {
     "conversations": arrow_schema(CONVERSATION_HISTORY_COLUMNS),
     "snapshots": arrow_schema(SNAPSHOT_COLUMNS),
@@ -199,6 +201,13 @@ def read_table(path: Path, name: str, columns: list[str] | None = None) -> pa.Ta
 def empty_table(name: str) -> pa.Table:
     """An empty table in the schema of a history folder's file (``name`` as :func:`read_table` takes it)."""
     return STATE_SCHEMA.empty_table() if name == "state" else _SCHEMAS[name].empty_table()
+
+
+def part_digest(name: str) -> str | None:
+    """The digest a part's file name carries (the first 16 hex digits of the sha256 of the part's
+    bytes: ``part-00003-0123456789abcdef.parquet``), None for a name without one (``part-00003.parquet``)."""
+    found = _DIGEST_NAME.fullmatch(name)
+    return None if found is None else found.group(1)
 
 
 def parts_of(state: pa.Table) -> list[tuple[str, int]]:
