@@ -158,6 +158,13 @@ def parse_query(query: str) -> Query:
     """
     if not isinstance(query, str):
         raise QueryError(f"a query is a string, not {type(query).__name__}")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise QueryError(
+            f"cannot search for {query!r}: {query[exc.start]!r} is a lone surrogate, not a character "
+            "(the query's bytes were not UTF-8?)"
+        ) from None
     items: list[Words | str] = []  # Words, an operator, "(" or ")"
     pos = 0
     text = query.rstrip()
