@@ -11,7 +11,6 @@ import pyarrow.compute as pc
 
 from ._atomic import folder_lock
 from ._frames.folders import (
-    INDEX_FOLDER,
     OLD_MESSAGES,
     PARTS,
     file_digest,
@@ -22,6 +21,7 @@ from ._frames.folders import (
     require_real_folders,
     same_history,
 )
+from ._search import check_history_index
 from ._sources import is_history_folder
 from .errors import FormatError
 
@@ -175,9 +175,5 @@ def _check_keys(conversations: pa.Table, state: pa.Table, checked: Checked) -> N
 
 
 def _check_index(base: Path, checked: Checked) -> None:
-    index = base / INDEX_FOLDER
-    if not index.is_dir():
-        return
-    for entry in os.scandir(index):
-        if entry.is_symlink() or not (entry.is_file() or entry.is_dir()):
-            checked.problems.append(f"{INDEX_FOLDER}/{entry.name} is not a regular file (a link or a device)")
+    for problem in check_history_index(base):
+        checked.problems.append(f"{problem} (search builds the index again)")

@@ -50,15 +50,17 @@ import contextlib
 import functools
 import hashlib
 import json
+import mmap
 import os
 import re
 import shutil
+import stat
 import tempfile
 import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -69,11 +71,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from . import _corpus as corpus
+from ._atomic import folder_lock
 from ._frames import INT, ROLE, STRING, TIMESTAMP, conform
-from ._frames.folders import PARTS, is_parted, parts_of_file
+from ._frames.folders import INDEX_FOLDER, PARTS, is_parted, part_digest, parts_of_file
 from ._sources import resolve
 from ._spec import ROLES
-from .errors import QueryError, SearchIndexError
+from .errors import FormatError, QueryError, SearchIndexError
 
 if TYPE_CHECKING:  # the engine is imported by the functions using it: importing the package stays quick
     import tantivy
@@ -93,7 +96,7 @@ RESULT_COLUMNS: dict[str, Any] = {
     "score": np.dtype("float64"),
 }
 MARKS = ("⟦", "⟧")
-INDEX_DIR = "search-index"
+INDEX_DIR = INDEX_FOLDER
 _ROWS = "rows.arrow"  # what a result row shows, beside the engine's files
 _PARTS_FILE = "parts.json"  # in the index of a history folder: the parts indexed (see memvelope_tools._frames.folders)
 _OLD_FILES = ("search.sqlite", "search.1.sqlite")  # an index in the format of earlier releases
@@ -158,6 +161,13 @@ def parse_query(query: str) -> Query:
     """
     if not isinstance(query, str):
         raise QueryError(f"a query is a string, not {type(query).__name__}")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise QueryError(
+            f"cannot search for {query!r}: {query[exc.start]!r} is a lone surrogate, not a character "
+            "(the query's bytes were not UTF-8?)"
+        ) from None
     items: list[Words | str] = []  # Words, an operator, "(" or ")"
     pos = 0
     text = query.rstrip()
@@ -501,7 +511,7 @@ class SearchIndex:
         Raises :class:`ValueError` (:class:`pyarrow.ArrowInvalid` among them), :class:`OSError` or
         :class:`~memvelope_tools.errors.SearchIndexError` when it cannot be read.
         """
-        if (path / _PARTS_FILE).is_file():
+        if os.path.lexists(path / _PARTS_FILE):
             return _open_history_index(path.parent)
         rows = pa.ipc.open_file(pa.memory_map(os.fspath(path / _ROWS))).read_all()
         if (rows.schema.metadata or {}).get(b"format") is None:
@@ -642,7 +652,7 @@ def _engine_stamps(path: Path) -> str:
     stamps = []
     for entry in sorted(os.scandir(path), key=lambda e: e.name):
         if entry.name.endswith(_ENGINE_FILES):
-            info = entry.stat()
+            info = entry.stat(follow_symlinks=False)
             stamps.append(f"{entry.name}:{info.st_size}:{info.st_mtime_ns}")
     return hashlib.blake2b("\n".join(stamps).encode(), digest_size=16).hexdigest()
 
@@ -810,7 +820,7 @@ def update_folder_index(folder: Path) -> None:
     first = int(old_docs.max()) + 1 if len(old_docs) else 0
     docs[added] = np.arange(first, first + len(added))
     rows = rows.append_column("doc", pa.array(docs, pa.int64()))
-    with _new_folder(path) as made:
+    with folder_lock(folder), _new_folder(path) as made:
         _share_files(path, made, but=_ROWS)
         with engine_errors(os.fspath(path)):
             _add_documents(_open_engine(made, create=False), rows, added, first)
@@ -821,12 +831,12 @@ def update_folder_index(folder: Path) -> None:
 def _share_files(path: Path, made: Path, *, but: str) -> None:
     """The files of the index in the folder ``path`` in the folder ``made`` too, all ``but`` one."""
     for entry in os.scandir(path):
-        if entry.name == but or not entry.is_file():
+        if entry.name == but or not entry.is_file(follow_symlinks=False):
             continue
         try:  # the engine never writes into a file it made: linking shares it safely
-            os.link(entry.path, made / entry.name)
+            os.link(entry.path, made / entry.name, follow_symlinks=False)
         except OSError:
-            shutil.copy2(entry.path, made / entry.name)
+            shutil.copy2(entry.path, made / entry.name, follow_symlinks=False)
 
 
 @contextlib.contextmanager
@@ -1047,7 +1057,8 @@ def _folder_index(folder: Path, damaged: str | None = None) -> SearchIndex:
         warnings.warn(f"search index {path} {why}; rebuilding it", stacklevel=4)
     history = corpus.from_parquet(folder)
     try:
-        index = SearchIndex.build(history, path=path, fingerprint=fingerprint)
+        with folder_lock(folder):
+            index = SearchIndex.build(history, path=path, fingerprint=fingerprint)
     except (OSError, SearchIndexError) as exc:
         failure = (exc.strerror or str(exc)) if isinstance(exc, OSError) else exc.msg
         warnings.warn(f"cannot write {path} ({failure}); keeping the index in memory only", stacklevel=4)
@@ -1062,9 +1073,9 @@ def build_folder_index(folder: Path) -> None:
     if is_parted(folder):
         _update_history_index(folder, anew=True)
         return
-    SearchIndex.build(
-        corpus.from_parquet(folder), path=folder / INDEX_DIR, fingerprint=_folder_fingerprint(folder)
-    ).close()
+    history = corpus.from_parquet(folder)
+    with folder_lock(folder):
+        SearchIndex.build(history, path=folder / INDEX_DIR, fingerprint=_folder_fingerprint(folder)).close()
 
 
 def _folder_fingerprint(folder: Path) -> str:
@@ -1079,49 +1090,319 @@ def _folder_fingerprint(folder: Path) -> str:
 # A history folder's messages come in parts that never change (see memvelope_tools._frames.folders).
 # Its index holds a document per message, numbered in the parts' order, and beside the engine's
 # files a rows file per part (what a result shows of its messages, and their conversation's key) and
-# parts.json (the parts indexed and the stamp of the engine's files). An add indexes its new part
-# only. The conversation columns of a result, and the order that breaks equal scores, come from the
-# folder's conversations and state as they are when the index is opened.
+# parts.json. An add indexes its new part only. The conversation columns of a result, and the order
+# that breaks equal scores, come from the folder's conversations and state as they are when the
+# index is opened.
+#
+# parts.json says, for each part indexed, what identifies the part's content (its name, rows and
+# size, and the digest its name carries or else the sha256 of its file), and the size and sha256 of
+# its rows file; and the stamp of the engine's files. It ends with the sha256 of all that. A part
+# whose file is no longer the one indexed makes the index out of date; a file of the index that is
+# not as written (a link, a pipe or a device in its place, or other bytes, timestamps kept or not)
+# makes it damaged: it is built anew. It is written under the folder's lock, which an add holds
+# from start to end, and read without it.
+
+_PARTS_FORMAT = f"{_FORMAT}+parts-2"
+_PARTS_FILE_MAX = 64 << 20  # bytes of parts.json read at most: a few hundred per part
+_PART_FIELDS = ("name", "rows", "size", "digest", "mtime_ns", "rows_size", "rows_sha256")
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+class _Unusable(ValueError):
+    """The index of a history folder cannot be used as it is; the message says why."""
+
+
+class _Damaged(_Unusable):
+    """A file of the index of a history folder is not as it was written."""
+
+
+class _Stale(_Unusable):
+    """The index of a history folder does not hold the folder's parts as they are now, or another version wrote it."""
+
+
+@dataclass(frozen=True)
+class _Indexed:
+    """A part as the index of a history folder holds it: its name, rows, size and digest (the one its
+    name carries, else the sha256 of its file), its modification time then (a part whose name carries
+    no digest is hashed again only when that changed), and the size and sha256 of its rows file."""
+
+    name: str
+    rows: int
+    size: int
+    digest: str
+    mtime_ns: int
+    rows_size: int
+    rows_sha256: str
 
 
 def _part_rows_file(name: str) -> str:
     return f"rows-{name.removesuffix('.parquet')}.arrow"
 
 
-def _indexed_parts(path: Path) -> list[tuple[str, int]] | None:
-    """The parts the index in the folder ``path`` holds; None when it holds none readable or is damaged."""
+def _kind(mode: int) -> str:
+    """What a file of ``mode`` is, as a message says it."""
+    kinds = [
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a pipe"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _check_index_place(path: Path) -> None:
+    """SearchIndexError when ``path``, where a history folder keeps its index, holds something other
+    than a folder of its own (a symbolic link, a file): the index is neither read nor written through it."""
     try:
-        with open(path / _PARTS_FILE, encoding="utf-8") as fh:
-            told = json.load(fh)
-        if told.get("format") != _FORMAT or told.get("files") != _engine_stamps(path):
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise SearchIndexError(f"cannot read it: {exc.strerror or exc}", source=os.fspath(path)) from None
+    if not stat.S_ISDIR(info.st_mode):
+        what = _kind(info.st_mode) if not stat.S_ISREG(info.st_mode) else "a file"
+        raise SearchIndexError(
+            f"{INDEX_DIR} is {what}, not a folder of its own, so the search index is not kept there; "
+            "remove it and the next search builds the index",
+            source=os.fspath(path),
+        )
+
+
+@contextlib.contextmanager
+def _regular_file(path: Path) -> Iterator[int]:
+    """A descriptor of the regular file ``path``, opened without following a link or waiting on a
+    pipe; _Damaged when it is missing, unreadable or not a regular file."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise _Damaged(f"{path.name} is {_kind(info.st_mode)}")
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise _Damaged(f"cannot read {path.name}: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced since it was looked at
+            raise _Damaged(f"{path.name} is not a regular file")
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _sha256_file(path: Path) -> str:
+    """The sha256 of the regular file ``path`` (_Damaged when it is not one or cannot be read)."""
+    digest = hashlib.sha256()
+    with _regular_file(path) as fd:
+        try:
+            while block := os.read(fd, 1 << 20):
+                digest.update(block)
+        except OSError as exc:
+            raise _Damaged(f"cannot read {path.name}: {exc.strerror or exc}") from None
+    return digest.hexdigest()
+
+
+def _json_digest(told: dict[str, Any]) -> str:
+    """The sha256 parts.json ends with: of what it says, but that digest, in one canonical form."""
+    canonical = json.dumps({k: v for k, v in told.items() if k != "sha256"}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _write_parts_file(made: Path, parts: list[_Indexed]) -> None:
+    """Write parts.json into the folder ``made``, beside the engine's files and the rows files of ``parts``."""
+    told: dict[str, Any] = {
+        "format": _PARTS_FORMAT,
+        "parts": [{field: getattr(part, field) for field in _PART_FIELDS} for part in parts],
+        "files": _engine_stamps(made),
+    }
+    told["sha256"] = _json_digest(told)
+    (made / _PARTS_FILE).write_text(json.dumps(told), encoding="utf-8")
+
+
+def _read_parts_file(path: Path) -> list[_Indexed]:
+    """The parts the index in the folder ``path`` holds, once each of its files is found to be a
+    regular file, parts.json to be as written and the engine's files as they were then: _Damaged
+    otherwise, _Stale when there is no index or another version wrote it."""
+    try:
+        entries = list(os.scandir(path))
+    except FileNotFoundError:
+        raise _Stale("there is none") from None
+    except OSError as exc:
+        raise _Damaged(f"cannot read it: {exc.strerror or exc}") from None
+    for entry in entries:
+        if not entry.is_file(follow_symlinks=False):
+            try:
+                what = _kind(entry.stat(follow_symlinks=False).st_mode)
+            except OSError:
+                what = "gone"
+            raise _Damaged(f"{entry.name} is {what}")
+    if not os.path.lexists(path / _PARTS_FILE) and os.path.lexists(path / _ROWS):
+        raise _Stale("it is the index of a Parquet folder, not of a history folder")
+    with _regular_file(path / _PARTS_FILE) as fd:
+        try:
+            data = os.read(fd, _PARTS_FILE_MAX + 1)
+        except OSError as exc:
+            raise _Damaged(f"cannot read {_PARTS_FILE}: {exc.strerror or exc}") from None
+    if len(data) > _PARTS_FILE_MAX:
+        raise _Damaged(f"{_PARTS_FILE} is larger than {_PARTS_FILE_MAX >> 20} MiB")
+    try:
+        told = json.loads(data)
+    except (ValueError, RecursionError):
+        raise _Damaged(f"{_PARTS_FILE} is not JSON") from None
+    if not isinstance(told, dict):
+        raise _Damaged(f"{_PARTS_FILE} is not as written")
+    if "sha256" not in told and isinstance(told.get("format"), str) and told["format"] != _PARTS_FORMAT:
+        raise _Stale("another version built it")
+    if told.get("sha256") != _json_digest(told):
+        raise _Damaged(f"{_PARTS_FILE} is not as written (its sha256 differs)")
+    if told.get("format") != _PARTS_FORMAT:
+        raise _Stale("another version built it")
+    if set(told) != {"format", "parts", "files", "sha256"} or not isinstance(told["parts"], list):
+        raise _Damaged(f"{_PARTS_FILE} is not as written")
+    parts = [_indexed(item) for item in told["parts"]]
+    if len({part.name for part in parts}) != len(parts):
+        raise _Damaged(f"{_PARTS_FILE} names a part twice")
+    if told["files"] != _engine_stamps(path):
+        raise _Damaged("the engine's files changed since it was written")
+    return parts
+
+
+def _indexed(item: Any) -> _Indexed:
+    """A part as parts.json says it; _Damaged when it does not say one."""
+    bad = _Damaged(f"{_PARTS_FILE} is not as written")
+    if not isinstance(item, dict) or set(item) != set(_PART_FIELDS):
+        raise bad
+    name, digest, rows_sha256 = item["name"], item["digest"], item["rows_sha256"]
+    numbers = [item[field] for field in ("rows", "size", "mtime_ns", "rows_size")]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers):
+        raise bad
+    if not (isinstance(name, str) and isinstance(digest, str) and isinstance(rows_sha256, str)):
+        raise bad
+    if os.path.basename(name) != name or not name.endswith(".parquet") or name.startswith(".") or "\0" in name:
+        raise bad
+    named = part_digest(name)
+    if (digest != named) if named is not None else not (len(digest) == 64 and _HEX.fullmatch(digest)):
+        raise bad
+    if len(rows_sha256) != 64 or not _HEX.fullmatch(rows_sha256):
+        raise bad
+    return _Indexed(**item)
+
+
+def _part_identity(part: Path, name: str, rows: int) -> _Indexed:
+    """What identifies a part's content (the rows file's fields left to fill): its size, modification
+    time and digest, the one its name carries or else the sha256 of its file."""
+    try:
+        info = os.stat(part)
+        digest = part_digest(name) or _sha256_file(part)
+    except (OSError, _Damaged) as exc:
+        raise SearchIndexError(f"cannot read {part}: {exc}", source=os.fspath(part)) from None
+    return _Indexed(name, rows, info.st_size, digest, info.st_mtime_ns, 0, "")
+
+
+def _same_part(held: _Indexed, part: Path, *, hash_all: bool = False) -> bool:
+    """Whether the file ``part`` is the part ``held`` says was indexed: of its size and with the digest
+    its name carries, or, for a name that carries none, of its modification time then or its sha256
+    (``hash_all``: its sha256 whatever the time)."""
+    try:
+        info = os.stat(part)
+    except OSError:
+        return False
+    if info.st_size != held.size:
+        return False
+    named = part_digest(held.name)
+    if named is not None:
+        return named == held.digest
+    if info.st_mtime_ns == held.mtime_ns and not hash_all:
+        return True
+    try:
+        return _sha256_file(part) == held.digest
+    except _Damaged:
+        return False
+
+
+def _holds(held: list[_Indexed], folder: Path, parts: list[tuple[str, int]], *, hash_all: bool = False) -> bool:
+    """Whether the parts ``held`` are the first parts of the history folder ``folder`` as they are now."""
+    return len(held) <= len(parts) and all(
+        part.name == name and part.rows == rows and _same_part(part, folder / PARTS / name, hash_all=hash_all)
+        for part, (name, rows) in zip(held, parts[: len(held)], strict=True)
+    )
+
+
+def _rows_table(path: Path, part: _Indexed) -> pa.Table:
+    """The rows file of ``part`` in the index in the folder ``path``, memory-mapped, once found to be
+    as written; _Damaged otherwise."""
+    file = path / _part_rows_file(part.name)
+    with _regular_file(file) as fd:
+        size = os.fstat(fd).st_size
+        if size != part.rows_size or size == 0:
+            raise _Damaged(f"{file.name} holds {size} bytes, {_PARTS_FILE} says {part.rows_size}")
+        try:
+            mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        except OSError as exc:
+            raise _Damaged(f"cannot read {file.name}: {exc.strerror or exc}") from None
+    if hashlib.sha256(mapped).hexdigest() != part.rows_sha256:
+        raise _Damaged(f"{file.name} is not as written (its sha256 differs)")
+    try:
+        rows = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(mapped))).read_all()
+    except (pa.ArrowException, ValueError, OSError) as exc:
+        raise _Damaged(f"cannot read {file.name}: {exc}") from None
+    if not rows.schema.equals(_part_rows_schema()) or rows.num_rows != part.rows:
+        raise _Damaged(f"{file.name} does not hold the rows of {part.name}")
+    role = pc.min_max(rows.column("role")).as_py()
+    position = pc.min(rows.column("position")).as_py()
+    if (role["min"] is not None and (role["min"] < 0 or role["max"] >= len(ROLES))) or (position or 0) < 0:
+        raise _Damaged(f"{file.name} holds values out of range")
+    return rows
+
+
+def _file_digest(path: Path) -> tuple[int, str]:
+    """Size and sha256 of a file just written."""
+    return path.stat().st_size, _sha256_file(path)
+
+
+def _kept_parts(folder: Path, parts: list[tuple[str, int]]) -> list[_Indexed] | None:
+    """The parts the index of the history folder ``folder`` holds, when they are the first of its
+    ``parts`` as they are now and their rows files are as written; None otherwise."""
+    try:
+        held = _read_parts_file(folder / INDEX_DIR)
+        if not _holds(held, folder, parts):
             return None
-        return [(str(name), int(rows)) for name, rows in told["parts"]]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        for part in held:
+            _rows_table(folder / INDEX_DIR, part)
+    except _Unusable:
         return None
+    return held
 
 
 def _update_history_index(folder: Path, *, anew: bool = False) -> None:
     """Index the parts of the history folder ``folder`` that its index does not hold (all of them, in an
-    index built anew, when ``anew`` or when the index holds parts the folder does not)."""
-    parts = parts_of_file(folder / "state.parquet")
+    index built anew, when ``anew`` or when the index holds parts the folder does not, or is damaged),
+    under the folder's lock."""
     path = folder / INDEX_DIR
-    done = None if anew or not path.is_dir() else _indexed_parts(path)
-    if done is not None and done == parts[: len(done)] and len(done) == len(parts):
-        return
-    if done is None or done != parts[: len(done)]:
-        done = []
-    with _new_folder(path) as made:
-        if done:
-            _share_files(path, made, but=_PARTS_FILE)
-        first = sum(rows for _, rows in done)
-        with engine_errors(os.fspath(path)), _writing(_open_engine(made, create=not done), _PART_HEAP) as writer:
-            for name, rows in parts[len(done) :]:
-                first = _index_part(writer, folder / PARTS / name, rows, made / _part_rows_file(name), first)
-        told = {"format": _FORMAT, "parts": [[n, r] for n, r in parts], "files": _engine_stamps(made)}
-        (made / _PARTS_FILE).write_text(json.dumps(told), encoding="utf-8")
-    for name in _OLD_FILES:
-        with contextlib.suppress(OSError):
-            (folder / name).unlink()
+    with folder_lock(folder):
+        _check_index_place(path)
+        parts = parts_of_file(folder / "state.parquet")
+        kept = None if anew else _kept_parts(folder, parts)
+        if kept is not None and len(kept) == len(parts):
+            return
+        held = kept or []
+        with _new_folder(path) as made:
+            if held:
+                _share_files(path, made, but=_PARTS_FILE)
+            first = sum(part.rows for part in held)
+            with engine_errors(os.fspath(path)), _writing(_open_engine(made, create=not held), _PART_HEAP) as writer:
+                for name, rows in parts[len(held) :]:
+                    part = _part_identity(folder / PARTS / name, name, rows)
+                    target = made / _part_rows_file(name)
+                    with contextlib.suppress(FileNotFoundError):
+                        target.unlink()  # a file shared with the index replaced is never written into
+                    first = _index_part(writer, folder / PARTS / name, rows, target, first)
+                    rows_size, rows_sha256 = _file_digest(target)
+                    held.append(replace(part, rows_size=rows_size, rows_sha256=rows_sha256))
+            _write_parts_file(made, held)
+        for name in _OLD_FILES:
+            with contextlib.suppress(OSError):
+                (folder / name).unlink()
 
 
 def _index_part(writer: tantivy.IndexWriter, part: Path, rows: int, target: Path, first: int) -> int:
@@ -1162,29 +1443,45 @@ def _part_rows(table: pa.Table) -> pa.Table:
     )
 
 
+def _history_columns(folder: Path, name: str, columns: list[str]) -> pa.Table:
+    """Columns of one of the history folder's small tables; FormatError naming the file when it cannot be read."""
+    path = folder / f"{name}.parquet"
+    try:
+        return pq.read_table(path, columns=columns)
+    except (pa.ArrowException, OSError) as exc:
+        raise FormatError(f"cannot read this history file: {exc}", reason="bad-parquet", source=str(path)) from None
+
+
 def _open_history_index(folder: Path) -> SearchIndex:
-    """The index kept beside the history folder ``folder``; ValueError when it is not up to date with its
-    parts or is damaged (see :meth:`SearchIndex.open`)."""
+    """The index kept beside the history folder ``folder``: _Stale when it does not hold the folder's
+    parts as they are now, _Damaged when a file of it is not as written, SearchIndexError when
+    ``search-index`` is not a folder of its own, FormatError when the folder's files cannot be read."""
     path = folder / INDEX_DIR
-    parts = _indexed_parts(path)
-    if parts is None:
-        raise ValueError("its files changed since it was written (damaged?), or another version wrote it")
-    if parts != parts_of_file(folder / "state.parquet"):
-        raise ValueError("it does not hold the history's messages as they are now")
-    chunks = [pa.ipc.open_file(pa.memory_map(os.fspath(path / _part_rows_file(name)))).read_all() for name, _ in parts]
+    _check_index_place(path)
+    held = _read_parts_file(path)
+    parts = parts_of_file(folder / "state.parquet")
+    if len(held) != len(parts) or not _holds(held, folder, parts):
+        raise _Stale("it does not hold the history's messages as they are now")
+    chunks = [_rows_table(path, part) for part in held]
     rows = pa.concat_tables(chunks) if chunks else _part_rows_schema().empty_table()
     rows = rows.replace_schema_metadata({"format": _FORMAT})
-    convs = pq.read_table(
-        folder / "conversations.parquet", columns=["conversation_key", "source", "conversation_id", "title"]
-    )
-    first_seen = pq.read_table(folder / "state.parquet", columns=["first_seen"]).column("first_seen")
+    convs = _history_columns(folder, "conversations", ["conversation_key", "source", "conversation_id", "title"])
+    first_seen = _history_columns(folder, "state", ["first_seen"]).column("first_seen")
     if len(first_seen) != rows.num_rows:
-        raise ValueError(f"the history holds {len(first_seen)} messages, the index {rows.num_rows}")
+        raise FormatError(
+            f"the history's state has {len(first_seen)} messages, its parts {rows.num_rows} (damaged?)",
+            reason="bad-parquet",
+            source=str(folder / "state.parquet"),
+        )
     rank = pd.Index(convs.column("conversation_key").to_numpy(zero_copy_only=False)).get_indexer(
         rows.column("conversation_key").to_numpy(zero_copy_only=False)
     )
     if (rank < 0).any():
-        raise ValueError("it holds a message of a conversation the history does not")
+        raise FormatError(
+            "a message's conversation is not in conversations.parquet (damaged?)",
+            reason="bad-parquet",
+            source=str(folder),
+        )
     in_history = np.empty(len(rank), dtype=np.int64)
     in_history[np.lexsort((first_seen.cast(pa.int64()).to_numpy(), rows.column("position").to_numpy(), rank))] = (
         np.arange(len(rank))
@@ -1205,12 +1502,15 @@ def _open_history_index(folder: Path) -> SearchIndex:
             "title": [title[r].as_py() for r in at],
         }
 
-    with engine_errors(os.fspath(path)):
-        index = SearchIndex(_open_engine(path, create=False), rows, path, tie=tie, names=names)
-        held = index._searcher.num_docs
-    if held != rows.num_rows:
+    try:
+        with engine_errors(os.fspath(path)):
+            index = SearchIndex(_open_engine(path, create=False), rows, path, tie=tie, names=names)
+            held_docs = index._searcher.num_docs
+    except SearchIndexError as exc:
+        raise _Damaged(exc.msg) from None
+    if held_docs != rows.num_rows:
         index.close()
-        raise ValueError(f"the engine holds {held} messages, the rows {rows.num_rows}")
+        raise _Damaged(f"the engine holds {held_docs} messages, the rows {rows.num_rows}")
     return index
 
 
@@ -1228,29 +1528,115 @@ def _part_rows_schema() -> pa.Schema:
 
 def _history_folder_index(folder: Path, damaged: str | None) -> SearchIndex:
     """The index beside the history folder ``folder``, brought up to date first when it is not (with a
-    warning that says why); ``damaged`` (what failed) rebuilds it whatever it holds."""
+    warning that says why) under the folder's lock; ``damaged`` (what failed) rebuilds it whatever it holds."""
     stamp = [
         f"{name}:{(folder / name).stat().st_size}:{(folder / name).stat().st_mtime_ns}"
         for name in ("state.parquet", "conversations.parquet")
     ]
+    with contextlib.suppress(FileNotFoundError):  # a part renamed into place changes its folder's time
+        stamp.append(f"{PARTS}:{(folder / PARTS).stat().st_mtime_ns}")
     key = f"history:{folder.resolve()}:{':'.join(stamp)}"
     path = folder / INDEX_DIR
-    if damaged is not None:
-        _forget_damaged(key, path, damaged)
-        _update_history_index(folder, anew=True)
-        return _remember(key, _open_history_index(folder))
-    if (index := _recall(key)) is not None:
-        return index
+    _check_index_place(path)
+    found: _Unusable | None = None
+    if damaged is None:
+        if (index := _recall(key)) is not None:
+            return index
+        try:
+            return _remember(key, _open_history_index(folder))
+        except _Unusable:
+            pass
+    with folder_lock(folder):
+        if damaged is None:
+            try:  # another process may have brought it up to date meanwhile
+                return _remember(key, _open_history_index(folder))
+            except _Unusable as exc:
+                found = exc
+        if damaged is not None or isinstance(found, _Damaged):
+            _forget_damaged(key, path, damaged or str(found))
+        elif os.path.lexists(path):
+            warnings.warn(f"search index {path} is out of date ({found}); bringing it up to date", stacklevel=4)
+        try:
+            _update_history_index(folder, anew=not isinstance(found, _Stale))
+        except (OSError, SearchIndexError) as exc:
+            if isinstance(exc, SearchIndexError) and exc.source != os.fspath(path):
+                raise  # a part that cannot be read
+            failure = (exc.strerror or str(exc)) if isinstance(exc, OSError) else exc.msg
+            warnings.warn(f"cannot write {path} ({failure}); keeping the index in memory only", stacklevel=4)
+            return _remember(key, SearchIndex.build(corpus.from_parquet(folder), fingerprint=key))
+        try:
+            return _remember(key, _open_history_index(folder))
+        except _Unusable as exc:
+            raise SearchIndexError(f"the index just written cannot be read: {exc}", source=os.fspath(path)) from None
+
+
+def check_history_index(folder: str | os.PathLike[str]) -> list[str]:
+    """What is wrong with the search index kept in the history folder ``folder``, one line per problem
+    found (none when it is sound or there is none: search builds it); reads the index, writes nothing.
+
+    Every file of the index is checked: ``search-index`` is a folder of its own, each file in it a
+    regular file, ``parts.json`` as written, the engine's files as they were then, each part indexed
+    the folder's file of that name (hashed when its name carries no digest), each rows file as written
+    and holding its part's rows, and the engine holding one document per row. A part the index does not
+    hold yet is said too (the next search indexes it).
+
+    Parameters
+    ----------
+    folder
+        A history folder (``memvelope history add``).
+
+    Returns
+    -------
+    list of str
+        One line per problem, each naming the file it is about; empty when there is none.
+
+    Raises
+    ------
+    memvelope_tools.errors.FormatError
+        The folder's state cannot be read.
+
+    Examples
+    --------
+    >>> from memvelope_tools._search import check_history_index
+    >>> check_history_index("my-history/")  # doctest: +SKIP
+    []
+    """
+    base = Path(folder)
+    path = base / INDEX_DIR
+    if not os.path.lexists(path):
+        return []
     try:
-        return _remember(key, _open_history_index(folder))
-    except (ValueError, OSError, SearchIndexError) as exc:
-        why = exc.msg if isinstance(exc, SearchIndexError) else str(exc)
-    if path.exists():
-        warnings.warn(
-            f"search index {path} is out of date or cannot be read ({why}); bringing it up to date", stacklevel=4
-        )
-    _update_history_index(folder)
-    return _remember(key, _open_history_index(folder))
+        _check_index_place(path)
+        held = _read_parts_file(path)
+    except (_Unusable, SearchIndexError) as exc:
+        return [f"{path}: {exc.msg if isinstance(exc, SearchIndexError) else exc}"]
+    parts = parts_of_file(base / "state.parquet")
+    problems = []
+    for at, part in enumerate(held):
+        name, rows = parts[at] if at < len(parts) else (None, 0)
+        if name is None:
+            problems.append(f"{path}: holds {part.name}, which the history does not list")
+        elif (part.name, part.rows) != (name, rows):
+            problems.append(f"{path}: holds {part.name} ({part.rows} messages) where the history lists {name} ({rows})")
+        elif not _same_part(part, base / PARTS / name, hash_all=True):
+            problems.append(f"{path}: holds {part.name} as it was, not as the file is now")
+        try:
+            _rows_table(path, part)
+        except _Damaged as exc:
+            problems.append(f"{path}: {exc}")
+    if len(parts) > len(held) and not problems:
+        problems.append(f"{path}: does not hold {', '.join(name for name, _ in parts[len(held) :])} yet")
+    if not problems:
+        try:
+            with engine_errors(os.fspath(path)):
+                engine = _open_engine(path, create=False)
+                engine.reload()
+                docs = engine.searcher().num_docs
+            if docs != sum(part.rows for part in held):
+                problems.append(f"{path}: the engine holds {docs} messages, the rows files {sum(p.rows for p in held)}")
+        except SearchIndexError as exc:
+            problems.append(f"{path}: {exc.msg}")
+    return problems
 
 
 # ---- the function --------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ def test_search_an_export_zip_directly(capsys):
         (["kafka OR"], "cannot search for 'kafka OR': OR needs a term on each side"),
         (['"open'], "a quote is not closed"),
         (["kafka", "--since", "someday"], "since='someday' is not a date or time"),
+        (["\udcffkafka"], "cannot search for '\\udcffkafka': '\\udcff' is a lone surrogate, not a character"),
     ],
 )
 def test_search_errors_are_one_line_without_a_traceback(history, capsys, argv, message):

@@ -3,16 +3,31 @@ search then gives what an index built anew from the folder's files gives."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shutil
+import subprocess
+import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
+from conftest import ROOT, fresh
 
 from memvelope_tools import _search
-from memvelope_tools._history_folder import add_to_history
+from memvelope_tools._frames.folders import part_digest, parts_of, read_table
+from memvelope_tools._history_folder import _write_whole, add_to_history
+from memvelope_tools.errors import QueryError, SearchIndexError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 HISTORY = Path(__file__).resolve().parent.parent / "fixtures" / "history"
 GPT_OLD = HISTORY / "chatgpt-old" / "conversations.json"
@@ -107,3 +122,327 @@ def test_texts_are_numbered_alike_in_both_columns_and_null_as_the_empty_text() -
         pa.chunked_array([pa.array([None], pa.string())]), pa.chunked_array([], pa.string())
     )
     assert [n.tolist() for n in only_nulls] == [[0], []]
+
+
+# ---- every file of the index is checked before it is read -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A history folder of two adds, its index up to date; never changed (tests search copies of it)."""
+    folder = tmp_path_factory.mktemp("built") / "h"
+    add_to_history(GPT_OLD, folder, date="2025-01-01")
+    add_to_history(GPT_NEW, folder, date="2025-03-01")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def expected(built: Path) -> list[pd.DataFrame]:
+    return results(built)
+
+
+@pytest.fixture
+def folder(built: Path, tmp_path: Path) -> Path:
+    """A copy of the built folder, file times kept (as ``cp -a`` copies it)."""
+    copy = tmp_path / "h"
+    shutil.copytree(built, copy)
+    return copy
+
+
+def index_files(folder: Path) -> dict[str, tuple[int, int, int]]:
+    """Each file of the folder's index, with its inode, modification time and size."""
+    found = {}
+    for path in (folder / _search.INDEX_DIR).iterdir():
+        info = path.lstat()
+        found[path.name] = (info.st_ino, info.st_mtime_ns, info.st_size)
+    return found
+
+
+def flip(path: Path, at: int, bits: int = 0x01) -> None:
+    """Flip ``bits`` of the byte at ``at``, keeping the file's times (as a restored backup does)."""
+    info = path.stat()
+    data = bytearray(path.read_bytes())
+    data[at] ^= bits
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+def index_warnings(caught: Any) -> list[str]:
+    return [str(w.message) for w in caught if _search.INDEX_DIR in str(w.message)]
+
+
+def assert_results(got: list[pd.DataFrame], want: list[pd.DataFrame]) -> None:
+    assert len(got) == len(want)
+    for one, other in zip(got, want, strict=True):
+        pd.testing.assert_frame_equal(one, other)
+
+
+def damage(folder: Path, how: str) -> str:
+    """Damage a file of the folder's index, its times kept; the name of the file damaged."""
+    index = folder / _search.INDEX_DIR
+    if how == "rows text":  # the text the index shows of a message: "cats" read as "cbts"
+        rows = sorted(index.glob("rows-part-00000*.arrow"))[0]
+        flip(rows, rows.read_bytes().index(b"haiku about cats") + len(b"haiku about c"), bits=0x03)
+        return rows.name
+    parts = index / "parts.json"
+    text = parts.read_bytes()
+    if how == "parts.json byte":
+        flip(parts, len(text) // 2)
+    else:  # a digit of a number changed: still JSON of the same shape
+        at = text.index(b'"mtime_ns": ') + len(b'"mtime_ns": ')
+        flip(parts, at + 3, bits=0x01 if text[at + 3] != ord("9") else 0x02)
+        json.loads(parts.read_bytes())
+    return parts.name
+
+
+@pytest.mark.parametrize("how", ["rows text", "parts.json byte", "parts.json digit"])
+def test_an_index_file_with_flipped_bits_and_its_times_kept_is_rebuilt_once(
+    folder: Path, expected: list[pd.DataFrame], how: str
+) -> None:
+    name = damage(folder, how)
+    with pytest.warns(UserWarning) as caught:
+        got = results(folder)
+    said = index_warnings(caught)
+    assert len(said) == 1 and re.search(rf"search-index is damaged \({re.escape(name)} .*\); rebuilding it", said[0])
+    assert_results(got, expected)
+    assert _search.check_history_index(folder) == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_results(results(folder), expected)
+
+
+@pytest.mark.parametrize("how", ["rows text", "parts.json byte"])
+def test_the_command_line_rebuilds_a_damaged_index_with_one_note(
+    folder: Path, expected: list[pd.DataFrame], how: str
+) -> None:
+    name = damage(folder, how)
+    run = fresh("search", str(folder), "cats", "--json")
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr and len(run.stderr.splitlines()) == 1
+    assert re.match(rf"memvelope: note: search index .*search-index is damaged \({re.escape(name)} ", run.stderr)
+    want = expected[QUERIES.index("cats") * 2]
+    assert [row["snippet"] for row in json.loads(run.stdout)] == list(want["snippet"])
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+@pytest.mark.parametrize("name", ["parts.json", "rows-part-00001"])
+@pytest.mark.parametrize("kind", ["pipe", "device", "link outside"])
+def test_an_index_file_that_is_not_a_regular_file_is_never_read(
+    folder: Path, expected: list[pd.DataFrame], tmp_path: Path, name: str, kind: str
+) -> None:
+    path = folder / _search.INDEX_DIR / name
+    if name.startswith("rows-"):
+        [path] = (folder / _search.INDEX_DIR).glob(f"{name}*.arrow")
+    outside = tmp_path / "outside"
+    outside.write_bytes(path.read_bytes())  # what the file held: read through a link, it would pass
+    kept = outside.stat().st_mtime_ns
+    path.unlink()
+    if kind == "pipe":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero" if kind == "device" else outside)
+    try:  # a pipe read waits for ever, /dev/zero never ends
+        run = subprocess.run(
+            [sys.executable, "-m", "memvelope_tools", "search", str(folder), "cats", "--json"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"search read {name} ({kind}) and did not end")
+    assert run.returncode == 0, run.stderr
+    what = "a pipe" if kind == "pipe" else "a symbolic link"
+    assert run.stderr.splitlines() == [
+        f"memvelope: note: search index {folder / _search.INDEX_DIR} is damaged ({path.name} is {what}); rebuilding it"
+    ]
+    assert [row["snippet"] for row in json.loads(run.stdout)] == list(expected[QUERIES.index("cats") * 2]["snippet"])
+    assert path.is_file() and not path.is_symlink()
+    assert outside.stat().st_mtime_ns == kept
+    assert _search.check_history_index(folder) == []
+
+
+@pytest.mark.parametrize("kind", ["link", "file"])
+def test_a_search_index_that_is_not_a_folder_of_its_own_is_refused(folder: Path, tmp_path: Path, kind: str) -> None:
+    index = folder / _search.INDEX_DIR
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(index, elsewhere)  # an index that would serve, read through the link
+    before = {p.name: p.read_bytes() for p in elsewhere.iterdir()}
+    shutil.rmtree(index)
+    if kind == "link":
+        index.symlink_to(elsewhere, target_is_directory=True)
+    else:
+        index.write_bytes(b"")
+    _search.clear_cache()
+    what = "a symbolic link" if kind == "link" else "a file"
+    with pytest.raises(SearchIndexError, match=f"search-index is {what}, not a folder of its own"):
+        _search.search(folder, "cats")
+    with pytest.raises(SearchIndexError, match="not a folder of its own"):
+        _search.update_folder_index(folder)
+    run = fresh("search", str(folder), "cats")
+    assert run.returncode == 1 and len(run.stderr.splitlines()) == 1
+    assert run.stderr.startswith(f"memvelope: error: search-index is {what}, not a folder of its own")
+    assert index.is_symlink() if kind == "link" else index.read_bytes() == b""
+    assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before
+    assert _search.check_history_index(folder) == [
+        f"{index}: search-index is {what}, not a folder of its own, so the search index is not kept there; "
+        "remove it and the next search builds the index"
+    ]
+
+
+# ---- a query the engine cannot encode ---------------------------------------------------------------
+
+
+def test_a_query_holding_a_lone_surrogate_is_the_callers_error_and_leaves_the_index_alone(folder: Path) -> None:
+    before = index_files(folder)
+    _search.clear_cache()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(QueryError, match=r"'\\ud800' is a lone surrogate") as info:
+            _search.search(folder, "\ud800abc")
+    assert info.value.reason == "bad-query"
+    assert index_files(folder) == before
+    run = fresh("search", str(folder), "\udcffabc")  # the bytes b"\xffabc", as a shell passes them
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.splitlines() == [
+        "memvelope: error: cannot search for '\\udcffabc': '\\udcff' is a lone surrogate, not a character "
+        "(the query's bytes were not UTF-8?)"
+    ]
+    assert index_files(folder) == before
+
+
+# ---- the index knows a part by its content ------------------------------------------------------------
+
+
+def test_a_part_replaced_under_its_name_by_one_as_long_is_indexed_again(folder: Path, tmp_path: Path) -> None:
+    [part] = (folder / "messages").glob("part-00000*.parquet")
+    table = read_table(part, "part")
+    texts = pc.replace_substring(table.column("text"), "cats", "dogs")
+    os.replace(_write_whole(folder, table.set_column(table.schema.get_field_index("text"), "text", texts)), part)
+    assert read_table(part, "part").num_rows == table.num_rows
+    with pytest.warns(UserWarning, match="search-index is out of date"):
+        got = results(folder)
+    anew = tmp_path / "anew"
+    anew.mkdir()
+    for name in ("conversations.parquet", "state.parquet", "snapshots.parquet"):
+        shutil.copy(folder / name, anew / name)
+    shutil.copytree(folder / "messages", anew / "messages")
+    _search.build_folder_index(anew)
+    assert_results(got, results(anew))
+    # The first export's haiku was about cats, the second's about dogs: now both are about dogs.
+    assert list(_search.search(folder, "dogs")["snippet"]) == ["Write a haiku about ⟦dogs⟧"] * 2
+    assert _search.search(folder, "cats").empty
+
+
+def test_a_part_digest_is_read_from_its_name_only() -> None:
+    assert part_digest("part-00003-0123456789abcdef.parquet") == "0123456789abcdef"
+    assert part_digest("part-123456-ffffffffffffffff.parquet") == "ffffffffffffffff"
+    assert part_digest("part-00003.parquet") is None
+    assert part_digest("part-00003-0123456789ABCDEF.parquet") is None  # hex digests are lower case
+    assert part_digest("part-00003-0123456789abcde.parquet") is None
+    assert part_digest("part-00003-0123456789abcdef.parquet.tmp") is None
+
+
+# ---- writers hold the folder's lock ----------------------------------------------------------------
+
+
+def held_elsewhere(folder: Path) -> bool:
+    """Whether another holder has the folder's lock (a lock taken through another descriptor waits for it)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+@pytest.mark.skipif(fcntl is None, reason="no flock here")
+def test_every_write_of_the_index_holds_the_folders_lock(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = _search._replace_folder
+    locked: list[bool] = []
+
+    def replacing(new: Path, path: Path) -> None:
+        locked.append(held_elsewhere(folder))
+        real(new, path)
+
+    monkeypatch.setattr(_search, "_replace_folder", replacing)
+    shutil.rmtree(folder / _search.INDEX_DIR)
+    _search.clear_cache()
+    _search.search(folder, "cats")  # builds the missing index
+    damage(folder, "rows text")
+    _search.clear_cache()
+    with pytest.warns(UserWarning, match="is damaged"):
+        _search.search(folder, "cats")  # rebuilds the damaged one
+    _search.build_folder_index(folder)
+    add_to_history(CLAUDE_OLD, folder, date="2025-04-01")  # indexes the part it adds
+    assert locked == [True, True, True, True]
+    assert not held_elsewhere(folder)
+
+
+def test_an_index_that_cannot_be_written_is_kept_in_memory(
+    folder: Path, expected: list[pd.DataFrame], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(path: Path) -> Any:
+        raise PermissionError(13, "Permission denied")
+
+    shutil.rmtree(folder / _search.INDEX_DIR)
+    monkeypatch.setattr(_search, "_new_folder", refused)
+    with pytest.warns(UserWarning, match="cannot write .*Permission denied.*in memory only"):
+        got = results(folder)
+    assert_results(got, expected)
+    assert not (folder / _search.INDEX_DIR).exists()
+
+
+# ---- checking the index without changing it ------------------------------------------------------------
+
+
+def test_check_history_index_says_each_problem_and_changes_nothing(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = index_files(folder)
+    assert _search.check_history_index(folder) == []
+    assert index_files(folder) == before
+    damage(folder, "rows text")
+    before = index_files(folder)
+    index = folder / _search.INDEX_DIR
+    [rows] = index.glob("rows-part-00000*.arrow")
+    assert _search.check_history_index(folder) == [f"{index}: {rows.name} is not as written (its sha256 differs)"]
+    assert index_files(folder) == before
+    shutil.rmtree(index)
+    assert _search.check_history_index(folder) == []  # no index: the next search builds it
+
+    def unwritable(base: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    _search.update_folder_index(folder)
+    monkeypatch.setattr(_search, "update_folder_index", unwritable)
+    with pytest.warns(UserWarning, match="cannot write the search index"):
+        add_to_history(CLAUDE_OLD, folder, date="2025-04-01")
+    [part] = (folder / "messages").glob("part-00002*.parquet")
+    assert _search.check_history_index(folder) == [f"{index}: does not hold {part.name} yet"]
+
+
+def test_parts_named_by_their_digest_are_never_hashed_when_the_index_is_opened(
+    folder: Path, expected: list[pd.DataFrame], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [name for name, _ in parts_of(read_table(folder / "state.parquet", "state"))]
+    assert all(part_digest(name) is not None for name in names)  # an add names each part by its content
+    assert_results(results(folder), expected)
+    told = json.loads((folder / _search.INDEX_DIR / "parts.json").read_text())
+    assert [(p["name"], p["digest"]) for p in told["parts"]] == [(n, part_digest(n)) for n in names]
+    hashed: list[str] = []
+    real = _search._sha256_file
+
+    def counted(path: Path) -> str:
+        hashed.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(_search, "_sha256_file", counted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_results(results(folder), expected)
+    assert hashed == []
+    assert _search.check_history_index(folder) == []
+    assert hashed == []

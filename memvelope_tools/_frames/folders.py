@@ -105,9 +105,11 @@ def read_folder(base: Path) -> tuple[dict[str, pa.Table], dict[bytes, bytes]]:
 # * ``snapshots.parquet``: one row per export added (see :data:`SNAPSHOT_COLUMNS`);
 # * ``conversations.parquet``: every conversation ever seen, as :func:`memvelope_tools.history` gives
 #   them (in its order, with ``conversation_key``, ``first_seen``, ``last_seen`` and ``status``);
-# * ``messages/part-NNNNN.parquet``: the messages each add saw first, one file per add that saw any,
-#   never rewritten (the usual message columns except ``source`` and ``conv_index``, which name the
-#   conversation as the history orders it now, plus ``conversation_key``);
+# * ``messages/part-NNNNN-<digest>.parquet``: the messages each add saw first, one file per add that
+#   saw any, named by its number and the first 16 hex digits of the sha256 of its bytes (the previous
+#   layout's parts have the number alone), never rewritten (the usual message columns except
+#   ``source`` and ``conv_index``, which name the conversation as the history orders it now, plus
+#   ``conversation_key``);
 # * ``state.parquet``: a row per message of the parts, in their order: ``conversation_key``,
 #   ``position``, ``hash`` (of role, timestamp and text), ``first_seen``, and ``last_seen`` where an
 #   edit took the message off its conversation's path (null while it is on it: it was last seen when
