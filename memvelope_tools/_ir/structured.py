@@ -10,14 +10,20 @@ What counts as a fact (user messages only; assistant text is never read):
 * **First-person statements** in ordinary user messages, matched by :data:`.rules.RULES` at the start of a
   sentence (after "Also,", "Btw," and the like): name, work, place, age, relationships, projects,
   preferences, and standing instructions beginning "Always" / "Never" / "From now on".
+* **Facts stated inside a request** ("As a nurse, how can I ...?", "My husband is diabetic, so can you
+  ...?", "I'm vegetarian - any ideas?"): the clause that states a lasting fact, without the request
+  (the rules are in :mod:`.clauses`).
 
-Skipped: questions, hypotheticals ("If I ...", "Imagine ..."), fenced code, quoted lines (``>``),
-one-word sentences, sentences over 400 characters, and likes/dislikes of a pronoun ("I love this").
+Skipped: questions, hypotheticals ("If I ...", "Imagine ..."), fenced code, quoted lines (``>``) and
+quoted passages, one-word sentences, sentences over 400 characters, likes/dislikes of a pronoun or of
+the answer itself ("I love this", "I prefer the second option"), and every sentence of a message that asks
+to translate, summarise or correct text or that sets up role-play (:func:`.clauses.statable`).
 
 Fields: ``subject`` is ``"self"`` except for a relative named in the sentence ("My sister Ana ...":
 subject ``"Ana"``, ``person``; a named pet is ``other``). ``category`` is the rule's, or ``null`` when no
-rule supports one. ``content`` is the sentence as written, whitespace collapsed. ``in_text_date`` is
-the first date the sentence states (:mod:`.dates`), ``effective_date`` that date or else the
+rule supports one. ``content`` is the sentence as written, whitespace collapsed; for a fact inside a
+request, the clause that states it ("As a nurse" is written "I'm a nurse"). ``in_text_date`` is
+the first date that sentence or clause states (:mod:`.dates`), ``effective_date`` that date or else the
 conversation's UTC day (``created_at``, else the first message ``ts``). ``provenance`` follows conformance
 B4; a conversation with no timestamp at all cannot form one and is skipped (counted in the stats).
 Repeated facts are merged by :func:`.facts.dedup`.
@@ -29,6 +35,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from .clauses import MASK, request_facts, statable
 from .facts import CONTENT_MAX, DistillStats, conversation_month, dedup, make_fact
 from .rules import LEAD, RELATIVES, categorise, classify
 from .write import Clock, build_ir
@@ -135,14 +142,14 @@ def distill_structured(
         for mi, msg in enumerate(conv.get("messages") or []):
             if msg.get("role") != "user" or not isinstance(msg.get("text"), str):
                 continue
-            for si, (sentence, category) in enumerate(_statements(msg["text"])):
-                subject, subject_type = _subject(sentence, category)
+            for si, (content, category, source) in enumerate(_statements(msg["text"])):
+                subject, subject_type = _subject(content, category)
                 fact = make_fact(
                     subject=subject,
                     subject_type=subject_type,
                     category=category,
-                    content=sentence,
-                    source_text=sentence,
+                    content=content,
+                    source_text=source,
                     conv=conv,
                     provider=provider,
                     month=month,
@@ -151,13 +158,23 @@ def distill_structured(
     return build_ir(provider, MODE, dedup(candidates, stats), clock=clock)
 
 
-def _statements(text: str) -> list[tuple[str, str | None]]:
+def _statements(text: str) -> list[tuple[str, str | None, str]]:
+    """(content, category, the words it was read from) of each fact ``text`` states."""
     custom = _custom_instructions(text)
     if custom is not None:
-        return custom
-    out: list[tuple[str, str | None]] = []
-    for sentence in sentences(text):
+        return [(sentence, category, sentence) for sentence, category in custom]
+    body = statable(text)
+    if body is None:
+        return []
+    out: list[tuple[str, str | None, str]] = []
+    for sentence in sentences(body):
+        if MASK in sentence:
+            continue
+        clauses = request_facts(sentence)
+        if clauses is not None:
+            out += [(c.content, c.category, c.source) for c in clauses]
+            continue
         category = classify(sentence)
         if category is not None:
-            out.append((sentence, category))
+            out.append((sentence, category, sentence))
     return out
