@@ -86,9 +86,31 @@ _TITLE_WORDS = 6
 
 
 def statable(text: str) -> str | None:
-    """The part of a user message whose sentences may state facts about the user, or None when none
-    may (a request to translate, summarise or correct text, or role-play). Quoted passages are replaced
-    by :data:`MASK`; the message is cut at the first "Example:"-style label."""
+    """The part of a user message whose sentences may state facts about the user.
+
+    Parameters
+    ----------
+    text
+        The message.
+
+    Returns
+    -------
+    str or None
+        The message cut at its first "Example:"-style label, each quoted passage replaced by :data:`MASK`;
+        None when no sentence of it may state a fact (a request to translate, summarise or correct text,
+        or role-play).
+
+    Raises
+    ------
+    None
+
+    Examples
+    --------
+    >>> statable('She said "I live in Paris. I love it." Is that true?')
+    'She said "…" Is that true?'
+    >>> statable("Pretend I'm a pirate.") is None
+    True
+    """
     if _TRANSFORM.search(text) or _ROLE_PLAY.search(text):
         return None
     label = _PAYLOAD_LABEL.search(text)
@@ -326,6 +348,10 @@ def request_facts(sentence: str) -> list[Clause] | None:
     -------
     list of Clause or None
         Each fact's content (the clause, or "I'm a <role>"), category and source words, in order.
+
+    Raises
+    ------
+    None
 
     Examples
     --------

@@ -57,7 +57,7 @@ _INSTRUCTIONS_MARK = "how they would like you to respond"
 _FENCE = re.compile(r"```(.*?)```", re.DOTALL)
 # Form labels that only hold other text ("Other Information: I work ..."); real labels such as
 # "Preferred name:" or "Role:" are kept, they say what the value is.
-_CONTAINER_LABEL = re.compile(r"^(?:other information|anything else|more about me)\s*:\s*", re.IGNORECASE)
+CONTAINER_LABEL = re.compile(r"^(?:other information|anything else|more about me)\s*:\s*", re.IGNORECASE)
 
 
 def sentences(text: str) -> Iterator[str]:
@@ -91,45 +91,20 @@ def _custom_instructions(text: str) -> list[tuple[str, str | None]] | None:
         is_profile = _PROFILE_MARK in section
         for block in _FENCE.findall(section):
             for sentence in sentences(block):
-                sentence = _CONTAINER_LABEL.sub("", sentence)
+                sentence = CONTAINER_LABEL.sub("", sentence)
                 if len(sentence.split()) < 2 or len(sentence) > CONTENT_MAX:
                     continue
                 out.append((sentence, categorise(sentence) if is_profile else "instructions"))
     return out
 
 
-def distill_structured(
+def structured_facts(
     envelope: Mapping[str, Any], *, clock: Clock | None = None, stats: DistillStats | None = None
 ) -> dict[str, Any]:
-    """Distil ``envelope`` into a Facts IR document with the rules above; no model, deterministic
-    except ``meta.generated_at`` (from ``clock``).
-
-    Parameters
-    ----------
-    envelope
-        The envelope to distil.
-    clock
-        Gives ``meta.generated_at`` (default: now, UTC).
-    stats
-        A :class:`~memvelope_tools._ir.DistillStats` to learn what was kept and dropped.
-
-    Returns
-    -------
-    dict
-        The ``memvelope-ir-v0`` document.
-
-    Raises
-    ------
-    KeyError
-        ``envelope`` lacks a field of the spec (check it with :func:`memvelope_tools.read` first).
-
-    Examples
-    --------
-    >>> import memvelope_tools as mv
-    >>> ir = mv.distill_structured(mv.convert(mv.sample_path("claude")))
-    >>> ir["meta"]["format"]
-    'memvelope-ir-v0'
-    """
+    """The Facts IR the rules above give ``envelope`` (a parsed envelope-v0 document), deterministic
+    except ``meta.generated_at`` (from ``clock``); ``stats`` learns what was kept and dropped. Raises
+    KeyError when ``envelope`` lacks a field of the spec. :func:`memvelope_tools.distill_structured` is the
+    public door, which also reads exports and adds the provider's memory."""
     stats = stats if stats is not None else DistillStats()
     provider = str(envelope["meta"]["source_provider"])
     candidates: list[tuple[tuple[int, ...], dict[str, Any]]] = []
