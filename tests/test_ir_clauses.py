@@ -180,6 +180,10 @@ FOUND = [
         [("identity", "I live in Oslo and I work as a nurse", "self")],
     ),
     (
+        "I'm lactose intolerant so I don't drink milk, is my calcium going to be a problem?",
+        [("identity", "I'm lactose intolerant", "self"), ("preferences", "I don't drink milk", "self")],
+    ),
+    (
         "I grew up in Scotland, but I live in London now - which accent do I have?",
         [("identity", "I grew up in Scotland", "self"), ("identity", "I live in London now", "self")],
     ),

@@ -62,8 +62,8 @@ _TRANSFORM: Final = re.compile(
     r"\b(?:translat(?:e|ing|ion)|summari[sz](?:e|ing)|summary of|tl;?dr|proof-?read(?:ing)?|paraphras(?:e|ing)|"
     r"rephras(?:e|ing)|reword(?:ing)?|spell-?check|grammar[- ]check)\b"
     r"|\bhow (?:do|would|can) (?:you|i|we) say\b"
-    r"|\b(?:correct|rewrite|re-write|edit|polish)\b(?!\s+me\b)[^.?!\n]{0,40}?\b(?:" + _TEXT_OBJECT + r"|this|it)\b"
-    r"|\b(?:fix|check|improve|shorten|simplify|tidy up|clean up)\b[^.?!\n]{0,40}?\b" + _TEXT_OBJECT + r"\b",
+    r"|\b(?:correct|rewrite|re-write|edit|polish)\s+(?:[\w'-]+\s+){0,3}?(?:" + _TEXT_OBJECT + r"|this|it)\b"
+    r"|\b(?:fix|check|improve|shorten|simplify|tidy up|clean up)\s+(?:[\w'-]+\s+){0,3}?" + _TEXT_OBJECT + r"\b",
     _I,
 )
 _ROLE_PLAY: Final = re.compile(

@@ -139,7 +139,8 @@ RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         (
             "identity",
             r"^i(?:'m| am)\s+(?:allergic|diabetic|colou?r-?blind|left-handed|right-handed|"
-            r"autistic|dyslexic|neurodivergent)\b",
+            r"autistic|dyslexic|neurodivergent|(?:lactose|gluten)[- ]intolerant|celiac|coeliac|deaf|"
+            r"epileptic|asthmatic)\b",
         ),
         ("identity", r"^i(?:'m| am)\s+(?:a|an)\s+(?!(?:bit|little|lot|big|huge|total|complete)\b)\w+"),
         ("identity", r"^i(?:'m| am)\s+(?-i:[A-Z])[\w'-]+\b"),
