@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
+import textwrap
 import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -450,6 +451,34 @@ def conversation_lengths(
 
 # ---- facts ---------------------------------------------------------------------------------------
 
+#: Below this many facts, the fact charts and the report say how few were found and how to find more.
+FEW_FACTS = 10
+_NOTE_WIDTH = 70
+
+
+def few_facts_note(n_facts: int) -> str | None:
+    """What the fact charts and the report say about ``n_facts`` facts when they are few: how many were
+    found and how to find more; None from :data:`FEW_FACTS` facts on."""
+    if n_facts >= FEW_FACTS:
+        return None
+    found = "No facts were found" if n_facts == 0 else f"Only {count(n_facts, 'fact')} found"
+    return (
+        f"{found}. To find more, distil the export itself (an envelope does not hold the provider's memory) "
+        "with memory turned on in ChatGPT (Settings, Personalization, Memory), or distil with a model: "
+        "memvelope distill EXPORT --mode llm, with a local model server such as Ollama."
+    )
+
+
+def _facts_label(label: str, n_facts: int) -> str:
+    """``label``, with the note on few facts below it, wrapped, when there are few."""
+    note = few_facts_note(n_facts)
+    return label if note is None else f"{label}\n{textwrap.fill(note, _NOTE_WIDTH)}"
+
+
+def _no_facts(ax: Axes, title: str, said: str = "") -> Axes:
+    """No facts to draw: ``said``, then how many facts there are (none or few) and how to find more."""
+    return _no_data(ax, title, _facts_label(said, 0).lstrip("\n"))
+
 
 def _category_labels(facts: pd.DataFrame) -> pd.Series:
     return facts["category"].astype("object").where(facts["category"].notna(), _UNCATEGORISED).astype(str)
@@ -461,12 +490,15 @@ def fact_categories(
     """Facts per category as horizontal bars, most frequent on top, every spec category listed.
 
     ``hue="subject_type"`` splits each bar by who the facts are about; ``hue="source"`` by document.
-    Facts without a category are the ``uncategorised`` bar. ``tz`` has no effect. ``kwargs`` go to
-    ``ax.barh``.
+    Facts without a category are the ``uncategorised`` bar. With fewer than :data:`FEW_FACTS` facts the
+    chart says how many were found and how to find more (with none, it says only that). ``tz`` has no
+    effect. ``kwargs`` go to ``ax.barh``.
     """
     del tz
     frame = _facts(facts)
     ax = _get_ax(ax)
+    if frame.empty:
+        return _no_facts(ax, "Facts per category (0 facts)")
     cats = _category_labels(frame)
     order = list(CATEGORIES) + ([_UNCATEGORISED] if (cats == _UNCATEGORISED).any() else [])
     totals = cats.value_counts().reindex(order, fill_value=0)
@@ -511,7 +543,7 @@ def fact_categories(
             title=hue.replace("_", " "), frameon=False, loc="lower right", prop={"family": text_fonts(table.columns)}
         )
     ax.set_title(f"Facts per category ({count(len(frame), 'fact')})")
-    ax.set_xlabel("facts")
+    ax.set_xlabel(_facts_label("facts", len(frame)))
     ax.set_ylabel("category")
     _tidy(ax, grid_axis="x")
     return ax
@@ -522,7 +554,8 @@ def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq
 
     ``effective_date`` is ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``. With ``freq="month"`` a fact dated
     only to a year has no month and is left out; facts without a date are always left out. What was
-    left out is said under the title. ``tz`` has no effect (these are calendar dates, not instants).
+    left out is said under the title. With fewer than :data:`FEW_FACTS` facts the chart says how many
+    were found and how to find more. ``tz`` has no effect (these are calendar dates, not instants).
     ``kwargs`` go to ``ax.bar``.
     """
     del tz
@@ -542,8 +575,10 @@ def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq
         notes.append(f"{undated} without a date")
     keys = dates[usable].astype(str).str.slice(0, width_needed)
     cats = _category_labels(frame)[usable]
+    if keys.empty and frame.empty:
+        return _no_facts(ax, title)
     if keys.empty:
-        return _no_data(ax, title)
+        return _no_data(ax, title, _facts_label(f"no facts dated to a {unit}: " + ", ".join(notes), len(frame)))
     order = [c for c in (*CATEGORIES, _UNCATEGORISED) if (cats == c).any()]
     table = pd.crosstab(keys, cats).reindex(columns=order, fill_value=0).sort_index()
     if unit == "year":
@@ -564,7 +599,7 @@ def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(title="category", frameon=False, fontsize="small", title_fontsize="small", loc="upper left")
     ax.set_title(title + ("\n(not shown: " + ", ".join(notes) + ")" if notes else ""))
-    ax.set_xlabel(unit)
+    ax.set_xlabel(_facts_label(unit, len(frame)))
     ax.set_ylabel("facts")
     _tidy(ax)
     return ax
@@ -604,12 +639,15 @@ def archetype_chart(ir: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwarg
     the title (one document) or the legend (several, side by side).
 
     ``ir`` is one Facts IR document (or its ``archetype`` block), a list of them, or a dict
-    ``{label: document}``. A figure the producer left ``null`` is drawn as ``n/a``. ``tz`` has no
-    effect. ``kwargs`` go to ``ax.barh``.
+    ``{label: document}``. A figure the producer left ``null`` is drawn as ``n/a``. With fewer than
+    :data:`FEW_FACTS` facts in all, the chart says how many were found and how to find more (with none,
+    it says only that). ``tz`` has no effect. ``kwargs`` go to ``ax.barh``.
     """
     del tz
     docs = _archetypes(ir)
     ax = _get_ax(ax)
+    if not any(n_facts for _, _, n_facts, _ in docs):
+        return _no_facts(ax, "Archetype (0 facts)")
     rows = ["self ratio", "belief ratio", *CATEGORIES]
     n = len(docs)
     height = 0.8 / n
@@ -642,7 +680,8 @@ def archetype_chart(ir: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwarg
     ax.axhline(y_base[1] - 0.5, color="0.7", linewidth=0.8)
     ax.set_xlim(0, 1.1)
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_xlabel("share of facts" + "".join(f"\n{reason}" for reason in reasons))
+    label = "share of facts" + "".join(f"\n{reason}" for reason in reasons)
+    ax.set_xlabel(_facts_label(label, sum(n_facts for _, _, n_facts, _ in docs)))
     if n == 1:
         label, arch, n_facts, _ = docs[0]
         ax.set_title(

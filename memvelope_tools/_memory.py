@@ -904,7 +904,8 @@ def memory_frame(
         Optional: a Facts IR distilled from the same history (a document, or a path to one). The frame
         then gains ``supporting_facts``, ``traced`` and ``superseded_by``: the facts that support each
         item, whether the user's own words hold any trace of it, and what superseded it (the rules are
-        in :mod:`memvelope_tools._memory_trace`).
+        in :mod:`memvelope_tools._memory_trace`). Facts the IR took from the provider's memory itself
+        (those with ``memory_kind``) are left out of this.
     zip_limits
         Limits against zip bombs (the defaults of ``convert``).
     progress
@@ -951,9 +952,12 @@ def memory_frame(
     if facts is None:
         return frame
     from ._frames.facts import facts_frame
-    from ._memory_trace import add_trace
+    from ._load import read as read_document
+    from ._memory_trace import add_trace, from_memory
 
-    return add_trace(frame, facts_frame(facts))
+    doc = facts if isinstance(facts, dict) else read_document(facts)
+    table = facts_frame(doc)
+    return add_trace(frame, table[~table["fact_index"].isin(from_memory(doc))])
 
 
 def _import_frames() -> None:

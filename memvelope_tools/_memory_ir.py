@@ -40,16 +40,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from ._ir.dates import first_stated_date, is_timestamp_prefix, stated_dates
-from ._ir.facts import CONTENT_MAX, conversation_stamp, dedup, provenance
-from ._ir.structured import sentences
+from ._ir.facts import CONTENT_MAX, DistillStats, conversation_stamp, dedup, fact_key, provenance
+from ._ir.structured import CONTAINER_LABEL, sentences
 from ._ir.write import Clock, build_ir
-from ._memory_trace import category_of
+from ._memory_trace import category_of, same_statement
 
 if TYPE_CHECKING:
     from ._convert.sources import ZipLimits
     from ._memory import MemoryItem, MemoryRead
+    from ._sources import Input
 
-__all__ = ["MODE", "build_memory_ir", "memory_ir", "statements"]
+__all__ = ["MODE", "add_memory", "build_memory_ir", "export_memory", "memory_ir", "statements"]
 
 MODE: Final = "imported (provider memory)"
 _ELLIPSIS: Final = "…"
@@ -267,3 +268,105 @@ def memory_ir(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = Non
 
     read = read_memory(*paths, zip_limits=zip_limits)
     return build_memory_ir(read, convert(*paths, zip_limits=zip_limits))
+
+
+def add_memory(
+    doc: Mapping[str, Any],
+    read: MemoryRead,
+    envelope: Mapping[str, Any],
+    *,
+    clock: Clock | None = None,
+    stats: DistillStats | None = None,
+) -> dict[str, Any]:
+    """``doc`` (a Facts IR distilled from ``envelope``) with the remembered facts of ``read`` it lacks.
+
+    A remembered fact is added unless the conversations already gave it: a fact of ``doc`` with the same
+    category that says the same thing (the same content once case, punctuation and a form label such as
+    "Other Information:" are set aside, or the same content words once the memory is read in the first
+    person, :func:`memvelope_tools._memory_trace.same_statement`) is the one kept, in the user's own words.
+    An added fact is as :func:`build_memory_ir` gives it (its own ``provenance``, ``convo_id``, dates and
+    ``memory_kind``). Added facts follow those of ``doc``; ``meta.mode`` names both sources when any was
+    added.
+
+    Parameters
+    ----------
+    doc
+        A Facts IR distilled from ``envelope``.
+    read
+        What :func:`memvelope_tools._memory.read_memory` found in the same export.
+    envelope
+        The envelope the export converts to.
+    clock
+        Stamps ``meta.generated_at`` (the current time by default).
+    stats
+        Learns how many facts were added (``memory_facts``) and how many the conversations already gave
+        (``memory_known``); its ``facts`` becomes the new total.
+
+    Returns
+    -------
+    dict
+        A new ``memvelope-ir-v0`` document, its archetype computed from all its facts.
+
+    Raises
+    ------
+    None
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv                                                 # doctest: +SKIP
+    >>> env = mv.convert("export.zip")                                               # doctest: +SKIP
+    >>> doc = add_memory(mv.distill_structured(env), read_memory("export.zip"), env)  # doctest: +SKIP
+    """
+    found = list(doc["facts"])
+    keys = {fact_key(f) for f in found}
+    by_category: dict[Any, list[str]] = {}
+    for fact in found:
+        by_category.setdefault(fact.get("category"), []).append(str(fact.get("content", "")))
+    added: list[dict[str, Any]] = []
+    known = 0
+    for fact in build_memory_ir(read, envelope, clock=clock)["facts"]:
+        said = by_category.get(fact.get("category"), [])
+        content = CONTAINER_LABEL.sub("", str(fact["content"]))  # as the distiller reads custom instructions
+        if fact_key({**fact, "content": content}) in keys or any(same_statement(s, content) for s in said):
+            known += 1
+        else:
+            added.append(fact)
+    mode = str(doc["meta"]["mode"]) + (f" + {MODE}" if added else "")
+    if stats is not None:
+        stats.memory_facts += len(added)
+        stats.memory_known += known
+        stats.facts = len(found) + len(added)
+    return build_ir(str(doc["meta"]["provider"]), mode, [*found, *added], clock=clock)
+
+
+def export_memory(found: Input, *, progress: bool | None = None) -> MemoryRead | None:
+    """What the provider remembered, read from ``found`` when it is an export on disk.
+
+    Parameters
+    ----------
+    found
+        A resolved input (:func:`memvelope_tools._sources.resolve`).
+    progress
+        Show a progress bar while the export is read (None: when stderr is a terminal or in a notebook).
+
+    Returns
+    -------
+    MemoryRead or None
+        None for a Memvelope document (an envelope keeps no provider memory) or an export given as bytes.
+
+    Raises
+    ------
+    ConversionError
+        When the export cannot be read.
+
+    Examples
+    --------
+    >>> from memvelope_tools._sources import resolve_one     # doctest: +SKIP
+    >>> export_memory(resolve_one("export.zip", "any"))     # doctest: +SKIP
+    """
+    files = found.files()
+    if files is None:
+        return None
+    from ._memory import read_memory
+
+    return read_memory(*files, progress=progress)

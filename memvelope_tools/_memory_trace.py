@@ -33,7 +33,7 @@ from ._ir.rules import categorise
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TRACE_COLUMNS", "add_trace", "category_of", "content_words"]
+__all__ = ["TRACE_COLUMNS", "add_trace", "category_of", "content_words", "from_memory", "same_statement"]
 
 #: The columns :func:`add_trace` adds.
 TRACE_COLUMNS: Final = ("supporting_facts", "traced", "superseded_by")
@@ -102,6 +102,10 @@ _STOP: Final = frozenset(
         "might",
         "must",
         "i",
+        "i'm",
+        "i've",
+        "i'd",
+        "i'll",
         "me",
         "my",
         "mine",
@@ -229,6 +233,66 @@ def content_words(text: str) -> frozenset[str]:
     True
     """
     return frozenset(_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1)
+
+
+def same_statement(said: str, remembered: str) -> bool:
+    """Whether a remembered statement says what the user said: the same content words, once the memory is
+    read in the first person ("User likes tea." and "I like tea").
+
+    Parameters
+    ----------
+    said
+        What the user said.
+    remembered
+        What the provider remembered.
+
+    Returns
+    -------
+    bool
+        True when both have content words and they are the same.
+
+    Raises
+    ------
+    None
+
+    Examples
+    --------
+    >>> same_statement("I'm vegetarian.", "User is vegetarian.")
+    True
+    >>> same_statement("I live in Porto.", "User lives in Lisbon.")
+    False
+    """
+    words = content_words(said)
+    return bool(words) and words == content_words(_first_person(remembered))
+
+
+def from_memory(doc: Any) -> frozenset[int]:
+    """The places, in a Facts IR's ``facts``, of the facts it took from the provider's memory (those
+    carrying ``memory_kind``): memory cannot be traced by itself, so the trace leaves them out.
+
+    Parameters
+    ----------
+    doc
+        A parsed Facts IR document.
+
+    Returns
+    -------
+    frozenset of int
+        Their ``fact_index`` values.
+
+    Raises
+    ------
+    None
+
+    Examples
+    --------
+    >>> sorted(from_memory({"facts": [{"content": "a"}, {"content": "b", "memory_kind": "saved"}]}))
+    [1]
+    """
+    listed = doc.get("facts") if isinstance(doc, dict) else None
+    if not isinstance(listed, list):
+        return frozenset()
+    return frozenset(i for i, f in enumerate(listed) if isinstance(f, dict) and "memory_kind" in f)
 
 
 def _text(value: Any) -> str | None:

@@ -207,8 +207,11 @@ def build_report(
         parts.append("<h2>Topics</h2>" + _topics_section(msgs, convs, tz))
     if facts is not None:
         by_label = {label: doc for label, doc in irs}
+        few = charts.few_facts_note(len(facts))
         parts.append(
-            '<h2>Facts</h2><div class="charts">'
+            "<h2>Facts</h2>"
+            + ("" if few is None else f'<p class="lead">{_e(few)}</p>')
+            + '<div class="charts">'
             + _chart(
                 lambda ax: charts.fact_categories(facts, ax=ax, hue="subject_type"),
                 "Facts per category, split by who they are about.",

@@ -37,7 +37,7 @@ def _dropped(found: dict[str, Any]) -> str:
 def run(out: Path) -> None:
     """Run the demo pipeline into ``out``; raises MemvelopeError on failure."""
     from ._doctor import doctor
-    from ._ir.structured import distill_structured
+    from ._ir.structured import structured_facts
     from ._ir.write import write_ir
     from ._report import write_report
     from ._tables import to_parquet
@@ -54,7 +54,7 @@ def run(out: Path) -> None:
         print(f"{source.name} -> {target}")
         print(f"  {summarise(envelope)}")
         print(f"  doctor: {_dropped(doctor(source).to_json())}")
-        distilled = distill_structured(envelope)
+        distilled = structured_facts(envelope)
         fact_path = out / f"{name}.mv.json"
         write_ir(distilled, fact_path)
         facts.append(fact_path)

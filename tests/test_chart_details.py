@@ -180,7 +180,8 @@ def test_archetype_chart_says_why_a_figure_is_not_available() -> None:
     none["archetype"]["facts"] = 0
     none["facts"] = []
     ax = plot.archetype_chart(none, ax=Figure().add_subplot())
-    assert ax.get_xlabel().endswith("n/a: no facts to measure")
+    assert [t.get_text().startswith("No facts were found.") for t in ax.texts] == [True]  # no empty bars
+    assert not ax.patches
     full = copy.deepcopy(ir)
     full["archetype"].update(belief_ratio=0.5, categories={"identity": 15})
     assert plot.archetype_chart(full, ax=Figure().add_subplot()).get_xlabel() == "share of facts"

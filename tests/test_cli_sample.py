@@ -57,7 +57,7 @@ def test_the_names_give_what_they_say() -> None:
         assert zipfile.is_zipfile(mv.sample_path(provider))
         facts = json.loads(mv.sample_path(f"facts-{provider}").read_text(encoding="utf-8"))
         assert facts["meta"]["format"] == "memvelope-ir-v0" and facts["meta"]["provider"] == provider
-    assert len(mv.facts_frame(mv.sample_path("facts-chatgpt"))) == 15
+    assert len(mv.facts_frame(mv.sample_path("facts-chatgpt"))) == 17
 
 
 @pytest.mark.parametrize("bad", ["gemini", "ChatGPT", "", "chatgpt-export.zip", "facts", "facts-chatgpt.mv.json"])

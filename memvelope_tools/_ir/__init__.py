@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .archetype import compute_archetype
+    from .distill import distill_structured
     from .facts import DistillStats
     from .llm import LLMConfig, distill_llm
-    from .structured import distill_structured
     from .write import build_ir, dumps_ir, utc_now_iso, write_ir
 
 _LAZY = {
     "compute_archetype": ".archetype",
     "DistillStats": ".facts",
-    "distill_structured": ".structured",
+    "distill_structured": ".distill",
     "build_ir": ".write",
     "dumps_ir": ".write",
     "utc_now_iso": ".write",

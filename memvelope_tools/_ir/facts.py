@@ -21,6 +21,8 @@ class DistillStats:
     candidates: int = 0  #: facts found before dedup
     duplicates: int = 0
     facts: int = 0
+    memory_facts: int = 0  #: added from the provider's memory
+    memory_known: int = 0  #: remembered, and already among the facts found in the conversations
     # llm mode only
     chunks: int = 0
     requests: int = 0

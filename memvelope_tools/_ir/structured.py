@@ -10,14 +10,20 @@ What counts as a fact (user messages only; assistant text is never read):
 * **First-person statements** in ordinary user messages, matched by :data:`.rules.RULES` at the start of a
   sentence (after "Also,", "Btw," and the like): name, work, place, age, relationships, projects,
   preferences, and standing instructions beginning "Always" / "Never" / "From now on".
+* **Facts stated inside a request** ("As a nurse, how can I ...?", "My husband is diabetic, so can you
+  ...?", "I'm vegetarian - any ideas?"): the clause that states a lasting fact, without the request
+  (the rules are in :mod:`.clauses`).
 
-Skipped: questions, hypotheticals ("If I ...", "Imagine ..."), fenced code, quoted lines (``>``),
-one-word sentences, sentences over 400 characters, and likes/dislikes of a pronoun ("I love this").
+Skipped: questions, hypotheticals ("If I ...", "Imagine ..."), fenced code, quoted lines (``>``) and
+quoted passages, one-word sentences, sentences over 400 characters, likes/dislikes of a pronoun or of
+the answer itself ("I love this", "I prefer the second option"), and every sentence of a message that asks
+to translate, summarise or correct text or that sets up role-play (:func:`.clauses.statable`).
 
 Fields: ``subject`` is ``"self"`` except for a relative named in the sentence ("My sister Ana ...":
 subject ``"Ana"``, ``person``; a named pet is ``other``). ``category`` is the rule's, or ``null`` when no
-rule supports one. ``content`` is the sentence as written, whitespace collapsed. ``in_text_date`` is
-the first date the sentence states (:mod:`.dates`), ``effective_date`` that date or else the
+rule supports one. ``content`` is the sentence as written, whitespace collapsed; for a fact inside a
+request, the clause that states it ("As a nurse" is written "I'm a nurse"). ``in_text_date`` is
+the first date that sentence or clause states (:mod:`.dates`), ``effective_date`` that date or else the
 conversation's UTC day (``created_at``, else the first message ``ts``). ``provenance`` follows conformance
 B4; a conversation with no timestamp at all cannot form one and is skipped (counted in the stats).
 Repeated facts are merged by :func:`.facts.dedup`.
@@ -29,6 +35,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from .clauses import MASK, request_facts, statable
 from .facts import CONTENT_MAX, DistillStats, conversation_month, dedup, make_fact
 from .rules import LEAD, RELATIVES, categorise, classify
 from .write import Clock, build_ir
@@ -50,7 +57,7 @@ _INSTRUCTIONS_MARK = "how they would like you to respond"
 _FENCE = re.compile(r"```(.*?)```", re.DOTALL)
 # Form labels that only hold other text ("Other Information: I work ..."); real labels such as
 # "Preferred name:" or "Role:" are kept, they say what the value is.
-_CONTAINER_LABEL = re.compile(r"^(?:other information|anything else|more about me)\s*:\s*", re.IGNORECASE)
+CONTAINER_LABEL = re.compile(r"^(?:other information|anything else|more about me)\s*:\s*", re.IGNORECASE)
 
 
 def sentences(text: str) -> Iterator[str]:
@@ -84,45 +91,20 @@ def _custom_instructions(text: str) -> list[tuple[str, str | None]] | None:
         is_profile = _PROFILE_MARK in section
         for block in _FENCE.findall(section):
             for sentence in sentences(block):
-                sentence = _CONTAINER_LABEL.sub("", sentence)
+                sentence = CONTAINER_LABEL.sub("", sentence)
                 if len(sentence.split()) < 2 or len(sentence) > CONTENT_MAX:
                     continue
                 out.append((sentence, categorise(sentence) if is_profile else "instructions"))
     return out
 
 
-def distill_structured(
+def structured_facts(
     envelope: Mapping[str, Any], *, clock: Clock | None = None, stats: DistillStats | None = None
 ) -> dict[str, Any]:
-    """Distil ``envelope`` into a Facts IR document with the rules above; no model, deterministic
-    except ``meta.generated_at`` (from ``clock``).
-
-    Parameters
-    ----------
-    envelope
-        The envelope to distil.
-    clock
-        Gives ``meta.generated_at`` (default: now, UTC).
-    stats
-        A :class:`~memvelope_tools._ir.DistillStats` to learn what was kept and dropped.
-
-    Returns
-    -------
-    dict
-        The ``memvelope-ir-v0`` document.
-
-    Raises
-    ------
-    KeyError
-        ``envelope`` lacks a field of the spec (check it with :func:`memvelope_tools.read` first).
-
-    Examples
-    --------
-    >>> import memvelope_tools as mv
-    >>> ir = mv.distill_structured(mv.convert(mv.sample_path("claude")))
-    >>> ir["meta"]["format"]
-    'memvelope-ir-v0'
-    """
+    """The Facts IR the rules above give ``envelope`` (a parsed envelope-v0 document), deterministic
+    except ``meta.generated_at`` (from ``clock``); ``stats`` learns what was kept and dropped. Raises
+    KeyError when ``envelope`` lacks a field of the spec. :func:`memvelope_tools.distill_structured` is the
+    public door, which also reads exports and adds the provider's memory."""
     stats = stats if stats is not None else DistillStats()
     provider = str(envelope["meta"]["source_provider"])
     candidates: list[tuple[tuple[int, ...], dict[str, Any]]] = []
@@ -135,14 +117,14 @@ def distill_structured(
         for mi, msg in enumerate(conv.get("messages") or []):
             if msg.get("role") != "user" or not isinstance(msg.get("text"), str):
                 continue
-            for si, (sentence, category) in enumerate(_statements(msg["text"])):
-                subject, subject_type = _subject(sentence, category)
+            for si, (content, category, source) in enumerate(_statements(msg["text"])):
+                subject, subject_type = _subject(content, category)
                 fact = make_fact(
                     subject=subject,
                     subject_type=subject_type,
                     category=category,
-                    content=sentence,
-                    source_text=sentence,
+                    content=content,
+                    source_text=source,
                     conv=conv,
                     provider=provider,
                     month=month,
@@ -151,13 +133,23 @@ def distill_structured(
     return build_ir(provider, MODE, dedup(candidates, stats), clock=clock)
 
 
-def _statements(text: str) -> list[tuple[str, str | None]]:
+def _statements(text: str) -> list[tuple[str, str | None, str]]:
+    """(content, category, the words it was read from) of each fact ``text`` states."""
     custom = _custom_instructions(text)
     if custom is not None:
-        return custom
-    out: list[tuple[str, str | None]] = []
-    for sentence in sentences(text):
+        return [(sentence, category, sentence) for sentence, category in custom]
+    body = statable(text)
+    if body is None:
+        return []
+    out: list[tuple[str, str | None, str]] = []
+    for sentence in sentences(body):
+        if MASK in sentence:
+            continue
+        clauses = request_facts(sentence)
+        if clauses is not None:
+            out += [(c.content, c.category, c.source) for c in clauses]
+            continue
         category = classify(sentence)
         if category is not None:
-            out.append((sentence, category))
+            out.append((sentence, category, sentence))
     return out

@@ -25,7 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "any OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, llama.cpp, vLLM), taken "
             "from --base-url/--model or MEMVELOPE_LLM_BASE_URL, MEMVELOPE_LLM_MODEL and "
             "MEMVELOPE_LLM_API_KEY. Model replies are cached, so a re-run is cheap and an interrupted "
-            "run resumes.\n\n"
+            "run resumes. Given an export, the facts its provider remembered about you (saved memories, "
+            "memory snapshots, custom instructions, Claude's memories) are added, each once; --no-memory "
+            "leaves them out.\n\n"
             "Examples:\n  memvelope distill history.mve.json -o facts.mv.json --mode structured\n"
             "  memvelope distill history.mve.json -o facts.mv.json --mode llm \\\n"
             "      --base-url http://localhost:11434/v1 --model llama3.1:8b"
@@ -33,7 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "envelope", metavar="ENVELOPE", help="an envelope-v0 document (.mve.json), or an export (converted in memory)"
+        "envelope",
+        metavar="ENVELOPE",
+        help="an envelope-v0 document (.mve.json), or an export (converted in memory; its provider memory is added)",
     )
     p.add_argument(
         "-o", "--output", metavar="FACTS", help="where to write the Facts IR (default: ENVELOPE with .mv.json)"
@@ -52,6 +56,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--cache-dir", metavar="DIR", help="where model replies are cached (default: $XDG_CACHE_HOME/memvelope/llm)"
+    )
+    p.add_argument(
+        "--no-memory",
+        dest="memory",
+        action="store_false",
+        help="leave out what the provider remembered (read from an export) and keep only the facts distilled",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary on stderr")
     p.set_defaults(func=run)
@@ -99,13 +109,15 @@ def run(args: argparse.Namespace) -> int:
     [found] = check_inputs([args.envelope])
     from .._ir.facts import DistillStats
     from .._ir.llm import distill_llm
-    from .._ir.structured import distill_structured
+    from .._ir.structured import structured_facts
     from .._ir.write import write_ir
+    from .._memory_ir import add_memory, export_memory
 
     envelope = _read_envelope(found, args.quiet)
+    remembered = export_memory(found, progress=False if args.quiet else None) if args.memory else None
     stats = DistillStats()
     if args.mode == "structured":
-        doc = distill_structured(envelope, stats=stats)
+        doc = structured_facts(envelope, stats=stats)
     else:
         from .._ir.llm import DEFAULT_CHUNK_CHARS
 
@@ -129,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
                 progress=progress,
                 stats=stats,
             )
+    if remembered is not None:
+        doc = add_memory(doc, remembered, envelope, stats=stats)
     write_ir(doc, output)
     if not args.quiet:
         err = sys.stderr
@@ -144,5 +158,19 @@ def run(args: argparse.Namespace) -> int:
                 f"{stats.invalid_facts} invalid facts dropped, {stats.dates_nulled} unsourced dates "
                 "nulled"
             )
+        if remembered is not None:
+            line += (
+                f"; {stats.memory_facts} from the provider's memory, {stats.memory_known} of its facts already "
+                "found in the conversations"
+            )
         print(line + ")", file=err)
+        if remembered is not None:
+            for note in remembered.notes:
+                print(f"memvelope: note: {note}", file=err)
+        elif args.memory and found.kind != "export":
+            print(
+                "memvelope: note: an envelope does not hold what the provider remembered about you; give the "
+                "export itself to add it",
+                file=err,
+            )
     return 0
