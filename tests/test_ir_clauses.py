@@ -44,6 +44,10 @@ FOUND = [
         [("career", "I'm a high school chemistry teacher", "self")],
     ),
     (
+        "As a high school chemistry teacher, how would you explain moles?",
+        [("career", "I'm a high school chemistry teacher", "self")],
+    ),
+    (
         "As a high school chemistry teacher, how would you explain moles to my students?",
         [("career", "I'm a high school chemistry teacher", "self")],
     ),
@@ -197,7 +201,9 @@ def test_fact_inside_a_request(text: str, expected: list[tuple[str, str, str]]) 
 
 NOT_FACTS = [
     # the assistant is asked to take the role: nothing is said about the user
-    "As a high school chemistry teacher, how would you explain moles?",
+    "As an expert chemist, how would you explain moles?",
+    "As a senior teacher, how would you explain moles?",
+    "As a chemistry teacher, what do you think of moles?",
     "As a senior developer, review my code.",
     "As a senior developer, what do you think of my code?",
     "As a result, how do I fix this?",

@@ -17,8 +17,10 @@ ideas for tonight?". This module finds those clauses for the zero-LLM distiller 
   job or an identity a role noun. The clause is the fact's content; the request is dropped.
 * **"As a <role>, ..."** (also "Being a <role>, ..." and "I, as a <role>, ...") states that the user is
   that role when the rest of the sentence has the user as its subject ("how can I ...", "I need ...",
-  "my students ..."); its content is "I'm a <role>". "As a <role>, how would you ..." asks the assistant
-  to answer in that role and states nothing about the user.
+  "my students ..."), or asks how to pass something on ("As a chemistry teacher, how would you explain
+  moles?": the one who will explain it asks); its content is "I'm a <role>". Otherwise "As a <role>, how
+  would you ..." or "As a <role>, review ..." asks the assistant to answer in that role, and a role the
+  assistant is usually given ("As an expert ...", "As a senior developer ...") states nothing about the user.
 
 Never facts, whatever they say:
 
@@ -306,6 +308,16 @@ _USER_SUBJECT: Final = re.compile(
     _I,
 )
 _YOU: Final = re.compile(r"\b(?:you|your|yours|yourself)\b", _I)
+#: "As a teacher, how would you explain moles?": how to pass something on, asked by the one who will.
+_PASSING_ON: Final = re.compile(
+    r"^how\s+(?:would|should|could|do)\s+you\s+(?:explain|teach|introduce|present)\b[^?]*\?$", _I
+)
+#: Roles a request gives the assistant to play ("As an expert, how would you explain ...").
+_PERSONA: Final = re.compile(
+    r"\b(?:expert|specialist|consultant|advisor|adviser|professional|assistant|guru|senior|lead|principal|"
+    r"copywriter|ai|bot|model)\b",
+    _I,
+)
 
 
 def _role_fact(core: str) -> tuple[Clause | None, str] | None:
@@ -329,7 +341,8 @@ def _role_fact(core: str) -> tuple[Clause | None, str] | None:
     if not head_part or len(head_part) > 5 or _YOU.search(role):
         return None, rest
     head = head_part[-1]
-    if not (_ROLE_HEAD.match(head) or _NATIONALITY.match(head)) or not _USER_SUBJECT.search(rest):
+    passing_on = _PASSING_ON.match(rest) is not None and _PERSONA.search(role) is None
+    if not (_ROLE_HEAD.match(head) or _NATIONALITY.match(head)) or not (_USER_SUBJECT.search(rest) or passing_on):
         return None, rest
     source = core[: m.end("role")] if m.re is _AS_ROLE else f"as {m.group('article')} {role}"
     return _fact_of(f"I'm {m.group('article').lower()} {role}", source=source, checked=True), rest
@@ -357,7 +370,9 @@ def request_facts(sentence: str) -> list[Clause] | None:
     --------
     >>> [c.content for c in request_facts("My husband is diabetic, so can you suggest desserts?")]
     ['My husband is diabetic']
-    >>> request_facts("As a teacher, how would you explain moles?")
+    >>> [c.content for c in request_facts("As a teacher, how would you explain moles?")]
+    ["I'm a teacher"]
+    >>> request_facts("As an expert, how would you explain moles?")
     []
     >>> request_facts("I live in Porto.") is None
     True
