@@ -119,6 +119,13 @@ def test_an_export_without_memory_keeps_its_note(tmp_path: Path) -> None:
     assert read.items == [] and read.notes == [NO_RECORDS]
 
 
+def test_doctor_counts_cited_memories_apart_from_envelope_messages(tmp_path: Path) -> None:
+    conv = chatgpt("c1", [message("user", ["?"]), message("assistant", ["yes"], metadata=_citing(("u", "m", "tea")))])
+    report = mv.doctor(_export(tmp_path, [conv])).to_json()["memory"]
+    assert report["by_kind"] == {"cited": 1} and report["notes"] == [CITED_ONLY]
+    assert report["also_in_envelope"] == 0  # the answer citing it is in the envelope, the memory is not
+
+
 def test_merge_quotes_keeps_each_part_once() -> None:
     text = merge_quotes("a b c", "x y")
     assert text == "a b c … x y"
