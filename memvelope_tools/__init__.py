@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._tables import read_parquet, to_parquet
     from ._topics import topics
     from ._validate import validate
+    from ._whole.frames import assets_frame, projects_frame
     from .samples import history_samples, sample_path
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
@@ -79,6 +80,9 @@ _LAZY: dict[str, str] = {
     # what the provider remembered about the user
     "memory_frame": "memvelope_tools._memory",
     "memory_ir": "memvelope_tools._memory_ir",
+    # the whole export: the files uploaded and generated, the projects and custom GPTs
+    "assets_frame": "memvelope_tools._whole.frames",
+    "projects_frame": "memvelope_tools._whole.frames",
 }
 _SUBMODULES = ("plot",)
 
@@ -95,6 +99,7 @@ __all__ = [
     "ValidationError",
     "add_to_history",
     "archetype_frame",
+    "assets_frame",
     "compute_archetype",
     "conversations_frame",
     "convert",
@@ -113,6 +118,7 @@ __all__ = [
     "memory_ir",
     "messages_frame",
     "plot",
+    "projects_frame",
     "read",
     "read_history",
     "read_parquet",

@@ -898,6 +898,7 @@ _MEMORY_KIND_LABELS: dict[str, str] = {
     "about_model": "custom instructions: how to answer",
     "claude_account": "Claude account memory",
     "claude_project": "Claude project memory",
+    "cited": "memory ChatGPT cited",
 }
 
 

@@ -18,13 +18,18 @@ on the active path, conformance A9). The kinds of item:
 ``claude_account`` / ``claude_project``
     Claude's ``memories.json`` (``conversations_memory``; ``project_memories``, project id -> text), or the
     same objects under ``memories/``, read from the zip or folder the conversations came from.
+``cited``
+    A saved memory ChatGPT cited in an answer (``conversation_context_type: "user_memory"``), all an export
+    in the sharded format keeps of its memory (:mod:`memvelope_tools._whole.citations`): one item per
+    ``memory_id``, its text what the citations quote of it; ``count`` is the number of citations,
+    ``conversation_ids`` the conversations that cite it.
 
 The same text seen again (in another conversation, another snapshot) is one item: ``first_seen``,
-``last_seen`` and ``count`` (the number of conversations, or memory files, it was seen in). A changed
-text is a new item; items of one custom-instruction field, one Claude project or one Claude account are
-numbered by ``version`` in order of first sight, and ``current`` is False for every version but the one
-seen last. A snapshot entry is ``current`` while the latest snapshot still lists it. Empty values are
-skipped.
+``last_seen`` and ``count`` (the number of conversations, or memory files, it was seen in; for a cited
+memory, of citations). A changed text is a new item; items of one custom-instruction field, one Claude
+project or one Claude account are numbered by ``version`` in order of first sight, and ``current`` is
+False for every version but the one seen last. A snapshot entry is ``current`` while the latest
+snapshot still lists it. Empty values are skipped.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from ._progress import progress_bar
 from ._providers import registry
 from ._providers.registry import DETECTION_WINDOW
 from ._sources import resolve
+from ._whole import citations as cited
 from .errors import ConversionError
 
 if TYPE_CHECKING:
@@ -68,10 +74,11 @@ __all__ = [
 ]
 
 #: Every kind of remembered item, in the order they are listed.
-KINDS: Final = ("saved", "snapshot", "about_user", "about_model", "claude_account", "claude_project")
+KINDS: Final = ("saved", "snapshot", "about_user", "about_model", "claude_account", "claude_project", cited.CITED)
 
 #: The columns of :func:`memory_frame`, in order, and their kind of value (the dtypes are
-#: those of the other frames: ``string``, ``timestamp`` (UTC, ms), ``int``, ``bool`` (nullable), ``kind``).
+#: those of the other frames: ``string``, ``timestamp`` (UTC, ms), ``int``, ``bool`` (nullable), ``kind``;
+#: ``list``: a list of strings, or null).
 MEMORY_COLUMNS: Final = {
     "provider": "string",
     "kind": "kind",
@@ -90,6 +97,8 @@ MEMORY_COLUMNS: Final = {
     "on_active_path": "bool",
     "preceding_user_message": "string",
     "project_id": "string",
+    "memory_id": "string",
+    "conversation_ids": "list",
 }
 
 #: The note a ChatGPT export gets when it keeps no system or tool message, where ChatGPT records memory.
@@ -129,6 +138,8 @@ class MemoryItem:
     on_active_path: bool | None = None
     preceding_user_message: str | None = None
     project_id: str | None = None
+    memory_id: str | None = None
+    conversation_ids: list[str] | None = None
     order: int = 0
     seen_in: set[str] = field(default_factory=set, repr=False)
 
@@ -158,6 +169,7 @@ class _Seen(NamedTuple):
     project_id: str | None = None
     stated_date: str | None = None
     key: str | None = None  # what one version replaces another of (a field, a project, an account)
+    memory_id: str | None = None  # the memory a citation cites
 
 
 # --- reading the export ----------------------------------------------------------------------------
@@ -166,7 +178,7 @@ class _Seen(NamedTuple):
 # Bytes every element holding a memory item contains; an element without them is not parsed. A key or
 # value written with \u escapes would hide them, which no export does. ``editable_context`` stands for
 # both context types (a snapshot opens a conversation, so it is met first; one search is cheaper than two).
-_MEMORY_MARKS: Final = (b"editable_context", b'"bio"', b"user_context_message_data")
+_MEMORY_MARKS: Final = (b"editable_context", b'"bio"', b"user_context_message_data", cited.MARK)
 # A system or tool message: where ChatGPT keeps its memory records (as json.dumps writes a role, spaced or not).
 _RECORD_ROLES: Final = (b'"role": "system"', b'"role":"system"', b'"role": "tool"', b'"role":"tool"')
 
@@ -514,14 +526,15 @@ def _finish(provider: str | None, seen: _Folding, memory_parts: Sequence[Part], 
 
     notes: list[str] = []
     with gc_paused():  # many small objects, no cycles
-        if provider == "chatgpt" and not records:
-            notes.append(NO_RECORDS)
-        elif provider == "claude":
+        if provider == "claude":
             for part in memory_parts:
                 _claude_memory_file(part, seen)
             if not memory_parts:
                 notes.append(_NO_CLAUDE_FILE)
-        return MemoryRead(provider, seen.items(provider or "claude"), notes)
+        items = seen.items(provider or "claude")
+        if provider == "chatgpt" and not records:
+            notes.append(cited.CITED_ONLY if any(i.kind == cited.CITED for i in items) else NO_RECORDS)
+        return MemoryRead(provider, items, notes)
 
 
 # --- ChatGPT ---------------------------------------------------------------------------------------
@@ -534,7 +547,7 @@ def _chatgpt_conversation(element: object, seen: _Sink) -> bool:
         return False
     assert type(element) is dict
     records = False
-    found: list[tuple[str, Any, dict[str, Any], list[tuple[str, str, str | None]]]] = []
+    found: list[tuple[str, Any, dict[str, Any], list[tuple[str, str, str | None]], list[Any]]] = []
     for key, node in mapping.items():
         message = node.get("message") if type(node) is dict else None
         if type(message) is not dict:
@@ -548,11 +561,13 @@ def _chatgpt_conversation(element: object, seen: _Sink) -> bool:
             message.get("recipient") == _BIO
             or (type(content) is dict and content.get("content_type") in _CONTEXT_TYPES)
             or (type(metadata) is dict and "user_context_message_data" in metadata)
+            or cited.is_citing(metadata)
         ):
             continue  # no memory item here (the test _chatgpt_items would make, done cheaply)
         items = list(_chatgpt_items(message))
-        if items:
-            found.append((key, node, message, items))
+        quotes = list(cited.citations(metadata))
+        if items or quotes:
+            found.append((key, node, message, items, quotes))
     if not found:
         return records
     cid = chatgpt_core.conversation_id(element)
@@ -560,11 +575,26 @@ def _chatgpt_conversation(element: object, seen: _Sink) -> bool:
     current = element.get("current_node")
     path = chatgpt_core.active_path(mapping, current)
     on_path = {id(node): i for i, node in enumerate(path)}
-    targets = [node for _, node, _, _ in found if isinstance(chatgpt_core.classify(node), Message)]
+    targets = [node for _, node, _, _, _ in found if isinstance(chatgpt_core.classify(node), Message)]
     ids = _envelope_ids(mapping, current, path, on_path, targets) if targets else {}
     where = cid or f"conversation {title!r}"
-    for key, node, message, items in found:
+    for key, node, message, items, quotes in found:
         stamp = render_timestamp(message.get("create_time")) or render_timestamp(element.get("create_time"))
+        for memory, quote, citation in quotes:  # counted by citation, told apart by memory id
+            seen.append(
+                _Seen(
+                    cited.CITED,
+                    quote,
+                    stamp,
+                    citation or f"{where}/{key}/{memory}",
+                    conversation_id=cid,
+                    conversation_title=title,
+                    message_id=ids.get(id(node)),
+                    node_id=key,
+                    on_active_path=id(node) in on_path,
+                    memory_id=memory,
+                )
+            )
         for kind, text, stated in items:
             seen.append(
                 _Seen(
@@ -800,9 +830,11 @@ class _Folding:
         items, keyed, spaced = self._items, self._keyed, self._spaced
         order = self._order - 1
         for order, s in enumerate(sightings, self._order):
-            kind, text, stamp, where, cid, title, message_id, node_id, on_path, preceding, project, stated, key = s
+            kind, text, stamp, where, cid, title, message_id, node_id, on_path, preceding, project, stated, key, mid = s
             if kind == "snapshot":
                 ident = (kind, project, text)
+            elif kind == cited.CITED:
+                ident = (kind, None, mid)
             else:
                 words = spaced.get(text)
                 if words is None:
@@ -825,6 +857,8 @@ class _Folding:
                     on_active_path=on_path,
                     preceding_user_message=preceding,
                     project_id=project,
+                    memory_id=mid,
+                    conversation_ids=None if kind != cited.CITED or cid is None else [cid],
                     order=order,
                     seen_in={where},
                 )
@@ -844,6 +878,10 @@ class _Folding:
             if where not in item.seen_in:
                 item.seen_in.add(where)
                 item.count += 1
+                if kind == cited.CITED:
+                    item.text = cited.merge_quotes(item.text, text)
+                    if cid is not None and cid not in (item.conversation_ids or ()):
+                        item.conversation_ids = [*(item.conversation_ids or ()), cid]
             if stamp is not None and (item.last_seen is None or stamp > item.last_seen):
                 item.last_seen = stamp
             if item.stated_date is None:
@@ -991,11 +1029,18 @@ def items_frame(read: MemoryRead) -> pd.DataFrame:
     import pyarrow as pa
 
     from ._convert.pipeline import gc_paused
-    from ._frames.columns import INT, STRING, TIMESTAMP, conform, dictionary, timestamps
+    from ._frames.columns import INT, OBJECT, STRING, TIMESTAMP, conform, dictionary, timestamps
     from ._frames.text import strings
 
     kinds = pd.CategoricalDtype(list(KINDS))
-    dtypes = {"string": STRING, "timestamp": TIMESTAMP, "int": INT, "bool": pd.BooleanDtype(), "kind": kinds}
+    dtypes = {
+        "string": STRING,
+        "timestamp": TIMESTAMP,
+        "int": INT,
+        "bool": pd.BooleanDtype(),
+        "kind": kinds,
+        "list": OBJECT,
+    }
     columns = {name: dtypes[kind] for name, kind in MEMORY_COLUMNS.items()}
     items = read.items
     arrays: dict[str, pa.Array] = {}
@@ -1008,10 +1053,15 @@ def items_frame(read: MemoryRead) -> pd.DataFrame:
                 arrays[name] = strings(values, name)
             elif kind == "kind":
                 arrays[name] = dictionary(values, kinds)
+            elif kind == "list":
+                arrays[name] = pa.array([v if v is None else strings(v, name).to_pylist() for v in values])
             else:
                 arrays[name] = pa.array(values, pa.int64() if kind == "int" else pa.bool_())
         table = pa.table(arrays)
-        frame = conform(table.to_pandas(types_mapper={pa.string(): STRING, pa.bool_(): pd.BooleanDtype()}.get), columns)
+        frame = table.to_pandas(types_mapper={pa.string(): STRING, pa.bool_(): pd.BooleanDtype()}.get)
+        for name in (name for name, kind in MEMORY_COLUMNS.items() if kind == "list"):
+            frame[name] = table.column(name).to_pylist()  # lists, not arrays
+        frame = conform(frame, columns)
     frame.attrs["notes"] = list(read.notes)
     frame.attrs["provider"] = read.provider
     return frame

@@ -15,7 +15,8 @@ Each remembered item becomes one fact or, when it is long or made of several sta
   project statement that does not is about the project (``subject`` the project id, ``subject_type``
   ``"project"``); else null.
 * ``effective_date``: the write's own date: the day of a memory write, the day a snapshot entry states,
-  the day custom instructions were first seen. It is never invented: when the envelope cannot show that
+  the day custom instructions were first seen; for a memory ChatGPT cited, the day of its first citation
+  (it was saved before). It is never invented: when the envelope cannot show that
   day (a write on an abandoned branch is not in the envelope), it is given as its month or year when
   those can be shown, else null. A Claude memory file carries no date: null.
 * ``in_text_date``: the first date the statement states (:mod:`memvelope_tools._ir.dates`), when the

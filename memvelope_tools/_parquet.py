@@ -2,7 +2,8 @@
 
 ``to_parquet`` (:func:`memvelope_tools._tables.to_parquet`, through :func:`write_tables`) writes
 ``conversations.parquet`` and ``messages.parquet`` (from envelopes, and
-from exports, converted in memory) and ``facts.parquet`` (from Facts IR documents). Columns and
+from exports, converted in memory) and ``facts.parquet`` (from Facts IR documents); for exports given by
+path, also ``assets.parquet`` and ``projects.parquet`` (:mod:`memvelope_tools._whole.sections`). Columns and
 types are those of :mod:`memvelope_tools._frames` (the Arrow schema is derived from the same
 declaration; ``provider`` names each conversation's and message's provider), compressed with
 zstd. Each file's schema metadata carries ``memvelope.format`` and ``memvelope.provider`` (the tags
@@ -65,7 +66,8 @@ def write_tables(tables: Tables, folder: str | os.PathLike[str], progress: bool 
     }
     run = uuid.uuid4().hex.encode()
     names = [table_name for table_name in TABLES if parts[table_name]]
-    with atomic_outputs(out, [f"{table_name}.parquet" for table_name in names]) as open_file:
+    whole = {name: table for name, table in tables.whole.items() if name not in TABLES}
+    with atomic_outputs(out, [f"{table_name}.parquet" for table_name in [*names, *whole]]) as open_file:
         for table_name in names:
             layer = "ir" if table_name == "facts" else "envelope"
             meta = _metadata(described[layer])
@@ -77,7 +79,11 @@ def write_tables(tables: Tables, folder: str | os.PathLike[str], progress: bool 
             parts[table_name] = []
             _write(table, open_file(f"{table_name}.parquet"), f"{table_name}.parquet", progress)
             del table
-    return {table_name: out / f"{table_name}.parquet" for table_name in names}
+        for table_name, table in whole.items():  # the whole exports' tables: their own columns, the same run
+            meta = {**_metadata(described["envelope"]), RUN_KEY: run}
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
+            _write(table, open_file(f"{table_name}.parquet"), f"{table_name}.parquet", progress)
+    return {table_name: out / f"{table_name}.parquet" for table_name in [*names, *whole]}
 
 
 def read_frames(folder: str | os.PathLike[str], archetype: ArchetypeFrame | None) -> dict[str, pd.DataFrame]:

@@ -472,6 +472,7 @@ _MEMORY_KINDS = {
     "about_model": "custom instructions: how to answer",
     "claude_account": "account memory",
     "claude_project": "project memory",
+    "cited": "memory ChatGPT cited",
 }
 
 

@@ -33,13 +33,16 @@ class Tables:
     ``conversations`` and ``messages`` hold the envelopes' rows (``messages`` is None when read
     without them), ``facts`` the Facts IR documents' facts. ``documents`` has one record per
     document: its ``source`` label, ``format`` (the tag), ``provider``, and for a Facts IR
-    document its ``meta`` and ``archetype``.
+    document its ``meta`` and ``archetype``. ``whole`` holds the tables read from the whole exports
+    among the documents (``assets``, ``projects``; see :mod:`memvelope_tools._whole.sections`), written
+    beside the others.
     """
 
     conversations: pa.Table
     messages: pa.Table | None
     facts: pa.Table
     documents: list[dict[str, Any]] = field(default_factory=list)
+    whole: dict[str, pa.Table] = field(default_factory=dict)
 
     @property
     def envelopes(self) -> list[dict[str, Any]]:
@@ -187,7 +190,9 @@ def to_parquet(
         Anything :func:`memvelope_tools.load` takes (an export is converted in memory); a list is
         several documents.
     folder : str or os.PathLike
-        The folder to write ``conversations.parquet``, ``messages.parquet`` and ``facts.parquet`` into.
+        The folder to write ``conversations.parquet``, ``messages.parquet`` and ``facts.parquet`` into,
+        and, when an export is given by path, ``assets.parquet`` and ``projects.parquet`` (the columns of
+        :func:`memvelope_tools.assets_frame` and :func:`memvelope_tools.projects_frame`, after ``source``).
     sources : list of str, optional
         One label per document (default: see :func:`memvelope_tools._sources.labels_of`).
     dedupe : bool, default False
@@ -215,11 +220,13 @@ def to_parquet(
     >>> import memvelope_tools as mv
     >>> with tempfile.TemporaryDirectory() as out:
     ...     sorted(mv.to_parquet(mv.sample_path("chatgpt"), out))
-    ['conversations', 'messages']
+    ['assets', 'conversations', 'messages', 'projects']
     """
-    return read_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress).to_parquet(
-        folder, progress=progress
-    )
+    from ._whole.sections import whole_tables
+
+    tables = read_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress)
+    tables.whole = whole_tables(doc_or_docs, [d["source"] for d in tables.documents])
+    return tables.to_parquet(folder, progress=progress)
 
 
 def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:

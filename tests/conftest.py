@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.append(str(ROOT / "benchmarks"))
 FIXTURES = ROOT / "fixtures"
 REAL_EXPORTS = ROOT.parent / "shared" / "real-exports"
+# The second collection of public export files (a real sharded 2026 ChatGPT export among them), read in place.
+COLLECTED = ROOT.parent / "shared" / "real-exports-collected"
 
 
 def fresh(*args: str) -> subprocess.CompletedProcess[str]:

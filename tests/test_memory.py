@@ -263,14 +263,6 @@ def test_real_writes_on_abandoned_branches_and_their_snapshots() -> None:
     assert not old["current"]
 
 
-def test_real_2026_format_has_no_memory_records() -> None:
-    path = SHARED / "files" / "Fenixhuman27__knowledge-forge__data-conversations-004.json"
-    if not path.exists():
-        pytest.skip("the collected real exports are not beside the repository")
-    frame = memory_frame(path)
-    assert len(frame) == 0 and frame.attrs["notes"] == [NO_RECORDS]
-
-
 # --- Facts IR and the command ----------------------------------------------------------------------
 
 

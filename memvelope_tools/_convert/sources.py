@@ -319,6 +319,18 @@ def listed_files(path: str | os.PathLike[str]) -> list[str]:
     return []
 
 
+#: Whether the file at a path is a zip (by its ``.zip`` suffix or its first bytes), as :func:`expand` tells.
+looks_like_zip = _looks_like_zip
+
+
+def zip_sizes(path: str | os.PathLike[str]) -> list[tuple[str, int]]:
+    """The files of the zip at ``path`` as :func:`listed_files` gives them, each with the size it
+    inflates to as the archive declares it (its listing only is read); InputError when it cannot be opened."""
+    label = os.fspath(path)
+    with _open_zip(Path(label), label) as archive:
+        return [(name, info.file_size) for name, info in _members(archive)[0].items()]
+
+
 def check_listing(path: str | os.PathLike[str], files: list[str] | None = None) -> None:
     """Raise what :func:`expand` raises for the zip or folder at ``path`` when it holds no part or is no
     readable zip, reading listings only (no member is inflated); ``files``, a zip's members as

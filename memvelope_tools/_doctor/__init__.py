@@ -117,13 +117,15 @@ def _memory(
 ) -> dict[str, object]:
     """What the provider remembered, counted: items by kind, those also in the envelope, notes."""
     from .._memory import KINDS, collect, memory_parts
+    from .._whole.citations import CITED
 
     read = collect(provider, merged or [v for _, v in singles], list(memory_parts(paths, zip_limits or ZipLimits())))
     by_kind = {kind: n for kind in KINDS if (n := sum(1 for i in read.items if i.kind == kind))}
     return {
         "items": len(read.items),
         "by_kind": by_kind,
-        "also_in_envelope": sum(1 for i in read.items if i.message_id is not None),
+        # a cited memory's message is the answer citing it, not the memory's text
+        "also_in_envelope": sum(1 for i in read.items if i.message_id is not None and i.kind != CITED),
         "notes": read.notes,
     }
 

@@ -78,6 +78,21 @@ def _notes(report: ConversionLog, provider: str, args: argparse.Namespace) -> No
         for name, why in report.ignored if args.verbose else []:
             print(f"memvelope: passed over {name} ({why})", file=err)
     conversion_notes(report, provider)
+    _unconverted(args.paths)
+
+
+def _unconverted(paths: list[str]) -> None:
+    """The note naming the files of the export the spec does not convert (group chats, the library, ...)."""
+    from .._whole.files import unconverted_note
+    from .._whole.sections import unconverted_files
+    from ..errors import MemvelopeError
+
+    try:
+        note = unconverted_note(unconverted_files(*paths))
+    except MemvelopeError as exc:  # the conversion is done: a listing that fails is said, not fatal
+        note = f"the export's other files could not be listed: {exc}"
+    if note is not None:
+        print(f"memvelope: note: {note}", file=sys.stderr)
 
 
 def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:

@@ -23,6 +23,7 @@ _KIND_NAMES = {
     "about_model": "how to answer",
     "claude_account": "account memory",
     "claude_project": "project memory",
+    "cited": "memory ChatGPT cited",
 }
 
 
@@ -58,7 +59,7 @@ def _where(item: MemoryItem) -> str:
     bits: list[str] = []
     if item.conversation_id is not None:
         title = f'"{item.conversation_title}" ' if item.conversation_title else ""
-        where = "first listed in" if item.kind == "snapshot" else "in"
+        where = {"snapshot": "first listed in", "cited": "first cited in"}.get(item.kind, "in")
         bits.append(f"{where} {title}({item.conversation_id})")
         if item.message_id is not None:
             bits.append(f"message {item.message_id}")
@@ -66,7 +67,12 @@ def _where(item: MemoryItem) -> str:
             bits.append("on an abandoned branch" if not item.on_active_path else "not in the envelope")
     if item.project_id is not None:
         bits.append(f"project {item.project_id}")
-    if item.count > 1:
+    if item.kind == "cited":
+        conversations = count(len(item.conversation_ids or ()), "conversation")
+        bits.append(f"memory {item.memory_id}, cited {count(item.count, 'time')} in {conversations}")
+        if item.count > 1:
+            bits[-1] += f" until {_day(item.last_seen)}"
+    elif item.count > 1:
         bits.append(f"seen {item.count} times until {_day(item.last_seen)}")
     if item.stated_date:
         bits.append(f"saved on {item.stated_date} (as the snapshot says)")
