@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from typing import TYPE_CHECKING
 
 from .._atomic import check_output_file
 from .._plural import count
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+from .._printable import printable
 
 if TYPE_CHECKING:
     from .._memory import MemoryItem, MemoryRead
@@ -76,7 +74,8 @@ def _where(item: MemoryItem) -> str:
 
 
 def render(read: MemoryRead) -> str:
-    """The listing ``memvelope memory`` prints: one entry per item, oldest first, then the notes.
+    """The listing ``memvelope memory`` prints: one entry per item, oldest first, then the notes, every
+    value taken from the export made printable (see :func:`memvelope_tools._printable.printable`).
 
     Parameters
     ----------
@@ -86,7 +85,7 @@ def render(read: MemoryRead) -> str:
     Returns
     -------
     str
-        Lines of text, ending in a newline.
+        Lines of text, ending in a newline; no line holds a control character.
 
     Raises
     ------
@@ -119,7 +118,7 @@ def render(read: MemoryRead) -> str:
     if read.notes:
         lines.append("")
         lines += [f"note: {note}" for note in read.notes]
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(printable, lines)) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -129,8 +128,7 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.output)
     read = read_memory(*args.paths, progress=False if args.quiet else None)
     if not args.output:
-        # an unpaired surrogate (legal in JSON, not in UTF-8) is shown as U+FFFD, as the frames hold it
-        sys.stdout.write(_LONE_SURROGATE.sub("\ufffd", render(read)))
+        sys.stdout.write(render(read))
         sys.stdout.flush()
         return 0
     from .._convert.pipeline import convert
@@ -146,5 +144,5 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         for note in read.notes:
-            print(f"memvelope: note: {note}", file=sys.stderr)
+            print(f"memvelope: note: {printable(note)}", file=sys.stderr)
     return 0
