@@ -63,7 +63,8 @@ matrix: $(TEST_STAMP) chromium fonts
 	$(VENV)/bin/nox
 
 fuzz: $(TEST_STAMP)
-	MEMVELOPE_FUZZ_EXAMPLES=20000 MPLBACKEND=Agg $(PY) -m pytest -q tests/test_properties.py tests/test_text.py
+	MEMVELOPE_FUZZ_EXAMPLES=20000 MPLBACKEND=Agg $(PY) -m pytest -q tests/test_properties.py tests/test_text.py \
+		tests/test_c_fuzz.py
 
 # The C helpers built with AddressSanitizer and UndefinedBehaviorSanitizer (in build/sanitize, a copy of
 # the package, so the ordinary build is untouched), and the tests that reach them run against that
@@ -73,8 +74,8 @@ fuzz: $(TEST_STAMP)
 CC ?= cc
 SANITIZE := build/sanitize
 SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
-SANITIZE_TESTS := tests/test_c_arguments.py tests/test_elements.py tests/test_text.py tests/test_fast_stream.py \
-	tests/test_stream_depth.py tests/test_changing_inputs.py tests/test_read.py
+SANITIZE_TESTS := tests/test_c_arguments.py tests/test_c_fuzz.py tests/test_elements.py tests/test_text.py \
+	tests/test_fast_stream.py tests/test_stream_depth.py tests/test_changing_inputs.py tests/test_read.py
 sanitize: $(TEST_STAMP)
 	rm -rf $(SANITIZE) && mkdir -p $(SANITIZE)
 	cp -r memvelope_tools setup.py pyproject.toml README.md $(SANITIZE)/

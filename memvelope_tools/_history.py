@@ -24,6 +24,9 @@ Matching rules (this module owns them):
   ``<hash>-YYYY-MM-DD-HH-MM-SS.zip``, Claude ``data-YYYY-MM-DD-HH-MM-SS[-batch-NNNN].zip``, or the
   folder they unpack to; the time is taken as UTC), else the newest timestamp inside the export.
   The ``date_source`` column says which rule gave it: ``given``, ``file name``, ``newest timestamp``.
+* **Provider**: a snapshot's provider is the one its envelope names (``meta.source_provider``), so an
+  export holding no conversation (an envelope can) is its provider's newest like any other: every
+  conversation seen before is ``deleted-upstream`` after it, in memory and in a history folder alike.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from ._frames.columns import (
     TIMESTAMP,
     to_pandas,
 )
-from ._frames.documents import envelope_tables
+from ._frames.documents import read_documents
 from ._frames.folders import (
     CONVERSATION_HISTORY_COLUMNS,
     HISTORY_STATUSES,
@@ -221,9 +224,7 @@ def read_snapshots(
     tables = _tables(list(zip(sources, labels, strict=True)), workers, progress)
     named = [s if n is None else n for s, n in zip(sources, names or [None] * len(sources), strict=True)]
     snaps = []
-    for (convs, msgs), source, label, date in zip(tables, named, labels, dates, strict=True):
-        providers = convs.column("provider").unique().to_pylist()
-        provider = str(providers[0]) if providers else ""
+    for (convs, msgs, provider), source, label, date in zip(tables, named, labels, dates, strict=True):
         keys, matched_by = conversation_keys(convs, msgs)
         when, rule = (
             snapshot_date(source, date, label, functools.partial(newest_in, convs, msgs)) if dated else (pd.NaT, "")
@@ -234,10 +235,10 @@ def read_snapshots(
 
 def _tables(
     inputs: list[tuple[Source, str]], workers: int | None, progress: bool | None
-) -> list[tuple[pa.Table, pa.Table]]:
-    """The envelope tables of each ``(source, label)``. An export path is converted streaming to a
-    temporary envelope file first (two exports at the same time), which the frames then read a
-    batch at a time, so memory stays near the tables' size."""
+) -> list[tuple[pa.Table, pa.Table, str]]:
+    """The envelope tables of each ``(source, label)``, and the provider its envelope names (even with no
+    conversation). An export path is converted streaming to a temporary envelope file first (two exports
+    at the same time), which the frames then read a batch at a time, so memory stays near the tables' size."""
     with tempfile.TemporaryDirectory(prefix="memvelope-history-") as tmp:
         readable: list[Source] = []
         jobs: list[tuple[list[Path], Path]] = []
@@ -253,9 +254,9 @@ def _tables(
         convert_all(jobs, workers, progress)
         out = []
         for source, (_, label) in zip(readable, inputs, strict=True):
-            convs, msgs = envelope_tables(source, sources=[label], progress=progress)
-            assert msgs is not None
-            out.append((convs, msgs))
+            read = read_documents(source, "envelope", sources=[label], progress=progress)
+            assert read.messages is not None
+            out.append((read.conversations, read.messages, str(read.records[0]["provider"])))
         return out
 
 

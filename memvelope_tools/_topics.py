@@ -13,14 +13,14 @@ and the text of all its messages; with ``unit="message"`` each message is one.
 
 **Words.** Text is lower-cased; fenced code blocks (```` ``` ````, also one left open), inline code
 (`` `...` ``) and URLs are removed; a word is a run of letters (digits and punctuation split words, so
-numbers never count), of at least two letters, or a single Chinese character (Chinese and Japanese do
-not separate words with spaces: each ideograph counts as a word, a run of katakana as one, and
-hiragana, mostly grammar, is left out). Stop words are scikit-learn's English list, the English
-list of the ``stop-words`` package, a few words of chat small talk, and the ``stop-words`` list of
-every other language that makes up at least 0.5 % of the history's words (German, French, Spanish,
-Russian, Chinese, ... 33 languages in all), plus ``stop_words`` given here. Of the rest, words in at
-least two units (when there are 20 units or more) and in at most 70 % of them are kept, the 20,000
-most frequent at most.
+numbers never count), of at least two letters and at most :data:`MAX_WORD` (40), or a single Chinese
+character (Chinese and Japanese do not separate words with spaces: each ideograph counts as a word, a
+run of katakana as one, and hiragana, mostly grammar, is left out). Stop words are scikit-learn's
+English list, the English list of the ``stop-words`` package, a few words of chat small talk, and the
+``stop-words`` list of every other language that makes up at least 0.5 % of the history's words
+(German, French, Spanish, Russian, Chinese, ... 33 languages in all), plus ``stop_words`` given here.
+Of the rest, words in at least two units (when there are 20 units or more) and in at most 70 % of them
+are kept, the 20,000 most frequent at most.
 
 **Model.** TF-IDF with sublinear term frequency, then non-negative matrix factorisation (``init=
 "nndsvda"``, coordinate descent, ``random_state=seed``): the same input and seed give the same topics.
@@ -56,6 +56,9 @@ N_TERMS = 10
 MIN_LANGUAGE_SHARE = 0.005
 MAX_FEATURES = 20_000
 MAX_DF = 0.7
+#: The longest word counted, in letters: a longer run of letters (a key, an encoding, a run of one letter
+#: repeated) names no topic, and is dropped before it costs anything.
+MAX_WORD = 40
 #: Words of chat small talk that say nothing about a topic, in addition to the stop-word lists.
 _CHAT_WORDS = (
     "ok okay yes yeah sure thanks thank please hi hello hey let lets like just really also use using used "
@@ -311,7 +314,7 @@ def _tokens(array: pa.Array, owner: np.ndarray) -> tuple[pa.Array, np.ndarray]:
     tokens = pa.concat_arrays([flat.filter(alpha), pc.list_flatten(mixed)])
     owners = np.concatenate([owners[alpha.to_numpy(zero_copy_only=False)], mixed_owners])
     lengths = pc.utf8_length(tokens).to_numpy(zero_copy_only=False)
-    keep = lengths >= 2
+    keep = (lengths >= 2) & (lengths <= MAX_WORD)
     single = np.flatnonzero(lengths == 1)  # of one letter, only an ideograph is a word
     if len(single):
         keep[single] = pc.match_substring_regex(tokens.take(single), pattern=f"^{_HAN}$").to_numpy(zero_copy_only=False)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._convert.pipeline import convert, write_envelope
+from ._printable import printable
 from .errors import MemvelopeError
 from .samples import SAMPLES, sample_path
 
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run(Path(args[0] if args else "out"))
     except MemvelopeError as exc:
-        print(f"memvelope: error: {exc}", file=sys.stderr)
+        print(f"memvelope: error: {printable(str(exc))}", file=sys.stderr)
         return 1
     print(f"done in {time.perf_counter() - started:.2f} s")
     return 0

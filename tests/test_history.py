@@ -439,3 +439,65 @@ def test_messages_compared_from_a_chunked_text_column_give_the_texts_taken_whole
     rows = np.array([p % len(texts) for p in picks] if texts else [], dtype=np.int64)
     taken = _Comparable(table).texts(rows)
     assert taken.to_pylist() == [texts[r] for r in rows]
+
+
+# ---- an export holding no conversation -----------------------------------------------------------
+
+
+def _through_a_folder(exports: list[Any], dates: list[str], folder: Path) -> dict[str, pd.DataFrame]:
+    from memvelope_tools._history import read_history
+    from memvelope_tools._history_folder import add_to_history
+
+    for export, date in zip(exports, dates, strict=True):
+        add_to_history(export, folder, date=date)
+    return read_history(folder)
+
+
+def _statuses(h: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    convs = h["conversations"].sort_values(["provider", "conversation_key"])
+    messages = h["messages"].sort_values(["conversation_key", "position", "first_seen"])
+    return {
+        "snapshots": rows(h["snapshots"], ["provider", "conversations", "messages", "new", "missing"]),
+        "conversations": rows(convs, ["conversation_key", "status"]),
+        "messages": rows(messages, ["conversation_key", "position", "status"]),
+    }
+
+
+@pytest.mark.parametrize("provider", ["chatgpt", "claude"])
+@pytest.mark.parametrize("as_file", [True, False], ids=["file", "document"])
+def test_an_export_of_no_conversation_leaves_every_earlier_one_deleted_upstream_in_memory_and_in_a_folder(
+    provider: str, as_file: bool, tmp_path: Path
+) -> None:
+    earlier = _envelope([_conv("c1", "t", None, ["hello", "world"]), _conv("c2", "u", None, ["again"])], provider)
+    empty = _envelope([], provider)
+    exports: list[Any] = [earlier, empty]
+    if as_file:
+        exports = []
+        for name, doc in (("earlier", earlier), ("empty", empty)):
+            path = tmp_path / f"{name}.mve.json"
+            path.write_text(json.dumps(doc), encoding="utf-8")
+            exports.append(path)
+    dates = ["2025-01-01", "2025-02-01"]
+    merged = _statuses(history(exports, dates=dates))
+    stored = _statuses(_through_a_folder(exports, dates, tmp_path / "h"))
+    assert merged == stored
+    # The empty export is the provider's newest: neither conversation is in it (the README's rule for status).
+    assert merged["snapshots"] == [(provider, 2, 3, 2, 0), (provider, 0, 0, 0, 2)]
+    assert [status for _, status in merged["conversations"]] == ["deleted-upstream"] * 2
+    assert {status for _, _, status in merged["messages"]} == {"deleted-upstream"}
+
+
+@pytest.mark.slow
+@PROPERTY
+@given(st.lists(st.one_of(st.just([]), _conversations(unique_ids=False)), min_size=2, max_size=4))
+def test_a_folder_and_history_agree_on_any_sequence_of_exports(exports: list[list[dict[str, Any]]]) -> None:
+    dates = [f"2025-0{i + 1}-01" for i in range(len(exports))]
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for i, convs in enumerate(exports):
+            path = Path(tmp) / f"export-{i}.mve.json"
+            path.write_text(json.dumps(_envelope(convs)), encoding="utf-8")
+            paths.append(path)
+        merged = _statuses(history(paths, dates=dates))
+        stored = _statuses(_through_a_folder(paths, dates, Path(tmp) / "h"))
+    assert merged == stored

@@ -394,3 +394,44 @@ def test_the_report_finds_topics_wherever_topics_does():
     section = build_report([env])
     section = section[section.index("<h2>Topics</h2>") :]
     assert "1 topic found" in section and mv.topics(env, n_topics=1).n_topics == 1
+
+
+# ---- very long words -----------------------------------------------------------------------------
+
+
+def test_a_word_of_more_than_forty_letters_is_no_word():
+    forty, forty_one = "ab" * 20, "ab" * 20 + "c"
+    counts, vocabulary = count_words(pd.Series([f"tomato {forty} {forty_one} {forty}"]), np.arange(1), 1)
+    assert list(vocabulary) == ["tomato", forty]
+    assert counts.toarray().tolist() == [[1, 2]]
+
+
+def _with_a_huge_word(per_topic: int) -> tuple[dict, str]:
+    """The planted history with a word of 2,000,000 letters in every garden conversation, and three
+    conversations of that word alone: a topic's first term, were it counted."""
+    env, order = planted(per_topic=per_topic)
+    huge = "zyx" * 666_667
+    for conversation, name in zip(env["conversations"], order, strict=True):
+        if name == "garden":
+            conversation["messages"][0]["text"] += f" {huge} "
+    alone = [conv(f"h{i}", None, msg(0, "user", "2024-06-01T12:00:00.000Z", f"{huge} {huge}")) for i in range(3)]
+    return envelope(*env["conversations"], *alone), huge
+
+
+def test_a_huge_word_is_never_a_topic_term_and_the_other_terms_are_found():
+    env, huge = _with_a_huge_word(per_topic=15)
+    found = mv.topics(env, n_topics=5)
+    terms = set(found.terms["term"])
+    assert not any(len(term) > 40 for term in terms)
+    assert huge not in terms
+    assert len(set(PLANTED["garden"].split()) & terms) >= 5  # its conversations still make their topic
+
+
+def test_the_report_draws_no_huge_word_in_its_topics():
+    from memvelope_tools._report import build_report
+
+    env, huge = _with_a_huge_word(per_topic=5)
+    html = build_report([env])
+    section = html[html.index("<h2>Topics</h2>") :]
+    assert "4 topics found" in section
+    assert huge[:41] not in html

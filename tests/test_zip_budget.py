@@ -14,7 +14,8 @@ import pytest
 
 import memvelope_tools as mv
 from memvelope_tools._convert import sources
-from memvelope_tools._convert.sources import ZipLimits, expand, printable
+from memvelope_tools._convert.sources import ZipLimits, expand
+from memvelope_tools._printable import printable
 from memvelope_tools.cli import main
 from memvelope_tools.errors import ConversionError
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Final
 
+from .._printable import printable
 from ..errors import ConversionError, InputError
 
 _ZIP_MAGIC: Final = (b"PK\x03\x04", b"PK\x05\x06")
@@ -103,15 +104,6 @@ class Expansion:
     parts: list[Part]
     ignored: list[tuple[str, str]]  # (name, why)
     chose: bool  # True when a folder or zip held files that were not taken
-
-
-def printable(name: str) -> str:
-    """``name`` (a zip member's, as the archive spells it) with every character that is not printable
-    (control characters, invisible format characters) written as a Python escape, so that a message
-    naming it cannot move the cursor or forge a line on a terminal."""
-    if name.isprintable():
-        return name
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in name)
 
 
 class _Budget:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._printable import printable
+
 if TYPE_CHECKING:
     from .findings import Diagnosis, Example
 
@@ -33,7 +35,7 @@ def _counts(lines: list[str], counts: dict[str, int], diagnosis: Diagnosis, pref
 
 
 def render(diagnosis: Diagnosis) -> str:
-    """The summary ``memvelope doctor`` prints by default."""
+    """The summary ``memvelope doctor`` prints by default, each line made printable."""
     lines = _head(diagnosis)
     if diagnosis.provider is None:
         if diagnosis.if_wrapped is not None:
@@ -43,8 +45,8 @@ def render(diagnosis: Diagnosis) -> str:
             if wrapped.error:
                 lines.append(f"  | does NOT convert ({wrapped.error[0]}): {wrapped.error[1]}")
             lines += ["  | " + line for line in _body(wrapped)]
-        return "\n".join(lines) + "\n"
-    return "\n".join(lines + _body(diagnosis)) + "\n"
+        return "\n".join(map(printable, lines)) + "\n"
+    return "\n".join(map(printable, lines + _body(diagnosis))) + "\n"
 
 
 def _head(diagnosis: Diagnosis) -> list[str]:

@@ -324,8 +324,10 @@ check_range(PyObject *texts, Py_ssize_t start, Py_ssize_t stop)
 static int
 check_int64(Py_buffer *view, Py_ssize_t need, const char *name)
 {
-    if (view->len < need * (Py_ssize_t)sizeof(int64_t) || view->itemsize != (Py_ssize_t)sizeof(int64_t)) {
-        PyErr_Format(PyExc_ValueError, "%s must be a contiguous int64 buffer of at least %zd items", name, need);
+    if (view->len < need * (Py_ssize_t)sizeof(int64_t) || view->itemsize != (Py_ssize_t)sizeof(int64_t)
+        || (uintptr_t)view->buf % _Alignof(int64_t) != 0) {
+        PyErr_Format(PyExc_ValueError, "%s must be a contiguous, aligned int64 buffer of at least %zd items", name,
+                     need);
         return -1;
     }
     return 0;
@@ -440,6 +442,10 @@ done:
  * anything is not the plain case, so that the caller parses those conversations the general way:
  * bytes that are not UTF-8, a key written with an escape, a field of the spec's tables that is
  * missing, repeated or of another JSON type, a role other than "user" or "assistant".
+ *
+ * Every read is bounded by the end of its conversation's span, whatever the span holds: text that is
+ * not the JSON the scanner checked (cut short, or not JSON at all) is not the plain case either. Spans
+ * that do not lie within buf, or a spans buffer that is not pairs of int64, are a ValueError.
  */
 
 typedef struct {
@@ -527,23 +533,37 @@ utf8_valid(const unsigned char *p, Py_ssize_t n)
     return 1;
 }
 
+/* Past the JSON whitespace at p[i], stopping at end. */
 static inline Py_ssize_t
-ws(const unsigned char *p, Py_ssize_t i)
+ws(const unsigned char *p, Py_ssize_t i, Py_ssize_t end)
 {
-    while (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t') i++;
+    while (i < end && (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t')) i++;
     return i;
 }
+
+/* 1 when p[i] (i < end) is c. */
+#define AT(p, i, end, c) ((i) < (end) && (p)[i] == (c))
 
 static inline int
 hex_digit(unsigned char c)
 {
-    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+    if (c >= '0' && c <= '9') return c - '0';
+    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') return (c | 0x20) - 'a' + 10;
+    return -1;
 }
 
-static inline uint32_t
-hex4(const unsigned char *p)
+/* The four hex digits at p into *cp; 0 when one is not a hex digit. */
+static inline int
+hex4(const unsigned char *p, uint32_t *cp)
 {
-    return (uint32_t)(hex_digit(p[0]) << 12 | hex_digit(p[1]) << 8 | hex_digit(p[2]) << 4 | hex_digit(p[3]));
+    uint32_t v = 0;
+    for (int k = 0; k < 4; k++) {
+        int d = hex_digit(p[k]);
+        if (d < 0) return 0;
+        v = v << 4 | (uint32_t)d;
+    }
+    *cp = v;
+    return 1;
 }
 
 /* 1 when the UTF-8 character at p (lead byte c, its sequence already checked) is whitespace. */
@@ -563,10 +583,11 @@ wide_space(unsigned char c, const unsigned char *p)
 
 /* The string at p[*ip] (its opening quote) decoded into o, which ends at o_end; its code points and
  * words when chars is not NULL. Returns the end written, or NULL when the string is not the plain
- * case: bytes that are not UTF-8 as Python's strict decoder reads it, a surrogate escape that is not
- * half of a pair, or more bytes than o holds. */
+ * case: bytes that are not UTF-8 as Python's strict decoder reads it, an escape that is not JSON's,
+ * a surrogate escape that is not half of a pair, no closing quote before end, or more bytes than o
+ * holds. */
 static unsigned char *
-decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned char *o, const unsigned char *o_end,
+decode_string(const unsigned char *p, Py_ssize_t end, Py_ssize_t *ip, unsigned char *o, const unsigned char *o_end,
               int64_t *chars, int64_t *words)
 {
     Py_ssize_t i = *ip + 1;
@@ -575,7 +596,7 @@ decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned 
     for (;;) {
         /* Eight ASCII characters at a time, none a quote or a backslash: the spaces among them
          * (0x80 in their bytes) and the words that start there, counted as bits. */
-        while (size - i >= 8 && o_end - o >= 8) {
+        while (end - i >= 8 && o_end - o >= 8) {
             uint64_t w, quote, backslash, blank;
             memcpy(&w, p + i, 8);
             quote = w ^ 0x2222222222222222ull;
@@ -596,6 +617,9 @@ decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned 
             nwords += (int64_t)(((starts >> 7) * 0x0101010101010101ull) >> 56); /* one bit per byte */
             prev = (int)(sp >> 63);
         }
+        if (i >= end) {
+            return NULL; /* no closing quote */
+        }
         unsigned char c = p[i];
         if (o_end - o < 4 && c != '"') {
             return NULL; /* a character may take up to 4 bytes: no room */
@@ -611,6 +635,7 @@ decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned 
             }
             else {
                 uint32_t cp;
+                if (end - i < 2) return NULL;
                 unsigned char e = p[i + 1];
                 i += 2;
                 switch (e) {
@@ -620,17 +645,20 @@ decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned 
                 case 'r': cp = '\r'; break;
                 case 't': cp = '\t'; break;
                 case 'u':
-                    cp = hex4(p + i);
+                    if (end - i < 4 || !hex4(p + i, &cp)) return NULL;
                     i += 4;
                     if (IS_SURROGATE(cp)) {
-                        if (!IS_HIGH(cp) || p[i] != '\\' || p[i + 1] != 'u') return NULL;
-                        uint32_t low = hex4(p + i + 2);
-                        if (!IS_LOW(low)) return NULL;
+                        uint32_t low;
+                        if (!IS_HIGH(cp) || end - i < 6 || p[i] != '\\' || p[i + 1] != 'u') return NULL;
+                        if (!hex4(p + i + 2, &low) || !IS_LOW(low)) return NULL;
                         cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
                         i += 6;
                     }
                     break;
-                default: cp = e; break; /* " \ / */
+                case '"':
+                case '\\':
+                case '/': cp = e; break;
+                default: return NULL;
                 }
                 if (cp < 0x80) {
                     *o++ = (unsigned char)cp;
@@ -654,7 +682,7 @@ decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned 
             }
         }
         else if (c >= 0xC2 && c <= 0xDF) {
-            if (!CONT(p[i + 1])) return NULL;
+            if (end - i < 2 || !CONT(p[i + 1])) return NULL;
             space = c == 0xC2 && wide_space(c, p + i);
             o[0] = c;
             o[1] = p[i + 1];
@@ -662,7 +690,7 @@ decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned 
             i += 2;
         }
         else if (c >= 0xE0 && c <= 0xEF) {
-            if (!CONT(p[i + 1]) || !CONT(p[i + 2]) || (c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] >= 0xA0))
+            if (end - i < 3 || !CONT(p[i + 1]) || !CONT(p[i + 2]) || (c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] >= 0xA0))
                 return NULL;
             space = c <= 0xE3 && wide_space(c, p + i);
             o[0] = c;
@@ -672,7 +700,7 @@ decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned 
             i += 3;
         }
         else if (c >= 0xF0 && c <= 0xF4) {
-            if (!CONT(p[i + 1]) || !CONT(p[i + 2]) || !CONT(p[i + 3]) || (c == 0xF0 && p[i + 1] < 0x90)
+            if (end - i < 4 || !CONT(p[i + 1]) || !CONT(p[i + 2]) || !CONT(p[i + 3]) || (c == 0xF0 && p[i + 1] < 0x90)
                 || (c == 0xF4 && p[i + 1] >= 0x90))
                 return NULL;
             space = 0;
@@ -695,17 +723,18 @@ decode_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, unsigned 
     return o;
 }
 
-/* Past the value at p[i] (grammar already checked); -1 when one of its strings is not UTF-8. */
+/* Past the value at p[i]; -1 when one of its strings is not UTF-8, or the value does not end before end. */
 static Py_ssize_t
-skip_value(const unsigned char *p, Py_ssize_t i)
+skip_value(const unsigned char *p, Py_ssize_t i, Py_ssize_t end)
 {
     Py_ssize_t depth = 0;
     for (;;) {
+        if (i >= end) return -1;
         unsigned char c = p[i];
         if (c == '"') {
             Py_ssize_t start = ++i;
-            while (p[i] != '"') i += p[i] == '\\' ? 2 : 1;
-            if (!utf8_valid(p + start, i - start)) return -1;
+            while (i < end && p[i] != '"') i += p[i] == '\\' ? 2 : 1;
+            if (i >= end || !utf8_valid(p + start, i - start)) return -1;
             i++;
         }
         else if (c == '[' || c == '{') {
@@ -720,8 +749,8 @@ skip_value(const unsigned char *p, Py_ssize_t i)
             i++;
         }
         else { /* a number or a literal */
-            while (!(p[i] == ',' || p[i] == ']' || p[i] == '}' || p[i] == ' ' || p[i] == '\n' || p[i] == '\r'
-                     || p[i] == '\t'))
+            while (i < end && !(p[i] == ',' || p[i] == ']' || p[i] == '}' || p[i] == ' ' || p[i] == '\n'
+                                || p[i] == '\r' || p[i] == '\t'))
                 i++;
         }
         if (depth == 0) {
@@ -733,22 +762,23 @@ skip_value(const unsigned char *p, Py_ssize_t i)
 #define NULLABLE 1
 #define COUNTED 2
 
-/* A string (or null, with NULLABLE) at p[*ip] into column c; -1 when it is neither, or on no memory. */
+/* A string (or null, with NULLABLE) at p[*ip] into column c; -1 when it is neither (before end), or on
+ * no memory. */
 static int
-read_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, Column *c, int how, Ints *chars, Ints *words)
+read_string(const unsigned char *p, Py_ssize_t end, Py_ssize_t *ip, Column *c, int how, Ints *chars, Ints *words)
 {
     Py_ssize_t i = *ip;
     if (column_grow(c) < 0) return -1;
-    if (p[i] == 'n' && (how & NULLABLE)) {
+    if ((how & NULLABLE) && end - i >= 4 && memcmp(p + i, "null", 4) == 0) {
         c->valid[c->n] = 0;
         *ip = i + 4;
     }
-    else if (p[i] == '"') {
+    else if (AT(p, i, end, '"')) {
         int64_t nc = 0, nw = 0;
-        unsigned char *end =
-            decode_string(p, size, ip, c->data + c->len, c->data + c->room, (how & COUNTED) ? &nc : NULL, &nw);
-        if (end == NULL) return -1;
-        c->len = end - c->data;
+        unsigned char *o =
+            decode_string(p, end, ip, c->data + c->len, c->data + c->room, (how & COUNTED) ? &nc : NULL, &nw);
+        if (o == NULL) return -1;
+        c->len = o - c->data;
         c->valid[c->n] = 1;
         if ((how & COUNTED) && (ints_push(chars, nc) < 0 || ints_push(words, nw) < 0)) return -1;
     }
@@ -760,20 +790,22 @@ read_string(const unsigned char *p, Py_ssize_t size, Py_ssize_t *ip, Column *c, 
     return 0;
 }
 
-/* The key at p[*ip]: its index in keys (or -1 for another key), or -2 for a key written with an
- * escape or not UTF-8. */
+/* The key at p[*ip] and its colon: its index in keys (or -1 for another key), or -2 for a key written
+ * with an escape or not UTF-8, or without its colon before end. */
 static int
-read_key(const unsigned char *p, Py_ssize_t *ip, const char *const *keys, int nkeys)
+read_key(const unsigned char *p, Py_ssize_t *ip, Py_ssize_t end, const char *const *keys, int nkeys)
 {
     Py_ssize_t i = *ip + 1, start = i;
-    while (p[i] != '"') {
+    while (i < end && p[i] != '"') {
         if (p[i] == '\\') return -2;
         i++;
     }
+    if (i >= end) return -2;
     Py_ssize_t len = i - start;
     if (!utf8_valid(p + start, len)) return -2;
-    i = ws(p, i + 1); /* the colon */
-    *ip = ws(p, i + 1);
+    i = ws(p, i + 1, end);
+    if (!AT(p, i, end, ':')) return -2;
+    *ip = ws(p, i + 1, end);
     for (int k = 0; k < nkeys; k++) {
         if ((Py_ssize_t)strlen(keys[k]) == len && memcmp(p + start, keys[k], (size_t)len) == 0) return k;
     }
@@ -787,30 +819,29 @@ typedef struct {
     Column conv[4]; /* id, title, created_at, updated_at */
     Column msg[3];  /* id, ts, text */
     Ints counts, roles, chars, words;
-    Py_ssize_t size; /* of the buffer, which strings are read in words of 8 bytes within */
 } Extracted;
 
-/* One message object at p[*ip]; 0, or -1 to give up. */
+/* One message object at p[*ip], ending before end; 0, or -1 to give up. */
 static int
-read_message(const unsigned char *p, Py_ssize_t *ip, Extracted *x)
+read_message(const unsigned char *p, Py_ssize_t *ip, Py_ssize_t end, Extracted *x)
 {
     Py_ssize_t i = *ip;
     int seen = 0;
-    if (p[i] != '{') return -1;
-    i = ws(p, i + 1);
-    while (p[i] == '"') {
-        int k = read_key(p, &i, MSG_KEYS, 4);
+    if (!AT(p, i, end, '{')) return -1;
+    i = ws(p, i + 1, end);
+    while (AT(p, i, end, '"')) {
+        int k = read_key(p, &i, end, MSG_KEYS, 4);
         if (k == -2 || (k >= 0 && (seen >> k) & 1)) return -1;
         if (k >= 0) seen |= 1 << k;
         if (k == 0) {
-            if (read_string(p, x->size, &i, &x->msg[0], 0, NULL, NULL) < 0) return -1;
+            if (read_string(p, end, &i, &x->msg[0], 0, NULL, NULL) < 0) return -1;
         }
         else if (k == 1) {
             Py_ssize_t j = i + 1;
-            if (p[i] != '"') return -1;
-            while (p[j] != '"' && p[j] != '\\') j++;
-            if (p[j] == '\\') {
-                return -1; /* a role written with an escape */
+            if (!AT(p, i, end, '"')) return -1;
+            while (j < end && p[j] != '"' && p[j] != '\\') j++;
+            if (j >= end || p[j] == '\\') {
+                return -1; /* a role written with an escape, or cut short */
             }
             if (j - i - 1 == 4 && memcmp(p + i + 1, "user", 4) == 0) {
                 if (ints_push(&x->roles, 0) < 0) return -1;
@@ -824,19 +855,19 @@ read_message(const unsigned char *p, Py_ssize_t *ip, Extracted *x)
             i = j + 1;
         }
         else if (k == 2) {
-            if (read_string(p, x->size, &i, &x->msg[1], NULLABLE, NULL, NULL) < 0) return -1;
+            if (read_string(p, end, &i, &x->msg[1], NULLABLE, NULL, NULL) < 0) return -1;
         }
         else if (k == 3) {
-            if (read_string(p, x->size, &i, &x->msg[2], COUNTED, &x->chars, &x->words) < 0) return -1;
+            if (read_string(p, end, &i, &x->msg[2], COUNTED, &x->chars, &x->words) < 0) return -1;
         }
-        else if ((i = skip_value(p, i)) < 0) {
+        else if ((i = skip_value(p, i, end)) < 0) {
             return -1;
         }
-        i = ws(p, i);
-        if (p[i] == ',') i = ws(p, i + 1);
+        i = ws(p, i, end);
+        if (AT(p, i, end, ',')) i = ws(p, i + 1, end);
     }
-    if (seen != 0xF) return -1;
-    *ip = i + 1; /* the closing brace */
+    if (seen != 0xF || !AT(p, i, end, '}')) return -1;
+    *ip = i + 1;
     return 0;
 }
 
@@ -846,35 +877,35 @@ read_conversation(const unsigned char *p, Py_ssize_t start, Py_ssize_t end, Extr
 {
     Py_ssize_t i = start;
     int seen = 0;
-    if (p[i] != '{') return -1;
-    i = ws(p, i + 1);
-    while (p[i] == '"') {
-        int k = read_key(p, &i, CONV_KEYS, 5);
+    if (!AT(p, i, end, '{')) return -1;
+    i = ws(p, i + 1, end);
+    while (AT(p, i, end, '"')) {
+        int k = read_key(p, &i, end, CONV_KEYS, 5);
         if (k == -2 || (k >= 0 && (seen >> k) & 1)) return -1;
         if (k >= 0) seen |= 1 << k;
         if (k >= 0 && k < 4) {
-            if (read_string(p, x->size, &i, &x->conv[k], k == 1 ? 0 : NULLABLE, NULL, NULL) < 0) return -1;
+            if (read_string(p, end, &i, &x->conv[k], k == 1 ? 0 : NULLABLE, NULL, NULL) < 0) return -1;
         }
         else if (k == 4) {
             int64_t n = 0;
-            if (p[i] != '[') return -1;
-            i = ws(p, i + 1);
-            while (p[i] != ']') {
-                if (read_message(p, &i, x) < 0) return -1;
+            if (!AT(p, i, end, '[')) return -1;
+            i = ws(p, i + 1, end);
+            while (!AT(p, i, end, ']')) {
+                if (read_message(p, &i, end, x) < 0) return -1;
                 n++;
-                i = ws(p, i);
-                if (p[i] == ',') i = ws(p, i + 1);
+                i = ws(p, i, end);
+                if (AT(p, i, end, ',')) i = ws(p, i + 1, end);
             }
             i++;
             if (ints_push(&x->counts, n) < 0) return -1;
         }
-        else if ((i = skip_value(p, i)) < 0) {
+        else if ((i = skip_value(p, i, end)) < 0) {
             return -1;
         }
-        i = ws(p, i);
-        if (p[i] == ',') i = ws(p, i + 1);
+        i = ws(p, i, end);
+        if (AT(p, i, end, ',')) i = ws(p, i + 1, end);
     }
-    return seen == 0x1F && p[i] == '}' && i + 1 == end ? 0 : -1;
+    return seen == 0x1F && AT(p, i, end, '}') && i + 1 == end ? 0 : -1;
 }
 
 static PyObject *
@@ -908,22 +939,36 @@ textscan_extract(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *result = NULL, *datas[7] = {NULL};
     Extracted x;
     int failed = 0;
+    int64_t *spans = NULL;
     memset(&x, 0, sizeof(x));
 
     if (!PyArg_ParseTuple(args, "y*y*", &buf_view, &spans_view)) {
         return NULL;
     }
-    const int64_t *spans = (const int64_t *)spans_view.buf;
+    if (spans_view.len % (Py_ssize_t)(2 * sizeof(int64_t)) != 0) {
+        PyErr_SetString(PyExc_ValueError, "spans must be pairs of int64 (start, end)");
+        goto done;
+    }
+    /* A copy, aligned whatever the buffer given. */
+    spans = malloc(spans_view.len ? (size_t)spans_view.len : 1);
+    if (spans == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(spans, spans_view.buf, (size_t)spans_view.len);
     Py_ssize_t nspans = spans_view.len / (Py_ssize_t)(2 * sizeof(int64_t)), total = 0;
     for (Py_ssize_t k = 0; k < nspans; k++) {
-        if (spans[2 * k] < 0 || spans[2 * k + 1] < spans[2 * k] || spans[2 * k + 1] > buf_view.len) {
+        int64_t start = spans[2 * k], end = spans[2 * k + 1];
+        if (start < 0 || end < start || end > (int64_t)buf_view.len) {
             PyErr_SetString(PyExc_ValueError, "spans must lie within buf");
             goto done;
         }
-        total += spans[2 * k + 1] - spans[2 * k];
+        total = end - start > INT32_MAX - total ? (Py_ssize_t)INT32_MAX + 1 : total + (Py_ssize_t)(end - start);
     }
     if (total > INT32_MAX) {
-        Py_RETURN_NONE; /* more than one string column holds: the general way cuts it */
+        result = Py_None; /* more than one string column holds: the general way cuts it */
+        Py_INCREF(result);
+        goto done;
     }
     Column *columns[7] = {&x.conv[0], &x.conv[1], &x.conv[2], &x.conv[3], &x.msg[0], &x.msg[1], &x.msg[2]};
     for (int c = 0; c < 7; c++) {
@@ -939,7 +984,6 @@ textscan_extract(PyObject *Py_UNUSED(module), PyObject *args)
     }
     if (!failed) {
         const unsigned char *p = (const unsigned char *)buf_view.buf;
-        x.size = buf_view.len;
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t k = 0; k < nspans; k++) {
             if (read_conversation(p, spans[2 * k], spans[2 * k + 1], &x) < 0) {
@@ -982,6 +1026,7 @@ done:
     free(x.roles.v);
     free(x.chars.v);
     free(x.words.v);
+    free(spans);
     PyBuffer_Release(&buf_view);
     PyBuffer_Release(&spans_view);
     return result;

@@ -150,10 +150,11 @@ def native() -> bool:
 def conversation_columns(buf: Any, spans: np.ndarray) -> Conversations | None:
     """The columns of the conversations whose JSON text is at ``buf[start:end]`` for each row of ``spans``.
 
-    Each span must hold one value the JSON scanner accepted, with no surrogate escape that is not
-    half of a pair and no integer of 19 digits or more. None when the compiled helper is missing or
-    the conversations are not the plain case (see ``_textscan.c``): the caller then parses them.
-    Runs without the GIL.
+    Each span is to hold one value the JSON scanner accepted, with no surrogate escape that is not
+    half of a pair and no integer of 19 digits or more; nothing outside the spans is read, and a span
+    holding anything else is not the plain case. None when the compiled helper is missing or the
+    conversations are not the plain case (see ``_textscan.c``): the caller then parses them. Runs
+    without the GIL.
     """
     if not use_c(_textscan):
         return None

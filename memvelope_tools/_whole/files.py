@@ -20,13 +20,13 @@ from .._convert.sources import (
     ZipLimits,
     expand,
     looks_like_zip,
-    printable,
     side_parts,
     utf16_key,
     zip_sizes,
 )
 from .._json.elements import JS, PartElements, Reader, Refused
 from .._plural import count
+from .._printable import printable
 from .._providers import files as known
 from ..errors import FormatError, InputError
 

@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 from .. import __version__
 from .._atomic import written_count, written_since
 from .._plural import count
+from .._printable import printable
 from .._signals import TERMINATED_STATUS, Terminated, terminate_as_interrupt
 from ..errors import MemvelopeError, MixedProvidersWarning, OutputError
 
@@ -113,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()  # a full disk behind stdout shows here, not at exit
             return status
     except MemvelopeError as exc:
-        print(f"memvelope: error: {exc}", file=sys.stderr)
+        print(f"memvelope: error: {printable(str(exc))}", file=sys.stderr)
         return 1
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] in ("", "memvelope_tools"):
@@ -136,14 +137,14 @@ def _note(
     message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None, line: Any = None
 ) -> None:
     """A warning raised while a command runs, as the command says it: one note on stderr, no source line."""
-    print(f"memvelope: note: {message}", file=sys.stderr)
+    print(f"memvelope: note: {printable(str(message))}", file=sys.stderr)
 
 
 def _written_before_stop(paths: Sequence[os.PathLike[str]]) -> str:
     """What a stopped command leaves: nothing, or the files it had put in place whole before the stop."""
     if not paths:
         return "; no output was written"
-    names = ", ".join(map(os.fspath, paths))
+    names = ", ".join(printable(os.fspath(path)) for path in paths)
     what = names if len(paths) == 1 else f"{count(len(paths), 'file')} ({names})"
     return f" after writing {what} whole; nothing else was written"
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from .._atomic import check_output_file, check_output_folder
 from .._convert.log import ConversionLog
+from .._printable import printable
 from .._signals import bind_to_parent, held
 from .._sources import Input, Use, resolve
 
@@ -45,7 +46,8 @@ def conversion_notes(report: ConversionLog, provider: str | None, *, quiet: bool
 
     err = sys.stderr
     for name, count in report.replaced.items():
-        print(f"memvelope: warning: {name}: {count} invalid UTF-8 sequence(s) replaced with U+FFFD", file=err)
+        what = f"{count} invalid UTF-8 sequence(s) replaced with U+FFFD"
+        print(f"memvelope: warning: {printable(name)}: {what}", file=err)
     if report.foreign and provider in OTHER:
         print(f"memvelope: note: {mixed_providers(provider, report.foreign)}; `memvelope doctor` lists them", file=err)
 
@@ -109,7 +111,7 @@ def notes() -> Iterator[None]:
             yield
         finally:
             for w in caught:
-                print(f"memvelope: note: {w.message}", file=sys.stderr)
+                print(f"memvelope: note: {printable(str(w.message))}", file=sys.stderr)
 
 
 def _fork_context() -> Any:

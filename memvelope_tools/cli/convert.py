@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from .._convert.sources import ZipLimits, expand
+from .._printable import printable
 from .._sources import explained, resolve
 from .common import check_output_file, conversion_notes
 
@@ -74,9 +75,9 @@ def _notes(report: ConversionLog, provider: str, args: argparse.Namespace) -> No
         return
     err = sys.stderr
     if args.verbose or report.chose:
-        print(f"memvelope: read {len(report.parts)} part(s): {', '.join(report.parts)}", file=err)
+        print(f"memvelope: read {len(report.parts)} part(s): {', '.join(map(printable, report.parts))}", file=err)
         for name, why in report.ignored if args.verbose else []:
-            print(f"memvelope: passed over {name} ({why})", file=err)
+            print(f"memvelope: passed over {printable(name)} ({why})", file=err)
     conversion_notes(report, provider)
     _unconverted(args.paths)
 
@@ -92,7 +93,7 @@ def _unconverted(paths: list[str]) -> None:
     except MemvelopeError as exc:  # the conversion is done: a listing that fails is said, not fatal
         note = f"the export's other files could not be listed: {exc}"
     if note is not None:
-        print(f"memvelope: note: {note}", file=sys.stderr)
+        print(f"memvelope: note: {printable(note)}", file=sys.stderr)
 
 
 def _streaming(args: argparse.Namespace, limits: ZipLimits) -> bool:

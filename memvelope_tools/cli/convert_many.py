@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._printable import printable
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
@@ -61,6 +63,6 @@ def run(args: argparse.Namespace) -> int:
         if result.parquet:
             print(f"memvelope: wrote {', '.join(str(p) for p in result.parquet.values())}", file=sys.stderr)
     for failed in result.failed:
-        print(f"memvelope: failed: {failed.input}: {failed.error}", file=sys.stderr)
+        print(f"memvelope: failed: {printable(str(failed.input))}: {printable(str(failed.error))}", file=sys.stderr)
     print(f"memvelope: {len(result.converted)} converted, {len(result.failed)} failed", file=sys.stderr)
     return 0 if result.ok else 1

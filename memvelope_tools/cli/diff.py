@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from .._plural import count
+from .._printable import printable
 from .common import converting_early
 
 
@@ -77,13 +78,13 @@ def _line(row: dict[str, Any]) -> str:
 
     when = row["_when"]
     day = when.strftime("%Y-%m-%d") if not pd.isna(when) else "----------"
-    title = row["title"] if not pd.isna(row["title"]) and row["title"] else "(untitled)"
+    title = printable(row["title"]) if not pd.isna(row["title"]) and row["title"] else "(untitled)"
     before, after = row["messages_before"], row["messages_after"]
     if row["status"] in ("grown", "edited"):
         counts = f"{before:,} -> {after:,} messages, differ from message {row['first_difference'] + 1}"
     else:
         counts = count(int(after if pd.isna(before) else before), "message")
-    ident = "" if pd.isna(row["id"]) else f" [{row['id']}]"
+    ident = "" if pd.isna(row["id"]) else f" [{printable(row['id'])}]"
     return f"{row['status']:<9}  {day}  {title}{ident} ({counts})"
 
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from .._printable import printable
 from .._sources import resolve
 
 
@@ -47,6 +48,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(report.summary())
     sys.stdout.flush()
     if report.error is not None:
-        print(f"memvelope: error: the export would not convert: {report.error[1]}", file=sys.stderr)
+        print(f"memvelope: error: the export would not convert: {printable(report.error[1])}", file=sys.stderr)
         return 1
     return 0

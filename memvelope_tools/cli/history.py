@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from .._plural import count
+from .._printable import printable
 from .common import converting_piped
 
 
@@ -69,7 +70,7 @@ def run_add(args: argparse.Namespace) -> int:
     if not row["added"]:
         print(f"{args.to} already holds this export ({_when(row)}): nothing written")
         return 0
-    print(f"added {row['source']} ({_when(row)}) to {args.to}: {_counts(row)}")
+    print(f"added {printable(row['source'])} ({_when(row)}) to {args.to}: {_counts(row)}")
     return 0
 
 
@@ -80,7 +81,8 @@ def run_show(args: argparse.Namespace) -> int:
     print(f"{args.folder}: {count(len(frames['snapshots']), 'snapshot')}")
     for record in frames["snapshots"].to_dict("records"):
         row = {str(k): v for k, v in record.items()}
-        print(f"  #{row['snapshot']}  {_when(row)}  {row['provider']}  {row['source']}: {_counts(row)}")
+        source, provider = printable(row["source"]), printable(row["provider"])
+        print(f"  #{row['snapshot']}  {_when(row)}  {provider}  {source}: {_counts(row)}")
     for name in ("conversations", "messages"):
         statuses = frames[name]["status"].value_counts()
         parts = [f"{status} {int(n):,}" for status, n in statuses.items() if n]

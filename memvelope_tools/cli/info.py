@@ -9,6 +9,7 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any
 
+from .._printable import printable
 from .._read import layer_of
 from .._spec import CATEGORIES, ROLES, SUBJECT_TYPES
 from .._tags import ENVELOPE_TAG, IR_TAG
@@ -44,14 +45,14 @@ def run(args: argparse.Namespace) -> int:
             converted = found.kind == "export"
             lines = envelope_lines(doc, converted=converted) if layer_of(doc) == "envelope" else ir_lines(doc)
         except MemvelopeError as exc:
-            print(f"memvelope: error: {exc}", file=sys.stderr)
+            print(f"memvelope: error: {printable(str(exc))}", file=sys.stderr)
             status = 1
             continue
         if i:
             print()
-        print(f"{path}:")
+        print(f"{printable(path)}:")
         for line in lines:
-            print(f"  {line}")
+            print(f"  {printable(line)}")
     return status
 
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from typing import TYPE_CHECKING
 
 from .._atomic import check_output_file
 from .._plural import count
+from .._printable import printable
 from .._providers.registry import name as provider_name
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 if TYPE_CHECKING:
     from .._memory import MemoryItem, MemoryRead
@@ -82,7 +80,8 @@ def _where(item: MemoryItem) -> str:
 
 
 def render(read: MemoryRead) -> str:
-    """The listing ``memvelope memory`` prints: one entry per item, oldest first, then the notes.
+    """The listing ``memvelope memory`` prints: one entry per item, oldest first, then the notes, every
+    value taken from the export made printable (see :func:`memvelope_tools._printable.printable`).
 
     Parameters
     ----------
@@ -92,7 +91,7 @@ def render(read: MemoryRead) -> str:
     Returns
     -------
     str
-        Lines of text, ending in a newline.
+        Lines of text, ending in a newline; no line holds a control character.
 
     Raises
     ------
@@ -125,7 +124,7 @@ def render(read: MemoryRead) -> str:
     if read.notes:
         lines.append("")
         lines += [f"note: {note}" for note in read.notes]
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(printable, lines)) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -135,8 +134,7 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.output)
     read = read_memory(*args.paths, progress=False if args.quiet else None)
     if not args.output:
-        # an unpaired surrogate (legal in JSON, not in UTF-8) is shown as U+FFFD, as the frames hold it
-        sys.stdout.write(_LONE_SURROGATE.sub("\ufffd", render(read)))
+        sys.stdout.write(render(read))
         sys.stdout.flush()
         return 0
     from .._convert.pipeline import convert
@@ -152,5 +150,5 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         for note in read.notes:
-            print(f"memvelope: note: {note}", file=sys.stderr)
+            print(f"memvelope: note: {printable(note)}", file=sys.stderr)
     return 0

@@ -6,6 +6,7 @@ import argparse
 import shutil
 from typing import Any
 
+from .._printable import printable
 from .._spec import ROLES
 from .common import at_least, check_inputs, document_inputs, notes
 
@@ -77,7 +78,8 @@ def table(hits: Any, width: int) -> str:
         where = f"{hit.source}: {title}" if several else title
         status = getattr(hit, "status", None)  # a history folder's: is the message still in the latest export?
         snippet = f"[{status}] {hit.snippet}" if isinstance(status, str) and status != "current" else hit.snippet
-        rows.append((str(rank), f"{hit.score:.2f}", when, str(hit.role), clip(where or "(untitled)", 32), snippet))
+        role = printable(str(hit.role))
+        rows.append((str(rank), f"{hit.score:.2f}", when, role, clip(where or "(untitled)", 32), snippet))
     header = ("#", "score", "sent (UTC)", "role", "conversation", "snippet")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
     room = max(20, width - sum(widths) - 2 * 5)
@@ -89,9 +91,9 @@ def table(hits: Any, width: int) -> str:
 
 
 def clip(text: str, width: int, keep: str = "") -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis, from a little before the
-    first ``keep`` when that would be cut off."""
-    flat = " ".join(text.split())
+    """``text`` on one line and printable, cut to ``width`` characters with an ellipsis, from a little
+    before the first ``keep`` when that would be cut off."""
+    flat = printable(" ".join(text.split()))
     if len(flat) <= width:
         return flat
     at = flat.find(keep) if keep else -1

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from .._plural import count
+from .._printable import printable
 from .common import at_least, check_inputs, document_inputs, notes
 
 
@@ -52,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{count(found.n_topics, 'topic')} in {count(total, found.unit)}")
     width = max(len(f"{r['size']:,}") for r in rows)
     for r in rows:
-        print(f"{r['topic']:>3}  {r['size']:>{width},} {unit:<13} {r['share']:>4.0%}  {', '.join(r['terms'])}")
+        shown = ", ".join(map(printable, r["terms"]))
+        print(f"{r['topic']:>3}  {r['size']:>{width},} {unit:<13} {r['share']:>4.0%}  {shown}")
     unassigned = total - int(sizes.sum())
     if unassigned:
         has = "has" if unassigned == 1 else "have"

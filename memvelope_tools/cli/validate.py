@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .._printable import printable
 from .._sources import resolve_one
 from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import FormatError, InputError
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             violations = check_file(path, envelope)
         except InputError as exc:  # missing, unreadable, not JSON, not a document: as every command says it
-            print(f"memvelope: error: {exc}", file=sys.stderr)
+            print(f"memvelope: error: {printable(str(exc))}", file=sys.stderr)
             status = 1
             continue
         if not violations:
@@ -92,6 +93,6 @@ def run(args: argparse.Namespace) -> int:
             continue
         status = 1
         for v in violations:
-            print(f"{path}: {v}")
+            print(f"{path}: {printable(str(v))}")
     sys.stdout.flush()
     return status
