@@ -61,10 +61,10 @@ def main() -> int:
     if not (folder / "state.parquet").is_file():
         shutil.rmtree(folder, ignore_errors=True)
         add_to_history(export, folder, date="2025-01-01")
-    index = folder / _search.INDEX_DIR
+    index = folder / _search.INDEX_FOLDER
     rows_files = sorted(index.glob("rows-*.arrow"))
     rows_mb = sum(p.stat().st_size for p in rows_files) / 1e6
-    messages = len(_search.SearchIndex.open(index))
+    messages = len(_search.open_history_index(folder))
     print(f"export {export.stat().st_size / 1e6:.0f} MB: {messages:,} messages, rows files {rows_mb:.0f} MB")
 
     spent = {"parts": 0.0, "rows": 0.0}
@@ -79,14 +79,14 @@ def main() -> int:
 
         return run
 
-    _search._read_parts_file = timed("parts", _search._read_parts_file)  # type: ignore[method-assign]
-    _search._rows_table = timed("rows", _search._rows_table)  # type: ignore[method-assign]
+    _search.read_parts_file = timed("parts", _search.read_parts_file)  # type: ignore[method-assign]
+    _search.rows_table = timed("rows", _search.rows_table)  # type: ignore[method-assign]
 
     def checked() -> tuple[float, float, float]:
         _search.clear_cache()
         spent.update(parts=0.0, rows=0.0)
         start = time.perf_counter()
-        _search._open_history_index(folder).close()
+        _search.open_history_index(folder).close()
         return time.perf_counter() - start, spent["parts"], spent["rows"]
 
     def unchecked() -> float:

@@ -96,12 +96,11 @@ RESULT_COLUMNS: dict[str, Any] = {
     "score": np.dtype("float64"),
 }
 MARKS = ("⟦", "⟧")
-INDEX_DIR = INDEX_FOLDER
-_ROWS = "rows.arrow"  # what a result row shows, beside the engine's files
-_PARTS_FILE = "parts.json"  # in the index of a history folder: the parts indexed (see memvelope_tools._frames.folders)
-_OLD_FILES = ("search.sqlite", "search.1.sqlite")  # an index in the format of earlier releases
+ROWS = "rows.arrow"  # what a result row shows, beside the engine's files
+PARTS_FILE = "parts.json"  # in the index of a history folder: the parts indexed (see memvelope_tools._frames.folders)
+OLD_FILES = ("search.sqlite", "search.1.sqlite")  # an index in the format of earlier releases
 _ENGINE_FILES = (".term", ".idx", ".store", ".fast", ".fieldnorm", ".pos", "meta.json")  # what a change damages
-_FORMAT = "memvelope-search-3"
+FORMAT = "memvelope-search-3"
 _ANALYZER = "memvelope"
 _SNIPPET_TOKENS = 24
 _SNIPPET_LEAD = 3  # words shown before the first match of a long message
@@ -111,7 +110,7 @@ DISK_MIN = 200_000
 _HEAP = 512 << 20  # bytes the engine's indexing threads buffer before writing
 _PART_HEAP = 64 << 20  # the same, indexing a history folder's parts (a row group at a time)
 _HASHED = 1 << 24  # Arrow buffers up to this size are hashed into a frame's key, larger ones named
-_BATCH = 1 << 16  # texts converted to Python at a time while indexing
+BATCH = 1 << 16  # texts converted to Python at a time while indexing
 # Ideographs and kana: a zero-width space (a separator to the tokenizer, invisible in a snippet)
 # after each makes every one a token of its own.
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
@@ -265,7 +264,7 @@ class _Parser:
         return QueryError(f"cannot search for {self.query!r}: parentheses do not pair up")
 
 
-def _timestamp_ms(value: Any, name: str) -> int | None:
+def timestamp_ms(value: Any, name: str) -> int | None:
     if value is None:
         return None
     try:
@@ -310,7 +309,7 @@ def _schema() -> tantivy.Schema:
     return builder.build()
 
 
-def _open_engine(directory: Path | None, *, create: bool) -> tantivy.Index:
+def open_engine(directory: Path | None, *, create: bool) -> tantivy.Index:
     import tantivy as t
 
     if directory is None:
@@ -323,7 +322,7 @@ def _open_engine(directory: Path | None, *, create: bool) -> tantivy.Index:
     return engine
 
 
-def _engine_query(tree: Query, searcher: tantivy.Searcher) -> tantivy.Query:
+def engine_query(tree: Query, searcher: tantivy.Searcher) -> tantivy.Query:
     """The engine's query for a parsed query (``searcher``: where the words a prefix starts are looked up)."""
     import tantivy as t
 
@@ -345,7 +344,7 @@ def _engine_query(tree: Query, searcher: tantivy.Searcher) -> tantivy.Query:
         if len(tokens) == 1:
             return t.Query.term_query(schema, "text", tokens[0])
         return t.Query.phrase_query(schema, "text", list[str | tuple[int, str]](tokens))
-    parts = [_engine_query(part, searcher) for part in tree.parts]
+    parts = [engine_query(part, searcher) for part in tree.parts]
     if tree.operator == "AND":
         return t.Query.boolean_query([(t.Occur.Must, q) for q in parts])
     if tree.operator == "OR":
@@ -353,7 +352,7 @@ def _engine_query(tree: Query, searcher: tantivy.Searcher) -> tantivy.Query:
     return t.Query.boolean_query([(t.Occur.Must, parts[0]), *((t.Occur.MustNot, q) for q in parts[1:])])
 
 
-def _filtered(query: tantivy.Query, role: str | None, since: Any, until: Any) -> tantivy.Query:
+def filtered(query: tantivy.Query, role: str | None, since: Any, until: Any) -> tantivy.Query:
     """``query`` restricted to a role and an interval of time, scored as ``query`` alone."""
     import tantivy as t
 
@@ -362,7 +361,7 @@ def _filtered(query: tantivy.Query, role: str | None, since: Any, until: Any) ->
     if role is not None:
         code = ROLES.index(role)
         filters.append(t.Query.range_query(schema, "role", t.FieldType.Integer, code, code))
-    low, high = _timestamp_ms(since, "since"), _timestamp_ms(until, "until")
+    low, high = timestamp_ms(since, "since"), timestamp_ms(until, "until")
     if low is not None or high is not None:
         filters.append(
             t.Query.range_query(
@@ -382,23 +381,23 @@ def _filtered(query: tantivy.Query, role: str | None, since: Any, until: Any) ->
     )
 
 
-def _check_filters(role: str | None, since: Any, until: Any) -> None:
+def check_filters(role: str | None, since: Any, until: Any) -> None:
     if role is not None and role not in ROLES:
         raise ValueError(f"role must be one of {', '.join(ROLES)} or None, got {role!r}")
-    _timestamp_ms(since, "since")
-    _timestamp_ms(until, "until")
+    timestamp_ms(since, "since")
+    timestamp_ms(until, "until")
 
 
-def _marked(tree: Query) -> list[tuple[list[str], bool]]:
+def marked(tree: Query) -> list[tuple[list[str], bool]]:
     """The token sequences a matching message is marked at (the words not after a NOT), with their prefix flag."""
     if isinstance(tree, Words):
         tokens = _tokens(tree.text)
         return [(tokens, tree.prefix)] if tokens else []
     parts = tree.parts[:1] if tree.operator == "NOT" else tree.parts
-    return [leaf for part in parts for leaf in _marked(part)]
+    return [leaf for part in parts for leaf in marked(part)]
 
 
-def _snippet(text: str, leaves: list[tuple[list[str], bool]], marks: Sequence[str]) -> str:
+def snippet(text: str, leaves: list[tuple[list[str], bool]], marks: Sequence[str]) -> str:
     """Up to :data:`_SNIPPET_TOKENS` words of ``text`` around its matches, each between ``marks``."""
     spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
     folded: dict[str, str | None] = {}
@@ -484,22 +483,22 @@ class SearchIndex:
         if path is None:
             if len(history) < DISK_MIN:
                 with engine_errors(None):
-                    engine = _open_engine(None, create=True)
+                    engine = open_engine(None, create=True)
                     return cls(engine, _fill(engine, history, fingerprint))
             folder = tempfile.TemporaryDirectory(prefix="memvelope-search-", ignore_cleanup_errors=True)
             try:
-                index = cls.build(history, path=Path(folder.name) / INDEX_DIR, fingerprint=fingerprint)
+                index = cls.build(history, path=Path(folder.name) / INDEX_FOLDER, fingerprint=fingerprint)
             except BaseException:
                 folder.cleanup()
                 raise
             index.path, index._temporary = None, folder
             return index
-        with _new_folder(path) as made:
+        with new_folder(path) as made:
             with engine_errors(os.fspath(path)):
-                rows = _fill(_open_engine(made, create=True), history, fingerprint)
-            _write_rows(made, rows)
+                rows = _fill(open_engine(made, create=True), history, fingerprint)
+            write_rows(made, rows)
             del rows
-        for name in _OLD_FILES:
+        for name in OLD_FILES:
             with contextlib.suppress(OSError):
                 (path.parent / name).unlink()
         return cls.open(path)
@@ -511,16 +510,16 @@ class SearchIndex:
         Raises :class:`ValueError` (:class:`pyarrow.ArrowInvalid` among them), :class:`OSError` or
         :class:`~memvelope_tools.errors.SearchIndexError` when it cannot be read.
         """
-        if os.path.lexists(path / _PARTS_FILE):
-            return _open_history_index(path.parent)
-        rows = pa.ipc.open_file(pa.memory_map(os.fspath(path / _ROWS))).read_all()
+        if os.path.lexists(path / PARTS_FILE):
+            raise ValueError(f"{path} holds the index of a history folder, which open_history_index opens")
+        rows = pa.ipc.open_file(pa.memory_map(os.fspath(path / ROWS))).read_all()
         if (rows.schema.metadata or {}).get(b"format") is None:
-            raise ValueError(f"{path / _ROWS} is not a search index's rows")
+            raise ValueError(f"{path / ROWS} is not a search index's rows")
         files = (rows.schema.metadata or {}).get(b"files")
-        if files is not None and files.decode() != _engine_stamps(path):
+        if files is not None and files.decode() != engine_stamps(path):
             raise ValueError("its files changed since it was written (damaged?)")
         with engine_errors(os.fspath(path)):
-            index = cls(_open_engine(path, create=False), rows, path)
+            index = cls(open_engine(path, create=False), rows, path)
             held = index._searcher.num_docs
         if held != rows.num_rows:
             raise ValueError(f"the engine holds {held} messages, the rows {rows.num_rows}")
@@ -548,9 +547,9 @@ class SearchIndex:
         tree = parse_query(query)
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
             raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
-        _check_filters(role, since, until)
+        check_filters(role, since, until)
         with self._lock, self._engine_errors():
-            hits = self._best(_filtered(_engine_query(tree, self._searcher), role, since, until), limit)
+            hits = self._best(filtered(engine_query(tree, self._searcher), role, since, until), limit)
         # Row by row: taking rows from a table in many chunks joins its chunks first.
         shown: tuple[str, ...] = ("ts", "role", "position", "text")
         if self._names is None:
@@ -558,7 +557,7 @@ class SearchIndex:
         columns = {name: [self._rows.column(name)[i].as_py() for i, _ in hits] for name in shown}
         if self._names is not None:
             columns.update(self._names([i for i, _ in hits]))
-        leaves = _marked(tree)
+        leaves = marked(tree)
         frame = pd.DataFrame(
             {
                 "source": columns["source"],
@@ -568,7 +567,7 @@ class SearchIndex:
                 "ts": pd.to_datetime(pd.array(columns["ts"], dtype="Int64"), unit="ms", utc=True),
                 "role": pd.Categorical.from_codes([-1 if r is None else r for r in columns["role"]], dtype=ROLE),
                 "position": np.array(columns["position"], dtype=np.int64),
-                "snippet": [_snippet(text, leaves, marks) for text in columns["text"]],
+                "snippet": [snippet(text, leaves, marks) for text in columns["text"]],
                 "score": np.array([score for _, score in hits], dtype=np.float64),
             }
         )
@@ -577,10 +576,10 @@ class SearchIndex:
     def count(self, query: str, *, role: str | None = None, since: Any = None, until: Any = None) -> int:
         """How many messages match ``query`` (and the filters, as :meth:`search` takes them)."""
         tree = parse_query(query)
-        _check_filters(role, since, until)
+        check_filters(role, since, until)
         with self._lock, self._engine_errors():
-            matching = _filtered(_engine_query(tree, self._searcher), role, since, until)
-            return _count(self._searcher, matching)
+            matching = filtered(engine_query(tree, self._searcher), role, since, until)
+            return count_matches(self._searcher, matching)
 
     @contextlib.contextmanager
     def _engine_errors(self) -> Iterator[None]:
@@ -592,7 +591,7 @@ class SearchIndex:
         order that breaks equal scores, see :func:`_fill`)."""
         if limit == 0 or len(self) == 0:
             return []
-        want = _count(self._searcher, query) if limit is None else min(limit, len(self))
+        want = count_matches(self._searcher, query) if limit is None else min(limit, len(self))
         if want == 0:
             return []
         fetch = want + 16
@@ -640,13 +639,13 @@ def engine_errors(source: str | None) -> Iterator[None]:
         raise SearchIndexError(f"the search engine failed: {detail}", reason="bad-index", source=source) from None
 
 
-def _count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
+def count_matches(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
     """How many messages ``query`` matches (a search for none at all is refused by the engine)."""
     found: int = searcher.search(query, 1, count=True).count  # type: ignore[attr-defined]  # not in its stubs
     return found
 
 
-def _engine_stamps(path: Path) -> str:
+def engine_stamps(path: Path) -> str:
     """Name, size and modification time of each file of the engine's index in the folder ``path``:
     written once, they never change unless something damages them."""
     stamps = []
@@ -673,12 +672,12 @@ def _replace_folder(new: Path, path: Path) -> None:
 def _fill(engine: tantivy.Index, history: pd.DataFrame, fingerprint: str) -> pa.Table:
     """Index the history's texts into ``engine``; the rows a result shows, one per message in the
     order that breaks equal scores (dated first, the most recent first, then history order)."""
-    rows = _result_rows(history, fingerprint)
-    _add_documents(engine, rows, np.arange(rows.num_rows), 0)
+    rows = result_rows(history, fingerprint)
+    add_documents(engine, rows, np.arange(rows.num_rows), 0)
     return rows
 
 
-def _result_rows(history: pd.DataFrame, fingerprint: str) -> pa.Table:
+def result_rows(history: pd.DataFrame, fingerprint: str) -> pa.Table:
     """The rows a result shows, one per message of ``history`` in the order that breaks equal scores
     (dated first, the most recent first, then history order), ``text`` as indexed."""
     n = len(history)
@@ -700,17 +699,17 @@ def _result_rows(history: pd.DataFrame, fingerprint: str) -> pa.Table:
             "ts": ts,
             "text": pa.chunked_array(texts, type=pa.string()),
         }
-    ).replace_schema_metadata({"format": _FORMAT, "fingerprint": fingerprint})
+    ).replace_schema_metadata({"format": FORMAT, "fingerprint": fingerprint})
 
 
-def _add_documents(engine: tantivy.Index, rows: pa.Table, which: np.ndarray, first: int) -> None:
+def add_documents(engine: tantivy.Index, rows: pa.Table, which: np.ndarray, first: int) -> None:
     """Add the rows ``which`` of ``rows`` to ``engine`` as documents numbered from ``first`` on."""
-    with _writing(engine, _HEAP) as writer:
-        _add_rows(writer, rows, which, first)
+    with writing(engine, _HEAP) as writer:
+        add_rows(writer, rows, which, first)
 
 
 @contextlib.contextmanager
-def _writing(engine: tantivy.Index, heap: int) -> Iterator[tantivy.IndexWriter]:
+def writing(engine: tantivy.Index, heap: int) -> Iterator[tantivy.IndexWriter]:
     """A writer of ``engine`` whose indexing threads buffer ``heap`` bytes at most, committed at the end."""
     writer = engine.writer(heap_size=heap, num_threads=max(1, min(2, os.cpu_count() or 1)))
     yield writer
@@ -718,7 +717,7 @@ def _writing(engine: tantivy.Index, heap: int) -> Iterator[tantivy.IndexWriter]:
     writer.wait_merging_threads()
 
 
-def _add_rows(writer: tantivy.IndexWriter, rows: pa.Table, which: np.ndarray, first: int) -> None:
+def add_rows(writer: tantivy.IndexWriter, rows: pa.Table, which: np.ndarray, first: int) -> None:
     """Add the rows ``which`` of ``rows`` as documents numbered from ``first`` on."""
     import tantivy as t
 
@@ -729,8 +728,8 @@ def _add_rows(writer: tantivy.IndexWriter, rows: pa.Table, which: np.ndarray, fi
     doc = first
     row = 0
     for batch in picked.column("text").chunks:
-        for start in range(0, len(batch), _BATCH):
-            for text in batch.slice(start, _BATCH).to_pylist():
+        for start in range(0, len(batch), BATCH):
+            for text in batch.slice(start, BATCH).to_pylist():
                 fields: dict[str, Any] = {"id": doc, "text": text}
                 if roles[row] is not None:
                     fields["role"] = roles[row]
@@ -786,20 +785,20 @@ def update_folder_index(folder: Path) -> None:
     ones (its results are then those of an index built anew); otherwise it is built anew. Written
     beside the old one, then moved into place; raises as :func:`build_folder_index` does."""
     if is_parted(folder):
-        _update_history_index(folder)
+        update_history_index(folder)
         return
-    path = folder / INDEX_DIR
+    path = folder / INDEX_FOLDER
     try:
         old = SearchIndex.open(path) if path.is_dir() else None
     except (ValueError, OSError, SearchIndexError):
         old = None
-    if old is None or old.meta("format") != _FORMAT:
+    if old is None or old.meta("format") != FORMAT:
         if old is not None:
             old.close()
         build_folder_index(folder)
         return
-    fingerprint = _folder_fingerprint(folder)
-    rows = _result_rows(corpus.from_parquet(folder), fingerprint)
+    fingerprint = folder_fingerprint(folder)
+    rows = result_rows(corpus.from_parquet(folder), fingerprint)
     before = old._rows
     old_docs = before.column("doc").to_numpy() if "doc" in before.column_names else np.arange(before.num_rows)
     old.close()
@@ -820,15 +819,15 @@ def update_folder_index(folder: Path) -> None:
     first = int(old_docs.max()) + 1 if len(old_docs) else 0
     docs[added] = np.arange(first, first + len(added))
     rows = rows.append_column("doc", pa.array(docs, pa.int64()))
-    with folder_lock(folder), _new_folder(path) as made:
-        _share_files(path, made, but=_ROWS)
+    with folder_lock(folder), new_folder(path) as made:
+        share_files(path, made, but=ROWS)
         with engine_errors(os.fspath(path)):
-            _add_documents(_open_engine(made, create=False), rows, added, first)
-        _write_rows(made, rows)
+            add_documents(open_engine(made, create=False), rows, added, first)
+        write_rows(made, rows)
         del rows
 
 
-def _share_files(path: Path, made: Path, *, but: str) -> None:
+def share_files(path: Path, made: Path, *, but: str) -> None:
     """The files of the index in the folder ``path`` in the folder ``made`` too, all ``but`` one."""
     for entry in os.scandir(path):
         if entry.name == but or not entry.is_file(follow_symlinks=False):
@@ -840,7 +839,7 @@ def _share_files(path: Path, made: Path, *, but: str) -> None:
 
 
 @contextlib.contextmanager
-def _new_folder(path: Path) -> Iterator[Path]:
+def new_folder(path: Path) -> Iterator[Path]:
     """A temporary folder beside ``path`` that replaces it when the block ends well, and is removed otherwise."""
     made = Path(tempfile.mkdtemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent))
     try:
@@ -851,11 +850,11 @@ def _new_folder(path: Path) -> Iterator[Path]:
         raise
 
 
-def _write_rows(made: Path, rows: pa.Table) -> None:
+def write_rows(made: Path, rows: pa.Table) -> None:
     """Write the rows beside the engine's files in the folder ``made``, with the stamp of those files."""
-    rows = rows.replace_schema_metadata({**(rows.schema.metadata or {}), b"files": _engine_stamps(made)})
-    with pa.OSFile(os.fspath(made / _ROWS), "wb") as sink, pa.ipc.new_file(sink, rows.schema) as out:
-        out.write_table(rows, max_chunksize=_BATCH)
+    rows = rows.replace_schema_metadata({**(rows.schema.metadata or {}), b"files": engine_stamps(made)})
+    with pa.OSFile(os.fspath(made / ROWS), "wb") as sink, pa.ipc.new_file(sink, rows.schema) as out:
+        out.write_table(rows, max_chunksize=BATCH)
 
 
 def _column(values: pd.Series, order: np.ndarray) -> pa.Array:
@@ -865,14 +864,14 @@ def _column(values: pd.Series, order: np.ndarray) -> pa.Array:
 
 
 def _index_batches(text: pd.Series, order: np.ndarray) -> Iterator[pa.StringArray]:
-    """The texts as indexed, in ``order`` (see :func:`_as_indexed`)."""
+    """The texts as indexed, in ``order`` (see :func:`as_indexed`)."""
     array = pa.chunked_array([pa.array(text.astype(STRING).array, type=pa.string())])
-    for start in range(0, len(order), _BATCH):
+    for start in range(0, len(order), BATCH):
         # pandas before 3.0 holds its Arrow strings as large_string whatever type is asked for.
-        yield _as_indexed(array.take(order[start : start + _BATCH]).combine_chunks())
+        yield as_indexed(array.take(order[start : start + BATCH]).combine_chunks())
 
 
-def _as_indexed(batch: pa.Array) -> pa.StringArray:
+def as_indexed(batch: pa.Array) -> pa.StringArray:
     """Texts as indexed: null as empty, a zero-width space after each ideograph and kana."""
     batch = batch.fill_null("").cast(pa.string())
     wide = pc.invert(pc.string_is_ascii(batch))  # only text beyond ASCII can hold an ideograph
@@ -925,7 +924,7 @@ def _arrow_columns(history: pd.DataFrame) -> Iterator[tuple[str, pa.ChunkedArray
 def frame_fingerprint(history: pd.DataFrame) -> str:
     """A digest of a history frame's content: equal for equal content, whatever object holds it."""
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(_FORMAT.encode())
+    digest.update(FORMAT.encode())
     for name, column, _ in _arrow_columns(history):
         digest.update(name.encode())
         for chunk in column.chunks:
@@ -946,7 +945,7 @@ def _frame_key(history: pd.DataFrame) -> tuple[str, tuple[pa.Buffer, ...]]:
     and while the key is kept its buffers are kept alive, so their addresses are not reused.
     """
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(_FORMAT.encode())
+    digest.update(FORMAT.encode())
     pins: list[pa.Buffer] = []
     for name, column, held in _arrow_columns(history):
         digest.update(name.encode())
@@ -967,7 +966,7 @@ def _frame_key(history: pd.DataFrame) -> tuple[str, tuple[pa.Buffer, ...]]:
 def _files_fingerprint(paths: Iterable[Path]) -> str:
     """Size, modification time and Parquet footer of each file: any rewrite changes it."""
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(_FORMAT.encode())
+    digest.update(FORMAT.encode())
     for path in paths:
         stat = path.stat()
         digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
@@ -1000,7 +999,7 @@ def index_for(source: Any) -> SearchIndex:
     """The search index of a history, built now or reused (see the module docstring)."""
     inputs = resolve(source, "history", list_means="documents", caller="search()")
     if len(inputs) == 1 and inputs[0].kind == "parquet" and inputs[0].path is not None:
-        return _folder_index(inputs[0].path)
+        return folder_index(inputs[0].path)
     items = [i.path if i.kind in ("envelope", "ir") and i.value is None else None for i in inputs]
     file_key = _file_key(items) if items else None
     if file_key is not None and (index := _recall(file_key)) is not None:
@@ -1029,13 +1028,13 @@ def _forget_damaged(key: str, path: Path, damaged: str) -> None:
     warnings.warn(f"search index {path} is damaged ({damaged}); rebuilding it", stacklevel=5)
 
 
-def _folder_index(folder: Path, damaged: str | None = None) -> SearchIndex:
+def folder_index(folder: Path, damaged: str | None = None) -> SearchIndex:
     """The index beside the Parquet folder ``folder``; ``damaged`` (what failed) rebuilds it whatever it holds."""
     if is_parted(folder):
         return _history_folder_index(folder, damaged)
-    fingerprint = _folder_fingerprint(folder)
+    fingerprint = folder_fingerprint(folder)
     key = f"folder:{folder.resolve()}:{fingerprint}"
-    path = folder / INDEX_DIR
+    path = folder / INDEX_FOLDER
     if damaged is not None:
         _forget_damaged(key, path, damaged)
     elif (index := _recall(key)) is not None:
@@ -1044,7 +1043,7 @@ def _folder_index(folder: Path, damaged: str | None = None) -> SearchIndex:
         stored: SearchIndex | None = None
         try:
             stored = SearchIndex.open(path)
-            if stored.meta("format") != _FORMAT:
+            if stored.meta("format") != FORMAT:
                 why = "is out of date (it was built by another version)"
             elif stored.meta("fingerprint") == fingerprint:
                 return _remember(key, stored)
@@ -1071,14 +1070,14 @@ def build_folder_index(folder: Path) -> None:
     index kept there; raises :class:`OSError` or :class:`~memvelope_tools.errors.SearchIndexError` when
     it cannot be written."""
     if is_parted(folder):
-        _update_history_index(folder, anew=True)
+        update_history_index(folder, anew=True)
         return
     history = corpus.from_parquet(folder)
     with folder_lock(folder):
-        SearchIndex.build(history, path=folder / INDEX_DIR, fingerprint=_folder_fingerprint(folder)).close()
+        SearchIndex.build(history, path=folder / INDEX_FOLDER, fingerprint=folder_fingerprint(folder)).close()
 
 
-def _folder_fingerprint(folder: Path) -> str:
+def folder_fingerprint(folder: Path) -> str:
     """The fingerprint of the Parquet files an index beside ``folder`` is built from."""
     names = ("messages.parquet", "state.parquet", "conversations.parquet")
     files = [folder / name for name in names if (folder / name).is_file()]
@@ -1102,26 +1101,26 @@ def _folder_fingerprint(folder: Path) -> str:
 # makes it damaged: it is built anew. It is written under the folder's lock, which an add holds
 # from start to end, and read without it.
 
-_PARTS_FORMAT = f"{_FORMAT}+parts-2"
+_PARTS_FORMAT = f"{FORMAT}+parts-2"
 _PARTS_FILE_MAX = 64 << 20  # bytes of parts.json read at most: a few hundred per part
 _PART_FIELDS = ("name", "rows", "size", "digest", "mtime_ns", "rows_size", "rows_sha256")
 _HEX = re.compile(r"[0-9a-f]+")
 
 
-class _Unusable(ValueError):
+class Unusable(ValueError):
     """The index of a history folder cannot be used as it is; the message says why."""
 
 
-class _Damaged(_Unusable):
+class Damaged(Unusable):
     """A file of the index of a history folder is not as it was written."""
 
 
-class _Stale(_Unusable):
+class Stale(Unusable):
     """The index of a history folder does not hold the folder's parts as they are now, or another version wrote it."""
 
 
 @dataclass(frozen=True)
-class _Indexed:
+class Indexed:
     """A part as the index of a history folder holds it: its name, rows, size and digest (the one its
     name carries, else the sha256 of its file), its modification time then (a part whose name carries
     no digest is hashed again only when that changed), and the size and sha256 of its rows file."""
@@ -1135,7 +1134,7 @@ class _Indexed:
     rows_sha256: str
 
 
-def _part_rows_file(name: str) -> str:
+def part_rows_file(name: str) -> str:
     return f"rows-{name.removesuffix('.parquet')}.arrow"
 
 
@@ -1152,7 +1151,7 @@ def _kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
-def _check_index_place(path: Path) -> None:
+def check_index_place(path: Path) -> None:
     """SearchIndexError when ``path``, where a history folder keeps its index, holds something other
     than a folder of its own (a symbolic link, a file): the index is neither read nor written through it."""
     try:
@@ -1164,7 +1163,7 @@ def _check_index_place(path: Path) -> None:
     if not stat.S_ISDIR(info.st_mode):
         what = _kind(info.st_mode) if not stat.S_ISREG(info.st_mode) else "a file"
         raise SearchIndexError(
-            f"{INDEX_DIR} is {what}, not a folder of its own, so the search index is not kept there; "
+            f"{INDEX_FOLDER} is {what}, not a folder of its own, so the search index is not kept there; "
             "remove it and the next search builds the index",
             source=os.fspath(path),
         )
@@ -1173,32 +1172,32 @@ def _check_index_place(path: Path) -> None:
 @contextlib.contextmanager
 def _regular_file(path: Path) -> Iterator[int]:
     """A descriptor of the regular file ``path``, opened without following a link or waiting on a
-    pipe; _Damaged when it is missing, unreadable or not a regular file."""
+    pipe; Damaged when it is missing, unreadable or not a regular file."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         info = os.lstat(path)
         if not stat.S_ISREG(info.st_mode):
-            raise _Damaged(f"{path.name} is {_kind(info.st_mode)}")
+            raise Damaged(f"{path.name} is {_kind(info.st_mode)}")
         fd = os.open(path, flags)
     except OSError as exc:
-        raise _Damaged(f"cannot read {path.name}: {exc.strerror or exc}") from None
+        raise Damaged(f"cannot read {path.name}: {exc.strerror or exc}") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced since it was looked at
-            raise _Damaged(f"{path.name} is not a regular file")
+            raise Damaged(f"{path.name} is not a regular file")
         yield fd
     finally:
         os.close(fd)
 
 
 def _sha256_file(path: Path) -> str:
-    """The sha256 of the regular file ``path`` (_Damaged when it is not one or cannot be read)."""
+    """The sha256 of the regular file ``path`` (Damaged when it is not one or cannot be read)."""
     digest = hashlib.sha256()
     with _regular_file(path) as fd:
         try:
             while block := os.read(fd, 1 << 20):
                 digest.update(block)
         except OSError as exc:
-            raise _Damaged(f"cannot read {path.name}: {exc.strerror or exc}") from None
+            raise Damaged(f"cannot read {path.name}: {exc.strerror or exc}") from None
     return digest.hexdigest()
 
 
@@ -1208,68 +1207,68 @@ def _json_digest(told: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _write_parts_file(made: Path, parts: list[_Indexed]) -> None:
+def write_parts_file(made: Path, parts: list[Indexed]) -> None:
     """Write parts.json into the folder ``made``, beside the engine's files and the rows files of ``parts``."""
     told: dict[str, Any] = {
         "format": _PARTS_FORMAT,
         "parts": [{field: getattr(part, field) for field in _PART_FIELDS} for part in parts],
-        "files": _engine_stamps(made),
+        "files": engine_stamps(made),
     }
     told["sha256"] = _json_digest(told)
-    (made / _PARTS_FILE).write_text(json.dumps(told), encoding="utf-8")
+    (made / PARTS_FILE).write_text(json.dumps(told), encoding="utf-8")
 
 
-def _read_parts_file(path: Path) -> list[_Indexed]:
+def read_parts_file(path: Path) -> list[Indexed]:
     """The parts the index in the folder ``path`` holds, once each of its files is found to be a
-    regular file, parts.json to be as written and the engine's files as they were then: _Damaged
-    otherwise, _Stale when there is no index or another version wrote it."""
+    regular file, parts.json to be as written and the engine's files as they were then: Damaged
+    otherwise, Stale when there is no index or another version wrote it."""
     try:
         entries = list(os.scandir(path))
     except FileNotFoundError:
-        raise _Stale("there is none") from None
+        raise Stale("there is none") from None
     except OSError as exc:
-        raise _Damaged(f"cannot read it: {exc.strerror or exc}") from None
+        raise Damaged(f"cannot read it: {exc.strerror or exc}") from None
     for entry in entries:
         if not entry.is_file(follow_symlinks=False):
             try:
                 what = _kind(entry.stat(follow_symlinks=False).st_mode)
             except OSError:
                 what = "gone"
-            raise _Damaged(f"{entry.name} is {what}")
-    if not os.path.lexists(path / _PARTS_FILE) and os.path.lexists(path / _ROWS):
-        raise _Stale("it is the index of a Parquet folder, not of a history folder")
-    with _regular_file(path / _PARTS_FILE) as fd:
+            raise Damaged(f"{entry.name} is {what}")
+    if not os.path.lexists(path / PARTS_FILE) and os.path.lexists(path / ROWS):
+        raise Stale("it is the index of a Parquet folder, not of a history folder")
+    with _regular_file(path / PARTS_FILE) as fd:
         try:
             data = os.read(fd, _PARTS_FILE_MAX + 1)
         except OSError as exc:
-            raise _Damaged(f"cannot read {_PARTS_FILE}: {exc.strerror or exc}") from None
+            raise Damaged(f"cannot read {PARTS_FILE}: {exc.strerror or exc}") from None
     if len(data) > _PARTS_FILE_MAX:
-        raise _Damaged(f"{_PARTS_FILE} is larger than {_PARTS_FILE_MAX >> 20} MiB")
+        raise Damaged(f"{PARTS_FILE} is larger than {_PARTS_FILE_MAX >> 20} MiB")
     try:
         told = json.loads(data)
     except (ValueError, RecursionError):
-        raise _Damaged(f"{_PARTS_FILE} is not JSON") from None
+        raise Damaged(f"{PARTS_FILE} is not JSON") from None
     if not isinstance(told, dict):
-        raise _Damaged(f"{_PARTS_FILE} is not as written")
+        raise Damaged(f"{PARTS_FILE} is not as written")
     if "sha256" not in told and isinstance(told.get("format"), str) and told["format"] != _PARTS_FORMAT:
-        raise _Stale("another version built it")
+        raise Stale("another version built it")
     if told.get("sha256") != _json_digest(told):
-        raise _Damaged(f"{_PARTS_FILE} is not as written (its sha256 differs)")
+        raise Damaged(f"{PARTS_FILE} is not as written (its sha256 differs)")
     if told.get("format") != _PARTS_FORMAT:
-        raise _Stale("another version built it")
+        raise Stale("another version built it")
     if set(told) != {"format", "parts", "files", "sha256"} or not isinstance(told["parts"], list):
-        raise _Damaged(f"{_PARTS_FILE} is not as written")
+        raise Damaged(f"{PARTS_FILE} is not as written")
     parts = [_indexed(item) for item in told["parts"]]
     if len({part.name for part in parts}) != len(parts):
-        raise _Damaged(f"{_PARTS_FILE} names a part twice")
-    if told["files"] != _engine_stamps(path):
-        raise _Damaged("the engine's files changed since it was written")
+        raise Damaged(f"{PARTS_FILE} names a part twice")
+    if told["files"] != engine_stamps(path):
+        raise Damaged("the engine's files changed since it was written")
     return parts
 
 
-def _indexed(item: Any) -> _Indexed:
-    """A part as parts.json says it; _Damaged when it does not say one."""
-    bad = _Damaged(f"{_PARTS_FILE} is not as written")
+def _indexed(item: Any) -> Indexed:
+    """A part as parts.json says it; Damaged when it does not say one."""
+    bad = Damaged(f"{PARTS_FILE} is not as written")
     if not isinstance(item, dict) or set(item) != set(_PART_FIELDS):
         raise bad
     name, digest, rows_sha256 = item["name"], item["digest"], item["rows_sha256"]
@@ -1285,21 +1284,21 @@ def _indexed(item: Any) -> _Indexed:
         raise bad
     if len(rows_sha256) != 64 or not _HEX.fullmatch(rows_sha256):
         raise bad
-    return _Indexed(**item)
+    return Indexed(**item)
 
 
-def _part_identity(part: Path, name: str, rows: int) -> _Indexed:
+def part_identity(part: Path, name: str, rows: int) -> Indexed:
     """What identifies a part's content (the rows file's fields left to fill): its size, modification
     time and digest, the one its name carries or else the sha256 of its file."""
     try:
         info = os.stat(part)
         digest = part_digest(name) or _sha256_file(part)
-    except (OSError, _Damaged) as exc:
+    except (OSError, Damaged) as exc:
         raise SearchIndexError(f"cannot read {part}: {exc}", source=os.fspath(part)) from None
-    return _Indexed(name, rows, info.st_size, digest, info.st_mtime_ns, 0, "")
+    return Indexed(name, rows, info.st_size, digest, info.st_mtime_ns, 0, "")
 
 
-def _same_part(held: _Indexed, part: Path, *, hash_all: bool = False) -> bool:
+def same_part(held: Indexed, part: Path, *, hash_all: bool = False) -> bool:
     """Whether the file ``part`` is the part ``held`` says was indexed: of its size and with the digest
     its name carries, or, for a name that carries none, of its modification time then or its sha256
     (``hash_all``: its sha256 whatever the time)."""
@@ -1316,91 +1315,91 @@ def _same_part(held: _Indexed, part: Path, *, hash_all: bool = False) -> bool:
         return True
     try:
         return _sha256_file(part) == held.digest
-    except _Damaged:
+    except Damaged:
         return False
 
 
-def _holds(held: list[_Indexed], folder: Path, parts: list[tuple[str, int]], *, hash_all: bool = False) -> bool:
+def holds(held: list[Indexed], folder: Path, parts: list[tuple[str, int]], *, hash_all: bool = False) -> bool:
     """Whether the parts ``held`` are the first parts of the history folder ``folder`` as they are now."""
     return len(held) <= len(parts) and all(
-        part.name == name and part.rows == rows and _same_part(part, folder / PARTS / name, hash_all=hash_all)
+        part.name == name and part.rows == rows and same_part(part, folder / PARTS / name, hash_all=hash_all)
         for part, (name, rows) in zip(held, parts[: len(held)], strict=True)
     )
 
 
-def _rows_table(path: Path, part: _Indexed) -> pa.Table:
+def rows_table(path: Path, part: Indexed) -> pa.Table:
     """The rows file of ``part`` in the index in the folder ``path``, memory-mapped, once found to be
-    as written; _Damaged otherwise."""
-    file = path / _part_rows_file(part.name)
+    as written; Damaged otherwise."""
+    file = path / part_rows_file(part.name)
     with _regular_file(file) as fd:
         size = os.fstat(fd).st_size
         if size != part.rows_size or size == 0:
-            raise _Damaged(f"{file.name} holds {size} bytes, {_PARTS_FILE} says {part.rows_size}")
+            raise Damaged(f"{file.name} holds {size} bytes, {PARTS_FILE} says {part.rows_size}")
         try:
             mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
         except OSError as exc:
-            raise _Damaged(f"cannot read {file.name}: {exc.strerror or exc}") from None
+            raise Damaged(f"cannot read {file.name}: {exc.strerror or exc}") from None
     if hashlib.sha256(mapped).hexdigest() != part.rows_sha256:
-        raise _Damaged(f"{file.name} is not as written (its sha256 differs)")
+        raise Damaged(f"{file.name} is not as written (its sha256 differs)")
     try:
         rows = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(mapped))).read_all()
     except (pa.ArrowException, ValueError, OSError) as exc:
-        raise _Damaged(f"cannot read {file.name}: {exc}") from None
-    if not rows.schema.equals(_part_rows_schema()) or rows.num_rows != part.rows:
-        raise _Damaged(f"{file.name} does not hold the rows of {part.name}")
+        raise Damaged(f"cannot read {file.name}: {exc}") from None
+    if not rows.schema.equals(part_rows_schema()) or rows.num_rows != part.rows:
+        raise Damaged(f"{file.name} does not hold the rows of {part.name}")
     role = pc.min_max(rows.column("role")).as_py()
     position = pc.min(rows.column("position")).as_py()
     if (role["min"] is not None and (role["min"] < 0 or role["max"] >= len(ROLES))) or (position or 0) < 0:
-        raise _Damaged(f"{file.name} holds values out of range")
+        raise Damaged(f"{file.name} holds values out of range")
     return rows
 
 
-def _file_digest(path: Path) -> tuple[int, str]:
+def file_digest(path: Path) -> tuple[int, str]:
     """Size and sha256 of a file just written."""
     return path.stat().st_size, _sha256_file(path)
 
 
-def _kept_parts(folder: Path, parts: list[tuple[str, int]]) -> list[_Indexed] | None:
+def _kept_parts(folder: Path, parts: list[tuple[str, int]]) -> list[Indexed] | None:
     """The parts the index of the history folder ``folder`` holds, when they are the first of its
     ``parts`` as they are now and their rows files are as written; None otherwise."""
     try:
-        held = _read_parts_file(folder / INDEX_DIR)
-        if not _holds(held, folder, parts):
+        held = read_parts_file(folder / INDEX_FOLDER)
+        if not holds(held, folder, parts):
             return None
         for part in held:
-            _rows_table(folder / INDEX_DIR, part)
-    except _Unusable:
+            rows_table(folder / INDEX_FOLDER, part)
+    except Unusable:
         return None
     return held
 
 
-def _update_history_index(folder: Path, *, anew: bool = False) -> None:
+def update_history_index(folder: Path, *, anew: bool = False) -> None:
     """Index the parts of the history folder ``folder`` that its index does not hold (all of them, in an
     index built anew, when ``anew`` or when the index holds parts the folder does not, or is damaged),
     under the folder's lock."""
-    path = folder / INDEX_DIR
+    path = folder / INDEX_FOLDER
     with folder_lock(folder):
-        _check_index_place(path)
+        check_index_place(path)
         parts = parts_of_file(folder / "state.parquet")
         kept = None if anew else _kept_parts(folder, parts)
         if kept is not None and len(kept) == len(parts):
             return
         held = kept or []
-        with _new_folder(path) as made:
+        with new_folder(path) as made:
             if held:
-                _share_files(path, made, but=_PARTS_FILE)
+                share_files(path, made, but=PARTS_FILE)
             first = sum(part.rows for part in held)
-            with engine_errors(os.fspath(path)), _writing(_open_engine(made, create=not held), _PART_HEAP) as writer:
+            with engine_errors(os.fspath(path)), writing(open_engine(made, create=not held), _PART_HEAP) as writer:
                 for name, rows in parts[len(held) :]:
-                    part = _part_identity(folder / PARTS / name, name, rows)
-                    target = made / _part_rows_file(name)
+                    part = part_identity(folder / PARTS / name, name, rows)
+                    target = made / part_rows_file(name)
                     with contextlib.suppress(FileNotFoundError):
                         target.unlink()  # a file shared with the index replaced is never written into
                     first = _index_part(writer, folder / PARTS / name, rows, target, first)
-                    rows_size, rows_sha256 = _file_digest(target)
+                    rows_size, rows_sha256 = file_digest(target)
                     held.append(replace(part, rows_size=rows_size, rows_sha256=rows_sha256))
-            _write_parts_file(made, held)
-        for name in _OLD_FILES:
+            write_parts_file(made, held)
+        for name in OLD_FILES:
             with contextlib.suppress(OSError):
                 (folder / name).unlink()
 
@@ -1416,11 +1415,11 @@ def _index_part(writer: tantivy.IndexWriter, part: Path, rows: int, target: Path
                     reason="bad-index",
                     source=os.fspath(part),
                 )
-            with pa.ipc.new_file(sink, _part_rows_schema()) as out:
+            with pa.ipc.new_file(sink, part_rows_schema()) as out:
                 for group in range(file.num_row_groups):
-                    table = _part_rows(file.read_row_group(group, columns=list(_part_rows_schema().names)))
-                    _add_rows(writer, table, np.arange(table.num_rows), first)
-                    out.write_table(table, max_chunksize=_BATCH)
+                    table = _part_rows(file.read_row_group(group, columns=list(part_rows_schema().names)))
+                    add_rows(writer, table, np.arange(table.num_rows), first)
+                    out.write_table(table, max_chunksize=BATCH)
                     first += table.num_rows
     except (pa.ArrowException, OSError) as exc:
         raise SearchIndexError(f"cannot read {part}: {exc}", reason="bad-index", source=os.fspath(part)) from None
@@ -1437,9 +1436,9 @@ def _part_rows(table: pa.Table) -> pa.Table:
             "position": table.column("position").cast(pa.int64()),
             "role": pa.array(codes, mask=codes < 0),
             "ts": table.column("ts").cast(pa.int64()),
-            "text": pa.chunked_array([_as_indexed(c) for c in text.chunks] or [pa.array([], pa.string())]),
+            "text": pa.chunked_array([as_indexed(c) for c in text.chunks] or [pa.array([], pa.string())]),
         },
-        schema=_part_rows_schema(),
+        schema=part_rows_schema(),
     )
 
 
@@ -1452,19 +1451,19 @@ def _history_columns(folder: Path, name: str, columns: list[str]) -> pa.Table:
         raise FormatError(f"cannot read this history file: {exc}", reason="bad-parquet", source=str(path)) from None
 
 
-def _open_history_index(folder: Path) -> SearchIndex:
-    """The index kept beside the history folder ``folder``: _Stale when it does not hold the folder's
-    parts as they are now, _Damaged when a file of it is not as written, SearchIndexError when
+def open_history_index(folder: Path) -> SearchIndex:
+    """The index kept beside the history folder ``folder``: Stale when it does not hold the folder's
+    parts as they are now, Damaged when a file of it is not as written, SearchIndexError when
     ``search-index`` is not a folder of its own, FormatError when the folder's files cannot be read."""
-    path = folder / INDEX_DIR
-    _check_index_place(path)
-    held = _read_parts_file(path)
+    path = folder / INDEX_FOLDER
+    check_index_place(path)
+    held = read_parts_file(path)
     parts = parts_of_file(folder / "state.parquet")
-    if len(held) != len(parts) or not _holds(held, folder, parts):
-        raise _Stale("it does not hold the history's messages as they are now")
-    chunks = [_rows_table(path, part) for part in held]
-    rows = pa.concat_tables(chunks) if chunks else _part_rows_schema().empty_table()
-    rows = rows.replace_schema_metadata({"format": _FORMAT})
+    if len(held) != len(parts) or not holds(held, folder, parts):
+        raise Stale("it does not hold the history's messages as they are now")
+    chunks = [rows_table(path, part) for part in held]
+    rows = pa.concat_tables(chunks) if chunks else part_rows_schema().empty_table()
+    rows = rows.replace_schema_metadata({"format": FORMAT})
     convs = _history_columns(folder, "conversations", ["conversation_key", "source", "conversation_id", "title"])
     first_seen = _history_columns(folder, "state", ["first_seen"]).column("first_seen")
     if len(first_seen) != rows.num_rows:
@@ -1504,17 +1503,17 @@ def _open_history_index(folder: Path) -> SearchIndex:
 
     try:
         with engine_errors(os.fspath(path)):
-            index = SearchIndex(_open_engine(path, create=False), rows, path, tie=tie, names=names)
+            index = SearchIndex(open_engine(path, create=False), rows, path, tie=tie, names=names)
             held_docs = index._searcher.num_docs
     except SearchIndexError as exc:
-        raise _Damaged(exc.msg) from None
+        raise Damaged(exc.msg) from None
     if held_docs != rows.num_rows:
         index.close()
-        raise _Damaged(f"the engine holds {held_docs} messages, the rows {rows.num_rows}")
+        raise Damaged(f"the engine holds {held_docs} messages, the rows {rows.num_rows}")
     return index
 
 
-def _part_rows_schema() -> pa.Schema:
+def part_rows_schema() -> pa.Schema:
     return pa.schema(
         [
             ("conversation_key", pa.string()),
@@ -1536,28 +1535,28 @@ def _history_folder_index(folder: Path, damaged: str | None) -> SearchIndex:
     with contextlib.suppress(FileNotFoundError):  # a part renamed into place changes its folder's time
         stamp.append(f"{PARTS}:{(folder / PARTS).stat().st_mtime_ns}")
     key = f"history:{folder.resolve()}:{':'.join(stamp)}"
-    path = folder / INDEX_DIR
-    _check_index_place(path)
-    found: _Unusable | None = None
+    path = folder / INDEX_FOLDER
+    check_index_place(path)
+    found: Unusable | None = None
     if damaged is None:
         if (index := _recall(key)) is not None:
             return index
         try:
-            return _remember(key, _open_history_index(folder))
-        except _Unusable:
+            return _remember(key, open_history_index(folder))
+        except Unusable:
             pass
     with folder_lock(folder):
         if damaged is None:
             try:  # another process may have brought it up to date meanwhile
-                return _remember(key, _open_history_index(folder))
-            except _Unusable as exc:
+                return _remember(key, open_history_index(folder))
+            except Unusable as exc:
                 found = exc
-        if damaged is not None or isinstance(found, _Damaged):
+        if damaged is not None or isinstance(found, Damaged):
             _forget_damaged(key, path, damaged or str(found))
         elif os.path.lexists(path):
             warnings.warn(f"search index {path} is out of date ({found}); bringing it up to date", stacklevel=4)
         try:
-            _update_history_index(folder, anew=not isinstance(found, _Stale))
+            update_history_index(folder, anew=not isinstance(found, Stale))
         except (OSError, SearchIndexError) as exc:
             if isinstance(exc, SearchIndexError) and exc.source != os.fspath(path):
                 raise  # a part that cannot be read
@@ -1565,8 +1564,8 @@ def _history_folder_index(folder: Path, damaged: str | None) -> SearchIndex:
             warnings.warn(f"cannot write {path} ({failure}); keeping the index in memory only", stacklevel=4)
             return _remember(key, SearchIndex.build(corpus.from_parquet(folder), fingerprint=key))
         try:
-            return _remember(key, _open_history_index(folder))
-        except _Unusable as exc:
+            return _remember(key, open_history_index(folder))
+        except Unusable as exc:
             raise SearchIndexError(f"the index just written cannot be read: {exc}", source=os.fspath(path)) from None
 
 
@@ -1602,13 +1601,13 @@ def check_history_index(folder: str | os.PathLike[str]) -> list[str]:
     []
     """
     base = Path(folder)
-    path = base / INDEX_DIR
+    path = base / INDEX_FOLDER
     if not os.path.lexists(path):
         return []
     try:
-        _check_index_place(path)
-        held = _read_parts_file(path)
-    except (_Unusable, SearchIndexError) as exc:
+        check_index_place(path)
+        held = read_parts_file(path)
+    except (Unusable, SearchIndexError) as exc:
         return [f"{path}: {exc.msg if isinstance(exc, SearchIndexError) else exc}"]
     parts = parts_of_file(base / "state.parquet")
     problems = []
@@ -1618,18 +1617,18 @@ def check_history_index(folder: str | os.PathLike[str]) -> list[str]:
             problems.append(f"{path}: holds {part.name}, which the history does not list")
         elif (part.name, part.rows) != (name, rows):
             problems.append(f"{path}: holds {part.name} ({part.rows} messages) where the history lists {name} ({rows})")
-        elif not _same_part(part, base / PARTS / name, hash_all=True):
+        elif not same_part(part, base / PARTS / name, hash_all=True):
             problems.append(f"{path}: holds {part.name} as it was, not as the file is now")
         try:
-            _rows_table(path, part)
-        except _Damaged as exc:
+            rows_table(path, part)
+        except Damaged as exc:
             problems.append(f"{path}: {exc}")
     if len(parts) > len(held) and not problems:
         problems.append(f"{path}: does not hold {', '.join(name for name, _ in parts[len(held) :])} yet")
     if not problems:
         try:
             with engine_errors(os.fspath(path)):
-                engine = _open_engine(path, create=False)
+                engine = open_engine(path, create=False)
                 engine.reload()
                 docs = engine.searcher().num_docs
             if docs != sum(part.rows for part in held):
@@ -1700,7 +1699,7 @@ def search(
     except SearchIndexError as exc:
         if folder is None or index.path is None:
             raise
-        index = _folder_index(folder, damaged=exc.msg)
+        index = folder_index(folder, damaged=exc.msg)
         hits = index.search(query, role=role, since=since, until=until, limit=limit)
     if folder is not None:
         from ._history import is_history_folder, message_status

@@ -68,9 +68,9 @@ def test_each_add_that_changes_the_messages_leaves_the_search_index_up_to_date(
 
     folder = tmp_path / "h"
     add_to_history(OLD, folder, date="2025-01-01")
-    assert len(_search.SearchIndex.open(folder / "search-index")) == 13
+    assert len(_search.open_history_index(folder)) == 13
     add_to_history(NEW, folder, date="2025-03-01")
-    stored = _search.SearchIndex.open(folder / "search-index")
+    stored = _search.open_history_index(folder)
     assert len(stored) == 23  # every message the history holds, the edited-away and deleted ones too
     assert stored.count("secret") == 1  # deleted upstream by the second export, still found
     stored.close()
@@ -97,7 +97,7 @@ def test_an_index_that_cannot_be_written_leaves_the_history_added_with_a_warning
     def failing(*args: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_search, "_add_rows", failing)
+    monkeypatch.setattr(_search, "add_rows", failing)
     folder = tmp_path / "h"
     with pytest.warns(UserWarning, match=r"cannot write the search index of .*No space left on device"):
         assert add_to_history(OLD, folder, date="2025-01-01")["added"] is True

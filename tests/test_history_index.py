@@ -39,7 +39,7 @@ QUERIES = ["cats", "the", "secret", "a OR the", '"about cats"', "w*", "the NOT c
 
 def engine_files(folder: Path) -> dict[str, int]:
     """The engine's files in the index folder, each with its inode (a file kept is the same file)."""
-    index = folder / _search.INDEX_DIR
+    index = folder / _search.INDEX_FOLDER
     return {p.name: p.stat().st_ino for p in index.iterdir() if p.suffix in (".idx", ".term", ".store", ".pos")}
 
 
@@ -55,17 +55,17 @@ def test_an_add_keeps_the_indexed_messages_and_indexes_only_the_new_ones(
     folder = tmp_path / "h"
     add_to_history(old, folder, date="2025-01-01")
     kept = engine_files(folder)
-    first = len(_search.SearchIndex.open(folder / _search.INDEX_DIR))
+    first = len(_search.open_history_index(folder))
     added: list[int] = []
-    real = _search._add_rows
+    real = _search.add_rows
 
     def counted(writer: Any, rows: pa.Table, which: Any, start: int) -> None:
         added.append(len(which))
         real(writer, rows, which, start)
 
-    monkeypatch.setattr(_search, "_add_rows", counted)
+    monkeypatch.setattr(_search, "add_rows", counted)
     add_to_history(new, folder, date="2025-03-01")
-    stored = _search.SearchIndex.open(folder / _search.INDEX_DIR)
+    stored = _search.open_history_index(folder)
     assert 0 < sum(added) == len(stored) - first  # only the messages the history gained
     stored.close()
     now = engine_files(folder)
@@ -76,7 +76,7 @@ def test_an_add_keeps_the_indexed_messages_and_indexes_only_the_new_ones(
     for name in ("conversations.parquet", "state.parquet", "snapshots.parquet"):
         shutil.copy(folder / name, fresh / name)
     shutil.copytree(folder / "messages", fresh / "messages")
-    monkeypatch.setattr(_search, "_add_rows", real)
+    monkeypatch.setattr(_search, "add_rows", real)
     _search.build_folder_index(fresh)
     for updated, built in zip(results(folder), results(fresh), strict=True):
         pd.testing.assert_frame_equal(updated, built)
@@ -88,10 +88,10 @@ def test_an_index_holding_a_message_the_history_lost_is_built_anew(tmp_path: Pat
     add_to_history(GPT_OLD, folder, date="2025-01-01")
     other = tmp_path / "other"
     add_to_history(CLAUDE_OLD, other, date="2025-01-01")
-    shutil.rmtree(folder / _search.INDEX_DIR)
-    shutil.copytree(other / _search.INDEX_DIR, folder / _search.INDEX_DIR, copy_function=shutil.copy2)
+    shutil.rmtree(folder / _search.INDEX_FOLDER)
+    shutil.copytree(other / _search.INDEX_FOLDER, folder / _search.INDEX_FOLDER, copy_function=shutil.copy2)
     _search.update_folder_index(folder)
-    stored = _search.SearchIndex.open(folder / _search.INDEX_DIR)
+    stored = _search.open_history_index(folder)
     assert "doc" not in stored._rows.column_names  # built anew: document i is row i
     assert len(stored) == 13
     stored.close()
@@ -102,9 +102,9 @@ def test_an_index_holding_a_message_the_history_lost_is_built_anew(tmp_path: Pat
 def test_a_damaged_index_is_built_anew(tmp_path: Path) -> None:
     folder = tmp_path / "h"
     add_to_history(GPT_OLD, folder, date="2025-01-01")
-    (folder / _search.INDEX_DIR / "rows.arrow").write_bytes(b"not arrow")
+    (folder / _search.INDEX_FOLDER / "rows.arrow").write_bytes(b"not arrow")
     add_to_history(GPT_NEW, folder, date="2025-03-01")
-    stored = _search.SearchIndex.open(folder / _search.INDEX_DIR)
+    stored = _search.open_history_index(folder)
     assert len(stored) == 23
     stored.close()
 
@@ -152,7 +152,7 @@ def folder(built: Path, tmp_path: Path) -> Path:
 def index_files(folder: Path) -> dict[str, tuple[int, int, int]]:
     """Each file of the folder's index, with its inode, modification time and size."""
     found = {}
-    for path in (folder / _search.INDEX_DIR).iterdir():
+    for path in (folder / _search.INDEX_FOLDER).iterdir():
         info = path.lstat()
         found[path.name] = (info.st_ino, info.st_mtime_ns, info.st_size)
     return found
@@ -168,7 +168,7 @@ def flip(path: Path, at: int, bits: int = 0x01) -> None:
 
 
 def index_warnings(caught: Any) -> list[str]:
-    return [str(w.message) for w in caught if _search.INDEX_DIR in str(w.message)]
+    return [str(w.message) for w in caught if _search.INDEX_FOLDER in str(w.message)]
 
 
 def assert_results(got: list[pd.DataFrame], want: list[pd.DataFrame]) -> None:
@@ -179,7 +179,7 @@ def assert_results(got: list[pd.DataFrame], want: list[pd.DataFrame]) -> None:
 
 def damage(folder: Path, how: str) -> str:
     """Damage a file of the folder's index, its times kept; the name of the file damaged."""
-    index = folder / _search.INDEX_DIR
+    index = folder / _search.INDEX_FOLDER
     if how == "rows text":  # the text the index shows of a message: "cats" read as "cbts"
         rows = sorted(index.glob("rows-part-00000*.arrow"))[0]
         flip(rows, rows.read_bytes().index(b"haiku about cats") + len(b"haiku about c"), bits=0x03)
@@ -230,9 +230,9 @@ def test_the_command_line_rebuilds_a_damaged_index_with_one_note(
 def test_an_index_file_that_is_not_a_regular_file_is_never_read(
     folder: Path, expected: list[pd.DataFrame], tmp_path: Path, name: str, kind: str
 ) -> None:
-    path = folder / _search.INDEX_DIR / name
+    path = folder / _search.INDEX_FOLDER / name
     if name.startswith("rows-"):
-        [path] = (folder / _search.INDEX_DIR).glob(f"{name}*.arrow")
+        [path] = (folder / _search.INDEX_FOLDER).glob(f"{name}*.arrow")
     outside = tmp_path / "outside"
     outside.write_bytes(path.read_bytes())  # what the file held: read through a link, it would pass
     kept = outside.stat().st_mtime_ns
@@ -254,7 +254,8 @@ def test_an_index_file_that_is_not_a_regular_file_is_never_read(
     assert run.returncode == 0, run.stderr
     what = "a pipe" if kind == "pipe" else "a symbolic link"
     assert run.stderr.splitlines() == [
-        f"memvelope: note: search index {folder / _search.INDEX_DIR} is damaged ({path.name} is {what}); rebuilding it"
+        f"memvelope: note: search index {folder / _search.INDEX_FOLDER} is damaged ({path.name} is {what}); "
+        "rebuilding it"
     ]
     assert [row["snippet"] for row in json.loads(run.stdout)] == list(expected[QUERIES.index("cats") * 2]["snippet"])
     assert path.is_file() and not path.is_symlink()
@@ -264,7 +265,7 @@ def test_an_index_file_that_is_not_a_regular_file_is_never_read(
 
 @pytest.mark.parametrize("kind", ["link", "file"])
 def test_a_search_index_that_is_not_a_folder_of_its_own_is_refused(folder: Path, tmp_path: Path, kind: str) -> None:
-    index = folder / _search.INDEX_DIR
+    index = folder / _search.INDEX_FOLDER
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(index, elsewhere)  # an index that would serve, read through the link
     before = {p.name: p.read_bytes() for p in elsewhere.iterdir()}
@@ -368,7 +369,7 @@ def test_every_write_of_the_index_holds_the_folders_lock(folder: Path, monkeypat
         real(new, path)
 
     monkeypatch.setattr(_search, "_replace_folder", replacing)
-    shutil.rmtree(folder / _search.INDEX_DIR)
+    shutil.rmtree(folder / _search.INDEX_FOLDER)
     _search.clear_cache()
     _search.search(folder, "cats")  # builds the missing index
     damage(folder, "rows text")
@@ -387,12 +388,12 @@ def test_an_index_that_cannot_be_written_is_kept_in_memory(
     def refused(path: Path) -> Any:
         raise PermissionError(13, "Permission denied")
 
-    shutil.rmtree(folder / _search.INDEX_DIR)
-    monkeypatch.setattr(_search, "_new_folder", refused)
+    shutil.rmtree(folder / _search.INDEX_FOLDER)
+    monkeypatch.setattr(_search, "new_folder", refused)
     with pytest.warns(UserWarning, match="cannot write .*Permission denied.*in memory only"):
         got = results(folder)
     assert_results(got, expected)
-    assert not (folder / _search.INDEX_DIR).exists()
+    assert not (folder / _search.INDEX_FOLDER).exists()
 
 
 # ---- checking the index without changing it ------------------------------------------------------------
@@ -406,7 +407,7 @@ def test_check_history_index_says_each_problem_and_changes_nothing(
     assert index_files(folder) == before
     damage(folder, "rows text")
     before = index_files(folder)
-    index = folder / _search.INDEX_DIR
+    index = folder / _search.INDEX_FOLDER
     [rows] = index.glob("rows-part-00000*.arrow")
     assert _search.check_history_index(folder) == [f"{index}: {rows.name} is not as written (its sha256 differs)"]
     assert index_files(folder) == before
@@ -430,7 +431,7 @@ def test_parts_named_by_their_digest_are_never_hashed_when_the_index_is_opened(
     names = [name for name, _ in parts_of(read_table(folder / "state.parquet", "state"))]
     assert all(part_digest(name) is not None for name in names)  # an add names each part by its content
     assert_results(results(folder), expected)
-    told = json.loads((folder / _search.INDEX_DIR / "parts.json").read_text())
+    told = json.loads((folder / _search.INDEX_FOLDER / "parts.json").read_text())
     assert [(p["name"], p["digest"]) for p in told["parts"]] == [(n, part_digest(n)) for n in names]
     hashed: list[str] = []
     real = _search._sha256_file

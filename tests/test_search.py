@@ -563,7 +563,7 @@ class _CommittingWriter(_Delegate):
 @pytest.fixture
 def segments(monkeypatch):
     """Every index is written in many segments, each ranking its equal scores in its own order."""
-    original = search_module._open_engine
+    original = search_module.open_engine
     monkeypatch.setattr(search_module.os, "cpu_count", lambda: 2)
 
     def many(directory, *, create):
@@ -571,7 +571,7 @@ def segments(monkeypatch):
         engine.writer = lambda *a, **kw: _CommittingWriter(engine._inner.writer(*a, **kw))
         return engine
 
-    monkeypatch.setattr(search_module, "_open_engine", many)
+    monkeypatch.setattr(search_module, "open_engine", many)
 
 
 def twin_history() -> pd.DataFrame:
