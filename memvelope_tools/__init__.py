@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._memory import memory_frame
     from ._memory_ir import memory_ir
     from ._read import layer_of
-    from ._search import search
+    from ._search.function import search
     from ._tables import read_parquet, to_parquet
     from ._topics import topics
     from ._validate import validate
@@ -70,7 +70,7 @@ _LAZY: dict[str, str] = {
     "distill_structured": "memvelope_tools._ir",
     "distill_llm": "memvelope_tools._ir",
     "archetype_frame": "memvelope_tools._frames.facts",
-    "search": "memvelope_tools._search",
+    "search": "memvelope_tools._search.function",
     "topics": "memvelope_tools._topics",
     "diff": "memvelope_tools._history",
     "history": "memvelope_tools._history",

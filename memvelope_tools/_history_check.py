@@ -21,7 +21,7 @@ from ._frames.folders import (
     require_real_folders,
     same_history,
 )
-from ._search import check_history_index
+from ._search.check import check_history_index
 from ._sources import is_history_folder
 from .errors import FormatError
 

@@ -480,7 +480,7 @@ def _give_back_memory() -> None:
 
 def _index(base: Path) -> None:
     """Bring the search index kept beside the folder's files up to date with them."""
-    from ._search import update_folder_index
+    from ._search.folder import update_folder_index
 
     try:
         update_folder_index(base)

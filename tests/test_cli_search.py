@@ -7,7 +7,7 @@ import json
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools._search import clear_cache
+from memvelope_tools._search.cache import clear_cache
 from memvelope_tools.cli import main
 
 
