@@ -57,6 +57,7 @@ from ._frames.columns import (
     NULLABLE_INT,
     STRING,
     TIMESTAMP,
+    conform,
     to_pandas,
 )
 from ._frames.documents import read_documents
@@ -418,7 +419,7 @@ def _mix(x: np.ndarray) -> np.ndarray:
 # ---- comparing message paths ---------------------------------------------------------------------
 
 
-class _Comparable:
+class Comparable:
     """The columns a message compares by: role, timestamp, text (its chunks as they are, never joined
     whole: :meth:`texts` takes a few at a time)."""
 
@@ -448,12 +449,12 @@ class _Comparable:
         return pa.concat_arrays(parts).take(pa.array(back))
 
 
-def _common_prefix(
-    a: _Comparable,
+def common_prefix(
+    a: Comparable,
     a_rows: np.ndarray,
     a_start: np.ndarray,
     a_len: np.ndarray,
-    b: _Comparable,
+    b: Comparable,
     b_rows: np.ndarray,
     b_start: np.ndarray,
     b_len: np.ndarray,
@@ -555,12 +556,12 @@ def diff_snapshots(a: Snapshot, b: Snapshot) -> pd.DataFrame:
     a_rows = match[found]
     a_len = a.convs.column("n_messages").to_numpy()
     b_len = b.convs.column("n_messages").to_numpy()
-    prefix = _common_prefix(
-        _Comparable(a.msgs),
+    prefix = common_prefix(
+        Comparable(a.msgs),
         np.arange(a.msgs.num_rows),
         a.starts[a_rows],
         a_len[a_rows],
-        _Comparable(b.msgs),
+        Comparable(b.msgs),
         np.arange(b.msgs.num_rows),
         b.starts[found],
         b_len[found],
@@ -619,19 +620,11 @@ def diff_snapshots(a: Snapshot, b: Snapshot) -> pd.DataFrame:
     )
     frames = [f for f in (rows_b, rows_a) if len(f)]
     out = pd.concat(frames, ignore_index=True) if frames else rows_b
-    return _conform(out, DIFF_COLUMNS)
+    return conform(out, DIFF_COLUMNS)
 
 
 def _nullable(values: np.ndarray) -> pd.arrays.IntegerArray:
     return pd.arrays.IntegerArray(values, values < 0)
-
-
-def _conform(frame: pd.DataFrame, columns: dict[str, Any]) -> pd.DataFrame:
-    out = frame.loc[:, list(columns)]
-    for name, dtype in columns.items():
-        if out[name].dtype != dtype:
-            out[name] = out[name].astype(dtype)
-    return out.reset_index(drop=True)
 
 
 def status_counts(changes: pd.DataFrame) -> dict[str, int]:
@@ -903,7 +896,7 @@ def latest(snapshots: list[dict[str, Any]]) -> dict[str, int]:
 
 def snapshots_table(snapshots: list[dict[str, Any]]) -> pa.Table:
     """The snapshots' rows as a table (:data:`SNAPSHOT_COLUMNS`)."""
-    frame = _conform(pd.DataFrame(snapshots, columns=list(SNAPSHOT_COLUMNS)), SNAPSHOT_COLUMNS)
+    frame = conform(pd.DataFrame(snapshots, columns=list(SNAPSHOT_COLUMNS)), SNAPSHOT_COLUMNS)
     return pa.Table.from_pandas(frame, preserve_index=False).cast(empty_table("snapshots").schema)
 
 

@@ -422,7 +422,7 @@ def test_messages_compared_from_a_chunked_text_column_give_the_texts_taken_whole
     import numpy as np
     import pyarrow as pa
 
-    from memvelope_tools._history import _Comparable
+    from memvelope_tools._history import Comparable
 
     bounds = sorted({0, len(texts), *(min(c, len(texts)) for c in cuts)})
     column = pa.chunked_array(
@@ -437,7 +437,7 @@ def test_messages_compared_from_a_chunked_text_column_give_the_texts_taken_whole
         }
     )
     rows = np.array([p % len(texts) for p in picks] if texts else [], dtype=np.int64)
-    taken = _Comparable(table).texts(rows)
+    taken = Comparable(table).texts(rows)
     assert taken.to_pylist() == [texts[r] for r in rows]
 
 
