@@ -819,7 +819,7 @@ def _snapshots(data: Any) -> pd.DataFrame:
     elif isinstance(data, Mapping) and isinstance(data.get("snapshots"), pd.DataFrame):
         frame = data["snapshots"]
     else:
-        from ._history import read_history
+        from ._history.folder import read_history
 
         frame = read_history(data)["snapshots"]
     missing = [c for c in ("date", *CHANGE_COLORS) if c not in frame.columns]

@@ -40,6 +40,7 @@ from ._frames.folders import (
     OLD_MESSAGES,
     PART_COLUMNS,
     PARTS,
+    SNAPSHOT_COLUMNS,
     STATE_SCHEMA,
     TABLE_FILES,
     empty_table,
@@ -53,18 +54,10 @@ from ._frames.folders import (
     same_history,
     with_parts,
 )
-from ._history import (
-    SNAPSHOT_COLUMNS,
-    Held,
-    Merge,
-    Merged,
-    Whole,
-    convert_all,
-    message_hashes,
-    read_snapshot,
-    snapshot_date,
-    snapshots_table,
-)
+from ._history.folder import snapshots_table
+from ._history.keys import message_hashes
+from ._history.merge import Held, Merge, Merged, Whole
+from ._history.snapshots import convert_all, read_snapshot, snapshot_date
 from ._json.elements import read_windows
 from ._json.walker import Fallback
 from ._parquet import schema_metadata

@@ -401,7 +401,8 @@ def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
 
 def _history_input(sources: list[Any]) -> tuple[dict[str, pd.DataFrame] | None, list[Any]]:
     """The history a history folder holds when ``sources`` is one, and the sources left to load."""
-    from ._history import is_history_folder, read_history
+    from ._history.folder import read_history
+    from ._sources import is_history_folder
 
     folders = [s for s in sources if isinstance(s, str | os.PathLike) and is_history_folder(s)]
     if not folders:

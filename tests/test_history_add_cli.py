@@ -12,7 +12,7 @@ import pytest
 from conftest import fresh
 
 from memvelope_tools._frames.folders import HISTORY_ID_KEY
-from memvelope_tools._history import read_history
+from memvelope_tools._history.folder import read_history
 from memvelope_tools.cli import main
 
 pytestmark = pytest.mark.slow

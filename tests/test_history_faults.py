@@ -22,7 +22,7 @@ from conftest import fresh
 
 import memvelope_tools as mv
 from memvelope_tools._frames.folders import HISTORY_ID_KEY
-from memvelope_tools._history import read_history
+from memvelope_tools._history.folder import read_history
 from memvelope_tools._history_check import check_history
 from memvelope_tools._history_folder import add_to_history
 from memvelope_tools.errors import FormatError, MemvelopeError

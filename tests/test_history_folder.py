@@ -10,9 +10,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from memvelope_tools import _history, _history_folder
+from memvelope_tools import _history_folder
 from memvelope_tools._frames.folders import HISTORY_ID_KEY
-from memvelope_tools._history import history, read_history
+from memvelope_tools._history.folder import read_history
+from memvelope_tools._history.history import history
+from memvelope_tools._history.merge import Merge
 from memvelope_tools._history_folder import add_to_history
 from memvelope_tools._tables import read_parquet, to_parquet
 from memvelope_tools.cli import main
@@ -225,13 +227,13 @@ def _in_small_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(_history_folder, "_WINDOW", 300)
     monkeypatch.setattr(_history_folder, "_BATCH_ROWS", 1)
     sizes: list[int] = []
-    real = _history.Merge.add
+    real = Merge.add
 
     def counted(self: Any, convs: Any, msgs: Any) -> None:
         sizes.append(convs.num_rows)
         real(self, convs, msgs)
 
-    monkeypatch.setattr(_history.Merge, "add", counted)
+    monkeypatch.setattr(Merge, "add", counted)
     return sizes
 
 

@@ -73,7 +73,8 @@ def search(
         index = folder_index(folder, damaged=exc.msg)
         hits = index.search(query, role=role, since=since, until=until, limit=limit)
     if folder is not None:
-        from .._history import is_history_folder, message_status
+        from .._history.folder import message_status
+        from .._sources import is_history_folder
 
         if is_history_folder(folder):
             return message_status(hits, folder)

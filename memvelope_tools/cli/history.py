@@ -75,7 +75,7 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from .._history import read_history
+    from .._history.folder import read_history
 
     frames = read_history(args.folder)
     print(f"{args.folder}: {count(len(frames['snapshots']), 'snapshot')}")
