@@ -47,8 +47,8 @@ elif what == "memory_frame":
     import memvelope_tools as mv
     items = len(mv.memory_frame(*parts))
 elif what == "memory_frame_1":
-    from memvelope_tools._memory import _read_memory, items_frame
-    items = len(items_frame(_read_memory(parts, None, None, workers=1)))
+    from memvelope_tools._memory import read_memory_of, items_frame
+    items = len(items_frame(read_memory_of(parts, None, None, workers=1)))
 else:
     from memvelope_tools._memory import read_memory
     items = len(read_memory(*parts).items)

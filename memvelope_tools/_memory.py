@@ -153,7 +153,7 @@ class MemoryRead:
     notes: list[str]
 
 
-class _Seen(NamedTuple):
+class Seen(NamedTuple):
     """One sighting of a remembered text."""
 
     kind: str
@@ -188,14 +188,14 @@ def _holds(buf: Any, marks: tuple[bytes, ...], start: int, end: int) -> bool:
 
 
 @dataclass
-class _Scan:
+class Scan:
     """What one pass over the export's conversation parts found."""
 
     head: list[Any] = field(default_factory=list)  # the first elements, for provider detection
     provider: str | None = None
     error: ConversionError | None = None  # why no provider could be detected
     decided: bool = False
-    seen: _Folding = field(default_factory=lambda: _Folding())
+    seen: Folding = field(default_factory=lambda: Folding())
     records: bool = False  # some element holds a system or tool message
     singles: list[Any] = field(default_factory=list)  # parts holding one conversation object
     documents: list[tuple[str, str]] = field(default_factory=list)  # parts showing another provider's export
@@ -213,16 +213,16 @@ class _Scan:
             self.error = exc
         if self.provider == "chatgpt":
             for element in self.head:
-                _chatgpt_conversation(element, self.seen)
+                chatgpt_conversation(element, self.seen)
 
 
-def _scan(
+def scan_export(
     paths: Sequence[str | os.PathLike[str]],
     limits: ZipLimits,
     progress: bool | None,
     started: Callable[[], object] | None = None,
     workers: int | None = None,
-) -> _Scan:
+) -> Scan:
     """Read the conversation parts as conversion does, parsing only the elements that may hold memory:
     in this process, or, for a large export, in worker processes (a batch of elements each, as
     conversion's, their sightings taken in order). ``started`` is called once the workers run (at once
@@ -230,7 +230,7 @@ def _scan(
     from ._convert.parallel import workers_for
     from ._convert.pipeline import gc_paused
 
-    found = _Scan()
+    found = Scan()
     parts = expand(paths, limits).parts
     total = sum(p.size or 0 for p in parts) or None
     count = workers_for(total or 0, workers)
@@ -263,7 +263,7 @@ def _scan(
     return found
 
 
-def _scan_part(part: Part, elements: PartElements, found: _Scan, pool: _Workers | None) -> None:
+def _scan_part(part: Part, elements: PartElements, found: Scan, pool: _Workers | None) -> None:
     """Read the elements of one part that may hold memory into ``found``, or hand them to ``pool``."""
     reader = elements.reader
     for buf, children, offset in elements.ranges():
@@ -301,7 +301,7 @@ _Refusal = tuple[str, str, int]
 _Rows = list[tuple[Any, ...]]  # sightings as plain tuples, cheaper to send back
 
 
-def _read_elements(data: Any, found: list[int], offset: int, seen: _Sink) -> tuple[bool, _Refusal | None]:
+def _read_elements(data: Any, found: list[int], offset: int, seen: Sink) -> tuple[bool, _Refusal | None]:
     """Add to ``seen`` the sightings of the ChatGPT conversations ``found`` in ``data`` (which starts at
     ``offset`` in its part), parsing only those whose bytes hold a memory mark. Returns whether one holds
     a system or tool message, and the refusal that stopped the reading early, if one did."""
@@ -317,7 +317,7 @@ def _read_elements(data: Any, found: list[int], offset: int, seen: _Sink) -> tup
             value = reader.value(data, start, end, flags, depth, offset)
         except Refused as exc:
             return records, (exc.reason, exc.detail, exc.offset)
-        _chatgpt_conversation(value, seen)
+        chatgpt_conversation(value, seen)
     return records, None
 
 
@@ -327,7 +327,7 @@ def _read_batch(source: _Source, found: list[int], offset: int) -> tuple[_Rows, 
     from ._convert.parallel import read_range
     from ._convert.pipeline import gc_paused
 
-    seen: list[_Seen] = []
+    seen: list[Seen] = []
     with gc_paused():
         records, refused = _read_elements(read_range(source), found, offset, seen)
         return list(map(tuple, seen)), refused, records
@@ -355,7 +355,7 @@ class _Workers:
         found: list[int],
         offset: int,
         at: tuple[str, int, Any] | None,
-        scan: _Scan,
+        scan: Scan,
         elements: PartElements,
     ) -> None:
         """A batch: the children ``found`` in ``buf`` (which starts at ``offset`` in the part), what they
@@ -378,12 +378,12 @@ class _Workers:
         source, shifted = batch_source(buf, found, at)
         self._pending.append(self._executor.submit(_read_batch, source, shifted, offset + found[2]))
 
-    def drain(self, found: _Scan, elements: PartElements) -> None:
+    def drain(self, found: Scan, elements: PartElements) -> None:
         """Wait for every batch and add what it found to ``found``."""
         while self._pending:
             self._next(found, elements)
 
-    def _next(self, found: _Scan, elements: PartElements) -> None:
+    def _next(self, found: Scan, elements: PartElements) -> None:
         from ._stable import CHANGED, Changed
 
         future = self._pending.popleft()
@@ -433,10 +433,10 @@ def read_memory(
     >>> read_memory("export.zip").items[0].kind  # doctest: +SKIP
     'saved'
     """
-    return _read_memory(paths, zip_limits, progress)
+    return read_memory_of(paths, zip_limits, progress)
 
 
-def _read_memory(
+def read_memory_of(
     paths: Sequence[str | os.PathLike[str]],
     zip_limits: ZipLimits | None,
     progress: bool | None,
@@ -450,11 +450,11 @@ def _read_memory(
     paths = tuple(p for p in export.parts if isinstance(p, str | os.PathLike))
     found = memory_parts(paths, limits)
     try:
-        scanned = _scan(paths, limits, progress, started, workers)
+        scanned = scan_export(paths, limits, progress, started, workers)
     except ConversionError as exc:
         if not found or exc.reason not in ("no-parts", "no-provider"):
             raise
-        scanned = _Scan(decided=True)
+        scanned = Scan(decided=True)
     if not scanned.head and scanned.singles:
         try:
             read = collect(detect_provider(scanned.singles), scanned.singles, found)
@@ -511,16 +511,16 @@ def collect(
     """
     from ._convert.pipeline import gc_paused
 
-    seen = _Folding()
+    seen = Folding()
     found = False
     with gc_paused():  # many small objects, no cycles
         if provider == "chatgpt":
             for element in elements:
-                found = _chatgpt_conversation(element, seen) or found
+                found = chatgpt_conversation(element, seen) or found
         return _finish(provider, seen, memory_parts, found if records is None else records)
 
 
-def _finish(provider: str | None, seen: _Folding, memory_parts: Sequence[Part], records: bool) -> MemoryRead:
+def _finish(provider: str | None, seen: Folding, memory_parts: Sequence[Part], records: bool) -> MemoryRead:
     """The items of the sightings folded in ``seen`` and of the Claude memory files, with the notes."""
     from ._convert.pipeline import gc_paused
 
@@ -528,7 +528,7 @@ def _finish(provider: str | None, seen: _Folding, memory_parts: Sequence[Part], 
     with gc_paused():  # many small objects, no cycles
         if provider == "claude":
             for part in memory_parts:
-                _claude_memory_file(part, seen)
+                claude_memory_file(part, seen)
             if not memory_parts:
                 notes.append(_NO_CLAUDE_FILE)
         items = seen.items(provider or "claude")
@@ -540,7 +540,7 @@ def _finish(provider: str | None, seen: _Folding, memory_parts: Sequence[Part], 
 # --- ChatGPT ---------------------------------------------------------------------------------------
 
 
-def _chatgpt_conversation(element: object, seen: _Sink) -> bool:
+def chatgpt_conversation(element: object, seen: Sink) -> bool:
     """Add the memory items of one conversation; True when it holds a system or tool message."""
     mapping = chatgpt_core.mapping_of(element)
     if mapping is None:
@@ -582,7 +582,7 @@ def _chatgpt_conversation(element: object, seen: _Sink) -> bool:
         stamp = render_timestamp(message.get("create_time")) or render_timestamp(element.get("create_time"))
         for memory, quote, citation in quotes:  # counted by citation, told apart by memory id
             seen.append(
-                _Seen(
+                Seen(
                     cited.CITED,
                     quote,
                     stamp,
@@ -597,7 +597,7 @@ def _chatgpt_conversation(element: object, seen: _Sink) -> bool:
             )
         for kind, text, stated in items:
             seen.append(
-                _Seen(
+                Seen(
                     kind,
                     text,
                     stamp,
@@ -785,7 +785,7 @@ def memory_parts(paths: Sequence[str | os.PathLike[str]], limits: ZipLimits) -> 
     return side_parts(paths, _is_memory_name, _is_memory_zip, limits)
 
 
-def _claude_memory_file(part: Part, seen: _Sink) -> None:
+def claude_memory_file(part: Part, seen: Sink) -> None:
     value = load_part(part, Reader(JS))
     objects = value if type(value) is list else [value]
     for obj in objects:
@@ -795,23 +795,23 @@ def _claude_memory_file(part: Part, seen: _Sink) -> None:
         where = part.name
         text = obj.get("conversations_memory")
         if type(text) is str and text.strip():
-            seen.append(_Seen("claude_account", text.strip(), None, where, key=account or "account"))
+            seen.append(Seen("claude_account", text.strip(), None, where, key=account or "account"))
         projects = obj.get("project_memories")
         for project, ptext in projects.items() if type(projects) is dict else ():
             if type(ptext) is str and ptext.strip():
-                seen.append(_Seen("claude_project", ptext.strip(), None, where, project_id=project, key=project))
+                seen.append(Seen("claude_project", ptext.strip(), None, where, project_id=project, key=project))
 
 
 # --- folding sightings into items ------------------------------------------------------------------
 
 
-class _Sink(Protocol):
-    """Where sightings go: a list, or :class:`_Folding`."""
+class Sink(Protocol):
+    """Where sightings go: a list, or :class:`Folding`."""
 
-    def append(self, sighting: _Seen, /) -> None: ...
+    def append(self, sighting: Seen, /) -> None: ...
 
 
-class _Folding:
+class Folding:
     """Sightings folded into items as they come (in the order they were made): the same text seen again
     is one item; :meth:`items` gives them, oldest first."""
 
@@ -821,12 +821,12 @@ class _Folding:
         self._spaced: dict[str, str] = {}  # a text -> its words joined by single spaces
         self._order = 0  # the number of sightings folded so far
 
-    def append(self, sighting: _Seen, /) -> None:
+    def append(self, sighting: Seen, /) -> None:
         """Fold in one sighting."""
         self.extend((sighting,))
 
     def extend(self, sightings: Iterable[tuple[Any, ...]]) -> None:
-        """Fold in ``sightings`` (each a :class:`_Seen`, or a plain tuple of its fields), in order."""
+        """Fold in ``sightings`` (each a :class:`Seen`, or a plain tuple of its fields), in order."""
         items, keyed, spaced = self._items, self._keyed, self._spaced
         order = self._order - 1
         for order, s in enumerate(sightings, self._order):
@@ -982,7 +982,7 @@ def memory_frame(
     from ._convert.pipeline import gc_paused
 
     with gc_paused():  # the items are gone before the collector runs again: it has nothing of them to visit
-        read = _read_memory(paths, zip_limits, progress, prepare)
+        read = read_memory_of(paths, zip_limits, progress, prepare)
         for thread in preparing:
             thread.join()
         frame = items_frame(read)
