@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._history_folder import add_to_history
     from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
     from ._load import convert, load, read, sniff
-    from ._memory import memory_frame
+    from ._memory.frame import memory_frame
     from ._memory_ir import memory_ir
     from ._read import layer_of
     from ._search.function import search
@@ -80,7 +80,7 @@ _LAZY: dict[str, str] = {
     "read_history": "memvelope_tools._history.folder",
     "history_samples": "memvelope_tools.samples",
     # what the provider remembered about the user
-    "memory_frame": "memvelope_tools._memory",
+    "memory_frame": "memvelope_tools._memory.frame",
     "memory_ir": "memvelope_tools._memory_ir",
     # the whole export: the files uploaded and generated, the projects and custom GPTs
     "assets_frame": "memvelope_tools._whole.frames",

@@ -906,7 +906,7 @@ def memory_timeline(
     frame: pd.DataFrame, kinds: Sequence[str], *, ax: Axes | None = None, tz: str = "UTC", **kwargs: Any
 ) -> Axes:
     """Draw :func:`memvelope_tools.plot.memory_timeline` from a memory frame; ``kinds`` orders its rows
-    (:data:`memvelope_tools._memory.KINDS`)."""
+    (:data:`memvelope_tools._memory.items.KINDS`)."""
     ax = _get_ax(ax)
     title = "What the provider remembered, and when"
     dated = frame[frame["ts"].notna()]

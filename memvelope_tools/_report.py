@@ -528,7 +528,8 @@ def memory_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     --------
     >>> html = memory_section("chatgpt-export.zip")  # doctest: +SKIP
     """
-    from ._memory import KINDS, memory_frame
+    from ._memory.frame import memory_frame
+    from ._memory.items import KINDS
 
     paths = [export] if isinstance(export, str | os.PathLike) else list(export)
     frame = memory_frame(*paths, progress=False)

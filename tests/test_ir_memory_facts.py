@@ -12,7 +12,7 @@ import pytest
 
 import memvelope_tools as mv
 from memvelope_tools._ir import DistillStats
-from memvelope_tools._memory import read_memory
+from memvelope_tools._memory.read import read_memory
 from memvelope_tools._memory_ir import build_memory_ir
 from memvelope_tools._validate import check_ir_against_envelope, validate
 from memvelope_tools.cli import main

@@ -12,23 +12,15 @@ import pandas as pd
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools import _memory
 from memvelope_tools._convert.assemble import DETECTION_WINDOW
 from memvelope_tools._ir.facts import CONTENT_MAX
 from memvelope_tools._json import elements as json_elements
-from memvelope_tools._memory import (
-    KINDS,
-    MEMORY_COLUMNS,
-    NO_RECORDS,
-    _Workers,
-    collect,
-    instruction_text,
-    items_frame,
-    memory_frame,
-    read_memory,
-    read_memory_of,
-    snapshot_entries,
-)
+from memvelope_tools._memory import scan as memory_scan
+from memvelope_tools._memory.chatgpt import instruction_text, snapshot_entries
+from memvelope_tools._memory.frame import items_frame, memory_frame
+from memvelope_tools._memory.items import KINDS, MEMORY_COLUMNS, NO_RECORDS
+from memvelope_tools._memory.read import collect, read_memory, read_memory_of
+from memvelope_tools._memory.scan import _Workers
 from memvelope_tools._memory_ir import build_memory_ir, statements
 from memvelope_tools._validate import check_ir_against_envelope, validate
 from memvelope_tools.cli import main
@@ -615,14 +607,14 @@ def test_batches_read_here_while_workers_are_busy_give_the_frame_one_process_giv
     elements = json.loads(path.read_text(encoding="utf-8"))
     plain = items_frame(collect("chatgpt", elements, []))
     read_here: list[int] = []
-    read = _memory._read_elements
+    read = memory_scan._read_elements
 
     def counted(*args: object) -> object:
         read_here.append(1)
         return read(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(json_elements, "BATCH", 1)  # one conversation a batch
-    monkeypatch.setattr(_memory, "_read_elements", counted)
+    monkeypatch.setattr(memory_scan, "_read_elements", counted)
     monkeypatch.setattr(_Workers, "_PER_WORKER", per_worker)  # 0: no worker takes a batch; 1: one each
     frame = items_frame(read_memory_of([path], None, False, workers=2))
     pd.testing.assert_frame_equal(frame, plain)
