@@ -6,7 +6,7 @@ archived upstream). :func:`diff` compares two snapshots; :func:`history` merges 
 history that keeps every conversation and message ever seen. Envelopes are read, never changed: the
 history is a layer above them.
 
-Matching rules (this module owns them):
+Matching rules (this package owns them):
 
 * **Conversations** match by provider and id. A conversation whose id is null, or occurs more than
   once in its export, matches by ``created_at`` and title when it has a ``created_at`` and that pair

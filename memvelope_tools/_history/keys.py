@@ -22,7 +22,7 @@ def id_key(provider: str, conv_id: str) -> str:
 
 
 def conversation_keys(convs: pa.Table, msgs: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-    """Each conversation's matching key and the rule that gave it (see the module's matching rules)."""
+    """Each conversation's matching key and the rule that gave it (see the package's matching rules)."""
     providers = convs.column("provider").to_pylist()
     ids = convs.column("conversation_id").to_pylist()
     created = convs.column("created_at").cast(pa.int64()).to_pylist()

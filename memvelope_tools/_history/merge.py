@@ -49,7 +49,7 @@ class Merged:
 
 
 class Merge:
-    """One export merged into a history, a batch of its conversations at a time (the module's rules):
+    """One export merged into a history, a batch of its conversations at a time (the package's rules):
     each conversation's messages are compared by hash with the path the history holds for it, and the
     messages seen for the first time are given to ``on_new`` (the columns of
     :data:`memvelope_tools._frames.folders.PART_COLUMNS`), to be kept after the history's in the state's order.
@@ -143,7 +143,7 @@ class Merge:
 
     def _keys(self, convs: pa.Table, msgs: pa.Table) -> np.ndarray:
         """The batch's conversation keys: ``provider:id:ID`` while every id so far is its own (else
-        :class:`Whole`); the module's full rule for an export merged whole."""
+        :class:`Whole`); the package's full rule for an export merged whole."""
         if self.whole:
             keys, _ = conversation_keys(convs, msgs)
             return keys

@@ -201,7 +201,7 @@ def convert_all(jobs: list[tuple[list[Path], Path]], workers: int | None, progre
 
 
 def snapshot_date(source: Any, date: Any, label: str, newest: Any) -> tuple[pd.Timestamp, str]:
-    """An export's snapshot date and the rule that gave it (see the module's rules): ``date`` when
+    """An export's snapshot date and the rule that gave it (see the package's rules): ``date`` when
     given, else the one in the file name of ``source``, else ``newest()``, its newest timestamp (None: none)."""
     if date is not None:
         try:

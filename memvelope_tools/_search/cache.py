@@ -125,7 +125,7 @@ def _file_key(items: list[Any]) -> str | None:
 
 
 def index_for(source: Any) -> SearchIndex:
-    """The search index of a history, built now or reused (see the module docstring)."""
+    """The search index of a history, built now or reused (see :mod:`memvelope_tools._search`)."""
     inputs = resolve(source, "history", list_means="documents", caller="search()")
     if len(inputs) == 1 and inputs[0].kind == "parquet" and inputs[0].path is not None:
         return folder_index(inputs[0].path)

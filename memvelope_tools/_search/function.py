@@ -22,8 +22,8 @@ def search(
     limit: int | None = 50,
 ) -> pd.DataFrame:
     """The messages of ``source`` matching ``query``, best first, at most ``limit`` of them
-    (``None``, or any number past the messages held: all); see the module docstring for the query
-    syntax, the filters and the columns. An index kept beside a Parquet folder that the engine fails
+    (``None``, or any number past the messages held: all); see :mod:`memvelope_tools._search` for the
+    query syntax, the filters and the columns. An index kept beside a Parquet folder that the engine fails
     on is rebuilt once, with a warning.
 
     Parameters

@@ -159,7 +159,7 @@ class SearchIndex:
         limit: int | None = 50,
         marks: Sequence[str] = MARKS,
     ) -> pd.DataFrame:
-        """Messages matching ``query``, best first (see the module docstring)."""
+        """Messages matching ``query``, best first (see :mod:`memvelope_tools._search`)."""
         tree = parse_query(query)
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
             raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")

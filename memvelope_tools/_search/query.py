@@ -44,7 +44,7 @@ Query = Words | Operation
 
 
 def parse_query(query: str) -> Query:
-    """A query (see the module docstring) as a tree of :class:`Words` and :class:`Operation`.
+    """A query (see :mod:`memvelope_tools._search`) as a tree of :class:`Words` and :class:`Operation`.
 
     Raises :class:`~memvelope_tools.QueryError` with the reason when the query cannot be run.
     """
