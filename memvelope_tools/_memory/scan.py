@@ -191,9 +191,9 @@ class _Workers:
     _AHEAD: ClassVar[int] = 4
 
     def __init__(self, workers: int) -> None:
-        from .._convert.parallel import start_pool
+        from .._workers.processes import start_pool
 
-        self._executor = start_pool(workers)
+        self._executor = start_pool(workers, preload=[__name__])
         self._limit = self._PER_WORKER * workers
         self._pending: deque[Future[tuple[_Rows, _Refusal | None, bool]]] = deque()
 

@@ -21,6 +21,7 @@ from .._convert.log import ConversionLog
 from .._printable import printable
 from .._signals import bind_to_parent, held
 from .._sources import Input, Use, resolve
+from .._workers.processes import fork_context
 
 __all__ = [
     "at_least",
@@ -114,18 +115,6 @@ def notes() -> Iterator[None]:
                 print(f"memvelope: note: {printable(str(w.message))}", file=sys.stderr)
 
 
-def _fork_context() -> Any:
-    """The context that forks a converting child, or None where this process cannot fork one: a child is
-    forked only while this process runs a single thread, as conversion workers are."""
-    from .._convert.parallel import worker_context
-
-    if worker_context().get_start_method() != "fork":
-        return None
-    import multiprocessing
-
-    return multiprocessing.get_context("fork")
-
-
 @contextmanager
 def converting_early(sources: list[str], progress: bool | None) -> Iterator[Callable[[], list[Any]]]:
     """Start converting each export given by path to a temporary envelope file, each in a process of its
@@ -137,7 +126,7 @@ def converting_early(sources: list[str], progress: bool | None) -> Iterator[Call
 
     found = [resolve_one(source, "any") for source in sources]
     exports = [f.files() for f in found]
-    context = _fork_context() if any(parts is not None for parts in exports) else None
+    context = fork_context() if any(parts is not None for parts in exports) else None
     if context is None:
         yield lambda: list(sources)
         return
@@ -270,7 +259,7 @@ def converting_piped(source: str, progress: bool | None) -> Iterator[Piped | Non
     from .._sources import resolve_one
 
     parts = resolve_one(source, "any").files()
-    context = _fork_context() if parts is not None else None
+    context = fork_context() if parts is not None else None
     if context is None:
         yield None
         return

@@ -1,0 +1,6 @@
+"""Where worker processes and threads are started, below the command line and the analyses that use them.
+
+:mod:`~memvelope_tools._workers.processes` holds the one rule for how a worker process starts (forked
+while this process runs a single thread, else from a fork server, else spawned), starts pools of
+worker processes bound to this one, and runs tasks in them or on a Dask cluster.
+"""
