@@ -3,4 +3,6 @@
 :mod:`~memvelope_tools._workers.processes` holds the one rule for how a worker process starts (forked
 while this process runs a single thread, else from a fork server, else spawned), starts pools of
 worker processes bound to this one, and runs tasks in them or on a Dask cluster.
+:mod:`~memvelope_tools._workers.children` converts an export in a child process forked before the
+command loads its heavy libraries, the envelope coming back in a file or through a pipe.
 """

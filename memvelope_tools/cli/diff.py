@@ -8,7 +8,7 @@ from typing import Any
 
 from .._plural import count
 from .._printable import printable
-from .common import converting_early
+from .._workers.children import converting_early
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -7,7 +7,7 @@ from typing import Any
 
 from .._plural import count
 from .._printable import printable
-from .common import converting_piped
+from .._workers.children import converting_piped
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
