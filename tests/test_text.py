@@ -169,7 +169,7 @@ def test_long_texts_of_every_storage_width_on_several_threads(impl: str, monkeyp
     texts.append("x" * 4096 + "y" * 4096)  # one word across a block edge
     texts.append(" " * 4096 + "z")
     monkeypatch.setattr(_text, "_PARALLEL_MIN_TEXTS", 1)
-    monkeypatch.setattr(_text, "threads", lambda: 3)
+    monkeypatch.setattr(_text, "text_threads", lambda: 3)
     _check(texts)
 
 

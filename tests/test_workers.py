@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from memvelope_tools._workers.processes import fork_context, run_each, worker_context
+from memvelope_tools._workers.threads import run_on_threads
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,3 +60,22 @@ def test_a_task_that_fails_on_a_dask_cluster_is_none_in_its_place() -> None:
         distributed.Client(cluster) as client,
     ):
         assert run_each(_halve, [4, 3, 8], workers=None, client=client) == [2, None, 4]
+
+
+def test_calls_on_threads_run_on_threads_of_their_own_and_the_first_error_is_raised() -> None:
+    names: list[str] = []
+
+    def record() -> None:
+        names.append(threading.current_thread().name)
+
+    run_on_threads([record], 2, name="memvelope-test")
+    assert names == [threading.current_thread().name]  # one call: run here
+    names.clear()
+    run_on_threads([record, record, record], 2, name="memvelope-test")
+    assert len(names) == 3 and all(n.startswith("memvelope-test") for n in names)
+
+    def fail() -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        run_on_threads([record, fail, record], 2, name="memvelope-test")

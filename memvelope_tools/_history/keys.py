@@ -12,8 +12,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._frames.text import executor
 from .._spec import ROLES
+from .._workers.threads import text_pool
 
 
 def id_key(provider: str, conv_id: str) -> str:
@@ -61,7 +61,7 @@ def message_hashes(messages: pa.Table) -> np.ndarray:
     if len(chunks) == 1 and len(chunks[0]) >= 2 * _HASHED_AT_ONCE:  # two threads: the hash lets go of the GIL
         half = len(chunks[0]) // 2
         chunks = [chunks[0].slice(0, half), chunks[0].slice(half)]
-    parts = list(executor().map(_text_hashes, chunks))  # the frames' worker threads
+    parts = list(text_pool().map(_text_hashes, chunks))  # the frames' worker threads
     text_hash = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
     roles = pd.Categorical(messages.column("role").to_pandas(), categories=list(ROLES)).codes.astype(np.uint64)
     ts = messages.column("ts").cast(pa.int64()).fill_null(np.iinfo(np.int64).min).to_numpy().view(np.uint64)

@@ -8,7 +8,6 @@ import os
 import re
 import tempfile
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ import pyarrow.compute as pc
 from .._frames.documents import read_documents
 from .._read import Source
 from .._sources import explained, labels_of, resolve_one
+from .._workers.threads import run_on_threads
 from ..errors import FormatError, OutputError
 from .keys import conversation_keys
 
@@ -181,23 +181,12 @@ def convert_all(jobs: list[tuple[list[Path], Path]], workers: int | None, progre
                 source=os.fspath(envelope.parent),
             ) from None
 
-    if len(jobs) < 2:
-        for paths, envelope in jobs:
-            convert(paths, envelope, progress)
-        return
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="memvelope-history") as pool:
-        # One bar at a time on the terminal: the first conversion's.
-        futures = [
-            pool.submit(convert, paths, envelope, progress if n == 0 else False)
-            for n, (paths, envelope) in enumerate(jobs)
-        ]
-        try:
-            for future in futures:
-                future.result()
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+    # One bar at a time on the terminal: the first conversion's.
+    calls = [
+        functools.partial(convert, paths, envelope, progress if n == 0 else False)
+        for n, (paths, envelope) in enumerate(jobs)
+    ]
+    run_on_threads(calls, 2, name="memvelope-history")
 
 
 def snapshot_date(source: Any, date: Any, label: str, newest: Any) -> tuple[pd.Timestamp, str]:
