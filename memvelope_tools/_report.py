@@ -351,12 +351,8 @@ def _archetype_table(irs: Labelled) -> str:
 def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
     from ._topics import topics
 
-    # As many topics as topics() finds in these conversations, up to one per five and eight at most.
-    n_topics = min(8, max(2, len(convs) // 5))
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # fewer topics than asked for is fine here
-            found = topics(corpus.from_tables(msgs, convs), n_topics=n_topics)
+        found = topics(corpus.from_tables(msgs, convs))  # as many as topics() finds by default
     except TopicsError as exc:
         return f'<p class="lead">No topics: {_e(exc.msg)}.</p>'
     sizes = found.assignments["topic"].value_counts()
