@@ -59,7 +59,8 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: 
     Raises
     ------
     memvelope_tools.errors.InputError
-        A path is missing, empty, not JSON, a Memvelope document or a file of another kind.
+        A path is missing, empty, not JSON, a Memvelope document or a file of another kind, or a zip or
+        folder without conversations.json gives no conversation.
     memvelope_tools.errors.ConversionError
         A zip breaks its limits.
 
@@ -94,6 +95,8 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: 
                 documents.append((shown, part.name))
         parts.append(info)
     provider, error, acc = _examine(merged, owners, non_arrays, show_text, documents)
+    if error is not None and error[0] == "no-provider" and (bare := expansion.without_conversations()) is not None:
+        raise bare  # the zip or folder holds no conversations.json: the line every command gives
     if_wrapped = None
     if not merged and singles:  # say what the single-conversation parts hold, had they been in [ ]
         w_provider, w_error, w_acc = _examine(
