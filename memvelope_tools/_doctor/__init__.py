@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from typing import Final
 
-from .._convert.assemble import detect_provider
+from .._convert.assemble import detect_provider, mixed_providers, rules
 from .._convert.envelope import build_envelope
 from .._convert.sources import ZipLimits, expand
 from .._json.elements import JS, Reader, load_part
@@ -21,7 +21,7 @@ from .._providers import registry
 from .._sources import resolve
 from ..errors import ConversionError
 from . import chatgpt, claude
-from .findings import Analysis, ConversationFacts, Diagnosis, Example, PartInfo
+from .findings import OTHER_PROVIDER, Analysis, ConversationFacts, Diagnosis, Example, PartInfo
 
 __all__ = ["Diagnosis", "Example", "doctor"]
 
@@ -151,20 +151,38 @@ def _examine(
             raise
         error = (exc.reason, exc.msg)
     if provider is not None:
-        analyse = ANALYSERS[provider]
+        normalise, foreign = rules(provider)
         owner = 0
         for index, element in enumerate(merged):
             while owner + 1 < len(owners) and owners[owner + 1][0] <= index:
                 owner += 1
             facts = ConversationFacts(index, owners[owner][1] if owners else None)
-            analyse(element, facts, acc)
+            if foreign(element) and normalise(element) is None:
+                _other_provider(element, facts, acc, registry.OTHER[provider])
+            else:
+                facts.provider = provider
+                ANALYSERS[provider](element, facts, acc)
             acc.conversations.append(facts)
+        left_out = sum(1 for c in acc.conversations if c.omitted == OTHER_PROVIDER)
+        if left_out:
+            acc.mixed = mixed_providers(provider, left_out)
         if not any(c.kept for c in acc.conversations):
             try:  # the core's own verdict and wording for an export where nothing survives
                 build_envelope(provider, [])
             except ConversionError as exc:
                 error = (exc.reason, exc.msg)
     return provider, error, acc
+
+
+def _other_provider(element: object, facts: ConversationFacts, acc: Analysis, other: str) -> None:
+    """Diagnose a conversation of the other provider, which conversion leaves out, by its own
+    provider's rules: what converting it on its own would keep, and that it is left out here."""
+    facts.provider = other
+    ANALYSERS[other](element, facts, acc)
+    if facts.messages_kept:
+        facts.dropped[OTHER_PROVIDER] += facts.messages_kept  # the messages its own provider would keep
+    facts.omitted = OTHER_PROVIDER
+    acc.example(f"conversation: {OTHER_PROVIDER}", facts.example(detail=registry.name(other)))
 
 
 def _diagnosis(
@@ -189,4 +207,5 @@ def _diagnosis(
         types=acc.types,
         unknown_types=acc.unknown,
         show_text=acc.show_text,
+        mixed=acc.mixed,
     )
