@@ -100,7 +100,7 @@ def _png(fig: Figure) -> bytes:
     canvas: Any = FigureCanvasAgg(fig)  # its draw and buffer are untyped
     with warnings.catch_warnings():
         # Text in a script the installed fonts lack (say Japanese) is drawn as boxes; no need to warn.
-        warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
+        warnings.filterwarnings("ignore", charts.GLYPH_MISSING, UserWarning)
         canvas.draw()
     buf = io.BytesIO()
     no_software: dict[str, Any] = {"Software": None}  # as savefig: no "matplotlib version ..." text chunk
