@@ -164,6 +164,11 @@ def test_a_folder_that_lost_a_table_is_refused_never_taken_as_empty(history_fold
         read_history(history_folder)
     with pytest.raises(FormatError, match=re.escape(name)):
         mv.messages_frame(history_folder)
+    with pytest.raises(FormatError, match=re.escape(name)):
+        mv.search(history_folder, "haiku")
+    for command in (["search", os.fspath(history_folder), "haiku"], ["history", "show", os.fspath(history_folder)]):
+        run = fresh(*command)
+        assert run.returncode == 1 and run.stderr.count("\n") == 1 and name in run.stderr, run.stderr
 
 
 @pytest.mark.parametrize("name", ["state.parquet", "snapshots.parquet", "conversations.parquet"])
