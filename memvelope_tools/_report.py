@@ -100,7 +100,7 @@ def _png(fig: Figure) -> bytes:
     canvas: Any = FigureCanvasAgg(fig)  # its draw and buffer are untyped
     with warnings.catch_warnings():
         # Text in a script the installed fonts lack (say Japanese) is drawn as boxes; no need to warn.
-        warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
+        warnings.filterwarnings("ignore", charts.GLYPH_MISSING, UserWarning)
         canvas.draw()
     buf = io.BytesIO()
     no_software: dict[str, Any] = {"Software": None}  # as savefig: no "matplotlib version ..." text chunk
@@ -354,12 +354,8 @@ def _archetype_table(irs: Labelled) -> str:
 def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
     from ._topics import topics
 
-    # As many topics as topics() finds in these conversations, up to one per five and eight at most.
-    n_topics = min(8, max(2, len(convs) // 5))
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # fewer topics than asked for is fine here
-            found = topics(corpus.from_tables(msgs, convs), n_topics=n_topics)
+        found = topics(corpus.from_tables(msgs, convs))  # as many as topics() finds by default
     except TopicsError as exc:
         return f'<p class="lead">No topics: {_e(exc.msg)}.</p>'
     sizes = found.assignments["topic"].value_counts()

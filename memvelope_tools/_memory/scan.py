@@ -78,7 +78,8 @@ def scan_export(
     from .._convert.pipeline import gc_paused
 
     found = Scan()
-    parts = expand(paths, limits).parts
+    expansion = expand(paths, limits)
+    parts = expansion.parts
     total = sum(p.size or 0 for p in parts) or None
     count = workers_for(total or 0, workers)
     pool = _Workers(count) if count > 1 else None
@@ -104,6 +105,8 @@ def scan_export(
                         found.documents.append((shown, part.name))
             if not found.decided:
                 found.decide()
+            if found.error is not None and found.error.reason == "no-provider":
+                found.error = expansion.without_conversations() or found.error
     finally:
         if pool is not None:
             pool.close()

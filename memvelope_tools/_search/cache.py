@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from .. import _corpus as corpus
 from .._atomic import folder_lock
-from .._frames.folders import INDEX_FOLDER, PARTS, is_parted
+from .._frames.folders import INDEX_FOLDER, PARTS, is_parted, require_history_files
 from .._sources import resolve
 from ..errors import SearchIndexError
 from .engine import FORMAT
@@ -197,6 +197,7 @@ def folder_index(folder: Path, damaged: str | None = None) -> SearchIndex:
 def _history_folder_index(folder: Path, damaged: str | None) -> SearchIndex:
     """The index beside the history folder ``folder``, brought up to date first when it is not (with a
     warning that says why) under the folder's lock; ``damaged`` (what failed) rebuilds it whatever it holds."""
+    require_history_files(folder)
     stamp = [
         f"{name}:{(folder / name).stat().st_size}:{(folder / name).stat().st_mtime_ns}"
         for name in ("state.parquet", "conversations.parquet")

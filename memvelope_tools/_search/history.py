@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .._atomic import folder_lock
-from .._frames.folders import INDEX_FOLDER, PARTS, parts_of_file
+from .._frames.folders import INDEX_FOLDER, PARTS, parts_of_file, unreadable
 from .._spec import ROLES
 from ..errors import FormatError, SearchIndexError
 from .engine import BATCH, FORMAT, PARTS_FILE, add_rows, as_indexed, engine_errors, open_engine, writing
@@ -132,7 +132,7 @@ def _history_columns(folder: Path, name: str, columns: list[str]) -> pa.Table:
     try:
         return pq.read_table(path, columns=columns)
     except (pa.ArrowException, OSError) as exc:
-        raise FormatError(f"cannot read this history file: {exc}", reason="bad-parquet", source=str(path)) from None
+        raise unreadable(path, exc) from None
 
 
 def open_history_index(folder: Path) -> SearchIndex:
