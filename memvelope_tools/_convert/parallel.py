@@ -14,15 +14,17 @@ import gc
 import os
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .._json.elements import FIELDS, JS, LONE, Reader
 from .._stable import CHANGED, Changed, Stamp, changed
 from .._workers.processes import start_pool
 from ..errors import ConversionError
 from .envelope import SEPARATOR, fragment, fragments
+
+if TYPE_CHECKING:  # the pool is started by the worker layer
+    from concurrent.futures import Future
 
 PARALLEL_ABOVE: Final = 32 << 20  # bytes of input: smaller exports stay in one process
 
