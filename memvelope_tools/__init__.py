@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._tables import read_parquet, to_parquet
     from ._topics import topics
     from ._validate import validate
+    from ._whole.nodes import nodes_frame
     from .samples import history_samples, sample_path
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
@@ -79,6 +80,8 @@ _LAZY: dict[str, str] = {
     # what the provider remembered about the user
     "memory_frame": "memvelope_tools._memory",
     "memory_ir": "memvelope_tools._memory_ir",
+    # what the export holds beyond the envelope's prose
+    "nodes_frame": "memvelope_tools._whole.nodes",
 }
 _SUBMODULES = ("plot",)
 
@@ -112,6 +115,7 @@ __all__ = [
     "memory_frame",
     "memory_ir",
     "messages_frame",
+    "nodes_frame",
     "plot",
     "read",
     "read_history",
