@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._tables import read_parquet, to_parquet
     from ._topics import topics
     from ._validate import validate
+    from ._whole.inventory import inventory
     from ._whole.nodes import nodes_frame
     from .samples import history_samples, sample_path
 
@@ -82,6 +83,7 @@ _LAZY: dict[str, str] = {
     "memory_ir": "memvelope_tools._memory_ir",
     # what the export holds beyond the envelope's prose
     "nodes_frame": "memvelope_tools._whole.nodes",
+    "inventory": "memvelope_tools._whole.inventory",
 }
 _SUBMODULES = ("plot",)
 
@@ -110,6 +112,7 @@ __all__ = [
     "facts_frame",
     "history",
     "history_samples",
+    "inventory",
     "layer_of",
     "load",
     "memory_frame",
