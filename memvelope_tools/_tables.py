@@ -18,12 +18,14 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from ._frames.columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, to_pandas
+from ._frames.columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, NODE_COLUMNS, to_pandas
 from ._frames.documents import read_documents
 from ._frames.facts import archetype_frame
 from ._parquet import read_frames, write_tables
 from ._read import Source
+from ._sources import resolve
 from ._tags import ENVELOPE_TAG, IR_TAG
+from ._whole.nodes import export_nodes
 
 
 @dataclass
@@ -33,13 +35,15 @@ class Tables:
     ``conversations`` and ``messages`` hold the envelopes' rows (``messages`` is None when read
     without them), ``facts`` the Facts IR documents' facts. ``documents`` has one record per
     document: its ``source`` label, ``format`` (the tag), ``provider``, and for a Facts IR
-    document its ``meta`` and ``archetype``.
+    document its ``meta`` and ``archetype``. ``nodes`` holds the message nodes of the documents that
+    were exports (see :func:`memvelope_tools.nodes_frame`), None when they were not read.
     """
 
     conversations: pa.Table
     messages: pa.Table | None
     facts: pa.Table
     documents: list[dict[str, Any]] = field(default_factory=list)
+    nodes: pa.Table | None = None
 
     @property
     def envelopes(self) -> list[dict[str, Any]]:
@@ -52,7 +56,8 @@ class Tables:
         return [d for d in self.documents if d["format"] == IR_TAG]
 
     def to_pandas(self, *, tz: str | None = None) -> dict[str, pd.DataFrame]:
-        """The frames: ``conversations``, ``messages`` (when read), ``facts`` and ``archetype``.
+        """The frames: ``conversations``, ``messages`` (when read), ``facts``, ``archetype`` and ``nodes``
+        (when read).
 
         Parameters
         ----------
@@ -87,6 +92,8 @@ class Tables:
             sources=[d["source"] for d in irs],
             tz=tz,
         )
+        if self.nodes is not None:
+            frames["nodes"] = to_pandas(self.nodes, NODE_COLUMNS, tz)
         return frames
 
     def to_parquet(self, folder: str | os.PathLike[str], *, progress: bool | None = None) -> dict[str, Path]:
@@ -187,7 +194,9 @@ def to_parquet(
         Anything :func:`memvelope_tools.load` takes (an export is converted in memory); a list is
         several documents.
     folder : str or os.PathLike
-        The folder to write ``conversations.parquet``, ``messages.parquet`` and ``facts.parquet`` into.
+        The folder to write ``conversations.parquet``, ``messages.parquet`` and ``facts.parquet`` into,
+        and ``nodes.parquet`` when an input is an export: its every message node, on every branch (the
+        columns of :func:`memvelope_tools.nodes_frame`; ``dedupe`` does not apply to it).
     sources : list of str, optional
         One label per document (default: see :func:`memvelope_tools._sources.labels_of`).
     dedupe : bool, default False
@@ -215,18 +224,20 @@ def to_parquet(
     >>> import memvelope_tools as mv
     >>> with tempfile.TemporaryDirectory() as out:
     ...     sorted(mv.to_parquet(mv.sample_path("chatgpt"), out))
-    ['conversations', 'messages']
+    ['conversations', 'messages', 'nodes']
     """
-    return read_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress).to_parquet(
-        folder, progress=progress
-    )
+    inputs = resolve(doc_or_docs, "frames", list_means="documents", labels=sources, caller="to_parquet()")
+    resolved: list[Any] = list(inputs)  # taken as they are, so nothing is resolved twice
+    tables = read_tables(resolved, dedupe=dedupe, progress=progress)
+    tables.nodes = export_nodes(inputs, progress=progress)
+    return tables.to_parquet(folder, progress=progress)
 
 
 def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     """Read a folder written by :func:`to_parquet` back into frames, dtypes included.
 
-    Keys are ``conversations``, ``messages``, ``facts`` for the files present, plus ``archetype``
-    when ``facts.parquet`` carries the documents' ``meta`` and ``archetype``.
+    Keys are ``conversations``, ``messages``, ``facts`` and ``nodes`` for the files present, plus
+    ``archetype`` when ``facts.parquet`` carries the documents' ``meta`` and ``archetype``.
 
     Parameters
     ----------
@@ -251,6 +262,6 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     >>> folder = tempfile.mkdtemp()
     >>> _ = mv.to_parquet(mv.sample_path("claude"), folder)
     >>> sorted(mv.read_parquet(folder))
-    ['conversations', 'messages']
+    ['conversations', 'messages', 'nodes']
     """
     return read_frames(folder, archetype_frame)
