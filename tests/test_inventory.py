@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from test_nodes import COLLECTED, REAL, msg, need, tree, write
 
 import memvelope_tools as mv
 from memvelope_tools.cli import main
-from test_nodes import COLLECTED, REAL, msg, need, tree, write
 
 BRANCHED = tree(
     ("root", None, None),
@@ -56,7 +56,12 @@ def test_claude_tools_count_each_tool_use(tmp_path: Path) -> None:
     uses = [{"type": "tool_use", "name": "web_search"}, {"type": "tool_use", "name": "web_search"}]
     chat = [
         {"uuid": "h", "sender": "human", "text": "q", "parent_message_uuid": "r"},
-        {"uuid": "a", "sender": "assistant", "content": [*uses, {"type": "text", "text": "r"}], "parent_message_uuid": "h"},
+        {
+            "uuid": "a",
+            "sender": "assistant",
+            "content": [*uses, {"type": "text", "text": "r"}],
+            "parent_message_uuid": "h",
+        },
         {"uuid": "b", "sender": "assistant", "text": "retry", "parent_message_uuid": "h"},
     ]
     found = mv.inventory(write(tmp_path, {"uuid": "k", "model": "claude-3-opus", "chat_messages": chat}))

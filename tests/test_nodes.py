@@ -33,7 +33,9 @@ def msg(role: str, content: Any, t: float | None = None, **extra: Any) -> dict[s
     return {"author": author, "create_time": t, "content": content, "recipient": "all", **extra}
 
 
-def tree(*nodes: tuple[str, str | None, dict[str, Any] | None], current: str | None = None, **extra: Any) -> dict[str, Any]:
+def tree(
+    *nodes: tuple[str, str | None, dict[str, Any] | None], current: str | None = None, **extra: Any
+) -> dict[str, Any]:
     """A ChatGPT conversation of ``(key, parent, message)`` nodes, ``children`` filled in their order."""
     mapping: dict[str, Any] = {}
     for key, parent, message in nodes:
@@ -88,24 +90,47 @@ CHATGPT_KINDS: list[tuple[str, dict[str, Any], str]] = [
     ("prose", msg("user", "what is 2+2?"), "prose"),
     ("code", msg("assistant", {"content_type": "code", "text": "2+2"}, recipient="python"), "code"),
     ("out", msg("tool", {"content_type": "execution_output", "text": "4"}, name="python"), "tool_output"),
-    ("thoughts", msg("assistant", {"content_type": "thoughts", "thoughts": [{"summary": "s", "content": "hm"}]}), "reasoning"),
+    (
+        "thoughts",
+        msg("assistant", {"content_type": "thoughts", "thoughts": [{"summary": "s", "content": "hm"}]}),
+        "reasoning",
+    ),
     ("recap", msg("assistant", {"content_type": "reasoning_recap", "content": "Thought for 3s"}), "reasoning"),
     ("search", msg("assistant", {"content_type": "code", "text": "search('x')"}, recipient="browser"), "browsing"),
     ("quote", msg("tool", {"content_type": "tether_quote", "text": "q", "url": "u"}, name="browser"), "browsing"),
     ("web", msg("tool", "results", name="web.run"), "browsing"),
-    ("research", msg("assistant", {"content_type": "code", "text": "{}"}, recipient="research_kickoff_tool.start_research_task"), "research"),
+    (
+        "research",
+        msg("assistant", {"content_type": "code", "text": "{}"}, recipient="research_kickoff_tool.start_research_task"),
+        "research",
+    ),
     ("dalle", msg("assistant", '{"prompt": "a cat"}', recipient="dalle.text2im"), "image"),
     (
         "picture",
-        msg("tool", {"content_type": "multimodal_text", "parts": [{"content_type": "image_asset_pointer"}]}, name="dalle.text2im"),
+        msg(
+            "tool",
+            {"content_type": "multimodal_text", "parts": [{"content_type": "image_asset_pointer"}]},
+            name="dalle.text2im",
+        ),
         "image",
     ),
-    ("alone", msg("user", {"content_type": "multimodal_text", "parts": [{"content_type": "image_asset_pointer"}]}), "image"),
-    ("with_text", msg("user", {"content_type": "multimodal_text", "parts": [{"content_type": "image_asset_pointer"}, "look"]}), "prose"),
+    (
+        "alone",
+        msg("user", {"content_type": "multimodal_text", "parts": [{"content_type": "image_asset_pointer"}]}),
+        "image",
+    ),
+    (
+        "with_text",
+        msg("user", {"content_type": "multimodal_text", "parts": [{"content_type": "image_asset_pointer"}, "look"]}),
+        "prose",
+    ),
     ("files", msg("tool", {"content_type": "tether_quote", "text": "page 3"}, name="myfiles_browser"), "file"),
     (
         "voice",
-        msg("assistant", {"content_type": "multimodal_text", "parts": [{"content_type": "audio_transcription", "text": "hello"}]}),
+        msg(
+            "assistant",
+            {"content_type": "multimodal_text", "parts": [{"content_type": "audio_transcription", "text": "hello"}]},
+        ),
         "audio",
     ),
     ("bio", msg("assistant", "User likes tea.", recipient="bio"), "memory"),
@@ -157,7 +182,11 @@ CLAUDE_KINDS: list[tuple[str, dict[str, Any], str]] = [
     ("search", {"sender": "assistant", "content": [{"type": "tool_use", "name": "web_search"}]}, "browsing"),
     ("artifact", {"sender": "assistant", "content": [{"type": "tool_use", "name": "artifacts"}]}, "canvas"),
     ("repl", {"sender": "assistant", "content": [{"type": "tool_use", "name": "repl"}]}, "code"),
-    ("research", {"sender": "assistant", "content": [{"type": "tool_use", "name": "launch_extended_search_task"}]}, "research"),
+    (
+        "research",
+        {"sender": "assistant", "content": [{"type": "tool_use", "name": "launch_extended_search_task"}]},
+        "research",
+    ),
     ("unknown_tool", {"sender": "assistant", "content": [{"type": "tool_use", "name": "drive"}]}, "other"),
     ("picture", {"sender": "human", "content": [{"type": "image"}]}, "image"),
     ("upload", {"sender": "human", "text": "", "attachments": [{"file_name": "a.txt"}], "files": [{}]}, "file"),
@@ -178,7 +207,10 @@ def test_every_claude_kind(tmp_path: Path) -> None:
     assert rows["upload"]["attachments"] == 2
     assert rows["thinking"]["chars"] == len("let me see")
     # the envelope keeps the entries with text, numbered in order: prose m1, answer m2, system dropped
-    assert {k: r["message_id"] for k, r in rows.items() if not pd.isna(r["message_id"])} == {"prose": "m1", "answer": "m2"}
+    assert {k: r["message_id"] for k, r in rows.items() if not pd.isna(r["message_id"])} == {
+        "prose": "m1",
+        "answer": "m2",
+    }
     assert frame["on_active_path"].all()  # the envelope keeps every Claude entry it can (A28)
     assert frame["role"].astype(str).tolist().count("system") == 1
 
@@ -257,7 +289,11 @@ def test_abandoned_branch_with_a_null_message_node(tmp_path: Path) -> None:
 
 
 def test_no_current_node_falls_back_to_every_node_as_the_envelope_does(tmp_path: Path) -> None:
-    conv = tree(("u", None, msg("user", "q", 1)), ("a1", "u", msg("assistant", "one", 2)), ("a2", "u", msg("assistant", "two", 3)))
+    conv = tree(
+        ("u", None, msg("user", "q", 1)),
+        ("a1", "u", msg("assistant", "one", 2)),
+        ("a2", "u", msg("assistant", "two", 3)),
+    )
     path = write(tmp_path, conv)
     nodes = mv.nodes_frame(path, text=True)
     messages = mv.messages_frame(path)
@@ -276,7 +312,10 @@ def test_current_node_on_a_hidden_node_falls_back(tmp_path: Path) -> None:
 
 
 def test_flat_mapping_without_links(tmp_path: Path) -> None:
-    conv = {"title": "flat", "mapping": {"1": {"message": msg("user", "a", 5)}, "0": {"message": msg("assistant", "b", 6)}}}
+    conv = {
+        "title": "flat",
+        "mapping": {"1": {"message": msg("user", "a", 5)}, "0": {"message": msg("assistant", "b", 6)}},
+    }
     frame = mv.nodes_frame(write(tmp_path, conv))
     # own-property order: array-index keys ascending (A3); the fallback sorts by create_time, 1 before 0
     assert frame["node_id"].tolist() == ["0", "1"]
@@ -294,7 +333,12 @@ def test_claude_retry_is_a_sibling(tmp_path: Path) -> None:
         {"uuid": "h2", "sender": "human", "text": "thanks", "parent_message_uuid": "a2"},
     ]
     rows = by_node(mv.nodes_frame(write(tmp_path, {"uuid": "k", "chat_messages": chat})))
-    assert [(rows[k]["sibling"], rows[k]["siblings"]) for k in ("h1", "a1", "a2", "h2")] == [(1, 1), (1, 2), (2, 2), (1, 1)]
+    assert [(rows[k]["sibling"], rows[k]["siblings"]) for k in ("h1", "a1", "a2", "h2")] == [
+        (1, 1),
+        (1, 2),
+        (2, 2),
+        (1, 1),
+    ]
     assert [rows[k]["message_id"] for k in ("h1", "a1", "a2", "h2")] == ["m1", "m2", "m3", "m4"]
 
 
@@ -347,7 +391,9 @@ def test_nodes_join_the_messages_of_hand_built_branches(tmp_path: Path) -> None:
 
 def test_a_lone_surrogate_becomes_the_replacement_character(tmp_path: Path) -> None:
     path = tmp_path / "conversations.json"
-    path.write_text('[{"mapping": {"n\\ud800": {"message": {"author": {"role": "user"}, "content": {"parts": ["x\\udfff"]}}}}}]')
+    path.write_text(
+        '[{"mapping": {"n\\ud800": {"message": {"author": {"role": "user"}, "content": {"parts": ["x\\udfff"]}}}}}]'
+    )
     with pytest.warns(UnicodeWarning, match="unpaired surrogates"):
         frame = mv.nodes_frame(path, text=True)
     assert frame["node_id"].tolist() == ["n\ufffd"] and frame["text"].tolist() == ["x\ufffd"]
@@ -372,7 +418,10 @@ def test_a_zip_bytes_and_parts_give_the_same_nodes(tmp_path: Path) -> None:
     cols = [c for c in zipped.columns if c != "source"]
     pd.testing.assert_frame_equal(zipped[cols], from_bytes[cols])
     first, second = tree(("a", None, msg("user", "one", 1)), id="x"), tree(("b", None, msg("user", "two", 2)), id="y")
-    parts = [write(tmp_path, first, name="conversations-000.json"), write(tmp_path, second, name="conversations-001.json")]
+    parts = [
+        write(tmp_path, first, name="conversations-000.json"),
+        write(tmp_path, second, name="conversations-001.json"),
+    ]
     frame = mv.nodes_frame(parts)
     assert frame["conversation_id"].tolist() == ["x", "y"] and frame["conv_index"].tolist() == [0, 1]
 
@@ -402,7 +451,13 @@ def test_chatgpt2graph_code_interpreter() -> None:
     nodes = assert_joins(need(COLLECTED / "chatgpt2graph__conversations.json"))
     assert len(nodes) == 44
     kinds = nodes["kind"].value_counts()
-    assert (kinds["code"], kinds["tool_output"], kinds["context"], kinds["system"], kinds["prose"]) == (11, 11, 1, 1, 20)
+    assert (kinds["code"], kinds["tool_output"], kinds["context"], kinds["system"], kinds["prose"]) == (
+        11,
+        11,
+        1,
+        1,
+        20,
+    )
     assert set(nodes.loc[nodes["kind"] == "code", "recipient"]) == {"python"}
     assert set(nodes.loc[nodes["kind"] == "tool_output", "author"]) == {"python"}
     assert nodes["on_active_path"].all()
@@ -424,7 +479,14 @@ def test_fenixhuman_2026_part_models_and_voice() -> None:
     nodes = assert_joins(need(COLLECTED / "Fenixhuman27__knowledge-forge__data-conversations-004.json"))
     assert len(nodes) == 1073 and nodes["conv_index"].max() == 99
     models = nodes[nodes["role"] == "assistant"]["model"].value_counts().to_dict()
-    assert models == {"gpt-5-5": 370, "text-davinci-002-render-sha": 123, "gpt-4o": 16, "auto": 6, "gpt-5-3-mini": 3, "gpt-5-2": 1}
+    assert models == {
+        "gpt-5-5": 370,
+        "text-davinci-002-render-sha": 123,
+        "gpt-4o": 16,
+        "auto": 6,
+        "gpt-5-3-mini": 3,
+        "gpt-5-2": 1,
+    }
     voice = nodes[nodes["kind"] == "audio"]
     assert voice["role"].astype(str).value_counts().to_dict() == {"assistant": 4, "user": 1}
     assert len(nodes[nodes["message_id"].notna()]) == 1045  # the envelope's messages (its README)
@@ -447,7 +509,9 @@ def test_cosmax_canvas_reasoning_and_image_generation() -> None:
     kinds = nodes["kind"].value_counts()
     assert (kinds["canvas"], kinds["reasoning"], kinds["image"]) == (32, 22, 2)
     calls = nodes["tools"].explode().value_counts().to_dict()
-    assert calls["canmore.update_textdoc"] == 11 and calls["canmore.create_textdoc"] == 5 and calls["t2uay3k.sj1i4kz"] == 1
+    assert (
+        calls["canmore.update_textdoc"] == 11 and calls["canmore.create_textdoc"] == 5 and calls["t2uay3k.sj1i4kz"] == 1
+    )
 
 
 def test_pkuppens_browsing_and_regenerations() -> None:
@@ -502,4 +566,6 @@ def test_worker_processes_give_the_frame_of_one_process(tmp_path: Path) -> None:
         two, _ = nodes_table(found, with_text=True, workers=2)
     assert one.num_rows > 500 and one.equals(two)
     index = pd.Series(two.column("conv_index").to_pylist()).dropna()
-    assert index.is_monotonic_increasing and index.iloc[-1] == len(mv.load([str(p) for p in parts])["conversations"]) - 1
+    assert (
+        index.is_monotonic_increasing and index.iloc[-1] == len(mv.load([str(p) for p in parts])["conversations"]) - 1
+    )
