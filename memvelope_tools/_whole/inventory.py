@@ -6,19 +6,23 @@ the counts come back, so an inventory holds no node, and no Arrow, pandas or Num
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._providers.nodes import KINDS
 from .._sources import Input
-from .nodes import export_input
-from .read import read_export
+from .nodes import arrow_batch, export_input
+from .read import Piece, Whole, read_export
 from .rows import Node
 
-__all__ = ["Counts", "count_nodes", "export_files", "inventory"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["Counts", "count_nodes", "export_files", "inventory", "nodes_and_inventory", "summary"]
 
 InventorySource = str | os.PathLike[str] | bytes | Sequence[str | os.PathLike[str]]
 
@@ -184,7 +188,11 @@ def inventory(export: InventorySource, *, progress: bool | None = None) -> dict[
     ('chatgpt', True)
     """
     found = export_input(export, "inventory()")
-    whole = read_export(found, count_nodes, texts=False, progress=progress)
+    return summary(read_export(found, count_nodes, texts=False, progress=progress), found)
+
+
+def summary(whole: Whole[Counts], found: Input) -> dict[str, Any]:
+    """The inventory (see :func:`inventory`) of the counts of an export's batches."""
     total = sum((p.value for p in whole.pieces), Counts())
     months: dict[str, dict[str, int]] = {}
     for (month, model), n in sorted(total.model_months.items(), key=lambda item: (item[0][0], -item[1])):
@@ -209,3 +217,18 @@ def inventory(export: InventorySource, *, progress: bool | None = None) -> dict[
         "last": total.last,
         **export_files(found),
     }
+
+
+def batch_and_counts(nodes: list[Node], provider: str, *, source: str) -> tuple[pa.RecordBatch, Counts]:
+    """A batch's nodes as a record batch (see :func:`memvelope_tools._whole.nodes.nodes_table`) and counted."""
+    return arrow_batch(nodes, provider, source=source, with_text=False), count_nodes(nodes, provider)
+
+
+def nodes_and_inventory(found: Input, *, progress: bool | None = None) -> tuple[pa.Table, dict[str, Any]]:
+    """The nodes of a resolved export (the table of ``nodes_frame``) and its inventory, from one pass."""
+    from .arrow import to_table
+
+    whole = read_export(found, functools.partial(batch_and_counts, source=found.label), progress=progress)
+    table = to_table([Piece(p.value[0], p.conversations, p.kept, p.foreign) for p in whole.pieces])
+    counts = Whole(whole.provider, [Piece(p.value[1], p.conversations, p.kept, p.foreign) for p in whole.pieces])
+    return table, summary(counts, found)
