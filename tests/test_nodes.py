@@ -399,6 +399,17 @@ def test_a_lone_surrogate_becomes_the_replacement_character(tmp_path: Path) -> N
     assert frame["node_id"].tolist() == ["n\ufffd"] and frame["text"].tolist() == ["x\ufffd"]
 
 
+def test_surrogates_count_as_the_messages_frame_counts_them(tmp_path: Path) -> None:
+    # A text with a lone surrogate travels from the reader as it is and is counted as messages_frame
+    # counts it: the pair is one character, the lone surrogate becomes one U+FFFD.
+    path = tmp_path / "conversations.json"
+    user = '{"author": {"role": "user"}, "content": {"parts": ["pair \\ud83d\\ude00 lone \\ud800"]}}'
+    path.write_text('[{"id": "c", "mapping": {"u": {"message": ' + user + "}}}]")
+    with pytest.warns(UnicodeWarning):
+        nodes = assert_joins(path)
+    assert nodes["chars"].tolist() == [len("pair 😀 lone \ufffd")]
+
+
 # ---- inputs -------------------------------------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .._providers.nodes import KINDS
+from .._providers.nodes import KINDS, NODE_ROLES
 from .._spec import CATEGORIES, ROLES, SUBJECT_TYPES
 from ..errors import FormatError
 from .text import utf8_ok
@@ -30,8 +30,6 @@ SUBJECT_TYPE = pd.CategoricalDtype(list(SUBJECT_TYPES))
 CATEGORY = pd.CategoricalDtype(list(CATEGORIES))
 OBJECT = np.dtype("O")
 BOOL = np.dtype("bool")
-#: The roles of a node: the envelope's two, and the participants it drops (as ``memvelope doctor`` names them).
-NODE_ROLES = ("user", "assistant", "system", "tool", "other")
 NODE_ROLE = pd.CategoricalDtype(list(NODE_ROLES))
 KIND = pd.CategoricalDtype(list(KINDS))
 NAMES = pd.ArrowDtype(pa.list_(pa.string()))

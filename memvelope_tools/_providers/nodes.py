@@ -75,6 +75,9 @@ KINDS: Final = (
     "other",
 )
 
+#: The roles of a node: the envelope's two, and the participants it drops (as ``memvelope doctor`` names them).
+NODE_ROLES: Final = ("user", "assistant", "system", "tool", "other")
+
 # The kind of a node that calls, or answers for, a tool of each family (the name before the first dot).
 _CHATGPT_TOOLS: Final = {
     "bio": "memory",

@@ -1,19 +1,20 @@
-"""Nodes as Arrow: each batch's rows as a record batch of the declared node columns, and the batches of a
-whole export as one table whose ``conv_index`` counts the envelope's conversations across batches."""
+"""Nodes as Arrow: a batch packed by a worker (:mod:`.pack`) as a record batch of the declared node columns,
+and the batches of a whole export as one table whose ``conv_index`` counts the envelope's conversations
+across batches."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import accumulate
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._frames.columns import KIND, NODE_COLUMNS, NODE_ROLE, arrow_schema, dictionary, timestamps
+from .._frames.columns import KIND, NODE_COLUMNS, NODE_ROLE, arrow_schema, timestamps
 from .._frames.text import char_counts, strings
-from .rows import Node
+from .pack import Packed, Strings
 
 if TYPE_CHECKING:
     from .read import Piece
@@ -23,51 +24,88 @@ SCHEMA = arrow_schema(NODE_COLUMNS)
 TEXT_SCHEMA = SCHEMA.append(pa.field("text", pa.string()))
 
 
-def to_batch(nodes: list[Node], provider: str, *, source: str, with_text: bool = False) -> pa.RecordBatch:
-    """The rows ``nodes`` of one batch (``provider``'s, labelled ``source``) as a record batch; ``conv_index``
-    counts from 0 within the batch."""
-    n = len(nodes)
-    cols = list(zip(*nodes, strict=True)) if n else [() for _ in Node._fields]
-    col = dict(zip(Node._fields, cols, strict=True))
-    texts = list(col["text"])
-    tools = list(col["tools"])
-    offsets = np.zeros(n + 1, dtype=np.int32)
-    offsets[1:] = list(accumulate(map(len, tools)))
+def _validity(nulls: bytes) -> tuple[pa.Buffer | None, int]:
+    """The validity bitmap of a column whose null bytes are ``nulls``, and its null count."""
+    null = np.frombuffer(nulls, np.uint8).astype(bool)
+    count = int(null.sum())
+    if not count:
+        return None, 0
+    return pa.py_buffer(np.packbits(~null, bitorder="little")), count
+
+
+def _strings(column: Strings, n: int, what: str) -> pa.Array:
+    """A packed string column of ``n`` values (``what`` names them in a warning about surrogates)."""
+    if isinstance(column, list):
+        return strings(column, what)
+    ends, data, nulls = column
+    bitmap, count = _validity(nulls)
+    array = pa.LargeStringArray.from_buffers(n, pa.py_buffer(ends), pa.py_buffer(data), bitmap, count)
+    return array.cast(pa.string())
+
+
+def _ints(data: bytes, nulls: bytes | None = None) -> pa.Array:
+    """A packed int64 column, nulls where ``nulls`` says."""
+    bitmap, count = _validity(nulls) if nulls is not None else (None, 0)
+    return pa.Array.from_buffers(pa.int64(), len(data) // 8, [bitmap, pa.py_buffer(data)], count)
+
+
+def _codes(data: bytes, dtype: pd.CategoricalDtype) -> pa.DictionaryArray:
+    """Category codes (one byte each) as the Arrow form of a category column of ``dtype``."""
+    indices = pa.Array.from_buffers(pa.int8(), len(data), [None, pa.py_buffer(data)])
+    return pa.DictionaryArray.from_arrays(indices, pa.array(list(dtype.categories), pa.string()))
+
+
+def unpack(packed: Packed, *, with_text: bool = False) -> pa.RecordBatch:
+    """A packed batch as a record batch of the nodes table (with ``text`` when ``with_text``)."""
+    n = packed.rows
+    col = {name: _strings(values, n, name) for name, values in packed.strings.items()}
+    names, ends = packed.tools
+    chars = np.frombuffer(packed.chars, np.int64)
+    if packed.odd:  # texts holding a surrogate: counted as the frames count them
+        chars = chars.copy()
+        chars[list(packed.odd)] = char_counts(list(packed.odd.values()))
     arrays = [
-        strings([source] * n, "source"),
-        strings([provider] * n, "provider"),
-        pa.array(col["conv_index"], pa.int64()),
-        strings(list(col["conversation_id"]), "conversation_id"),
-        strings(list(col["node_id"]), "node_id"),
-        strings(list(col["parent_id"]), "parent_id"),
-        dictionary(list(col["role"]), NODE_ROLE),
-        strings(list(col["author"]), "author"),
-        strings(list(col["recipient"]), "recipient"),
-        strings(list(col["content_type"]), "content_type"),
-        dictionary(list(col["kind"]), KIND),
-        pa.ListArray.from_arrays(pa.array(offsets), strings([t for names in tools for t in names], "tool")),
-        strings(list(col["model"]), "model"),
-        strings(list(col["custom_gpt"]), "custom_gpt"),
-        timestamps(list(col["ts"]), source, lambda i: f"node {nodes[i].node_id}"),
-        pa.array(col["on_active_path"], pa.bool_()),
-        strings(list(col["message_id"]), "message_id"),
-        pa.array(col["sibling"], pa.int64()),
-        pa.array(col["siblings"], pa.int64()),
-        pa.array(char_counts(texts), pa.int64()),
-        pa.array(col["attachments"], pa.int64()),
+        pa.array([packed.source] * n, pa.string()),
+        pa.array([packed.provider] * n, pa.string()),
+        _ints(*packed.conv_index),
+        col["conversation_id"],
+        col["node_id"],
+        col["parent_id"],
+        _codes(packed.role, NODE_ROLE),
+        col["author"],
+        col["recipient"],
+        col["content_type"],
+        _codes(packed.kind, KIND),
+        pa.ListArray.from_arrays(pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(ends)]), _names(names)),
+        col["model"],
+        col["custom_gpt"],
+        timestamps(col["ts"].to_pylist(), packed.source, lambda i: f"node {col['node_id'][i]}"),
+        pa.array(np.frombuffer(packed.on_active_path, np.uint8).astype(bool), pa.bool_()),
+        col["message_id"],
+        _ints(packed.ints["sibling"]),
+        _ints(packed.ints["siblings"]),
+        pa.array(chars, pa.int64()),
+        _ints(packed.ints["attachments"]),
     ]
     if with_text:
-        arrays.append(strings(texts, "text"))
+        assert packed.text is not None
+        arrays.append(_strings(packed.text, n, "text"))
     return pa.RecordBatch.from_arrays(arrays, schema=TEXT_SCHEMA if with_text else SCHEMA)
 
 
-def to_table(pieces: Sequence[Piece[pa.RecordBatch]], *, with_text: bool = False) -> pa.Table:
+def _names(names: Strings) -> pa.Array:
+    """The tool names of a batch, one after the other."""
+    count = len(names) if isinstance(names, list) else len(names[0]) // 8 - 1
+    return _strings(names, count, "tool")
+
+
+def to_table(pieces: Sequence[Piece[Packed]], *, with_text: bool = False) -> pa.Table:
     """The batches of one export in order as one table, each batch's ``conv_index`` shifted by the
     conversations the envelope keeps from the batches before it."""
     batches = []
     before = 0
     for piece in pieces:
-        batch = piece.value
+        batch = unpack(piece.value, with_text=with_text)
         if before and batch.num_rows:
             i = batch.schema.get_field_index("conv_index")
             batch = batch.set_column(i, "conv_index", pc.add(batch.column(i), before))

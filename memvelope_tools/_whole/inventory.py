@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._providers.nodes import KINDS
 from .._sources import Input
-from .nodes import arrow_batch, export_input
+from .nodes import export_input, load_arrow
+from .pack import Packed, pack
 from .read import Piece, Whole, read_export
 from .rows import Node
 
@@ -219,16 +220,17 @@ def summary(whole: Whole[Counts], found: Input) -> dict[str, Any]:
     }
 
 
-def batch_and_counts(nodes: list[Node], provider: str, *, source: str) -> tuple[pa.RecordBatch, Counts]:
-    """A batch's nodes as a record batch (see :func:`memvelope_tools._whole.nodes.nodes_table`) and counted."""
-    return arrow_batch(nodes, provider, source=source, with_text=False), count_nodes(nodes, provider)
+def packed_and_counted(nodes: list[Node], provider: str, *, source: str) -> tuple[Packed, Counts]:
+    """A batch's nodes packed (see :func:`memvelope_tools._whole.nodes.nodes_table`) and counted."""
+    return pack(nodes, provider, source=source), count_nodes(nodes, provider)
 
 
 def nodes_and_inventory(found: Input, *, progress: bool | None = None) -> tuple[pa.Table, dict[str, Any]]:
     """The nodes of a resolved export (the table of ``nodes_frame``) and its inventory, from one pass."""
-    from .arrow import to_table
+    make = functools.partial(packed_and_counted, source=found.label)
+    whole = read_export(found, make, progress=progress, meanwhile=load_arrow)
+    from .arrow import to_table  # after reading (see memvelope_tools._whole.nodes)
 
-    whole = read_export(found, functools.partial(batch_and_counts, source=found.label), progress=progress)
     table = to_table([Piece(p.value[0], p.conversations, p.kept, p.foreign) for p in whole.pieces])
     counts = Whole(whole.provider, [Piece(p.value[1], p.conversations, p.kept, p.foreign) for p in whole.pieces])
     return table, summary(counts, found)

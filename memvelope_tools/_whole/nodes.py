@@ -31,6 +31,10 @@ every node); every Claude message (the envelope keeps them all, conformance A28,
 in ``siblings`` rather than here). So every envelope message is exactly one node with ``on_active_path``
 and its ``message_id``: ``nodes.merge(messages, on=["source", "conv_index", "message_id"])`` pairs them.
 
+The export is read by :mod:`.read`, each batch packed by :mod:`.pack`, in worker processes for a large
+export; Arrow, NumPy and pandas are imported here only once they are started (NumPy starts a thread, and
+workers fork only from a process that runs one), and the workers never import them.
+
 A node's text (``text=True``) is its prose as the envelope extracts it, else the text its content holds
 (code, a tool's output, the model's thoughts, a memory snapshot): for a node the envelope keeps it is the
 envelope message's text, and ``chars`` its length as :func:`memvelope_tools.messages_frame` counts it.
@@ -45,8 +49,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._sources import Input, resolve
 from ..errors import InputError
+from .pack import pack
 from .read import read_export
-from .rows import Node
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,20 +77,17 @@ def export_input(export: Any, caller: str) -> Input:
     return found
 
 
-def arrow_batch(nodes: list[Node], provider: str, *, source: str, with_text: bool) -> pa.RecordBatch:
-    """:func:`memvelope_tools._whole.arrow.to_batch`, imported when first called: Arrow (and NumPy, which
-    starts a thread) loads only once the worker processes are forked."""
-    from .arrow import to_batch
-
-    return to_batch(nodes, provider, source=source, with_text=with_text)
+def load_arrow() -> None:
+    """Import what turns the packed batches into a frame (Arrow, NumPy, pandas), while the workers read."""
+    from . import arrow  # noqa: F401
 
 
 def nodes_table(
     found: Input, *, with_text: bool = False, progress: bool | None = None, workers: int | None = None
 ) -> tuple[pa.Table, str]:
     """The nodes of a resolved export as an Arrow table (columns of ``nodes_frame``), and its provider."""
-    make = functools.partial(arrow_batch, source=found.label, with_text=with_text)
-    whole = read_export(found, make, progress=progress, workers=workers)
+    make = functools.partial(pack, source=found.label, with_text=with_text)
+    whole = read_export(found, make, progress=progress, workers=workers, meanwhile=load_arrow)
     from .arrow import to_table
 
     return to_table(whole.pieces, with_text=with_text), whole.provider
@@ -95,9 +96,9 @@ def nodes_table(
 def export_nodes(inputs: Sequence[Input], *, progress: bool | None = None) -> pa.Table | None:
     """The nodes of the exports among ``inputs`` (resolved), in order, as one table (each export's rows
     labelled with its label); None when no input is an export."""
-    import pyarrow as pa
-
     tables = [nodes_table(found, progress=progress)[0] for found in inputs if found.kind == "export"]
+    import pyarrow as pa  # after reading (see the module docstring)
+
     return pa.concat_tables(tables) if tables else None
 
 
@@ -149,10 +150,10 @@ def nodes_frame(
     >>> sorted(set(nodes["kind"].astype(str)) - {"prose"})  # doctest: +SKIP
     ['code', 'context', 'system', 'tool_output']
     """
-    from .._frames.columns import NODE_COLUMNS, STRING, to_pandas
-
     found = export_input(export, "nodes_frame()")
     table, provider = nodes_table(found, with_text=text, progress=progress)
+    from .._frames.columns import NODE_COLUMNS, STRING, to_pandas  # after reading (see the module docstring)
+
     columns = {**NODE_COLUMNS, "text": STRING} if text else NODE_COLUMNS
     frame = to_pandas(table, columns, tz)
     frame.attrs["provider"] = provider

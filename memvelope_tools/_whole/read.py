@@ -105,9 +105,10 @@ def work(
 class _Pool(Generic[T]):
     """Worker processes taking batches in order, at most two per worker in flight."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, meanwhile: Callable[[], object] | None = None) -> None:
         self._executor = start_pool(workers)
         self._limit = 2 * workers
+        self._meanwhile = meanwhile
         self.pending: deque[tuple[str, Future[Piece[T]]]] = deque()
 
     def submit(self, tag: str, source: bytes | tuple[str, int, int, Stamp], found: list[int], *args: Any) -> None:
@@ -116,7 +117,15 @@ class _Pool(Generic[T]):
     def full(self) -> bool:
         return len(self.pending) >= self._limit
 
+    def idle(self) -> None:
+        """Do what was asked to be done while the workers are busy, once."""
+        meanwhile = self._meanwhile
+        if meanwhile is not None:
+            self._meanwhile = None
+            meanwhile()
+
     def next(self) -> Piece[T]:
+        self.idle()
         tag, future = self.pending.popleft()
         try:
             return future.result()
@@ -137,6 +146,7 @@ class _Detection:
         self.error: ConversionError | None = None
         self.non_arrays = 0
         self.documents: list[tuple[str, str]] = []
+        self.taken = False  # whether the first elements were handed on
 
     @property
     def waiting(self) -> bool:
@@ -160,11 +170,14 @@ def read_parts(
     texts: bool = True,
     progress: bool | None = None,
     workers: int | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Whole[T]:
     """Read every node of the export whose conversation parts are ``parts``, in order, handing each batch
     of conversations to ``make`` (``texts``: with every node's text, else only those the envelope keeps
     carry theirs). ``workers`` worker processes parse the batches after the first elements
-    (None: as ``convert`` chooses, one per core for an export of 32 MB or more; 1: none).
+    (None: as ``convert`` chooses, one per core for an export of 32 MB or more; 1: none). With workers,
+    ``meanwhile`` is called once, the first time this process waits for them (to import what the results
+    need here, say).
 
     Raises ConversionError (and InputError) as conversion does: a part that cannot be read or is not
     JSON, an export whose provider cannot be told, another provider's export.
@@ -175,7 +188,7 @@ def read_parts(
         count = 1
     detection = _Detection(describe(parts))
     results: list[Piece[T] | None] = []  # None: the pool's next piece, in order
-    pool: _Pool[T] | None = _Pool(count) if count > 1 else None
+    pool: _Pool[T] | None = _Pool(count, meanwhile) if count > 1 else None
     try:
         with progress_bar(total, desc="reading nodes", unit="B", enabled=progress) as bar, gc_paused():
             for part in parts:
@@ -185,6 +198,8 @@ def read_parts(
                 detection.decide()
                 if detection.provider is not None:
                     results.append(take(detection.head, detection.provider, make, texts))
+            if pool is not None:
+                pool.idle()
             if detection.error is not None:
                 raise detection.error
             assert detection.provider is not None
@@ -243,10 +258,18 @@ def _read_part(
             k += FIELDS
             if len(detection.head) == DETECTION_WINDOW:
                 detection.decide()
-                if detection.provider is not None:
-                    results.append(take(detection.head, detection.provider, *job))
         provider = detection.provider
-        if k == len(found) or provider is None:
+        if provider is None:
+            continue
+        if k and not detection.taken:
+            detection.taken = True
+            # The first elements go to a worker with the rest of this range when they all lie in it, so that
+            # this process is free to read on; else this process takes them.
+            if pool is None or len(detection.head) * FIELDS != k:
+                results.append(take(detection.head, provider, *job))
+            else:
+                k = 0
+        if k == len(found):
             continue
         rest = found[k:]
         if pool is None:
@@ -297,7 +320,8 @@ def read_export(
     texts: bool = True,
     progress: bool | None = None,
     workers: int | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Whole[T]:
     """:func:`read_parts` of a resolved export."""
     with export_parts(found) as parts:
-        return read_parts(parts, make, texts=texts, progress=progress, workers=workers)
+        return read_parts(parts, make, texts=texts, progress=progress, workers=workers, meanwhile=meanwhile)
