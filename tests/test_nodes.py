@@ -1,5 +1,6 @@
 """Every message node of an export (``mv.nodes_frame``): both providers, every kind, branch shapes, the
-join with the envelope's messages, real exports read in place, the 2026 sharded export, worker processes."""
+join with the envelope's messages (conformance C17), real exports read in place, the 2026 sharded export,
+worker processes."""
 
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ Claude ``attachments`` and ``files``).
 order (no ``current_node``, or none that resolves, or a path without a message: the envelope then takes
 every node); every Claude message (the envelope keeps them all, conformance A28, so a retried reply shows
 in ``siblings`` rather than here). So every envelope message is exactly one node with ``on_active_path``
-and its ``message_id``: ``nodes.merge(messages, on=["source", "conv_index", "message_id"])`` pairs them.
+and its ``message_id`` (conformance C17): ``nodes.merge(messages, on=["source", "conv_index",
+"message_id"])`` pairs them.
 
 The export is read by :mod:`.read`, each batch packed by :mod:`.pack`, in worker processes for a large
 export; Arrow, NumPy and pandas are imported here only once they are started (NumPy starts a thread, and
