@@ -581,3 +581,25 @@ def test_worker_processes_give_the_frame_of_one_process(tmp_path: Path) -> None:
     assert (
         index.is_monotonic_increasing and index.iloc[-1] == len(mv.load([str(p) for p in parts])["conversations"]) - 1
     )
+
+
+def test_values_of_the_wrong_type_are_read_without_error(tmp_path: Path) -> None:
+    odd = [
+        ("list_type", {"author": {"role": "assistant"}, "content": {"content_type": [], "parts": ["x"]}}),
+        ("dict_part", {"author": {"role": "user"}, "content": {"parts": [{"content_type": {}, "text": 3}]}}),
+        ("author_text", {"author": "user", "metadata": [], "recipient": 7, "content": "hi"}),
+        ("no_content", {"author": {"role": "assistant", "name": 5}}),
+    ]
+    conv = tree(*[(key, None, message) for key, message in odd])
+    conv["mapping"]["list_type"]["children"] = [{}, "x"]
+    claude = {"uuid": "k", "chat_messages": [{"sender": 3, "content": [{"type": ["x"]}, "y"], "files": "no"}, 5]}
+    rows = by_node(mv.nodes_frame(write(tmp_path, conv)))
+    assert {k: r["kind"] for k, r in rows.items()} == {
+        "list_type": "other",
+        "dict_part": "other",
+        "author_text": "other",
+        "no_content": "other",
+    }
+    assert pd.isna(rows["no_content"]["author"]) and pd.isna(rows["author_text"]["recipient"])
+    entry = mv.nodes_frame(write(tmp_path, claude, name="claude.json"))
+    assert entry["role"].astype(str).tolist() == ["other"] and entry["kind"].tolist() == ["other"]

@@ -114,6 +114,7 @@ _PROJECT_PREFIX: Final = "g-p-"
 
 
 _EMPTY: Final[dict[str, Any]] = {}
+_UNKNOWN: Final = "\x00unknown"
 
 
 class Facts(NamedTuple):
@@ -210,6 +211,8 @@ def chatgpt_facts(message: dict[str, Any], conversation: dict[str, Any]) -> Fact
 
 def _chatgpt_kind(role: object, tool: str | None, content: dict[str, Any], metadata: dict[str, Any]) -> str:
     ctype = content.get("content_type")
+    if ctype is not None and type(ctype) is not str:
+        ctype = _UNKNOWN  # a number, a list, an object: no content type of the rules
     if ctype in _CONTEXT_TYPES or "user_context_message_data" in metadata:
         return "context"
     if tool is not None and (family := _CHATGPT_TOOLS.get(_family(tool))) is not None:
@@ -246,6 +249,7 @@ def _parts_kind(parts: object) -> str:
             text = text or bool(part.strip())
         elif type(part) is dict:
             ptype = part.get("content_type")
+            ptype = ptype if type(ptype) is str else None
             if ptype in _AUDIO_PARTS:
                 return "audio"
             if ptype in _IMAGE_PARTS or part.get("type") == "image":

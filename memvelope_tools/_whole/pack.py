@@ -13,6 +13,7 @@ travels beside the counts of characters, to be counted there as the frames count
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterable
 from itertools import accumulate
 from typing import Any, Final, NamedTuple
 
@@ -64,12 +65,16 @@ class Packed(NamedTuple):
 
 def strings(values: Any) -> Strings:
     """A string column (see the module docstring)."""
+    texts = ["" if v is None else v for v in values]
     try:
-        parts = [b"" if v is None else v.encode("utf-8") for v in values]
+        data = "".join(texts).encode("utf-8")
     except UnicodeEncodeError:
         return list(values)
-    ends = array("q", accumulate(map(len, parts), initial=0))
-    return ends.tobytes(), b"".join(parts), bytes(v is None for v in values)
+    lengths: Iterable[int] = map(len, texts)
+    if len(data) != sum(map(len, texts)):  # not all ASCII: each value's bytes, not its characters
+        lengths = (len(t.encode("utf-8")) for t in texts)
+    ends = array("q", accumulate(lengths, initial=0))
+    return ends.tobytes(), data, bytes(v is None for v in values)
 
 
 def pack(nodes: list[Node], provider: str, *, source: str, with_text: bool = False) -> Packed:
