@@ -136,6 +136,7 @@ def read_tables(
     sources: Sequence[str] | None = None,
     progress: bool | None = None,
     with_messages: bool = True,
+    with_nodes: bool = False,
 ) -> Tables:
     """Read documents into one :class:`Tables`, each document loaded and checked once.
 
@@ -153,6 +154,9 @@ def read_tables(
         Show bars on stderr for large inputs (default: on a terminal).
     with_messages : bool, default True
         Read the messages' texts (else ``messages`` is None and reading is faster).
+    with_nodes : bool, default False
+        Also read the message nodes of the documents that are exports (``nodes``; see
+        :func:`memvelope_tools.nodes_frame`): the export is read once more for them.
 
     Returns
     -------
@@ -172,10 +176,16 @@ def read_tables(
     >>> tables.conversations.num_rows > 0 and tables.facts.num_rows == 0
     True
     """
-    read = read_documents(
-        doc_or_docs, layer, dedupe=dedupe, sources=sources, progress=progress, with_messages=with_messages
-    )
-    return Tables(read.conversations, read.messages, read.facts, read.records)
+    if not with_nodes:
+        read = read_documents(
+            doc_or_docs, layer, dedupe=dedupe, sources=sources, progress=progress, with_messages=with_messages
+        )
+        return Tables(read.conversations, read.messages, read.facts, read.records)
+    inputs = resolve(doc_or_docs, "frames", list_means="documents", labels=sources, caller="a frame function")
+    resolved: list[Any] = list(inputs)  # taken as they are, so nothing is resolved twice
+    read = read_documents(resolved, layer, dedupe=dedupe, progress=progress, with_messages=with_messages)
+    nodes = export_nodes(inputs, progress=progress)
+    return Tables(read.conversations, read.messages, read.facts, read.records, nodes)
 
 
 def to_parquet(
@@ -226,10 +236,7 @@ def to_parquet(
     ...     sorted(mv.to_parquet(mv.sample_path("chatgpt"), out))
     ['conversations', 'messages', 'nodes']
     """
-    inputs = resolve(doc_or_docs, "frames", list_means="documents", labels=sources, caller="to_parquet()")
-    resolved: list[Any] = list(inputs)  # taken as they are, so nothing is resolved twice
-    tables = read_tables(resolved, dedupe=dedupe, progress=progress)
-    tables.nodes = export_nodes(inputs, progress=progress)
+    tables = read_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress, with_nodes=True)
     return tables.to_parquet(folder, progress=progress)
 
 

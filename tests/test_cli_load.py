@@ -102,6 +102,7 @@ def test_parquet_on_an_export_zip(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert code == 0
     assert out == (
         f"wrote {out_dir / 'conversations.parquet'} (40 rows)\nwrote {out_dir / 'messages.parquet'} (114 rows)\n"
+        f"wrote {out_dir / 'nodes.parquet'} (201 rows)\n"
     )
     table = pq.read_table(out_dir / "messages.parquet")
     assert set(table.column("source").to_pylist()) == {"chatgpt-export.zip"}
