@@ -10,8 +10,9 @@ included):
 * ``nodes_frame_1``: the same frame read in one process, for comparison;
 * ``inventory``: ``memvelope inventory PARTS --json -q``, the counts only.
 
-It prints wall time, peak RSS (the largest of the process and its workers), MB/s and the ratios to the
-baseline and to the export's size, with the load average, and the targets: ``nodes_frame`` at most 1.5x
+It prints wall time, CPU time (the process and its workers together: the steadier figure on a loaded
+machine), peak RSS (the largest of the process and its workers), MB/s and the ratios to the baseline and to
+the export's size, with the load average, and the targets: ``nodes_frame`` at most 1.5x
 ``convert``'s time with a peak of at most 1.5x the export's JSON size, ``inventory`` at most 1.2x ``convert``.
 
 Examples:
@@ -57,8 +58,9 @@ else:
     with contextlib.redirect_stdout(io.StringIO()) as said:
         assert main(["inventory", *parts, "--json", "-q"]) == 0
     rows = json.loads(said.getvalue())["nodes"]
-peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-print(json.dumps({"rss_mb": peak / 1024, "rows": rows}))
+me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+print(json.dumps({"rss_mb": max(me.ru_maxrss, children.ru_maxrss) / 1024, "rows": rows, "cpu": cpu}))
 """
 
 MEASURES = ("convert", "nodes_frame", "nodes_frame_1", "inventory")
@@ -104,11 +106,16 @@ def main() -> int:
     mb = total / 1e6
     base = results["convert"]["wall"]
     print(f"export: {mb:,.0f} MB in {len(parts)} part(s), {results['nodes_frame']['rows']:,} nodes")
-    print(f"{'measure':<14} {'wall s':>8} {'MB/s':>8} {'peak RSS MB':>12} {'time / convert':>15} {'peak / export':>14}")
+    cpu = min(r["cpu"] for r in runs["convert"])
+    print(
+        f"{'measure':<14} {'wall s':>8} {'MB/s':>8} {'CPU s':>7} {'peak RSS MB':>12} {'time / convert':>15} "
+        f"{'CPU / convert':>14} {'peak / export':>14}"
+    )
     for what, r in results.items():
+        least = min(x["cpu"] for x in runs[what])
         print(
-            f"{what:<14} {r['wall']:>8.2f} {mb / r['wall']:>8.1f} {r['rss_mb']:>12.0f} {r['wall'] / base:>15.2f} "
-            f"{r['rss_mb'] * 1024 * 1024 / total:>14.2f}"
+            f"{what:<14} {r['wall']:>8.2f} {mb / r['wall']:>8.1f} {least:>7.2f} {r['rss_mb']:>12.0f} "
+            f"{r['wall'] / base:>15.2f} {least / cpu:>14.2f} {r['rss_mb'] * 1024 * 1024 / total:>14.2f}"
         )
     print(f"load average (1 min) while measuring: {min(load):.1f}-{max(load):.1f}, on {os.cpu_count()} cores")
     frame = results["nodes_frame"]
