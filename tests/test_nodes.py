@@ -438,6 +438,18 @@ def test_a_zip_bytes_and_parts_give_the_same_nodes(tmp_path: Path) -> None:
     assert frame["conversation_id"].tolist() == ["x", "y"] and frame["conv_index"].tolist() == [0, 1]
 
 
+def test_a_sharded_folder_with_its_manifest(tmp_path: Path) -> None:
+    folder = tmp_path / "export"
+    folder.mkdir()
+    write(folder, tree(("a", None, msg("user", "one", 1)), id="x"), name="conversations-000.json")
+    write(folder, tree(("b", None, msg("user", "two", 2)), id="y"), name="conversations-001.json")
+    (folder / "export_manifest.json").write_text('{"version": 1, "export_files": []}')
+    (folder / "user.json").write_text('{"id": "u"}')
+    frame = mv.nodes_frame(folder)  # the conversation parts only, in name order (B1)
+    assert frame["conversation_id"].tolist() == ["x", "y"] and set(frame["source"]) == {"export"}
+    assert mv.inventory(folder)["conversations"] == 2
+
+
 def test_another_providers_conversations_are_left_out_with_the_converters_warning(tmp_path: Path) -> None:
     claude = {"uuid": "k", "chat_messages": [{"sender": "human", "text": "hi"}]}
     chatgpt = [tree((f"n{i}", None, msg("user", "one", 1)), id=f"c{i}") for i in range(5)]
