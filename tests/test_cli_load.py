@@ -102,6 +102,7 @@ def test_parquet_on_an_export_zip(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert code == 0
     assert out == (
         f"wrote {out_dir / 'conversations.parquet'} (40 rows)\nwrote {out_dir / 'messages.parquet'} (114 rows)\n"
+        f"wrote {out_dir / 'nodes.parquet'} (206 rows)\n"
         f"wrote {out_dir / 'assets.parquet'} (3 rows)\nwrote {out_dir / 'projects.parquet'} (1 row)\n"
     )
     table = pq.read_table(out_dir / "messages.parquet")
