@@ -21,6 +21,7 @@ from ._frames.folders import (
     require_real_folders,
     same_history,
 )
+from ._plural import count
 from ._search import check_history_index
 from ._sources import is_history_folder
 from .errors import FormatError
@@ -169,8 +170,8 @@ def _check_keys(conversations: pa.Table, state: pa.Table, checked: Checked) -> N
     missing = pc.invert(pc.is_in(used, conversations.column("conversation_key"))).to_numpy(zero_copy_only=False)
     if missing.any():
         checked.problems.append(
-            f"state.parquet places messages in {int(missing.sum())} conversation(s) that conversations.parquet "
-            "does not hold"
+            f"state.parquet places messages in {count(int(missing.sum()), 'conversation')} that "
+            "conversations.parquet does not hold"
         )
 
 

@@ -203,7 +203,8 @@ def build_report(
             )
             + "</div>"
         )
-        parts.append(f"<h2>Top {min(top, len(convs))} conversations by length</h2>" + _top_table(convs, msgs, top, tz))
+        top_n = count(min(top, len(convs)), "conversation")
+        parts.append(f"<h2>Top {top_n} by length</h2>" + _top_table(convs, msgs, top, tz))
         parts.append("<h2>Topics</h2>" + _topics_section(msgs, convs, tz))
     if facts is not None:
         by_label = {label: doc for label, doc in irs}
@@ -428,10 +429,11 @@ def _history_section(history: dict[str, pd.DataFrame], tz: str) -> str:
     )
     status = msgs["status"].value_counts()
     gone = convs[convs["status"] == "deleted-upstream"].sort_values("last_seen", ascending=False)
+    edited, deleted_msgs = int(status.get("edited-away", 0)), int(status.get("deleted-upstream", 0))
     lost = (
-        f"{int(status.get('edited-away', 0)):,} messages were edited away and "
-        f"{int(status.get('deleted-upstream', 0)):,} are in {len(gone):,} conversations deleted upstream: "
-        "the provider's latest export no longer has them; this history keeps them."
+        f"{count(edited, 'message')} {'was' if edited == 1 else 'were'} edited away and "
+        f"{deleted_msgs:,} {'is' if deleted_msgs == 1 else 'are'} in {count(len(gone), 'conversation')} deleted "
+        "upstream: the provider's latest export no longer has them; this history keeps them."
     )
     deleted = ""
     if len(gone):
@@ -448,7 +450,7 @@ def _history_section(history: dict[str, pd.DataFrame], tz: str) -> str:
             ],
         )
     return (
-        f"<h2>History across {len(snaps):,} exports</h2>"
+        f"<h2>History across {count(len(snaps), 'export')}</h2>"
         + _chart(
             lambda ax: charts.history_changes(snaps, ax=ax, tz=tz),
             "Conversations each export added, grew and edited, and those missing from it, against the history before.",

@@ -235,7 +235,7 @@ def test_unpaired_surrogates_in_the_provider_and_the_source_label_too() -> None:
         with pytest.warns(UnicodeWarning) as caught:
             frame = make(env, sources=["a\udcffb"])
         warned = sorted(str(w.message).split(" contain")[0] for w in caught)
-        assert warned == ["1 source provider value(s)", "1 source value(s)"]
+        assert warned == ["1 source provider value", "1 source value"]
         assert set(frame["provider"]) == {"\ufffd"} and set(frame["source"]) == {"a\ufffdb"}
 
 

@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._engine import record, use_c
+from .._plural import count
 from .words import word_counts
 
 try:
@@ -352,7 +353,9 @@ def _warn(n: int, what: str, stacklevel: int = 5) -> None:
         _gathered[-1][what] += n
         return
     warnings.warn(
-        f"{n} {what} value(s) contain unpaired surrogates; replaced by U+FFFD", UnicodeWarning, stacklevel=stacklevel
+        f"{count(n, f'{what} value')} {'contains' if n == 1 else 'contain'} unpaired surrogates; replaced by U+FFFD",
+        UnicodeWarning,
+        stacklevel=stacklevel,
     )
 
 
