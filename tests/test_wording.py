@@ -221,3 +221,17 @@ def test_history_section_of_one_message_edited_away_and_one_deleted_upstream(tmp
     page = build_report([str(folder)])
     assert "<h2>History across 2 exports</h2>" in page
     assert "1 message was edited away and 1 is in 1 conversation deleted upstream: " in page
+
+
+def test_parquet_says_what_it_wrote_on_stderr_as_every_command_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "pq"
+    assert main(["parquet", str(_claude_export(tmp_path / "one", ["hello"])), "-o", str(out)]) == 0
+    got = capsys.readouterr()
+    assert got.out == ""
+    wrote = [line for line in got.err.splitlines() if "wrote" in line]
+    assert wrote[:2] == [
+        f"memvelope: wrote {out / 'conversations.parquet'} (1 row)",
+        f"memvelope: wrote {out / 'messages.parquet'} (1 row)",
+    ]
