@@ -235,3 +235,22 @@ def test_parquet_says_what_it_wrote_on_stderr_as_every_command_does(
         f"memvelope: wrote {out / 'conversations.parquet'} (1 row)",
         f"memvelope: wrote {out / 'messages.parquet'} (1 row)",
     ]
+
+
+def test_help_lists_what_a_user_needs_first_and_the_developer_commands_last(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = re.findall(r"^    ([a-z-]+)", capsys.readouterr().out, re.M)
+    assert listed[:3] == ["convert", "doctor", "info"]
+    assert listed[-2:] == ["validate", "conformance"] and len(listed) == len(set(listed)) == 15
+
+
+def test_the_readme_lists_the_commands_in_the_order_help_does(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = re.findall(r"^    ([a-z-]+)", capsys.readouterr().out, re.M)
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Commands", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"^\| `memvelope ([a-z-]+)`? ", table, re.M) == [*listed, "--version"]
