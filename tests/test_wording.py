@@ -254,3 +254,14 @@ def test_the_readme_lists_the_commands_in_the_order_help_does(capsys: pytest.Cap
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     table = readme.split("## Commands", 1)[1].split("\n## ", 1)[0]
     assert re.findall(r"^\| `memvelope ([a-z-]+)`? ", table, re.M) == [*listed, "--version"]
+
+
+def test_plot_namespace_is_its_charts_only() -> None:
+    import memvelope_tools as mv
+
+    names = dir(mv.plot)
+    assert names == sorted(mv.plot.__all__)
+    assert not {"Any", "TYPE_CHECKING", "annotations", "np", "pd", "_charts"} & set(names)
+    for name in names:
+        value = getattr(mv.plot, name)
+        assert callable(value) or name.isupper(), name  # the charts and their colour tables
