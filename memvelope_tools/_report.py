@@ -309,26 +309,31 @@ def _documents_table(
 
 
 def _top_table(convs: pd.DataFrame, msgs: pd.DataFrame, top: int, tz: str) -> str:
+    """The longest conversations, each with its first user message; the document of each only when there are
+    several."""
     ranked = convs.sort_values(["n_messages", "chars"], ascending=False, kind="stable").head(max(0, top))
     firsts = msgs[(msgs["role"] == "user")].drop_duplicates(["source", "conv_index"])
     first_text: dict[tuple[Any, Any], Any] = {
         (s, int(i)): t for s, i, t in zip(firsts["source"], firsts["conv_index"], firsts["text"], strict=True)
     }
+    several = convs["source"].nunique() > 1
     rows = []
     for rank, row in enumerate(ranked.itertuples(index=False), start=1):
+        opening = first_text.get((row.source, row.conv_index))
         rows.append(
             [
                 ("n", rank),
                 ("", row.title if row.title else "(untitled)"),
-                ("d", row.source),
+                *([("d", row.source)] if several else []),
                 ("n", f"{row.n_messages:,}"),
                 ("n", f"{row.chars:,}"),
                 ("d", _day(row.first_ts, tz)),
                 ("d", _day(row.last_ts, tz)),
-                ("snip", _snippet(first_text.get((row.source, row.conv_index)))),
+                ("snip", _snippet(opening) or ("(no user message)" if opening is None else "(no text)")),
             ]
         )
-    return _table(["#", "title", "document", "messages", "characters", "first", "last", "opening message"], rows)
+    header = ["#", "title", *(["document"] if several else []), "messages", "characters", "first", "last"]
+    return _table([*header, "opening message"], rows)
 
 
 def _archetype_table(irs: Labelled) -> str:

@@ -265,3 +265,28 @@ def test_plot_namespace_is_its_charts_only() -> None:
     for name in names:
         value = getattr(mv.plot, name)
         assert callable(value) or name.isupper(), name  # the charts and their colour tables
+
+
+def test_top_table_of_one_document_and_a_conversation_without_a_user_message(tmp_path: Path) -> None:
+    from memvelope_tools._report import build_report
+
+    export = tmp_path / "conversations.json"
+    convs = [
+        _claude_conv("a", [("human", "How do I proof dough?"), ("assistant", "Let it rise.")], "Bread"),
+        _claude_conv("b", [("assistant", "Here is the summary you asked for.")]),  # no message from the user
+    ]
+    export.write_text(json.dumps(convs), encoding="utf-8")
+    page = build_report([str(export)])
+    assert "<h2>Top 2 conversations by length</h2>" in page
+    table = page.split("by length</h2>")[1].split("</table>")[0]
+    assert "<th>document</th>" not in table and "conversations.json" not in table
+    rows = re.findall(r"<tr>(.*?)</tr>", table)[1:]
+    assert re.findall(r'<td class="snip">(.*?)</td>', rows[0]) == ["How do I proof dough?"]
+    assert re.findall(r"<td>(.*?)</td>", rows[1])[0] == "(untitled)"
+    assert re.findall(r'<td class="snip">(.*?)</td>', rows[1]) == ["(no user message)"]
+    one = build_report([str(export)], top=1)
+    assert "<h2>Top 1 conversation by length</h2>" in one
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([_claude_conv("c", [("human", "hi")], "Hi")]), encoding="utf-8")
+    both = build_report([str(export), str(other)]).split("by length</h2>")[1].split("</table>")[0]
+    assert "<th>document</th>" in both and '<td class="d">other.json</td>' in both
