@@ -290,3 +290,13 @@ def test_top_table_of_one_document_and_a_conversation_without_a_user_message(tmp
     other.write_text(json.dumps([_claude_conv("c", [("human", "hi")], "Hi")]), encoding="utf-8")
     both = build_report([str(export), str(other)]).split("by length</h2>")[1].split("</table>")[0]
     assert "<th>document</th>" in both and '<td class="d">other.json</td>' in both
+
+
+def test_the_demo_summary_counts_in_words(tmp_path: Path) -> None:
+    import memvelope_tools as mv
+    from memvelope_tools.demo import summarise
+
+    one = summarise(mv.convert(_claude_export(tmp_path / "one", ["hello"])))
+    assert one.startswith("claude       1 conversation       1 message   first 2024-01-01T10:00:00.000Z")
+    many = summarise(mv.convert(_claude_export(tmp_path / "many", [f"hello {i}" for i in range(1234)])))
+    assert many.startswith("claude   1,234 conversations  2,468 messages   first ")
