@@ -830,7 +830,7 @@ def topic_terms(topics: Topics, *, fig: Any = None, n_terms: int = 8, ncols: int
         ax.tick_params(axis="y", labelsize="small", labelfontfamily=fonts)
         ax.tick_params(axis="x", labelsize="x-small")
         _tidy(ax, grid_axis="x")
-    fig.suptitle(f"Top terms of {k} topics")
+    fig.suptitle(f"Top terms of {count(k, 'topic')}")
     axes: np.ndarray = grid[:k]
     return axes
 

@@ -118,7 +118,7 @@ def _check_files(base: Path, checked: Checked) -> None:
     checked.parts = len(listed)
     rows = sum(_check_part(base, name, expected, checked) for name, expected in listed)
     if rows != state.num_rows and not checked.problems:
-        checked.problems.append(f"state.parquet has {state.num_rows} messages, its parts {rows}")
+        checked.problems.append(f"state.parquet has {count(state.num_rows, 'message')}, its parts {rows:,}")
     parts = base / PARTS
     if parts.is_dir():
         known = {name for name, _ in listed}
@@ -155,7 +155,7 @@ def _check_part(base: Path, name: str, expected: int, checked: Checked) -> int:
     if table is None:
         return 0
     if table.num_rows != expected:
-        checked.problems.append(f"{file} holds {table.num_rows} messages, state.parquet says {expected}")
+        checked.problems.append(f"{file} holds {count(table.num_rows, 'message')}, state.parquet says {expected:,}")
     digest = part_digest(name)
     if digest is not None and file_digest(base / file) != digest:
         checked.problems.append(f"{file}: its content is not what its name's digest says (damaged, or replaced)")

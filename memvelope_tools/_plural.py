@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = ["count", "plural"]
 
-_IRREGULAR = {"entity": "entities", "category": "categories", "this": "these"}
+_IRREGULAR = {"this": "these"}
 
 
 def plural(n: float, noun: str) -> str:
@@ -24,13 +24,20 @@ def plural(n: float, noun: str) -> str:
 
     Examples
     --------
-    >>> plural(1, "value"), plural(0, "value"), plural(3, "open branch")
-    ('value', 'values', 'open branches')
+    >>> plural(1, "value"), plural(0, "value"), plural(3, "open branch"), plural(2, "entry"), plural(2, "day")
+    ('value', 'values', 'open branches', 'entries', 'days')
     """
     if n == 1:
         return noun
     head, _, last = noun.rpartition(" ")
-    many = _IRREGULAR.get(last, last + "es" if last.endswith(("s", "x", "ch", "sh")) else last + "s")
+    if last in _IRREGULAR:
+        many = _IRREGULAR[last]
+    elif last.endswith(("s", "x", "ch", "sh")):
+        many = last + "es"
+    elif last.endswith("y") and last[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+        many = last[:-1] + "ies"
+    else:
+        many = last + "s"
     return f"{head} {many}" if head else many
 
 

@@ -133,7 +133,7 @@ def _load_all(
     sources: Sequence[LoadSource], labels: Sequence[str] | None, converted: Sequence[bool] | None
 ) -> list[tuple[str, str, dict[str, Any]]]:
     if converted is not None and len(converted) != len(sources):
-        raise ValueError(f"converted= has {len(converted)} values for {len(sources)} documents")
+        raise ValueError(f"converted= has {count(len(converted), 'value')} for {count(len(sources), 'document')}")
     out: list[tuple[str, str, dict[str, Any]]] = []
     found = resolve(list(sources), "any", list_means="documents", labels=labels, caller="the report")
     for i, item in enumerate(found):

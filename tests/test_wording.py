@@ -300,3 +300,17 @@ def test_the_demo_summary_counts_in_words(tmp_path: Path) -> None:
     assert one.startswith("claude       1 conversation       1 message   first 2024-01-01T10:00:00.000Z")
     many = summarise(mv.convert(_claude_export(tmp_path / "many", [f"hello {i}" for i in range(1234)])))
     assert many.startswith("claude   1,234 conversations  2,468 messages   first ")
+
+
+def test_validation_topics_and_argument_errors_count_in_words(tmp_path: Path) -> None:
+    import memvelope_tools as mv
+
+    env = mv.convert(_claude_export(tmp_path / "one", ["hello"]))
+    env["meta"]["conversation_count"], env["meta"]["message_count"] = 3, 1234
+    said = {v.rule: v.message for v in mv.validate(env)}
+    assert said["conversation-count-mismatch"] == "is 3 but conversations has 1 entry"
+    assert said["message-count-mismatch"] == "is 1234 but the conversations hold 1 message"
+    found = mv.topics(_claude_export(tmp_path / "bread", ["Sourdough bread needs a starter."]), n_topics=1)
+    assert repr(found).startswith("<Topics: 1 topic over 1 conversation: ")
+    with pytest.raises(ValueError, match=r"^sources= has 1 label for 2 documents$"):
+        mv.messages_frame([env, env], sources=["one"])
