@@ -103,6 +103,7 @@ def test_parquet_on_an_export_zip(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert err.endswith(
         f"memvelope: wrote {out_dir / 'conversations.parquet'} (40 rows)\n"
         f"memvelope: wrote {out_dir / 'messages.parquet'} (114 rows)\n"
+        f"memvelope: wrote {out_dir / 'nodes.parquet'} (206 rows)\n"
         f"memvelope: wrote {out_dir / 'assets.parquet'} (3 rows)\n"
         f"memvelope: wrote {out_dir / 'projects.parquet'} (1 row)\n"
     )

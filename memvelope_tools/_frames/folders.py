@@ -29,6 +29,7 @@ from .columns import (
     INT,
     MESSAGE_COLUMNS,
     MS,
+    NODE_COLUMNS,
     STRING,
     TIMESTAMP,
     arrow_schema,
@@ -39,6 +40,7 @@ TABLES: dict[str, dict[str, Any]] = {
     "conversations": CONVERSATION_COLUMNS,
     "messages": MESSAGE_COLUMNS,
     "facts": FACT_COLUMNS,
+    "nodes": NODE_COLUMNS,
 }
 #: The schema metadata key holding the id shared by the files of one :func:`to_parquet` call.
 RUN_KEY = b"memvelope.run"

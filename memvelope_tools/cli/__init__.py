@@ -38,6 +38,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "topics",
     # what the provider remembered about the user
     "memory",
+    # what the export holds beyond the prose
+    "inventory",
     "diff",
     "history",
     "distill",
