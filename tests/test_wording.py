@@ -80,6 +80,7 @@ def _outputs(export: Path, word: str, tmp_path: Path, capsys: pytest.CaptureFixt
         ["search", env, word],
         ["topics", env],
         ["memory", str(export)],
+        ["inventory", str(export)],
         ["memory", str(export), "-o", str(out / "memory.mv.json")],
         ["convert-many", str(export), "-o", str(out / "many")],
         ["history", "add", str(export), "--to", str(out / "history")],
