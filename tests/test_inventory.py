@@ -48,7 +48,8 @@ def test_counting_rules_on_a_hand_built_tree(tmp_path: Path) -> None:
     }
     assert found["custom_gpts"] == {"g-abc": 1}
     assert (found["first"], found["last"]) == ("2020-09-13T12:26:40.000Z", "2024-01-23T08:53:21.000Z")
-    assert found["assets"] is None and found["projects"] is None
+    assert found["assets"] == {"total": 0, "present": 0, "missing": 0}  # no file named, none held
+    assert [(p["kind"], p["project_id"], p["conversations"]) for p in found["projects"]] == [("custom-gpt", "g-abc", 1)]
     json.dumps(found)  # serialisable as it is
 
 

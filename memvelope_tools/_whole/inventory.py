@@ -111,30 +111,43 @@ def count_nodes(nodes: list[Node], provider: str) -> Counts:
     return counts
 
 
-def export_files(found: Input) -> dict[str, Any]:
-    """The inventory's sections read from the export's files beside its conversations: ``assets`` (the
-    files it holds: pictures, uploads, voice) and ``projects``. This is the one place they are computed;
-    neither is read yet, so each is None.
+def export_files(found: Input, *, verify: bool = False, progress: bool | None = None) -> dict[str, Any]:
+    """The inventory's sections read from the export's files beside its conversations: ``assets``,
+    ``projects``, ``unconverted`` and ``verify`` (see :func:`memvelope_tools._whole.sections.inventory_sections`).
 
     Parameters
     ----------
     found : Input
         The resolved export.
+    verify : bool, default False
+        Also check the download against its ``export_manifest.json``.
+    progress : bool or None
+        Show a bar on long work.
 
     Returns
     -------
     dict
-        ``{"assets": None, "projects": None}``.
+        ``assets`` (``total``, ``present``, ``missing``), ``projects``, ``unconverted`` and ``verify``
+        (None without ``verify``).
+
+    Raises
+    ------
+    memvelope_tools.errors.FormatError
+        With ``verify``, when the manifest is not shaped as a manifest.
 
     Examples
     --------
-    >>> export_files(Input("export", "x"))
-    {'assets': None, 'projects': None}
+    >>> import memvelope_tools as mv
+    >>> from memvelope_tools._sources import resolve_one
+    >>> export_files(resolve_one(mv.sample_path("claude"), "export"))["assets"]
+    {'total': 4, 'present': 3, 'missing': 1}
     """
-    return {"assets": None, "projects": None}
+    from .sections import inventory_sections
+
+    return inventory_sections(found, verify=verify, progress=progress)
 
 
-def inventory(export: InventorySource, *, progress: bool | None = None) -> dict[str, Any]:
+def inventory(export: InventorySource, *, verify: bool = False, progress: bool | None = None) -> dict[str, Any]:
     """What an export holds beyond the prose: its nodes by kind, the models, the tools, the branches.
 
     The counting rules:
@@ -155,13 +168,18 @@ def inventory(export: InventorySource, *, progress: bool | None = None) -> dict[
       with at least one node that has a sibling.
     * ``custom_gpts``: conversations by the custom GPT (ChatGPT gizmo id) any of their nodes names.
     * ``first``, ``last``: the earliest and latest node time (UTC), None when no node is dated.
-    * ``assets``, ``projects``: the export's other files (see :func:`export_files`), None when not read.
+    * ``assets`` (``total``, ``present``, ``missing``: files counted once however many messages name them),
+      ``projects``, ``unconverted`` (the files the spec does not convert) and, with ``verify``, ``verify``:
+      the download checked against its ``export_manifest.json`` (see :func:`export_files`).
 
     Parameters
     ----------
     export
         An export as downloaded: its zip, its folder, a ``conversations*.json`` part, a list of the parts
         of one export (in order), or the bytes of a zip or part.
+    verify
+        Also check the download against its ``export_manifest.json`` (``verify``: ``missing`` and
+        ``size_mismatch`` lists).
     progress
         Show a bar on long work (``None``: only on a terminal or in a notebook).
 
@@ -170,8 +188,9 @@ def inventory(export: InventorySource, *, progress: bool | None = None) -> dict[
     dict
         ``provider``, ``conversations``, ``in_envelope``, ``nodes``, ``kinds``, ``models``,
         ``models_by_month`` (``"YYYY-MM"`` to model to nodes, months in order), ``tools``, ``branches``,
-        ``custom_gpts``, ``first``, ``last``, ``assets``, ``projects``; every count dict lists the largest
-        first (``kinds`` in the vocabulary's order), without zeros. JSON-serialisable.
+        ``custom_gpts``, ``first``, ``last``, ``assets``, ``projects``, ``unconverted``, ``verify``; every
+        count dict lists the largest first (``kinds`` in the vocabulary's order), without zeros.
+        JSON-serialisable.
 
     Raises
     ------
@@ -189,7 +208,10 @@ def inventory(export: InventorySource, *, progress: bool | None = None) -> dict[
     ('chatgpt', True)
     """
     found = export_input(export, "inventory()")
-    return summary(read_export(found, count_nodes, texts=False, progress=progress), found)
+    return {
+        **summary(read_export(found, count_nodes, texts=False, progress=progress), found),
+        **export_files(found, verify=verify, progress=progress),
+    }
 
 
 def summary(whole: Whole[Counts], found: Input) -> dict[str, Any]:
@@ -216,7 +238,6 @@ def summary(whole: Whole[Counts], found: Input) -> dict[str, Any]:
         "custom_gpts": dict(total.custom_gpts.most_common()),
         "first": total.first,
         "last": total.last,
-        **export_files(found),
     }
 
 

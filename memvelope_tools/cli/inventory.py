@@ -11,6 +11,7 @@ from .._plural import count
 from .._printable import printable
 from .._providers.registry import name as provider_name
 
+_FILES_SHOWN = 20  # files the spec does not convert, listed by name
 _KIND_NAMES = {
     "prose": "prose (what you and the model said)",
     "code": "code sent to a tool",
@@ -54,6 +55,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="export zip, folder or part file")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the listing")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="check the download against its export_manifest.json: each file missing or of another size is said "
+        "on its own line (and under 'verify' in --json), and the exit status is 1",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -120,19 +127,58 @@ def render(found: dict[str, Any]) -> str:
     if found["custom_gpts"]:
         lines += ["", "Custom GPTs"]
         lines += _table([(printable(g), n) for g, n in found["custom_gpts"].items()], "conversation")
-    for key in ("assets", "projects"):
-        if found.get(key) is not None:
-            lines += ["", key.capitalize(), f"  {json.dumps(found[key], ensure_ascii=False)}"]
+    assets = found.get("assets")
+    if assets is not None:
+        lines += ["", "Files uploaded or generated"]
+        lines += [
+            f"  {count(assets['total'], 'file')}: {assets['present']:,} in the download, {assets['missing']:,} missing"
+        ]
+    projects = [p for p in found.get("projects") or [] if p["kind"] != "custom-gpt"]  # those are listed above
+    if projects:
+        lines += ["", "Projects"]
+        for project in projects:
+            used = "" if project["conversations"] is None else f", {count(project['conversations'], 'conversation')}"
+            docs = "" if project["docs"] is None else f", {count(project['docs'], 'document')}"
+            name = printable(project["name"] or project["project_id"] or "(unnamed)")
+            lines.append(f"  {project['kind']}  {name}{used}{docs}")
+    unconverted = found.get("unconverted") or []
+    if unconverted:
+        lines += ["", "Files the spec does not convert"]
+        lines += [f"  {printable(f['name'])}" for f in unconverted if not f.get("asset")][:_FILES_SHOWN]
     return "\n".join(lines) + "\n"
+
+
+def problems(verify: dict[str, Any] | None) -> list[str]:
+    """One line per problem the check of the download against its manifest found."""
+    if verify is None:
+        return []
+    lines = [f"missing from the download: {printable(f['path'])}" for f in verify["missing"]]
+    lines += [
+        f"size differs: {printable(f['path'])} (the manifest says {f['expected']:,} bytes, the download holds "
+        f"{f['actual']:,})"
+        for f in verify["size_mismatch"]
+    ]
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
     from .._whole.inventory import inventory
 
-    found = inventory(args.paths, progress=False if args.quiet else None)
+    found = inventory(args.paths, verify=args.verify, progress=False if args.quiet else None)
     if args.json:
         sys.stdout.write(json.dumps(found, indent=2) + "\n")
     else:
         sys.stdout.write(render(found))
     sys.stdout.flush()
-    return 0
+    said = problems(found.get("verify"))
+    for line in said:
+        print(f"memvelope: verify: {line}", file=sys.stderr)
+    checked = found.get("verify")
+    if checked is not None and not said:
+        held = (
+            "no export_manifest.json in this export: nothing to check the download against"
+            if checked["manifest"] is None
+            else f"the download holds the {count(checked['checked'], 'file')} its manifest lists"
+        )
+        print(f"memvelope: verify: {held}", file=sys.stderr)
+    return 1 if args.verify and said else 0
