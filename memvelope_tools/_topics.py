@@ -242,8 +242,8 @@ def topics(
     k = min(wanted, with_words, len(vocabulary))
     if k < wanted and asked:
         warnings.warn(
-            f"only {with_words:,} {what} with words and {len(vocabulary):,} distinct words: finding {k} "
-            f"topic{'s' if k != 1 else ''}, not {wanted}",
+            f"only {count(with_words, unit)} with words and {count(len(vocabulary), 'distinct word')}: finding "
+            f"{count(k, 'topic')}, not {wanted}",
             stacklevel=2,
         )
     tfidf = TfidfTransformer(sublinear_tf=True).fit_transform(counts)

@@ -100,4 +100,4 @@ def test_topics_json_and_a_note_when_lowered(tmp_path, capsys):
     captured = capsys.readouterr()
     data = json.loads(captured.out)
     assert data["units"] == 1 and len(data["topics"]) == 1 and data["topics"][0]["size"] == 1
-    assert captured.err.startswith("memvelope: note: only 1 conversations with words")
+    assert captured.err.startswith("memvelope: note: only 1 conversation with words")

@@ -79,6 +79,7 @@ def _outputs(export: Path, word: str, tmp_path: Path, capsys: pytest.CaptureFixt
         ["parquet", env, "-o", str(out / "pq")],
         ["search", env, word],
         ["topics", env],
+        ["topics", env, "-n", "40"],
         ["memory", str(export)],
         ["inventory", str(export)],
         ["memory", str(export), "-o", str(out / "memory.mv.json")],
