@@ -135,7 +135,7 @@ def _load_all(
     sources: Sequence[LoadSource], labels: Sequence[str] | None, converted: Sequence[bool] | None
 ) -> list[tuple[str, str, dict[str, Any]]]:
     if converted is not None and len(converted) != len(sources):
-        raise ValueError(f"converted= has {len(converted)} values for {len(sources)} documents")
+        raise ValueError(f"converted= has {count(len(converted), 'value')} for {count(len(sources), 'document')}")
     out: list[tuple[str, str, dict[str, Any]]] = []
     found = resolve(list(sources), "any", list_means="documents", labels=labels, caller="the report")
     for i, item in enumerate(found):
@@ -205,7 +205,8 @@ def build_report(
             )
             + "</div>"
         )
-        parts.append(f"<h2>Top {min(top, len(convs))} conversations by length</h2>" + _top_table(convs, msgs, top, tz))
+        top_n = count(min(top, len(convs)), "conversation")
+        parts.append(f"<h2>Top {top_n} by length</h2>" + _top_table(convs, msgs, top, tz))
         parts.append("<h2>Topics</h2>" + _topics_section(msgs, convs, tz))
     if facts is not None:
         by_label = {label: doc for label, doc in irs}
@@ -311,26 +312,31 @@ def _documents_table(
 
 
 def _top_table(convs: pd.DataFrame, msgs: pd.DataFrame, top: int, tz: str) -> str:
+    """The longest conversations, each with its first user message; the document of each only when there are
+    several."""
     ranked = convs.sort_values(["n_messages", "chars"], ascending=False, kind="stable").head(max(0, top))
     firsts = msgs[(msgs["role"] == "user")].drop_duplicates(["source", "conv_index"])
     first_text: dict[tuple[Any, Any], Any] = {
         (s, int(i)): t for s, i, t in zip(firsts["source"], firsts["conv_index"], firsts["text"], strict=True)
     }
+    several = convs["source"].nunique() > 1
     rows = []
     for rank, row in enumerate(ranked.itertuples(index=False), start=1):
+        opening = first_text.get((row.source, row.conv_index))
         rows.append(
             [
                 ("n", rank),
                 ("", row.title if row.title else "(untitled)"),
-                ("d", row.source),
+                *([("d", row.source)] if several else []),
                 ("n", f"{row.n_messages:,}"),
                 ("n", f"{row.chars:,}"),
                 ("d", _day(row.first_ts, tz)),
                 ("d", _day(row.last_ts, tz)),
-                ("snip", _snippet(first_text.get((row.source, row.conv_index)))),
+                ("snip", _snippet(opening) or ("(no user message)" if opening is None else "(no text)")),
             ]
         )
-    return _table(["#", "title", "document", "messages", "characters", "first", "last", "opening message"], rows)
+    header = ["#", "title", *(["document"] if several else []), "messages", "characters", "first", "last"]
+    return _table([*header, "opening message"], rows)
 
 
 def _archetype_table(irs: Labelled) -> str:
@@ -432,10 +438,11 @@ def _history_section(history: dict[str, pd.DataFrame], tz: str) -> str:
     )
     status = msgs["status"].value_counts()
     gone = convs[convs["status"] == "deleted-upstream"].sort_values("last_seen", ascending=False)
+    edited, deleted_msgs = int(status.get("edited-away", 0)), int(status.get("deleted-upstream", 0))
     lost = (
-        f"{int(status.get('edited-away', 0)):,} messages were edited away and "
-        f"{int(status.get('deleted-upstream', 0)):,} are in {len(gone):,} conversations deleted upstream: "
-        "the provider's latest export no longer has them; this history keeps them."
+        f"{count(edited, 'message')} {'was' if edited == 1 else 'were'} edited away and "
+        f"{deleted_msgs:,} {'is' if deleted_msgs == 1 else 'are'} in {count(len(gone), 'conversation')} deleted "
+        "upstream: the provider's latest export no longer has them; this history keeps them."
     )
     deleted = ""
     if len(gone):
@@ -452,7 +459,7 @@ def _history_section(history: dict[str, pd.DataFrame], tz: str) -> str:
             ],
         )
     return (
-        f"<h2>History across {len(snaps):,} exports</h2>"
+        f"<h2>History across {count(len(snaps), 'export')}</h2>"
         + _chart(
             lambda ax: charts.history_changes(snaps, ax=ax, tz=tz),
             "Conversations each export added, grew and edited, and those missing from it, against the history before.",

@@ -72,6 +72,10 @@ __all__ = [
 ]
 
 
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 def topics_over_time(
     topics: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "month", **kwargs: Any
 ) -> Axes:

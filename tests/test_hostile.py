@@ -377,7 +377,7 @@ def test_zip_bomb_size_limit(capsys, tmp_path: Path, zip_bomb: Path) -> None:
         capsys,
         tmp_path,
         [zip_bomb, "--zip-max-bytes", str(10 << 20), "--zip-max-ratio", "1e9"],
-        "inflates past 10485760 bytes",
+        "inflates past 10,485,760 bytes",
         "--zip-max-bytes",
         "export.zip!conversations.json",
     )

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._engine import record, use_c
+from .._plural import count
 from .._workers.threads import text_pool, text_threads
 from .words import word_counts
 
@@ -324,7 +325,9 @@ def _warn(n: int, what: str, stacklevel: int = 5) -> None:
         _gathered[-1][what] += n
         return
     warnings.warn(
-        f"{n} {what} value(s) contain unpaired surrogates; replaced by U+FFFD", UnicodeWarning, stacklevel=stacklevel
+        f"{count(n, f'{what} value')} {'contains' if n == 1 else 'contain'} unpaired surrogates; replaced by U+FFFD",
+        UnicodeWarning,
+        stacklevel=stacklevel,
     )
 
 

@@ -33,6 +33,7 @@ from typing import Any, Final
 from jsonschema import Draft7Validator
 
 from .._atomic import atomic_write
+from .._plural import count
 from .._tags import IR_TAG
 from ..errors import LLMError
 from ..schema import load_schema
@@ -330,7 +331,7 @@ def _ask(cfg: LLMConfig, chunk_text: str, stats: DistillStats, sleep: Sleep) -> 
             last = str(getattr(exc, "reason", exc))
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             last = f"malformed response ({exc})"
-    raise LLMError(f"LLM endpoint failed after {cfg.max_retries + 1} attempts: {last}", reason="llm-failed")
+    raise LLMError(f"LLM endpoint failed after {count(cfg.max_retries + 1, 'attempt')}: {last}", reason="llm-failed")
 
 
 # --- the cache -------------------------------------------------------------------------------------

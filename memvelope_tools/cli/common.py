@@ -12,6 +12,7 @@ from typing import Any
 
 from .._atomic import check_output_file, check_output_folder
 from .._convert.log import ConversionLog
+from .._plural import count
 from .._printable import printable
 from .._sources import Input, Use, resolve
 
@@ -36,8 +37,8 @@ def conversion_notes(report: ConversionLog, provider: str | None, *, quiet: bool
     from .._providers.registry import OTHER
 
     err = sys.stderr
-    for name, count in report.replaced.items():
-        what = f"{count} invalid UTF-8 sequence(s) replaced with U+FFFD"
+    for name, n in report.replaced.items():
+        what = f"{count(n, 'invalid UTF-8 sequence')} replaced with U+FFFD"
         print(f"memvelope: warning: {printable(name)}: {what}", file=err)
     if report.foreign and provider in OTHER:
         print(f"memvelope: note: {mixed_providers(provider, report.foreign)}; `memvelope doctor` lists them", file=err)

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from .._convert.sources import ZipLimits, expand
+from .._plural import count
 from .._printable import printable
 from .._sources import explained, resolve
 from .common import check_output_file, conversion_notes
@@ -75,7 +76,9 @@ def _notes(report: ConversionLog, provider: str, args: argparse.Namespace) -> No
         return
     err = sys.stderr
     if args.verbose or report.chose:
-        print(f"memvelope: read {len(report.parts)} part(s): {', '.join(map(printable, report.parts))}", file=err)
+        print(
+            f"memvelope: read {count(len(report.parts), 'part')}: {', '.join(map(printable, report.parts))}", file=err
+        )
         for name, why in report.ignored if args.verbose else []:
             print(f"memvelope: passed over {printable(name)} ({why})", file=err)
     conversion_notes(report, provider)
@@ -136,7 +139,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.verbose and args.output:
         print(
             f"memvelope: wrote {args.output}: {meta['source_provider']}, "
-            f"{meta['conversation_count']} conversations, {meta['message_count']} messages",
+            f"{count(meta['conversation_count'], 'conversation')}, {count(meta['message_count'], 'message')}",
             file=sys.stderr,
         )
     return 0

@@ -115,4 +115,5 @@ def _when(row: dict[str, Any]) -> str:
 
 def _counts(row: dict[str, Any]) -> str:
     changes = ", ".join(f"{k} {row[k]:,}" for k in ("new", "grown", "edited", "unchanged", "missing") if row[k])
-    return f"{row['conversations']:,} conversations, {row['messages']:,} messages; {changes or 'no change'}"
+    sizes = f"{count(row['conversations'], 'conversation')}, {count(row['messages'], 'message')}"
+    return f"{sizes}; {changes or 'no change'}"

@@ -71,7 +71,7 @@ def _where(item: MemoryItem) -> str:
         if item.count > 1:
             bits[-1] += f" until {_day(item.last_seen)}"
     elif item.count > 1:
-        bits.append(f"seen {item.count} times until {_day(item.last_seen)}")
+        bits.append(f"seen {count(item.count, 'time')} until {_day(item.last_seen)}")
     if item.stated_date:
         bits.append(f"saved on {item.stated_date} (as the snapshot says)")
     if item.current is False:
