@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.server
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -229,20 +230,136 @@ def test_client_error_is_not_retried(serve: Callable[[Stub], str]) -> None:
     assert info.value.reason == "llm-http" and "401" in str(info.value) and len(stub.requests) == 1
 
 
-def test_unparseable_reply_counted_and_not_cached(serve: Callable[[Stub], str], tmp_path: Path) -> None:
+def test_unparseable_reply_is_asked_again_then_skipped_with_a_warning(
+    serve: Callable[[Stub], str], tmp_path: Path
+) -> None:
     stub = Stub(lambda c, n: (200, "I cannot do that."))
     stats = DistillStats()
-    doc = distill_llm(ENVELOPE, base_url=serve(stub), model="m", cache_dir=tmp_path, stats=stats)
-    assert doc["facts"] == [] and stats.unparseable_replies == 2
+    with pytest.warns(UserWarning) as caught:
+        doc = distill_llm(ENVELOPE, base_url=serve(stub), model="m", cache_dir=tmp_path, stats=stats)
+    assert doc["facts"] == [] and stats.unparseable_replies == 2 and stats.reasked == 2
+    assert len(stub.requests) == 4  # each chunk asked, then asked again once
+    assert [str(w.message) for w in caught] == [
+        "conversation 0 ('Moving'): the model's reply is not the JSON asked for ('I cannot do that.'); skipped",
+        "conversation 1 ('Tea'): the model's reply is not the JSON asked for ('I cannot do that.'); skipped",
+    ]
     assert not any(tmp_path.rglob("*.json"))
 
 
-def test_interrupted_run_resumes(serve: Callable[[Stub], str], tmp_path: Path) -> None:
-    stub = Stub(lambda c, n: (200, _facts(GOOD)) if n == 1 else (400, ""))
+def test_reply_breaking_the_shape_is_asked_again_with_the_reply_shown(
+    serve: Callable[[Stub], str], tmp_path: Path
+) -> None:
+    # the first answer per chunk is JSON of the wrong shape, the second the facts
+    def answer(chunk: str, n: int) -> tuple[int, str]:
+        return 200, '{"fact": "Lives in Lisbon"}' if n % 2 else _facts(GOOD)
+
+    stub = Stub(answer)
+    stats = DistillStats()
+    env = dict(ENVELOPE, conversations=ENVELOPE["conversations"][:1])
+    doc = distill_llm(env, base_url=serve(stub), model="m", cache_dir=tmp_path, stats=stats)
+    assert [f["content"] for f in doc["facts"]] == ["Lives in Lisbon"]
+    assert (stats.requests, stats.reasked, stats.unparseable_replies) == (2, 1, 0)
+    again = stub.requests[1]["messages"]
+    assert [m["role"] for m in again] == ["system", "user", "assistant", "user"]
+    assert again[2]["content"] == '{"fact": "Lives in Lisbon"}' and "JSON only" in again[3]["content"]
+    assert again[:2] == stub.requests[0]["messages"]
+    # the good reply is what is cached: a re-run asks nothing
+    stub2 = Stub(lambda c, n: pytest.fail("the cache should have answered"))
+    assert distill_llm(env, base_url=serve(stub2), model="m", cache_dir=tmp_path)["facts"] == doc["facts"]
+
+
+MANY = {
+    "memvelope": "envelope-v0",
+    "meta": {"source_provider": "chatgpt", "conversation_count": 8, "message_count": 8},
+    "conversations": [
+        {
+            "id": f"c{i}",
+            "title": f"T{i}",
+            "created_at": f"2024-0{i + 1}-02T10:00:00.000Z",
+            "updated_at": None,
+            "messages": [{"id": "m1", "role": "user", "ts": None, "text": f"I like tea number {i}."}],
+        }
+        for i in range(8)
+    ],
+}
+
+
+class Slow(Stub):
+    """Answers the first conversations last, and records how many requests were in flight at once; the
+    first ``together`` requests wait for each other, so that many are in flight when the client allows it."""
+
+    def __init__(self, together: int = 1) -> None:
+        self.together = threading.Barrier(together, timeout=10)
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.most = 0
+        super().__init__(self.reply)
+
+    def reply(self, chunk: str, n: int) -> tuple[int, str]:
+        import re
+
+        i = int(re.search(r"tea number (\d)", chunk).group(1))  # type: ignore[union-attr]
+        with self.lock:
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+        if n <= self.together.parties:
+            self.together.wait()
+        time.sleep(0.03 * (8 - i))
+        with self.lock:
+            self.in_flight -= 1
+        if i == 5:
+            return 200, "not json"
+        fact = dict(GOOD, category="preferences", content=f"Likes tea number {i}", in_text_date=None)
+        return 200, _facts(fact, dict(fact, content=f"Tea {i} is a favourite"))
+
+
+def test_concurrency_gives_the_same_document_and_respects_the_limit(serve: Callable[[Stub], str]) -> None:
+    def run(concurrency: int) -> tuple[dict[str, Any], int, list[tuple[int, int]]]:
+        stub = Slow(together=concurrency)
+        stats = DistillStats()
+        calls: list[tuple[int, int]] = []
+        with pytest.warns(UserWarning, match=r"conversation 5 \('T5'\).*skipped"):
+            doc = distill_llm(
+                MANY,
+                base_url=serve(stub),
+                model="m",
+                concurrency=concurrency,
+                clock=lambda: 0,
+                stats=stats,
+                progress=lambda d, t: calls.append((d, t)),
+            )
+        assert stats.requests == 9 and stats.unparseable_replies == 1  # 8 chunks, one asked twice
+        return doc, stub.most, calls
+
+    doc1, most1, seen1 = run(1)
+    doc4, most4, seen4 = run(4)
+    assert doc1 == doc4
+    assert [f["content"] for f in doc4["facts"]] == [
+        text for i in range(8) if i != 5 for text in (f"Likes tea number {i}", f"Tea {i} is a favourite")
+    ]
+    assert (most1, most4) == (1, 4)
+    assert seen1 == seen4 == [(d, 8) for d in range(9)]
+
+
+def test_concurrency_below_one_is_refused() -> None:
+    with pytest.raises(LLMError) as info:
+        distill_llm(ENVELOPE, base_url="http://127.0.0.1:9/v1", model="m", concurrency=0)
+    assert info.value.reason == "llm-not-configured" and "concurrency" in str(info.value)
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_interrupted_run_resumes(serve: Callable[[Stub], str], tmp_path: Path, concurrency: int) -> None:
+    def answer(chunk: str, n: int) -> tuple[int, str]:
+        if "Moving" in chunk:
+            return 200, _facts(GOOD)
+        time.sleep(0.2)  # the other chunk's reply is in the cache before this one fails
+        return 400, ""
+
+    stub = Stub(answer)
     with pytest.raises(LLMError):
-        distill_llm(ENVELOPE, base_url=serve(stub), model="m", cache_dir=tmp_path)
+        distill_llm(ENVELOPE, base_url=serve(stub), model="m", cache_dir=tmp_path, concurrency=concurrency)
     stub2 = Stub(lambda c, n: (200, _facts()))
-    distill_llm(ENVELOPE, base_url=serve(stub2), model="m", cache_dir=tmp_path)
+    distill_llm(ENVELOPE, base_url=serve(stub2), model="m", cache_dir=tmp_path, concurrency=concurrency)
     assert len(stub2.requests) == 1 and "Tea" in stub2.requests[0]["messages"][1]["content"]
 
 
@@ -360,3 +477,24 @@ def test_cli_distill_llm_progress_bar_learns_the_chunk_count(
     err = capsys.readouterr().err
     assert "2 chunks" in err
     assert ("distilling" in err and "0/2" in err) is shown
+
+
+def test_cli_distill_llm_concurrency(
+    serve: Callable[[Stub], str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env_path = tmp_path / "many.mve.json"
+    env_path.write_text(json.dumps(MANY), encoding="utf-8")
+    facts = {}
+    for n in ("1", "4"):
+        stub = Slow(together=int(n))
+        out = tmp_path / f"f{n}.mv.json"
+        args = ["distill", str(env_path), "-o", str(out), "--mode", "llm", "--model", "m", "--concurrency", n]
+        assert main([*args, "--base-url", serve(stub), "--cache-dir", str(tmp_path / f"c{n}")]) == 0
+        facts[n] = json.loads(out.read_text())["facts"]
+        assert stub.most == int(n)
+        err = capsys.readouterr().err
+        assert "memvelope: note: conversation 5 ('T5'): the model's reply is not the JSON asked for" in err
+        assert "8 chunks, 0 cached, 9 requests" in err
+    assert facts["1"] == facts["4"] and len(facts["1"]) == 14
+    assert main([*args[:-1], "0", "--base-url", "http://127.0.0.1:9/v1"]) == 1
+    assert capsys.readouterr().err == "memvelope: error: concurrency must be at least 1\n"

@@ -12,6 +12,10 @@ or vLLM server) with the standard library only. What it guarantees whatever the 
 * replies are cached on disk under ``sha256(model, prompt, chunk)``, so a re-run makes no requests
   and an interrupted run resumes where it stopped; transient failures (connection errors, timeouts,
   HTTP 408/425/429/5xx) are retried with exponential backoff;
+* a reply that is not the JSON asked for is asked again, telling the model so; when that fails too
+  the chunk is skipped with a warning;
+* up to ``concurrency`` requests run at once, and the facts come out in the same order whatever
+  the concurrency;
 * without an endpoint, or when it cannot be reached, it stops with a clear error before any work.
 """
 
@@ -21,10 +25,13 @@ import functools
 import hashlib
 import json
 import os
+import queue
 import re
+import threading
 import time
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +69,9 @@ Answer with JSON only, no prose, in exactly this shape:
 
 Rules: use null where the text does not say (never guess). in_text_date only for a date written in the \
 text itself; never a date you know or infer. If there are no facts, answer {"facts": []}."""
+REASK_PROMPT: Final = """\
+That answer is not the JSON asked for. Answer again with JSON only, no prose, in exactly this shape: \
+{"facts": [...]} with one object per fact as described; {"facts": []} if there are none."""
 
 ProgressCallback = Callable[[int, int], None]
 Sleep = Callable[[float], None]
@@ -84,6 +94,8 @@ class LLMConfig:
     backoff: float = 1.0  #: seconds; attempt ``n`` waits ``backoff * 2**n``
     cache_dir: Path | None = None
     temperature: float = 0.0
+    concurrency: int = 1  #: requests in flight at once
+    reply_retries: int = 1  #: times a reply that is not the JSON asked for is asked again
 
     @classmethod
     def resolve(
@@ -110,6 +122,8 @@ class LLMConfig:
             options["cache_dir"] = Path(options["cache_dir"])
         if int(options.get("chunk_chars", DEFAULT_CHUNK_CHARS)) < 200:
             raise LLMError("chunk size must be at least 200 characters", reason="llm-not-configured")
+        if int(options.get("concurrency", 1)) < 1:
+            raise LLMError("concurrency must be at least 1", reason="llm-not-configured")
         return cls(base_url=base_url, model=model, api_key=api_key, **options)
 
     def url(self, endpoint: str) -> str:
@@ -186,6 +200,7 @@ def distill_llm(
     config: LLMConfig | None = None,
     chunk_chars: int = DEFAULT_CHUNK_CHARS,
     cache_dir: str | os.PathLike[str] | None = None,
+    concurrency: int = 1,
     progress: ProgressCallback | None = None,
     clock: Clock | None = None,
     stats: DistillStats | None = None,
@@ -194,7 +209,9 @@ def distill_llm(
     """Distil ``envelope`` into a Facts IR document by asking a model, chunk by chunk.
 
     The endpoint comes from ``config`` or from ``base_url``/``model``/``api_key`` and the
-    environment (:meth:`LLMConfig.resolve`). ``progress(done, total)`` is called after each chunk.
+    environment (:meth:`LLMConfig.resolve`). Up to ``concurrency`` requests are in flight at once; the
+    document is the same whatever the concurrency. A chunk whose replies are not the JSON asked for,
+    even once asked again, is skipped with a warning.
 
     Parameters
     ----------
@@ -208,8 +225,10 @@ def distill_llm(
         Characters of conversation text per request.
     cache_dir
         A folder where answers are kept, so a run that stops can go on.
+    concurrency
+        Requests in flight at once (at least 1).
     progress
-        Called as ``progress(done, total)`` after each chunk.
+        Called as ``progress(done, total)`` as each chunk is answered (in this thread).
     clock
         Gives ``meta.generated_at`` (default: now, UTC).
     stats
@@ -233,7 +252,9 @@ def distill_llm(
     >>> env = mv.convert(mv.sample_path("claude"))
     >>> ir = mv.distill_llm(env, base_url="http://localhost:11434/v1", model="llama3")  # doctest: +SKIP
     """
-    cfg = config or LLMConfig.resolve(base_url, model, api_key, chunk_chars=chunk_chars, cache_dir=cache_dir)
+    cfg = config or LLMConfig.resolve(
+        base_url, model, api_key, chunk_chars=chunk_chars, cache_dir=cache_dir, concurrency=concurrency
+    )
     stats = stats if stats is not None else DistillStats()
     provider = str(envelope["meta"]["source_provider"])
     convs = [c for c in envelope.get("conversations") or [] if isinstance(c, dict)]
@@ -241,36 +262,129 @@ def distill_llm(
     stats.conversations += len(convs)
     stats.chunks += len(chunks)
     keys = [cache_key(cfg.model, ch.text) for ch in chunks]
-    if any(_cached(cfg, k) is None for k in keys):
-        _check_reachable(cfg)
-
-    candidates: list[tuple[tuple[int, ...], dict[str, Any]]] = []
-    if progress:
-        progress(0, len(chunks))
-    for n, (chunk, key) in enumerate(zip(chunks, keys, strict=True)):
-        conv = convs[chunk.conversation]
-        month = conversation_month(conv)
+    answers: dict[int, _Answer] = {}
+    for n, key in enumerate(keys):
         reply = _cached(cfg, key)
         if reply is not None:
-            stats.cache_hits += 1
-        else:
-            reply = _ask(cfg, chunk.text, stats, sleep)
-        raw_facts = parse_reply(reply)
-        if raw_facts is None:
-            stats.unparseable_replies += 1
-        else:
-            if cfg.cache_dir is not None and _cached(cfg, key) is None:
-                _store(cfg, key, reply)
-            if month is None:
-                stats.conversations_undated += 1
-            else:
-                for fi, raw in enumerate(raw_facts):
-                    fact = _fact(raw, chunk, conv, provider, month, stats)
-                    if fact is not None:
-                        candidates.append(((n, fi), fact))
+            answers[n] = _Answer(reply, parse_reply(reply), DistillStats(cache_hits=1))
+    todo = [n for n in range(len(chunks)) if n not in answers]
+    if todo:
+        _check_reachable(cfg)
+
+    total = len(chunks)
+    if progress:
+        progress(0, total)
+        for done in range(1, len(answers) + 1):
+            progress(done, total)
+
+    def arrived(n: int, answer: _Answer) -> None:
+        answers[n] = answer
         if progress:
-            progress(n + 1, len(chunks))
+            progress(len(answers), total)
+
+    _in_parallel(todo, lambda n: _answer(cfg, chunks[n].text, keys[n], sleep), cfg.concurrency, arrived)
+
+    candidates: list[tuple[tuple[int, ...], dict[str, Any]]] = []
+    for n, chunk in enumerate(chunks):
+        answer = answers[n]
+        for name in ("cache_hits", "requests", "retries", "reasked"):
+            setattr(stats, name, getattr(stats, name) + getattr(answer.counts, name))
+        conv = convs[chunk.conversation]
+        if answer.facts is None:
+            stats.unparseable_replies += 1
+            warnings.warn(_skipped(chunk, conv, chunks, answer.reply), stacklevel=2)
+            continue
+        month = conversation_month(conv)
+        if month is None:
+            stats.conversations_undated += 1
+            continue
+        for fi, raw in enumerate(answer.facts):
+            fact = _fact(raw, chunk, conv, provider, month, stats)
+            if fact is not None:
+                candidates.append(((n, fi), fact))
     return build_ir(provider, f"llm ({cfg.model})", dedup(candidates, stats), clock=clock)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """One chunk's reply, the facts parsed from it (``None`` when it is not the JSON asked for), and
+    what getting it took."""
+
+    reply: str
+    facts: list[Any] | None
+    counts: DistillStats
+
+
+def _answer(cfg: LLMConfig, chunk_text: str, key: str, sleep: Sleep) -> _Answer:
+    """Ask for one chunk's facts, once more per ``cfg.reply_retries`` while the reply is not the JSON
+    asked for; a reply that is goes into the cache. Runs in a worker thread: it touches no shared state
+    but its own cache file."""
+    counts = DistillStats()
+    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": chunk_text}]
+    reply = _ask(cfg, messages, counts, sleep)
+    facts = parse_reply(reply)
+    for _ in range(cfg.reply_retries):
+        if facts is not None:
+            break
+        counts.reasked += 1
+        again = [*messages, {"role": "assistant", "content": reply}, {"role": "user", "content": REASK_PROMPT}]
+        reply = _ask(cfg, again, counts, sleep)
+        facts = parse_reply(reply)
+    if facts is not None:
+        _store(cfg, key, reply)
+    return _Answer(reply, facts, counts)
+
+
+def _in_parallel(
+    jobs: list[int], work: Callable[[int], _Answer], concurrency: int, arrived: Callable[[int, _Answer], None]
+) -> None:
+    """Run ``work`` on every job in at most ``concurrency`` threads, calling ``arrived(job, answer)`` in
+    this thread as each finishes. The first error stops the hand-out of jobs and is raised here; the
+    threads are daemons, so a stopped command does not wait for the requests still in flight."""
+    if not jobs:
+        return
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for job in jobs:
+        todo.put(job)
+    done: queue.SimpleQueue[tuple[int, _Answer | BaseException]] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                job = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((job, work(job)))
+            except BaseException as exc:  # handed to the caller's thread, which raises it
+                stop.set()
+                done.put((job, exc))
+
+    for i in range(min(concurrency, len(jobs))):
+        threading.Thread(target=worker, name=f"memvelope-llm-{i}", daemon=True).start()
+    try:
+        for _ in jobs:
+            job, got = done.get()
+            if isinstance(got, BaseException):
+                raise got
+            arrived(job, got)
+    finally:
+        stop.set()
+
+
+def _skipped(chunk: Chunk, conv: Mapping[str, Any], chunks: list[Chunk], reply: str) -> str:
+    """The warning for a chunk whose replies were never the JSON asked for."""
+    own = [c for c in chunks if c.conversation == chunk.conversation]
+    part = f", part {own.index(chunk) + 1} of {len(own)}" if len(own) > 1 else ""
+    title = conv.get("title") if isinstance(conv.get("title"), str) else None
+    named = f" ({title!r})" if title else ""
+    shown = " ".join(reply.split())
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return (
+        f"conversation {chunk.conversation}{named}{part}: the model's reply is not the JSON asked for "
+        f"({shown!r}); skipped"
+    )
 
 
 # --- the endpoint ----------------------------------------------------------------------------------
@@ -295,15 +409,8 @@ def _check_reachable(cfg: LLMConfig) -> None:
         raise LLMError(f"cannot reach the LLM endpoint {cfg.base_url}: {why}", reason="llm-unreachable") from exc
 
 
-def _ask(cfg: LLMConfig, chunk_text: str, stats: DistillStats, sleep: Sleep) -> str:
-    payload = {
-        "model": cfg.model,
-        "temperature": cfg.temperature,
-        "messages": [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": chunk_text},
-        ],
-    }
+def _ask(cfg: LLMConfig, messages: list[dict[str, str]], stats: DistillStats, sleep: Sleep) -> str:
+    payload = {"model": cfg.model, "temperature": cfg.temperature, "messages": messages}
     data = json.dumps(payload, ensure_ascii=False).encode("utf-8", "surrogatepass")
     last = ""
     for attempt in range(cfg.max_retries + 1):
