@@ -183,14 +183,18 @@ def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], t
             "provenance": "imported:claude-export:2025-01",
             "convo_id": "c2",
         },
-        # GOOD again in c2: its dates are not in c2's text, so they fall back; a distinct fact (other
-        # effective date) but the same key as c1's -> merged into c1's earlier-dated one.
+        # GOOD again in c2: no user message of c2 states it -> dropped
     ]
     assert doc["meta"]["mode"] == "llm (stub-1)"
     assert validate(doc) == [] and check_ir_against_envelope(doc, ENVELOPE) == []
     assert (stats.chunks, stats.requests, stats.cache_hits) == (2, 2, 0)
-    assert stats.invalid_facts == 3 and stats.dates_nulled == 4 and stats.duplicates == 1
-    assert stats.invalid_reasons == {"category:enum": 1, "content:maxLength": 1, "not-an-object": 1}
+    assert stats.invalid_facts == 4 and stats.dates_nulled == 4 and stats.duplicates == 0
+    assert stats.invalid_reasons == {
+        "category:enum": 1,
+        "content:maxLength": 1,
+        "not-an-object": 1,
+        "not-in-user-text": 1,
+    }
     assert seen == [(0, 2), (1, 2), (2, 2)]
     assert stub.headers[0]["Authorization"] == "Bearer sekret"
     assert stub.requests[0]["model"] == "stub-1" and stub.requests[0]["temperature"] == 0.0
@@ -200,6 +204,33 @@ def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], t
     stub2 = Stub(lambda c, n: pytest.fail("the cache should have answered"))
     again = distill_llm(ENVELOPE, base_url=serve(stub2), model="stub-1", cache_dir=tmp_path / "cache", clock=lambda: 0)
     assert again == doc and stub2.requests == [] and stub2.gets == 0
+
+
+def test_only_facts_a_user_message_states_are_kept(serve: Callable[[Stub], str]) -> None:
+    said = dict(GOOD, content="Works at Acme", category="career", in_text_date=None)
+    paraphrased = dict(said, content="The user moved to Lisbon")
+    from_assistant = dict(said, content="Porto has the best pastries", category="preferences")
+    from_the_prompt = dict(said, content="the fact, one concise sentence, at most 400 characters")
+    made_up = dict(said, content="Has two cats", category="relationship")
+    stub = Stub(lambda c, n: (200, _facts(said, paraphrased, from_assistant, from_the_prompt, made_up)))
+    stats = DistillStats()
+    conv = ENVELOPE["conversations"][0]
+    reply = {"id": "m3", "role": "assistant", "ts": None, "text": "Porto has the best pastries."}
+    env = dict(ENVELOPE, conversations=[dict(conv, messages=[*conv["messages"], reply])])
+    doc = distill_llm(env, base_url=serve(stub), model="m", stats=stats)
+    assert [f["content"] for f in doc["facts"]] == ["Works at Acme", "The user moved to Lisbon"]
+    assert stats.invalid_reasons == {"not-in-user-text": 3}
+
+
+def test_grounding_names_the_first_message_holding_half_the_words() -> None:
+    from memvelope_tools._ir.llm import grounding
+
+    texts = ["Lisbon is lovely.", "I moved to Lisbon and I work at Acme.", "I work at Acme."]
+    assert grounding("Works at Acme", texts) == 1
+    assert grounding("Lives in Lisbon", texts) == 0  # one of two words: half
+    assert grounding("Lives in sunny Lisbon", texts) is None  # one of three
+    assert grounding("is a", texts) is None  # no content words
+    assert grounding("Works at Acme", []) is None
 
 
 def test_retries_with_backoff_then_succeeds(serve: Callable[[Stub], str]) -> None:
@@ -442,7 +473,7 @@ def test_cli_distill_llm(serve: Callable[[Stub], str], tmp_path: Path, capsys: p
     ]
     assert main(args) == 0
     assert len(json.loads(out.read_text())["facts"]) == 3
-    assert "2 chunks, 0 cached, 2 requests, 3 invalid facts dropped" in capsys.readouterr().err
+    assert "2 chunks, 0 cached, 2 requests, 4 invalid facts dropped" in capsys.readouterr().err
     assert main(args) == 0
     assert "2 chunks, 2 cached, 0 requests" in capsys.readouterr().err
 

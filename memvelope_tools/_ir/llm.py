@@ -6,6 +6,9 @@ or vLLM server) with the standard library only. What it guarantees whatever the 
 * every fact is checked against the ``memvelope-ir-v0`` fact schema; invalid ones are dropped and
   counted (:class:`~.facts.DistillStats`);
 * ``convo_id`` and ``provenance`` are filled from the envelope, never by the model;
+* a fact is kept only when one user message of its chunk states it: the message holds at least half of
+  the fact's content words (:func:`grounding`), so facts the model copies from the prompt, takes from
+  the assistant or makes up are dropped;
 * an ``in_text_date`` or ``effective_date`` that the chunk's text does not state (the rule of
   :mod:`.dates`) and, for ``effective_date``, that is no prefix of the conversation's timestamps, is
   nulled; a null ``effective_date`` then falls back to the in-text date, else the conversation's day;
@@ -24,6 +27,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import os
 import queue
 import re
@@ -32,7 +36,7 @@ import time
 import urllib.error
 import urllib.request
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -137,38 +141,45 @@ class LLMConfig:
 
 @dataclass(frozen=True)
 class Chunk:
-    """One request's worth of a conversation: the text sent, and the prose it quotes."""
+    """One request's worth of a conversation: the text sent, and the prose it quotes with each piece's role."""
 
     conversation: int
     text: str
     prose: tuple[str, ...]
+    roles: tuple[str, ...]
+
+    def user_prose(self) -> list[str]:
+        """The pieces of the chunk that the user wrote."""
+        return [p for p, r in zip(self.prose, self.roles, strict=True) if r == "user"]
 
 
 def chunk_conversation(index: int, conv: Mapping[str, Any], chunk_chars: int) -> list[Chunk]:
     """Split a conversation into chunks of at most ``chunk_chars`` characters of message text,
     at message boundaries where possible (a longer message is cut at whitespace)."""
     header = f"Conversation title: {conv.get('title') or '(untitled)'}\n---\n"
-    pieces: list[tuple[str, str]] = []
+    pieces: list[tuple[str, str, str]] = []
     for msg in conv.get("messages") or []:
         text = msg.get("text") if isinstance(msg, dict) else None
         if not isinstance(text, str) or not text:
             continue
-        role = msg.get("role", "?")
+        role = str(msg.get("role", "?"))
         for part in _split(text, chunk_chars):
-            pieces.append((f"[{role}] {part}\n\n", part))
+            pieces.append((f"[{role}] {part}\n\n", part, role))
     chunks: list[Chunk] = []
     body: list[str] = []
     prose: list[str] = []
+    roles: list[str] = []
     size = 0
-    for rendered, part in pieces:
+    for rendered, part, role in pieces:
         if body and size + len(rendered) > chunk_chars:
-            chunks.append(Chunk(index, header + "".join(body).rstrip(), tuple(prose)))
-            body, prose, size = [], [], 0
+            chunks.append(Chunk(index, header + "".join(body).rstrip(), tuple(prose), tuple(roles)))
+            body, prose, roles, size = [], [], [], 0
         body.append(rendered)
         prose.append(part)
+        roles.append(role)
         size += len(rendered)
     if body:
-        chunks.append(Chunk(index, header + "".join(body).rstrip(), tuple(prose)))
+        chunks.append(Chunk(index, header + "".join(body).rstrip(), tuple(prose), tuple(roles)))
     return chunks
 
 
@@ -544,7 +555,23 @@ def _fact(
         field = next((p for p in reversed(list(error.absolute_path)) if isinstance(p, str)), "fact")
         _drop(stats, f"{field}:{error.validator}")
         return None
+    if grounding(ordered["content"], chunk.user_prose()) is None:
+        _drop(stats, "not-in-user-text")
+        return None
     return ordered
+
+
+def grounding(content: str, texts: Sequence[str]) -> int | None:
+    """The index of the first of ``texts`` that states ``content``: it holds at least half of the
+    content words of ``content`` (:func:`memvelope_tools._memory_trace.content_words`), and at least one;
+    ``None`` when none does."""
+    from .._memory_trace import content_words
+
+    words = content_words(content)
+    if not words:
+        return None
+    need = math.ceil(len(words) / 2)
+    return next((i for i, text in enumerate(texts) if len(words & content_words(text)) >= need), None)
 
 
 def _drop(stats: DistillStats, why: str) -> None:
