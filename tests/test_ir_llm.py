@@ -270,11 +270,18 @@ def test_unparseable_reply_is_asked_again_then_skipped_with_a_warning(
         doc = distill_llm(ENVELOPE, base_url=serve(stub), model="m", cache_dir=tmp_path, stats=stats)
     assert doc["facts"] == [] and stats.unparseable_replies == 2 and stats.reasked == 2
     assert len(stub.requests) == 4  # each chunk asked, then asked again once
-    assert [str(w.message) for w in caught] == [
+    notes = [
         "conversation 0 ('Moving'): the model's reply is not the JSON asked for ('I cannot do that.'); skipped",
         "conversation 1 ('Tea'): the model's reply is not the JSON asked for ('I cannot do that.'); skipped",
     ]
-    assert not any(tmp_path.rglob("*.json"))
+    assert [str(w.message) for w in caught] == notes
+    # the same question gets the same answer: a re-run asks nothing and says the same
+    stub2 = Stub(lambda c, n: pytest.fail("the cache should have answered"))
+    stats2 = DistillStats()
+    with pytest.warns(UserWarning) as again:
+        distill_llm(ENVELOPE, base_url=serve(stub2), model="m", cache_dir=tmp_path, stats=stats2)
+    assert [str(w.message) for w in again] == notes
+    assert (stats2.cache_hits, stats2.requests, stats2.unparseable_replies) == (2, 0, 2)
 
 
 def test_reply_breaking_the_shape_is_asked_again_with_the_reply_shown(

@@ -16,7 +16,7 @@ or vLLM server) with the standard library only. What it guarantees whatever the 
   and an interrupted run resumes where it stopped; transient failures (connection errors, timeouts,
   HTTP 408/425/429/5xx) are retried with exponential backoff;
 * a reply that is not the JSON asked for is asked again, telling the model so; when that fails too
-  the chunk is skipped with a warning;
+  the chunk is skipped with a warning (on every run: that last reply is cached too);
 * up to ``concurrency`` requests run at once, and the facts come out in the same order whatever
   the concurrency;
 * without an endpoint, or when it cannot be reached, it stops with a clear error before any work.
@@ -328,7 +328,7 @@ class _Answer:
 
 def _answer(cfg: LLMConfig, chunk_text: str, key: str, sleep: Sleep) -> _Answer:
     """Ask for one chunk's facts, once more per ``cfg.reply_retries`` while the reply is not the JSON
-    asked for; a reply that is goes into the cache. Runs in a worker thread: it touches no shared state
+    asked for; the last reply goes into the cache. Runs in a worker thread: it touches no shared state
     but its own cache file."""
     counts = DistillStats()
     messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": chunk_text}]
@@ -341,8 +341,7 @@ def _answer(cfg: LLMConfig, chunk_text: str, key: str, sleep: Sleep) -> _Answer:
         again = [*messages, {"role": "assistant", "content": reply}, {"role": "user", "content": REASK_PROMPT}]
         reply = _ask(cfg, again, counts, sleep)
         facts = parse_reply(reply)
-    if facts is not None:
-        _store(cfg, key, reply)
+    _store(cfg, key, reply)  # the last reply even when it is not JSON: asked again, it would say the same
     return _Answer(reply, facts, counts)
 
 
