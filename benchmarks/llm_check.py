@@ -469,4 +469,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the server is stopped by then
+        print("llm-check: stopped", file=sys.stderr)
+        sys.exit(130)

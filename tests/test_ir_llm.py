@@ -60,8 +60,9 @@ GOOD = {
 class Stub:
     """A chat-completions stub: replies are produced by ``answer(chunk_text, n)`` per request."""
 
-    def __init__(self, answer: Callable[[str, int], tuple[int, str]]) -> None:
+    def __init__(self, answer: Callable[[str, int], tuple[int, str]], refuse_json_mode: bool = False) -> None:
         self.answer = answer
+        self.refuse_json_mode = refuse_json_mode
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.gets = 0
@@ -82,6 +83,9 @@ class Stub:
                 assert self.path == "/v1/chat/completions"
                 stub.requests.append(body)
                 stub.headers.append(dict(self.headers))
+                if stub.refuse_json_mode and "response_format" in body:
+                    self._send(400, '{"error": "unknown field response_format"}')
+                    return
                 status, content = stub.answer(body["messages"][1]["content"], len(stub.requests))
                 reply = {"choices": [{"message": {"role": "assistant", "content": content}}]}
                 self._send(status, json.dumps(reply) if status == 200 else "oops")
@@ -199,6 +203,7 @@ def test_distills_validates_and_fills_provenance(serve: Callable[[Stub], str], t
     assert stub.headers[0]["Authorization"] == "Bearer sekret"
     assert stub.requests[0]["model"] == "stub-1" and stub.requests[0]["temperature"] == 0.0
     assert "JSON only" in stub.requests[0]["messages"][0]["content"]
+    assert all(r["response_format"] == {"type": "json_object"} for r in stub.requests)
 
     # a re-run is answered from the cache: not one request, not even the reachability probe
     stub2 = Stub(lambda c, n: pytest.fail("the cache should have answered"))
@@ -231,6 +236,26 @@ def test_grounding_names_the_first_message_holding_half_the_words() -> None:
     assert grounding("Lives in sunny Lisbon", texts) is None  # one of three
     assert grounding("is a", texts) is None  # no content words
     assert grounding("Works at Acme", []) is None
+
+
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_an_endpoint_refusing_json_mode_is_asked_without_it(serve: Callable[[Stub], str], concurrency: int) -> None:
+    stub = Stub(by_chunk, refuse_json_mode=True)
+    stats = DistillStats()
+    with pytest.warns(UserWarning, match=r"refused JSON mode .*HTTP 400 .*unknown field response_format"):
+        doc = distill_llm(ENVELOPE, base_url=serve(stub), model="m", stats=stats, concurrency=concurrency)
+    assert len(doc["facts"]) == 3
+    refused = [r for r in stub.requests if "response_format" in r]
+    assert 1 <= len(refused) <= concurrency and "response_format" not in stub.requests[-1]
+    assert stats.requests == len(stub.requests) == 2 + len(refused)
+
+
+def test_json_mode_can_be_left_out(serve: Callable[[Stub], str]) -> None:
+    from memvelope_tools._ir.llm import LLMConfig
+
+    stub = Stub(by_chunk)
+    distill_llm(ENVELOPE, config=LLMConfig.resolve(serve(stub), "m", json_mode=False))
+    assert stub.requests and not any("response_format" in r for r in stub.requests)
 
 
 def test_retries_with_backoff_then_succeeds(serve: Callable[[Stub], str]) -> None:

@@ -15,6 +15,8 @@ or vLLM server) with the standard library only. What it guarantees whatever the 
 * replies are cached on disk under ``sha256(model, prompt, chunk)``, so a re-run makes no requests
   and an interrupted run resumes where it stopped; transient failures (connection errors, timeouts,
   HTTP 408/425/429/5xx) are retried with exponential backoff;
+* requests ask for JSON mode (``response_format`` ``json_object``), which OpenAI, Ollama, llama.cpp and
+  vLLM honour; an endpoint that refuses it (HTTP 400 or 422) is asked without it for the rest of the run;
 * a reply that is not the JSON asked for is asked again, telling the model so; when that fails too
   the chunk is skipped with a warning (on every run: that last reply is cached too);
 * up to ``concurrency`` requests run at once, and the facts come out in the same order whatever
@@ -56,7 +58,7 @@ ENV_MODEL: Final = "MEMVELOPE_LLM_MODEL"
 ENV_API_KEY: Final = "MEMVELOPE_LLM_API_KEY"
 DEFAULT_CHUNK_CHARS: Final = 12_000
 
-PROMPT_VERSION: Final = "memvelope-llm-v1"
+PROMPT_VERSION: Final = "memvelope-llm-v2"
 SYSTEM_PROMPT: Final = """\
 You read part of a chat between a user and an AI assistant and extract durable facts the USER states \
 about themself and the people, companies and projects in their life: identity (name, place, age, \
@@ -99,6 +101,7 @@ class LLMConfig:
     cache_dir: Path | None = None
     temperature: float = 0.0
     concurrency: int = 1  #: requests in flight at once
+    json_mode: bool = True  #: ask for ``response_format: {"type": "json_object"}``
     reply_retries: int = 1  #: times a reply that is not the JSON asked for is asked again
 
     @classmethod
@@ -293,7 +296,13 @@ def distill_llm(
         if progress:
             progress(len(answers), total)
 
-    _in_parallel(todo, lambda n: _answer(cfg, chunks[n].text, keys[n], sleep), cfg.concurrency, arrived)
+    mode = _JsonMode(cfg.json_mode)
+    _in_parallel(todo, lambda n: _answer(cfg, chunks[n].text, keys[n], sleep, mode), cfg.concurrency, arrived)
+    if mode.refused is not None:
+        warnings.warn(
+            f"the LLM endpoint refused JSON mode (response_format), so it was asked without it: {mode.refused}",
+            stacklevel=2,
+        )
 
     candidates: list[tuple[tuple[int, ...], dict[str, Any]]] = []
     for n, chunk in enumerate(chunks):
@@ -326,20 +335,37 @@ class _Answer:
     counts: DistillStats
 
 
-def _answer(cfg: LLMConfig, chunk_text: str, key: str, sleep: Sleep) -> _Answer:
+class _JsonMode:
+    """Whether this run's requests ask for JSON mode: until the endpoint refuses it, with what it said."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.refused: str | None = None
+
+
+class _Refused(LLMError):
+    """The endpoint refused a request with a client error (HTTP ``code``)."""
+
+    def __init__(self, message: str, code: int, detail: str) -> None:
+        super().__init__(message, reason="llm-http")
+        self.code = code
+        self.detail = detail
+
+
+def _answer(cfg: LLMConfig, chunk_text: str, key: str, sleep: Sleep, mode: _JsonMode) -> _Answer:
     """Ask for one chunk's facts, once more per ``cfg.reply_retries`` while the reply is not the JSON
     asked for; the last reply goes into the cache. Runs in a worker thread: it touches no shared state
     but its own cache file."""
     counts = DistillStats()
     messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": chunk_text}]
-    reply = _ask(cfg, messages, counts, sleep)
+    reply = _ask(cfg, messages, counts, sleep, mode)
     facts = parse_reply(reply)
     for _ in range(cfg.reply_retries):
         if facts is not None:
             break
         counts.reasked += 1
         again = [*messages, {"role": "assistant", "content": reply}, {"role": "user", "content": REASK_PROMPT}]
-        reply = _ask(cfg, again, counts, sleep)
+        reply = _ask(cfg, again, counts, sleep, mode)
         facts = parse_reply(reply)
     _store(cfg, key, reply)  # the last reply even when it is not JSON: asked again, it would say the same
     return _Answer(reply, facts, counts)
@@ -419,8 +445,22 @@ def _check_reachable(cfg: LLMConfig) -> None:
         raise LLMError(f"cannot reach the LLM endpoint {cfg.base_url}: {why}", reason="llm-unreachable") from exc
 
 
-def _ask(cfg: LLMConfig, messages: list[dict[str, str]], stats: DistillStats, sleep: Sleep) -> str:
-    payload = {"model": cfg.model, "temperature": cfg.temperature, "messages": messages}
+def _ask(cfg: LLMConfig, messages: list[dict[str, str]], stats: DistillStats, sleep: Sleep, mode: _JsonMode) -> str:
+    while True:
+        json_mode = mode.on
+        try:
+            return _post(cfg, messages, stats, sleep, json_mode)
+        except _Refused as exc:
+            if not json_mode or exc.code not in (400, 422):
+                raise
+            mode.on = False
+            mode.refused = f"HTTP {exc.code} {exc.detail}".strip()
+
+
+def _post(cfg: LLMConfig, messages: list[dict[str, str]], stats: DistillStats, sleep: Sleep, json_mode: bool) -> str:
+    payload: dict[str, Any] = {"model": cfg.model, "temperature": cfg.temperature, "messages": messages}
+    if json_mode:
+        payload["response_format"] = {"type": "json_object"}
     data = json.dumps(payload, ensure_ascii=False).encode("utf-8", "surrogatepass")
     last = ""
     for attempt in range(cfg.max_retries + 1):
@@ -439,9 +479,7 @@ def _ask(cfg: LLMConfig, messages: list[dict[str, str]], stats: DistillStats, sl
         except urllib.error.HTTPError as exc:
             if exc.code not in _RETRY_CODES and exc.code < 500:
                 detail = exc.read(300).decode("utf-8", "replace").strip()
-                raise LLMError(
-                    f"LLM endpoint refused the request: HTTP {exc.code} {detail}", reason="llm-http"
-                ) from exc
+                raise _Refused(f"LLM endpoint refused the request: HTTP {exc.code} {detail}", exc.code, detail) from exc
             last = f"HTTP {exc.code}"
         except (urllib.error.URLError, OSError) as exc:
             last = str(getattr(exc, "reason", exc))
