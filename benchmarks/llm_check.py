@@ -132,6 +132,7 @@ class Proxy:
     max_tokens: int
     posts: int = 0
     gets: int = 0
+    in_flight: int = 0
     faults: list[str | None] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -139,6 +140,12 @@ class Proxy:
         with self.lock:
             self.posts = self.gets = 0
             self.faults = list(faults or [])
+
+    def drain(self, limit: float = 900) -> None:
+        """Wait until no request is waiting for the server (those of a killed client run to their end)."""
+        deadline = time.monotonic() + limit
+        while self.in_flight and time.monotonic() < deadline:
+            time.sleep(0.5)
 
     def handler(self) -> type[http.server.BaseHTTPRequestHandler]:
         proxy = self
@@ -169,21 +176,27 @@ class Proxy:
                 url = proxy.upstream.removesuffix("/v1") + self.path
                 request = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
                 request.add_header("Content-Type", "application/json")
+                with proxy.lock:
+                    proxy.in_flight += 1
                 try:
                     with urllib.request.urlopen(request, timeout=600) as resp:
-                        self._send(resp.status, resp.read())
+                        status, answer = resp.status, resp.read()
                 except urllib.error.HTTPError as exc:
-                    self._send(exc.code, exc.read())
+                    status, answer = exc.code, exc.read()
                 except (urllib.error.URLError, OSError):
-                    with contextlib.suppress(OSError):
-                        self._send(502, b"upstream unreachable")
+                    status, answer = 502, b"upstream unreachable"
+                finally:
+                    with proxy.lock:
+                        proxy.in_flight -= 1
+                self._send(status, answer)
 
             def _send(self, status: int, data: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                with contextlib.suppress(OSError):  # a killed client is gone
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
 
         return Handler
 
@@ -352,6 +365,7 @@ def check_resume(check: Checks, source: Path, work: Path, proxy: Proxy, base_url
         time.sleep(0.2)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    proxy.drain()  # the server finishes what the killed run asked, as a server does
     cached = len(list(cache.rglob("*.json"))) if cache.exists() else 0
     check(
         not out.exists() and cached > 0,

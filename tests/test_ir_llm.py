@@ -63,6 +63,7 @@ class Stub:
     def __init__(self, answer: Callable[[str, int], tuple[int, str]], refuse_json_mode: bool = False) -> None:
         self.answer = answer
         self.refuse_json_mode = refuse_json_mode
+        self.models_delay = 0.0
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.gets = 0
@@ -76,6 +77,7 @@ class Stub:
 
             def do_GET(self) -> None:  # /v1/models
                 stub.gets += 1
+                time.sleep(stub.models_delay)
                 self._send(200, json.dumps({"data": [{"id": "stub"}]}))
 
             def do_POST(self) -> None:
@@ -444,6 +446,15 @@ def test_unreachable_endpoint(tmp_path: Path) -> None:
         distill_llm(ENVELOPE, base_url=f"http://127.0.0.1:{port}", model="m", cache_dir=tmp_path)
     assert info.value.reason == "llm-unreachable"
     assert not any(tmp_path.iterdir())
+
+
+def test_a_server_slow_to_answer_the_probe_is_reachable(serve: Callable[[Stub], str]) -> None:
+    from memvelope_tools._ir.llm import LLMConfig
+
+    stub = Stub(lambda c, n: (200, _facts()))
+    stub.models_delay = 1.0  # busy with another client's request
+    distill_llm(ENVELOPE, config=LLMConfig.resolve(serve(stub), "m", timeout=0.3))
+    assert stub.gets == 1 and len(stub.requests) == 2
 
 
 def test_environment_configures_endpoint(serve: Callable[[Stub], str], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -440,6 +440,8 @@ def _check_reachable(cfg: LLMConfig) -> None:
             resp.read(1)
     except urllib.error.HTTPError:
         return  # something answered: the server is there, whatever it thinks of /models
+    except TimeoutError:
+        return  # it took the connection and is slow to answer (a local server busy with a request)
     except (urllib.error.URLError, OSError) as exc:
         why = getattr(exc, "reason", exc)
         raise LLMError(f"cannot reach the LLM endpoint {cfg.base_url}: {why}", reason="llm-unreachable") from exc
