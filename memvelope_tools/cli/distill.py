@@ -56,6 +56,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="characters of conversation per request (default: the LLM distiller's default)",
     )
     p.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        metavar="N",
+        help="model requests in flight at once; the facts are the same whatever N (default: %(default)s)",
+    )
+    p.add_argument(
         "--cache-dir", metavar="DIR", help="where model replies are cached (default: $XDG_CACHE_HOME/memvelope/llm)"
     )
     p.add_argument(
@@ -139,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
                 model=args.model,
                 chunk_chars=DEFAULT_CHUNK_CHARS if args.chunk_chars is None else args.chunk_chars,
                 cache_dir=_cache_dir(args.cache_dir),
+                concurrency=args.concurrency,
                 progress=progress,
                 stats=stats,
             )
