@@ -344,11 +344,13 @@ class _JsonMode:
         self.refused: str | None = None
 
 
-class _Refused(LLMError):
-    """The endpoint refused a request with a client error (HTTP ``code``)."""
+class _Refused(Exception):
+    """The endpoint refused a request with a client error (HTTP ``code``): an LLMError once it is not
+    the refusal of JSON mode, which the run goes on without."""
 
     def __init__(self, message: str, code: int, detail: str) -> None:
-        super().__init__(message, reason="llm-http")
+        super().__init__(message)
+        self.message = message
         self.code = code
         self.detail = detail
 
@@ -455,7 +457,7 @@ def _ask(cfg: LLMConfig, messages: list[dict[str, str]], stats: DistillStats, sl
             return _post(cfg, messages, stats, sleep, json_mode)
         except _Refused as exc:
             if not json_mode or exc.code not in (400, 422):
-                raise
+                raise LLMError(exc.message, reason="llm-http") from exc
             mode.on = False
             mode.refused = f"HTTP {exc.code} {exc.detail}".strip()
 
