@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._memory_ir import memory_ir
     from ._read import layer_of
     from ._search.function import search
+    from ._sqlite import to_sqlite
     from ._tables import read_parquet, to_parquet
     from ._topics import topics
     from ._validate import validate
@@ -69,6 +70,7 @@ _LAZY: dict[str, str] = {
     "facts_frame": "memvelope_tools._frames.facts",
     "to_parquet": "memvelope_tools._tables",
     "read_parquet": "memvelope_tools._tables",
+    "to_sqlite": "memvelope_tools._sqlite",
     "compute_archetype": "memvelope_tools._ir",
     "write_ir": "memvelope_tools._ir",
     "distill_structured": "memvelope_tools._ir",
@@ -135,6 +137,7 @@ __all__ = [
     "search",
     "sniff",
     "to_parquet",
+    "to_sqlite",
     "topics",
     "validate",
     "write_envelope",

@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "info",
     "report",
     "parquet",
+    "sqlite",
     "search",
     "topics",
     # what the provider remembered about the user
@@ -50,7 +51,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 # Packages that only an extra installs: the extra to name when one is missing.
-EXTRAS: dict[str, str] = {"distributed": "dask", "dask": "dask", "jupyterlab": "notebooks"}
+EXTRAS: dict[str, str] = {"distributed": "dask", "dask": "dask", "jupyterlab": "notebooks", "sqlite_utils": "sqlite"}
 
 
 def build_parser() -> argparse.ArgumentParser:
