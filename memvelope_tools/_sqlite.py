@@ -92,8 +92,8 @@ def to_sqlite(
     Returns
     -------
     dict of str to int
-        The tables written and their number of rows: ``conversations``, ``messages``, ``facts`` (when
-        a Facts IR document is given), and
+        The tables written and their number of rows: ``conversations`` and ``messages`` (when an
+        envelope or an export is given), ``facts`` (when a Facts IR document is), and
         ``nodes``, ``memory``, ``assets``, ``projects`` when an input is an export given by path
         (``snapshots``, ``conversations`` and ``messages`` for a history folder). The database also
         holds ``messages_fts``, the full-text index of the messages' text.
@@ -148,9 +148,11 @@ def sqlite_tables(inputs: list[Input], *, dedupe: bool, progress: bool | None) -
     resolved: list[Any] = list(inputs)  # taken as they are, so nothing is resolved twice
     read = read_tables(resolved, dedupe=dedupe, progress=progress, with_nodes=True)
     labels = [d["source"] for d in read.documents]
-    tables: dict[str, pa.Table] = {"conversations": read.conversations}
-    if read.messages is not None:
-        tables["messages"] = read.messages
+    tables: dict[str, pa.Table] = {}
+    if read.envelopes:
+        tables["conversations"] = read.conversations
+        if read.messages is not None:
+            tables["messages"] = read.messages
     if read.irs:
         tables["facts"] = read.facts
     if read.nodes is not None:
@@ -194,7 +196,8 @@ def write_sqlite(tables: dict[str, pa.Table], path: str | os.PathLike[str], *, p
             conn.commit()
         except sqlite3.IntegrityError as exc:
             raise FormatError(
-                f"two inputs hold rows under one source label ({exc}): give each input its own label",
+                f"two inputs hold rows under one source label ({exc}): give each input its own label, or "
+                "dedupe to keep one copy of a file given twice",
                 reason="bad-source",
                 source=os.fspath(path),
             ) from None

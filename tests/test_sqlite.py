@@ -259,3 +259,27 @@ def test_a_missing_output_folder_is_an_output_error_before_any_reading(tmp_path:
 def test_a_missing_sqlite_utils_names_the_extra() -> None:
     line = missing_package(ModuleNotFoundError("No module named 'sqlite_utils'", name="sqlite_utils"), "sqlite")
     assert "pip install 'memvelope_tools[sqlite]'" in line
+
+
+def test_envelopes_parquet_folders_and_facts_give_their_own_tables(tmp_path: Path) -> None:
+    claude = mv.sample_path("claude")
+    mv.write_envelope(mv.convert(claude), tmp_path / "claude.mve.json")
+    mv.to_parquet(claude, tmp_path / "folder")
+    frames = {"conversations": len(mv.conversations_frame(claude)), "messages": len(mv.messages_frame(claude))}
+    assert mv.to_sqlite(tmp_path / "claude.mve.json", tmp_path / "env.db") == frames
+    assert mv.to_sqlite(tmp_path / "folder", tmp_path / "folder.db") == frames
+    assert mv.to_sqlite(FACTS, tmp_path / "facts.db") == {"facts": len(mv.facts_frame(FACTS))}
+    with sqlite3.connect(tmp_path / "facts.db") as db:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert tables == {"facts"}
+
+
+def test_a_file_given_twice_needs_dedupe(tmp_path: Path) -> None:
+    env = tmp_path / "claude.mve.json"
+    mv.write_envelope(mv.convert(mv.sample_path("claude")), env)
+    with pytest.raises(FormatError) as caught:
+        mv.to_sqlite([env, env], tmp_path / "twice.db")
+    assert caught.value.reason == "bad-source" and "dedupe" in str(caught.value)
+    assert not (tmp_path / "twice.db").exists()
+    once = mv.to_sqlite([env, env], tmp_path / "once.db", dedupe=True)
+    assert once == {"conversations": 40, "messages": len(mv.messages_frame(env))}
