@@ -99,3 +99,8 @@ def test_nodes_benchmark_runs(tmp_path: Path) -> None:
 def test_history_benchmark_runs_and_the_second_add_changes_nothing(tmp_path: Path) -> None:
     out = _run("history.py", "--size", "2MB", "--snapshots", "2", "--work", str(tmp_path / "work"), cwd=tmp_path)
     assert "every file's bytes (the search index's too) unchanged: True" in out
+
+
+def test_sqlite_benchmark_runs(tmp_path: Path) -> None:
+    out = _run("sqlite.py", "--messages", "3000", "--repeat", "1", cwd=tmp_path)
+    assert "peak memory to_sqlite / to_parquet:" in out

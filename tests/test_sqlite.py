@@ -180,23 +180,22 @@ def test_datasette_serves_the_tables_and_the_full_text_search(planted: dict[str,
     assert found.json()["filtered_table_rows_count"] == counts["messages"]
 
 
-def test_rows_are_inserted_a_batch_at_a_time(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import sqlite_utils.db
-
+def test_rows_are_made_python_values_a_batch_at_a_time(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import memvelope_tools._sqlite as writer
 
     sizes: list[int] = []
-    insert_all = sqlite_utils.db.Table.insert_all
+    plain = writer._plain
 
-    def recording(self: Any, records: Any, *args: Any, **kwargs: Any) -> Any:
-        records = list(records)
-        sizes.append(len(records))
-        return insert_all(self, records, *args, **kwargs)
+    def recording(batch: Any) -> Any:
+        sizes.append(batch.num_rows)
+        return plain(batch)
 
     monkeypatch.setattr(writer, "_BATCH", 10)
-    monkeypatch.setattr(sqlite_utils.db.Table, "insert_all", recording)
+    monkeypatch.setattr(writer, "_plain", recording)
     counts = mv.to_sqlite(EXPORT, tmp_path / "batches.db")
     assert max(sizes) == 10 and sum(sizes) == sum(counts.values())
+    with sqlite3.connect(tmp_path / "batches.db") as db:
+        assert {name: _rows(db, name) for name in counts} == counts
 
 
 def test_the_command_writes_the_database_and_says_what_it_wrote(
