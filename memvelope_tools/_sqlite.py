@@ -5,7 +5,8 @@
 ``projects``), adds ``memory`` (:func:`memvelope_tools.memory_frame`, a ``source`` column first) for each
 export given by path, or, for a history folder, the tables :func:`memvelope_tools.read_history` gives
 (``snapshots``, and ``conversations`` and ``messages`` with ``conversation_key``, ``first_seen``,
-``last_seen`` and ``status``), and writes each as a table of the same columns with ``sqlite-utils``:
+``last_seen`` and ``status``), and writes each as a table of the same columns, which ``sqlite-utils``
+creates, with its keys, indexes and full-text index:
 
 * text, categories and timestamps are ``TEXT`` (timestamps in ISO 8601, UTC: ``2026-05-01T08:30:00.000Z``),
   whole numbers and yes/no ``INTEGER`` (1 or 0), fractions ``FLOAT``, lists and records JSON ``TEXT``;
@@ -18,8 +19,8 @@ export given by path, or, for a history folder, the tables :func:`memvelope_tool
 * ``messages_fts``, an FTS5 index of the messages' ``text`` made by ``sqlite-utils``' ``enable_fts``
   (with its triggers), which Datasette offers as full-text search.
 
-The tables are written one at a time, a batch of rows at a time, into a temporary file beside the
-target that replaces it once complete.
+The rows go in a table at a time and a batch at a time (a batch is turned into Python values only when
+it is inserted), into a temporary file beside the target that replaces it once complete.
 """
 
 from __future__ import annotations
