@@ -108,6 +108,9 @@ def to_sqlite(
         two inputs hold conversations under one ``source`` label (nothing is written).
     memvelope_tools.errors.OutputError
         The database cannot be written (its folder is missing, the disk is full).
+    ModuleNotFoundError
+        ``sqlite-utils`` is not installed (``pip install 'memvelope_tools[sqlite]'``); said before any
+        input is read.
 
     Examples
     --------
@@ -122,9 +125,15 @@ def to_sqlite(
     True
     """
     check_output_file(path)
+    require_writer()
     inputs = resolve(doc_or_docs, "frames", list_means="documents", labels=sources, caller="to_sqlite()")
     tables = sqlite_tables(inputs, dedupe=dedupe, progress=progress)
     return write_sqlite(tables, path, progress=progress)
+
+
+def require_writer() -> None:
+    """ModuleNotFoundError now, before any input is read, when ``sqlite-utils`` (the ``sqlite`` extra) is missing."""
+    import sqlite_utils  # noqa: F401
 
 
 def sqlite_tables(inputs: list[Input], *, dedupe: bool, progress: bool | None) -> dict[str, pa.Table]:

@@ -7,6 +7,7 @@ import asyncio
 import copy
 import json
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pandas as pd
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools.cli import main, missing_package
+from memvelope_tools.cli import main
 from memvelope_tools.errors import FormatError, InputError, OutputError
 
 PHRASE = "quokka marmalade"
@@ -255,9 +256,21 @@ def test_a_missing_output_folder_is_an_output_error_before_any_reading(tmp_path:
         mv.to_sqlite(tmp_path / "no-such-input.json", tmp_path / "missing" / "out.db")
 
 
-def test_a_missing_sqlite_utils_names_the_extra() -> None:
-    line = missing_package(ModuleNotFoundError("No module named 'sqlite_utils'", name="sqlite_utils"), "sqlite")
-    assert "pip install 'memvelope_tools[sqlite]'" in line
+def test_a_missing_sqlite_utils_names_the_extra_before_any_input_is_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "sqlite_utils", None)  # as if the extra were not installed
+    slow = tmp_path / "export.zip"
+    slow.write_bytes(EXPORT.read_bytes())
+    with pytest.raises(ModuleNotFoundError):
+        mv.to_sqlite(tmp_path / "no-such-input.json", tmp_path / "out.db")
+    assert main(["sqlite", str(slow), "-o", str(tmp_path / "out.db")]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "memvelope: error: `memvelope sqlite` needs sqlite_utils, which the 'sqlite' extra installs: "
+        "pip install 'memvelope_tools[sqlite]'\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export.zip"]
 
 
 def test_envelopes_parquet_folders_and_facts_give_their_own_tables(tmp_path: Path) -> None:

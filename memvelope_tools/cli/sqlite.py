@@ -44,7 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.output)
     found = check_inputs(args.files, use="frames")
-    from .._sqlite import sqlite_tables, write_sqlite
+    from .._sqlite import require_writer, sqlite_tables, write_sqlite
+
+    require_writer()
 
     progress = False if args.quiet else None
     with notes():
