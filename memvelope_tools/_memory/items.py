@@ -170,9 +170,15 @@ class Folding:
                 item.conversation_title = title
                 item.message_id = message_id
                 item.node_id = node_id
-                item.on_active_path = on_path
+                if kind != "snapshot":
+                    item.on_active_path = on_path
                 item.preceding_user_message = preceding
                 item.project_id = project
+            if kind == "snapshot" and (
+                (stamp is not None and (item.last_seen is None or stamp > item.last_seen))
+                or (stamp == item.last_seen and on_path)
+            ):  # a snapshot entry is where the last snapshot listing it is
+                item.on_active_path = on_path
             if where not in item.seen_in:
                 item.seen_in.add(where)
                 item.count += 1
