@@ -264,11 +264,10 @@ def memory_ir(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = Non
     >>> import memvelope_tools as mv                                         # doctest: +SKIP
     >>> mv.write_ir(mv.memory_ir("chatgpt-export.zip"), "memories.mv.json")  # doctest: +SKIP
     """
-    from ._convert.pipeline import convert
-    from ._memory.read import read_memory
+    from ._memory.read import envelope_of, read_memory
 
     read = read_memory(*paths, zip_limits=zip_limits)
-    return build_memory_ir(read, convert(*paths, zip_limits=zip_limits))
+    return build_memory_ir(read, envelope_of(paths, read, zip_limits))
 
 
 def add_memory(

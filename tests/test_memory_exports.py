@@ -8,10 +8,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import COLLECTED
+from conftest import COLLECTED, REAL_EXPORTS
 
 import memvelope_tools as mv
 from memvelope_tools._memory.frame import memory_frame
+from memvelope_tools._memory.items import INSTRUCTIONS_ONLY, NO_RECORDS
+from memvelope_tools._memory_ir import statements
+from memvelope_tools._validate import check_ir_against_envelope, validate
+from memvelope_tools.cli import main
+from memvelope_tools.errors import InputError
 
 TREE = COLLECTED / "memory" / "xiaodaimeng2333__ChatGPT-Tree-Saver__tree-tsx-conversation.json"
 HELLO = COLLECTED / "memory" / "xiaodaimeng2333__ChatGPT-Tree-Saver__hello-tsx-conversation.json"
@@ -96,3 +101,61 @@ def test_snapshot_entry_with_a_word_no_write_holds_is_not_traced() -> None:
     facts = pd.DataFrame(columns=["fact_index", "content", "convo_id", "effective_date", "category"])
     traced = add_trace(frame, facts)["traced"].tolist()
     assert traced == [True, True, True, False]
+
+
+# --- single-conversation files, notes, wrong inputs --------------------------------------------------
+
+
+@pytest.mark.parametrize("path", [HELLO, TREE], ids=["hello-tsx", "tree-tsx"])
+def test_memory_o_and_memory_ir_write_what_memory_lists_for_a_single_conversation(
+    path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _need(path)
+    assert main(["memory", str(path)]) == 0
+    listed = capsys.readouterr().out
+    out = tmp_path / "memories.mv.json"
+    assert main(["memory", "-q", str(path), "-o", str(out)]) == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    # the envelope the file gives with its conversation inside [ ], as the listing's message ids say
+    wrapped = tmp_path / "conversations.json"
+    wrapped.write_text("[" + path.read_text(encoding="utf-8") + "]", encoding="utf-8")
+    assert validate(doc) == [] and check_ir_against_envelope(doc, mv.convert(wrapped)) == []
+    frame = memory_frame(path)
+    assert f"{len(frame)} items, oldest first" in listed
+    contents = {f["content"] for f in doc["facts"]}
+    for text, kind in zip(frame["text"], frame["kind"].astype(str), strict=True):
+        assert set(statements(text, kind)) <= contents, text
+    api = mv.memory_ir(path)
+    assert api["facts"] == doc["facts"]
+
+
+def test_custom_instructions_without_memory_records_get_a_note_that_does_not_deny_them() -> None:
+    path = _need(REAL_EXPORTS / "librechat" / "chatgpt-modern-export.json")
+    frame = memory_frame(path)
+    assert sorted(frame["kind"].astype(str)) == ["about_model", "about_user"]
+    assert list(frame["text"]) == ["The user is an SRE.", "Answer concisely."]
+    assert NO_RECORDS not in frame.attrs["notes"]
+    assert frame.attrs["notes"] == [INSTRUCTIONS_ONLY]
+    assert "custom instructions listed were read" in INSTRUCTIONS_ONLY
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        COLLECTED / "files" / "Fenixhuman27__knowledge-forge__data-export_manifest.json",
+        COLLECTED / "files" / "bot-knows__claude_export.json",
+        REAL_EXPORTS / "synapse" / "export_manifest.json",
+    ],
+    ids=["manifest", "wrapper", "synapse-manifest"],
+)
+def test_memory_refuses_a_manifest_or_wrapper_as_convert_does(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _need(path)
+    assert main(["convert", str(path)]) == 1
+    refused = capsys.readouterr().err
+    assert main(["memory", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err == refused and err.count("\n") == 1
+    assert f"(in {path})" in err
+    with pytest.raises(InputError) as caught:
+        mv.memory_frame(path)
+    assert caught.value.reason == "no-provider" and caught.value.source == str(path)

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 from .._convert.assemble import detect_provider
 from .._convert.sources import Part, ZipLimits
-from .._sources import resolve
+from .._sources import explained, resolve
 from .._whole import citations as cited
 from ..errors import ConversionError
 from .chatgpt import chatgpt_conversation
 from .claude import claude_memory_file, memory_parts
-from .items import NO_RECORDS, Folding, MemoryRead
+from .items import INSTRUCTIONS_ONLY, NO_RECORDS, Folding, MemoryRead
 from .scan import Scan, scan_export
 
+_SINGLES: Final = (
+    "read single-conversation files (a top-level object, not an array): conversion takes only "
+    "arrays, so message_id is the id the message would have with the conversation inside [ ]"
+)
 _NO_CLAUDE_FILE: Final = (
     "no memories.json or memories/ file was found beside the conversations; Claude's memory is not in what was given"
 )
@@ -66,6 +71,17 @@ def read_memory_of(
     limits = zip_limits or ZipLimits()
     [export] = resolve(list(paths), "diagnose", list_means="parts", caller="memory_frame()")
     paths = tuple(p for p in export.parts if isinstance(p, str | os.PathLike))
+    with explained(paths):  # a file that adds no conversation is refused as every command refuses it
+        return _read(paths, limits, progress, started, workers)
+
+
+def _read(
+    paths: Sequence[str | os.PathLike[str]],
+    limits: ZipLimits,
+    progress: bool | None,
+    started: Callable[[], object] | None,
+    workers: int | None,
+) -> MemoryRead:
     found = memory_parts(paths, limits)
     try:
         scanned = scan_export(paths, limits, progress, started, workers)
@@ -80,11 +96,8 @@ def read_memory_of(
             if not found:
                 raise
             read = collect("claude", [], found)
-        read.notes.insert(
-            0,
-            "read single-conversation files (a top-level object, not an array): conversion takes only "
-            "arrays, so message_id is the id the message would have with the conversation inside [ ]",
-        )
+        read.notes.insert(0, _SINGLES)
+        read.singles = list(scanned.single_names)
         return read
     provider = scanned.provider
     if provider is None:
@@ -92,6 +105,56 @@ def read_memory_of(
             raise scanned.error or ConversionError("the export holds no conversations", reason="no-provider")
         provider = "claude"
     return _finish(provider, scanned.seen, found, scanned.records)
+
+
+def envelope_of(
+    paths: Sequence[str | os.PathLike[str]], read: MemoryRead, zip_limits: ZipLimits | None = None
+) -> dict[str, Any]:
+    """The envelope the export read as ``read`` converts to, the facts of its memory checked against: a
+    part read as one conversation (``read.singles``) is converted as if it were inside [ ], as its
+    ``message_id`` values say.
+
+    Parameters
+    ----------
+    paths
+        The export's paths, as given to :func:`read_memory`.
+    read
+        What :func:`read_memory` found in them.
+    zip_limits
+        Limits against zip bombs (the defaults of ``convert``).
+
+    Returns
+    -------
+    dict
+        The ``envelope-v0`` document.
+
+    Raises
+    ------
+    ConversionError
+        When the export does not convert.
+
+    Examples
+    --------
+    >>> envelope_of(["conversation.json"], read_memory("conversation.json"))  # doctest: +SKIP
+    """
+    from .._convert.pipeline import convert, convert_parts
+    from .._convert.sources import expand
+
+    if not read.singles:
+        return convert(*paths, zip_limits=zip_limits)
+    singles = set(read.singles)
+    with explained(paths):
+        parts = [_inside_brackets(p) if p.name in singles else p for p in expand(paths, zip_limits).parts]
+        return convert_parts(parts)
+
+
+def _inside_brackets(part: Part) -> Part:
+    """``part``, its one conversation object read inside [ ]."""
+
+    def opener() -> BinaryIO:
+        return io.BytesIO(b"[" + part.read() + b"]")
+
+    return Part(part.name, opener, None if part.size is None else part.size + 2)
 
 
 def collect(
@@ -151,5 +214,11 @@ def _finish(provider: str | None, seen: Folding, memory_parts: Sequence[Part], r
                 notes.append(_NO_CLAUDE_FILE)
         items = seen.items(provider or "claude")
         if provider == "chatgpt" and not records:
-            notes.append(cited.CITED_ONLY if any(i.kind == cited.CITED for i in items) else NO_RECORDS)
+            kinds = {i.kind for i in items}
+            if cited.CITED in kinds:
+                notes.append(cited.CITED_ONLY)
+            elif kinds & {"about_user", "about_model"}:
+                notes.append(INSTRUCTIONS_ONLY)
+            else:
+                notes.append(NO_RECORDS)
         return MemoryRead(provider, items, notes)

@@ -45,6 +45,7 @@ class Scan:
     seen: Folding = field(default_factory=lambda: Folding())
     records: bool = False  # some element holds a system or tool message
     singles: list[Any] = field(default_factory=list)  # parts holding one conversation object
+    single_names: list[str] = field(default_factory=list)  # those parts' names
     documents: list[tuple[str, str]] = field(default_factory=list)  # parts showing another provider's export
     source: str | None = None  # the part the first elements are in
 
@@ -101,6 +102,7 @@ def scan_export(
                     value = load_part(part, Reader(JS))
                     if registry.provider_of(value) in registry.SUPPORTED:
                         found.singles.append(value)
+                        found.single_names.append(part.name)
                     elif (shown := registry.document_provider(value)) is not None:
                         found.documents.append((shown, part.name))
             if not found.decided:

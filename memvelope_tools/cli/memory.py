@@ -137,11 +137,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render(read))
         sys.stdout.flush()
         return 0
-    from .._convert.pipeline import convert
     from .._ir.write import write_ir
+    from .._memory.read import envelope_of
     from .._memory_ir import build_memory_ir
 
-    doc = build_memory_ir(read, convert(*args.paths))
+    doc = build_memory_ir(read, envelope_of(args.paths, read))
     write_ir(doc, args.output)
     if not args.quiet:
         print(
