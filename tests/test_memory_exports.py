@@ -159,3 +159,69 @@ def test_memory_refuses_a_manifest_or_wrapper_as_convert_does(path: Path, capsys
     with pytest.raises(InputError) as caught:
         mv.memory_frame(path)
     assert caught.value.reason == "no-provider" and caught.value.source == str(path)
+
+
+# --- several exports -------------------------------------------------------------------------------
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "memory"
+
+
+def _raw_items(path: Path) -> set[tuple[str, str]]:
+    """The distinct remembered texts of one ChatGPT conversation file, read from the raw JSON: its
+    assistant messages to bio and the entries of its model_set_context snapshots."""
+    conv = json.loads(path.read_text(encoding="utf-8"))
+    found: set[tuple[str, str]] = set()
+    for node in conv["mapping"].values():
+        message = node.get("message") or {}
+        content = message.get("content") or {}
+        if message.get("recipient") == "bio" and message["author"]["role"] == "assistant":
+            found.add(("saved", " ".join(content["parts"][0].split())))
+        if content.get("content_type") == "model_editable_context":
+            for block in content["model_set_context"].split("\n\n"):
+                if block.strip():
+                    found.add(("snapshot", " ".join(block.split(". ", 2)[2].split())))
+    return found
+
+
+def test_memory_frame_takes_a_path_or_a_list_of_paths() -> None:
+    one = memory_frame(FIX / "chatgpt-memory.json")
+    listed = memory_frame([FIX / "chatgpt-memory.json"])
+    pd.testing.assert_frame_equal(one, listed)
+    assert listed.attrs == one.attrs
+    assert mv.memory_ir([FIX / "claude-export"])["facts"] == mv.memory_ir(FIX / "claude-export")["facts"]
+
+
+def test_memory_frame_of_a_chatgpt_and_a_claude_export_holds_both() -> None:
+    # 8 items in the ChatGPT fixture (2 writes, 3 snapshot entries, 3 custom instructions), 2 in the
+    # Claude one (its account memory and the project memory that is not blank)
+    for given in (
+        [FIX / "chatgpt-memory.json", FIX / "claude-export"],
+        [FIX / "claude-export", FIX / "chatgpt-memory.json"],
+    ):
+        frame = memory_frame(given)
+        assert frame["provider"].value_counts().to_dict() == {"chatgpt": 8, "claude": 2}
+        assert frame.attrs["provider"] is None
+        pd.testing.assert_frame_equal(frame, memory_frame(*given))  # the *paths form reads the same
+        dated = frame["ts"].dropna()
+        assert dated.is_monotonic_increasing and frame["ts"].iloc[: len(dated)].notna().all()
+
+
+def test_cli_memory_of_a_claude_and_a_chatgpt_export_lists_both(capsys: pytest.CaptureFixture[str]) -> None:
+    tree = _need(TREE)
+    assert main(["memory", "-q", str(FIX / "claude-export"), str(tree)]) == 0
+    out = capsys.readouterr().out
+    assert "What Claude remembers about you (read from the export): 2 items, oldest first." in out
+    assert f"What ChatGPT remembers about you (read from the export): {len(_raw_items(tree))} items" in out
+    assert len(_raw_items(tree)) == 26
+    assert out.count("memory snapshot: ") + out.count("saved memory: ") == 26
+
+
+def test_memory_o_refuses_exports_of_both_providers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "memories.mv.json"
+    assert main(["memory", "-q", str(FIX / "chatgpt-memory.json"), str(FIX / "claude-export"), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ChatGPT and Claude" in err and "one provider" in err
+    assert not out.exists()
+    with pytest.raises(InputError) as caught:
+        mv.memory_ir([FIX / "chatgpt-memory.json", FIX / "claude-export"])
+    assert caught.value.reason == "bad-source"
