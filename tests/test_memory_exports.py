@@ -225,3 +225,37 @@ def test_memory_o_refuses_exports_of_both_providers(tmp_path: Path, capsys: pyte
     with pytest.raises(InputError) as caught:
         mv.memory_ir([FIX / "chatgpt-memory.json", FIX / "claude-export"])
     assert caught.value.reason == "bad-source"
+
+
+# --- the same, on files made here (no real export needed) -------------------------------------------
+
+
+def test_folded_snapshot_entry_takes_on_active_path_from_its_last_listing() -> None:
+    from memvelope_tools._memory.items import Folding, Seen
+
+    def listed(stamp: str, on_path: bool, where: str) -> Seen:
+        return Seen("snapshot", "User likes tea.", stamp, where, conversation_id=where, on_active_path=on_path)
+
+    seen = Folding()
+    seen.extend([listed("2024-01-01T00:00:00Z", False, "c1"), listed("2024-02-01T00:00:00Z", True, "c2")])
+    [item] = seen.items("chatgpt")
+    assert item.on_active_path is True and item.conversation_id == "c1"  # first listed there, last listed on the path
+    seen = Folding()
+    seen.extend([listed("2024-02-01T00:00:00Z", False, "c2"), listed("2024-01-01T00:00:00Z", True, "c1")])
+    [item] = seen.items("chatgpt")
+    assert item.on_active_path is False and item.conversation_id == "c1"
+
+
+def test_memory_o_of_a_conversation_saved_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    conversations = json.loads((FIX / "chatgpt-memory.json").read_text(encoding="utf-8"))
+    single = tmp_path / "conversation.json"
+    single.write_text(json.dumps(conversations[0]), encoding="utf-8")
+    wrapped = tmp_path / "wrapped" / "conversations.json"
+    wrapped.parent.mkdir()
+    wrapped.write_text(json.dumps([conversations[0]]), encoding="utf-8")
+    out = tmp_path / "memories.mv.json"
+    assert main(["memory", "-q", str(single), "-o", str(out)]) == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert check_ir_against_envelope(doc, mv.convert(wrapped)) == []
+    assert doc["facts"] == mv.memory_ir(wrapped)["facts"] == mv.memory_ir(single)["facts"]
+    assert doc["facts"], "the first conversation holds a memory write and custom instructions"
