@@ -405,3 +405,21 @@ def test_the_api_warns_nothing_when_nothing_was_edited(tmp_path: Path) -> None:
         warnings.simplefilter("error")
         mv.to_markdown(mv.sample_path("claude"), tmp_path)
         mv.to_markdown(mv.sample_path("claude"), tmp_path)
+
+
+def test_a_note_renamed_in_the_vault_is_followed_not_written_again(tmp_path: Path) -> None:
+    older, newer, history = _history(tmp_path)
+    vault = tmp_path / "vault"
+    mv.to_markdown(older, vault)
+    changes = mv.diff(*mv.history_samples())
+    grown = changes.loc[changes["status"] == "grown", "id"].iloc[0]
+    convs = mv.conversations_frame(newer).set_index("conversation_id")
+    note = vault / by_id(vault)[grown]
+    renamed = vault / "Renamed by me.md"
+    note.rename(renamed)
+    done = mv.to_markdown(history, vault)
+    assert not note.exists() and renamed in done["updated"]
+    assert json.loads(front(renamed)["id"]) == grown
+    assert int(front(renamed)["messages"]) == convs.loc[grown, "n_messages"]
+    manifest = json.loads((vault / MANIFEST).read_bytes())["notes"]
+    assert manifest["Renamed by me.md"]["conversation"] == f"chatgpt:id:{grown}" and note.name not in manifest

@@ -8,6 +8,7 @@ bytes written. The rule for every note:
 * a conversation keeps the name the manifest gives it; a new one gets its date and title (see
   :mod:`.names`), with a suffix from its key when another file of the folder has that name (the
   earliest created keeps the plain name), so a file the toolkit did not write is never replaced;
+* a note renamed inside the folder while unedited (found by its sha256) keeps its new name;
 * a note whose file already holds the bytes it would get is not written (its time is kept);
 * a note whose file holds what the manifest says was written is replaced (atomically), as is one
   whose file is missing;
@@ -118,6 +119,7 @@ def to_markdown(
     manifest = Manifest.read(Path(folder))
     convs = _conversations(found, progress)
     out = output_folder(folder)
+    manifest.follow_renames(out)
     names = _names(convs, manifest, out)
     done: dict[str, list[Path]] = {"new": [], "updated": [], "unchanged": [], "edited": []}
     try:
@@ -366,6 +368,22 @@ class Manifest:
             if not ok or not _plain_name(name):
                 raise _damaged(path, f"lists {name!r} wrongly")
         return cls(notes)
+
+    def follow_renames(self, folder: Path) -> None:
+        """Take a note renamed inside ``folder`` under its new name: a note the manifest lists whose file is
+        missing, when a file of the folder it does not list holds exactly the bytes written."""
+        missing = {e["sha256"]: n for n, e in sorted(self.notes.items()) if not os.path.lexists(folder / n)}
+        if not missing:
+            return
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            if entry.name in self.notes or not _plain_name(entry.name) or not entry.is_file(follow_symlinks=False):
+                continue
+            try:
+                digest = hashlib.sha256(Path(entry.path).read_bytes()).hexdigest()
+            except OSError:
+                continue
+            if digest in missing:
+                self.notes[entry.name] = self.notes.pop(missing.pop(digest))
 
     def names_by_key(self) -> dict[str, str]:
         """The note name of each conversation key the manifest lists."""

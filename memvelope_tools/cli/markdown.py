@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "conversation missing from INPUT keeps its note; from a history folder, one deleted upstream is "
             "marked status: deleted-upstream. VAULT/.memvelope-vault.json records the sha256 of each note as "
             "written: a note whose content differs from it was edited since, and is left as it is with a note "
-            "on stderr unless --force. Files the command did not write are never touched.\n\n"
+            "on stderr unless --force. A note renamed inside VAULT before it was edited is followed. Files the "
+            "command did not write are never touched.\n\n"
             "Examples:\n  memvelope markdown ~/Downloads/chatgpt-export.zip -o ~/Notes/ChatGPT/\n"
             "  memvelope markdown my-history/ -o ~/Notes/ChatGPT/"
         ),
