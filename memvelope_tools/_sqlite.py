@@ -151,7 +151,7 @@ def sqlite_tables(inputs: list[Input], *, dedupe: bool, progress: bool | None) -
     import pyarrow as pa
 
     from ._memory.frame import items_table
-    from ._memory.read import read_memory_of
+    from ._memory.read import combined, read_memories
     from ._tables import read_tables
     from ._whole.sections import whole_tables
 
@@ -171,7 +171,7 @@ def sqlite_tables(inputs: list[Input], *, dedupe: bool, progress: bool | None) -
     for found in inputs:
         files = found.files()
         if files is not None:
-            items = items_table(read_memory_of(files, None, progress))
+            items = items_table(combined(read_memories(files, None, progress)))  # as memory_frame reads it
             memory.append(items.add_column(0, "source", pa.array([found.label] * items.num_rows, pa.string())))
     if memory:
         tables["memory"] = pa.concat_tables(memory)

@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "report",
     "parquet",
     "sqlite",
+    "markdown",
     "search",
     "topics",
     # what the provider remembered about the user
