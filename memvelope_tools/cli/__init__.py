@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "info",
     "report",
     "parquet",
+    "markdown",
     "search",
     "topics",
     # what the provider remembered about the user
