@@ -44,6 +44,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "inventory",
     "diff",
     "history",
+    "mcp",  # the history served to an AI assistant
     "distill",
     "convert_many",
     "sample",
@@ -52,7 +53,13 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 # Packages that only an extra installs: the extra to name when one is missing.
-EXTRAS: dict[str, str] = {"distributed": "dask", "dask": "dask", "jupyterlab": "notebooks", "sqlite_utils": "sqlite"}
+EXTRAS: dict[str, str] = {
+    "distributed": "dask",
+    "dask": "dask",
+    "jupyterlab": "notebooks",
+    "sqlite_utils": "sqlite",
+    "mcp": "mcp",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
