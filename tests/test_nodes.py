@@ -15,7 +15,8 @@ import pytest
 import memvelope_tools as mv
 from memvelope_tools._frames.columns import NODE_COLUMNS
 from memvelope_tools._providers.nodes import KINDS
-from memvelope_tools._whole.nodes import export_input, nodes_table
+from memvelope_tools._whole.export import export_input
+from memvelope_tools._whole.nodes import nodes_table
 from memvelope_tools.errors import InputError, MixedProvidersWarning
 
 ROOT = Path(__file__).resolve().parents[1]

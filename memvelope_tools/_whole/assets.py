@@ -130,6 +130,10 @@ class AssetReading:
         else:
             self._claude(conversation, part)
 
+    def extend(self, later: AssetReading) -> None:
+        """Add the files the conversations after these name."""
+        self.rows += later.rows
+
     # ---- ChatGPT ----
 
     def _chatgpt(self, conversation: dict[str, Any]) -> None:
