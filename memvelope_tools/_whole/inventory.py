@@ -65,8 +65,9 @@ class Counts:
         )
 
 
-def count_nodes(nodes: list[Node], provider: str) -> Counts:
-    """The counts of ``nodes`` (the rows of whole conversations; ``provider`` is not needed to count them).
+def count_nodes(nodes: list[Node], provider: str, lone: frozenset[int] | None = None) -> Counts:
+    """The counts of ``nodes`` (the rows of whole conversations; ``provider`` and ``lone`` are not needed
+    to count them).
 
     Parameters
     ----------
@@ -74,6 +75,8 @@ def count_nodes(nodes: list[Node], provider: str) -> Counts:
         Rows as :mod:`memvelope_tools._whole.rows` makes them.
     provider : str
         The export's provider.
+    lone : frozenset of int, optional
+        The conversations that may hold a lone surrogate (see :data:`memvelope_tools._whole.read.Consumer`).
 
     Returns
     -------
@@ -213,9 +216,11 @@ def summary(whole: Whole[Counts], found: Input) -> dict[str, Any]:
     }
 
 
-def packed_and_counted(nodes: list[Node], provider: str, *, source: str) -> tuple[Packed, Counts]:
+def packed_and_counted(
+    nodes: list[Node], provider: str, lone: frozenset[int] | None = None, *, source: str
+) -> tuple[Packed, Counts]:
     """A batch's nodes packed (see :func:`memvelope_tools._whole.nodes.nodes_table`) and counted."""
-    return pack(nodes, provider, source=source), count_nodes(nodes, provider)
+    return pack(nodes, provider, lone, source=source), count_nodes(nodes, provider)
 
 
 def nodes_and_inventory(found: Input, *, progress: bool | None = None) -> tuple[pa.Table, dict[str, Any]]:

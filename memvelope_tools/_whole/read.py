@@ -29,7 +29,7 @@ from .._convert.assemble import detect_provider, mixed_providers
 from .._convert.parallel import batch_source, read_range, workers_for
 from .._convert.pipeline import describe, gc_paused
 from .._convert.sources import Part, expand
-from .._json.elements import FIELDS, JS, PartElements, Reader
+from .._json.elements import FIELDS, JS, LONE, PartElements, Reader
 from .._progress import progress_bar
 from .._providers import registry
 from .._providers.registry import DETECTION_WINDOW, OTHER
@@ -43,9 +43,11 @@ from .rows import ROWS, Node
 
 T = TypeVar("T")
 
-#: What a consumer makes of one batch: ``(nodes, provider) -> result`` (a module-level function, or a
-#: ``functools.partial`` of one, so that worker processes can be handed it).
-Consumer = Callable[[list[Node], str], T]
+#: What a consumer makes of one batch: ``(nodes, provider, lone) -> result`` (a module-level function, or a
+#: ``functools.partial`` of one, so that worker processes can be handed it); ``lone`` holds the ordinals of
+#: the batch's conversations whose JSON escapes a lone surrogate (None: not known, any may), as only their
+#: texts can hold one.
+Consumer = Callable[[list[Node], str, "frozenset[int] | None"], T]
 
 
 @dataclass(frozen=True)
@@ -88,26 +90,31 @@ class Whole(Generic[T]):
         return sum(p.conversations for p in self.pieces)
 
 
-def take(elements: Iterable[object], provider: str, job: Job[T], part: str = "") -> Piece[T]:
+def take(
+    elements: Iterable[object], provider: str, job: Job[T], part: str = "", flags: Sequence[int] | None = None
+) -> Piece[T]:
     """The job's piece of ``elements`` (parsed conversations of ``provider``, of the part at ``part`` inside
-    the export)."""
+    the export; ``flags``: the scanner's flags of each, when known)."""
     rows = ROWS[provider]
     other = registry.conversation_test(OTHER[provider])
     readers = [new() for new in job.beside]
     out: list[Node] = []
+    lone: set[int] | None = None if flags is None else set()
     conversations = kept = foreign = 0
-    for element in elements:
+    for n, element in enumerate(elements):
         foreign += other(element)
         found = rows(element, conversations, kept, out, job.texts)
         if found is None:
             continue
+        if lone is not None and flags is not None and flags[n] & LONE:
+            lone.add(conversations)
         for reader in readers:
             reader.take(element, provider, part)  # type: ignore[arg-type]  # a conversation: a dict
         conversations += 1
         kept += found
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        value = job.make(out, provider)
+        value = job.make(out, provider, None if lone is None else frozenset(lone))
     return Piece(value, conversations, kept, foreign, [(str(w.message), w.category) for w in caught], readers)
 
 
@@ -121,7 +128,7 @@ def work(
         data = read_range(source)
         reader = Reader(JS)
         values = (reader.value(data, *found[k + 2 : k + FIELDS]) for k in range(0, len(found), FIELDS))
-        return take(values, provider, job, part)
+        return take(values, provider, job, part, found[4::FIELDS])
 
 
 class _Pool(Generic[T]):
@@ -323,7 +330,7 @@ def _read_part(
             continue
         rest = found[k:]
         if pool is None:
-            results.append(take(elements.values(buf, rest, offset), provider, job, name))
+            results.append(take(elements.values(buf, rest, offset), provider, job, name, rest[4::FIELDS]))
             continue
         while pool.full():
             _settle(pool, results)
