@@ -153,11 +153,9 @@ def sqlite_tables(inputs: list[Input], *, dedupe: bool, progress: bool | None) -
     from ._memory.frame import items_table
     from ._memory.read import combined, read_memories
     from ._tables import read_tables
-    from ._whole.sections import whole_tables
 
     resolved: list[Any] = list(inputs)  # taken as they are, so nothing is resolved twice
-    read = read_tables(resolved, dedupe=dedupe, progress=progress, with_nodes=True)
-    labels = [d["source"] for d in read.documents]
+    read = read_tables(resolved, dedupe=dedupe, progress=progress, with_whole=True)
     tables: dict[str, pa.Table] = {}
     if read.envelopes:
         tables["conversations"] = read.conversations
@@ -165,8 +163,7 @@ def sqlite_tables(inputs: list[Input], *, dedupe: bool, progress: bool | None) -
             tables["messages"] = read.messages
     if read.irs:
         tables["facts"] = read.facts
-    if read.nodes is not None:
-        tables["nodes"] = read.nodes
+    tables.update(read.whole)  # the exports' nodes, assets and projects
     memory = []
     for found in inputs:
         files = found.files()
@@ -175,7 +172,6 @@ def sqlite_tables(inputs: list[Input], *, dedupe: bool, progress: bool | None) -
             memory.append(items.add_column(0, "source", pa.array([found.label] * items.num_rows, pa.string())))
     if memory:
         tables["memory"] = pa.concat_tables(memory)
-    tables.update(whole_tables(inputs, labels))
     return tables
 
 
