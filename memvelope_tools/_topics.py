@@ -45,8 +45,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _corpus as corpus
-from ._frames import STRING, TIMESTAMP
+from ._convert.zips import kept_open
+from ._frames import STRING
+from ._sources import resolve
+from ._stream import history_stream
+from ._topic_units import Counting, Words
 from .errors import TopicsError
 
 __all__ = ["Topics", "topics"]
@@ -196,17 +199,10 @@ def topics(
         raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
     if isinstance(n_topics, bool) or not isinstance(n_topics, int) or n_topics < 1:
         raise ValueError(f"n_topics must be a positive int, got {n_topics!r}")
-    history = corpus.history_frame(source, caller="topics()")
-    units, unit_of_message = _units(history, unit)
+    units, counts, vocabulary = counted(source, unit)
     what = f"{unit}s"
     if units.empty:
         raise TopicsError(f"no {what} to find topics in: the history is empty")
-    texts = history["text"]
-    unit_of_text = unit_of_message
-    if unit == "conversation":
-        texts = pd.concat([texts, units["title"]], ignore_index=True)
-        unit_of_text = np.concatenate([unit_of_message, np.arange(len(units))])
-    counts, vocabulary = count_words(texts, unit_of_text, len(units))
 
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfTransformer
 
@@ -234,63 +230,58 @@ def topics(
 # ---- units ---------------------------------------------------------------------------------------
 
 
-def _units(history: pd.DataFrame, unit: str) -> tuple[pd.DataFrame, np.ndarray]:
-    """The units (one row each, with where they are and their time) and each message's unit number."""
-    n = len(history)
-    if unit == "message":
-        columns = ["source", "conv_index", "conversation_id", "title", "position", "role", "ts"]
-        return history.loc[:, columns].reset_index(drop=True), np.arange(n)
-    source = history["source"].astype(object).to_numpy()
-    conv_index = history["conv_index"].to_numpy(dtype=np.int64)
-    starts = np.ones(n, dtype=bool)
-    if n:
-        starts[1:] = (conv_index[1:] != conv_index[:-1]) | (source[1:] != source[:-1])
-    unit_of_message = np.cumsum(starts) - 1
-    first = np.flatnonzero(starts)
-    units = history.iloc[first][["source", "conv_index", "conversation_id", "title"]].reset_index(drop=True)
-    ts = history["ts"].groupby(unit_of_message).min() if n else history["ts"].iloc[:0]
-    units["ts"] = ts.reset_index(drop=True).astype(TIMESTAMP)
-    units["n_messages"] = np.diff(np.append(first, n)).astype(np.int64)
-    return units, unit_of_message
+@dataclass(frozen=True)
+class Counted:
+    """A history's units and their word counts, already counted (see :func:`counting`); :func:`topics`
+    takes one as its ``source``."""
+
+    unit: str
+    units: pd.DataFrame
+    counts: Any
+    vocabulary: np.ndarray
+
+
+def counting(unit: str) -> Counting:
+    """An empty count of ``unit`` s, to be given a history a batch at a time (see
+    :mod:`memvelope_tools._topic_units`)."""
+    return Counting(unit, _tokens)
+
+
+def counted(source: Any, unit: str) -> tuple[pd.DataFrame, Any, np.ndarray]:
+    """The units of the history ``source`` (one row each), their word counts and the words, read a batch at
+    a time, each input resolved once (a :class:`Counted` is taken as it is)."""
+    if isinstance(source, Counted):
+        if source.unit != unit:
+            raise ValueError(f"the words were counted per {source.unit}, not per {unit}")
+        return source.units, source.counts, source.vocabulary
+    with kept_open():
+        inputs = resolve(source, "history", list_means="documents", caller="topics()")
+        # The documents among the inputs come together where the first of them is, as the frames hold them.
+        first = next((i for i, found in enumerate(inputs) if found.kind not in _HELD), len(inputs))
+        order = sorted(range(len(inputs)), key=lambda i: i if inputs[i].kind in _HELD else first)
+        count = counting(unit)
+        for i in order:
+            count.begin()
+            history_stream(inputs[i], count)
+    return count.finish()
+
+
+_HELD = ("frame", "tables", "parquet")
 
 
 def count_words(texts: pd.Series, unit_of_text: np.ndarray, n_units: int) -> tuple[Any, np.ndarray]:
-    """Word counts per unit (a sparse units × words matrix) and the words, in first-seen order.
+    """Word counts per unit (a sparse units × words matrix) and the words, sorted.
 
     Texts are worked on a batch at a time with Arrow kernels, so memory stays bounded whatever the size.
     """
-    from scipy import sparse
-
     array = pa.array(texts.astype(STRING).array, type=pa.string()) if len(texts) else pa.array([], pa.string())
     array = array.cast(pa.large_string()).fill_null("")
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
-    words: dict[str, int] = {}
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
+    words = Words()
     for start in range(0, len(array), _BATCH):
-        tokens, owners = _tokens(array.slice(start, _BATCH), unit_of_text[start : start + _BATCH])
-        encoded = tokens.dictionary_encode()
-        local = encoded.dictionary.to_pylist()
-        ids = np.fromiter((words.setdefault(w, len(words)) for w in local), dtype=np.int64, count=len(local))
-        batch = sparse.coo_matrix(
-            (np.ones(len(tokens), dtype=np.float32), (owners, ids[encoded.indices.to_numpy(zero_copy_only=False)])),
-            shape=(n_units, max(len(words), 1)),
-        ).tocsr()  # adds up repeated words
-        batch = batch.tocoo()
-        rows.append(batch.row)
-        cols.append(batch.col)
-        counts.append(batch.data)
-    matrix = sparse.csr_matrix(
-        (
-            np.concatenate([np.zeros(0, np.float32), *counts]),
-            (np.concatenate([np.zeros(0, np.int32), *rows]), np.concatenate([np.zeros(0, np.int32), *cols])),
-        ),
-        shape=(n_units, len(words)),
-    )
-    matrix.sum_duplicates()
-    return matrix, np.asarray(list(words), dtype=object)
+        words.add(*_tokens(array.slice(start, _BATCH), unit_of_text[start : start + _BATCH]))
+    return words.matrix(n_units)
 
 
 def _tokens(array: pa.Array, owner: np.ndarray) -> tuple[pa.Array, np.ndarray]:

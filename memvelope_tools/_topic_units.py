@@ -1,0 +1,187 @@
+"""The units topics are found in, and their word counts, built a batch of a history at a time.
+
+:class:`Counting` takes history batches (messages with their conversations' titles, in order, see
+:func:`memvelope_tools._stream.history_stream`) and keeps, of each, only what topics needs: one row per
+unit (where it is, its time) and the unit's word counts, added to a sparse matrix whose vocabulary grows
+batch by batch (:class:`Words`). The texts are let go with their batch. The words are those the caller's
+``tokens`` function finds (see :mod:`memvelope_tools._topics`); the vocabulary comes out in sorted order,
+so the same history gives the same matrix however it was cut into batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ._frames.columns import INT, ROLE, STRING, TIMESTAMP, to_pandas
+
+__all__ = ["Counting", "Words"]
+
+Tokens = Callable[[pa.Array, np.ndarray], tuple[pa.Array, np.ndarray]]
+
+_TEXTS: Final = 1 << 13  # texts split into words at a time: the words of a slice are held until counted
+_NO_TIME: Final = np.iinfo(np.int64).max
+_PLACE = {"source": STRING, "conv_index": INT, "conversation_id": STRING, "title": STRING}
+#: The columns of a unit, per kind of unit, as topics gives them.
+UNIT_COLUMNS: Final[dict[str, dict[str, Any]]] = {
+    "conversation": {**_PLACE, "ts": TIMESTAMP, "n_messages": INT},
+    "message": {**_PLACE, "position": INT, "role": ROLE, "ts": TIMESTAMP},
+}
+
+
+class Words:
+    """Word counts per unit, added a batch of words at a time: a sparse units × words matrix whose
+    vocabulary grows as new words come."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.rows: list[np.ndarray] = []
+        self.cols: list[np.ndarray] = []
+        self.counts: list[np.ndarray] = []
+
+    def add(self, words: pa.Array, units: np.ndarray) -> None:
+        """Count ``words``, each of the unit at the same place of ``units``."""
+        from scipy import sparse
+
+        if not len(words):
+            return
+        encoded = words.dictionary_encode()
+        local = encoded.dictionary.to_pylist()
+        ids = np.fromiter((self.ids.setdefault(w, len(self.ids)) for w in local), dtype=np.int64, count=len(local))
+        first = int(units.min())
+        batch = sparse.coo_matrix(
+            (
+                np.ones(len(words), dtype=np.float32),
+                (units - first, ids[encoded.indices.to_numpy(zero_copy_only=False)]),
+            ),
+            shape=(int(units.max()) - first + 1, len(self.ids)),
+        ).tocsr()  # adds up repeated words
+        batch = batch.tocoo()
+        self.rows.append((batch.row + first).astype(np.int64))
+        self.cols.append(batch.col.astype(np.int64))
+        self.counts.append(batch.data)
+
+    def mark(self) -> int:
+        """Where the counts added so far end (see :meth:`forget`)."""
+        return len(self.rows)
+
+    def forget(self, mark: int) -> None:
+        """Drop the counts added after :meth:`mark` gave ``mark``."""
+        del self.rows[mark:], self.cols[mark:], self.counts[mark:]
+
+    def matrix(self, n_units: int, keep: np.ndarray | None = None) -> tuple[Any, np.ndarray]:
+        """The units × words matrix (CSR, float32) and its words, sorted, each counted at least once;
+        only the units ``keep`` marks, when given (renumbered in order)."""
+        from scipy import sparse
+
+        rows = np.concatenate([np.zeros(0, np.int64), *self.rows])
+        cols = np.concatenate([np.zeros(0, np.int64), *self.cols])
+        counts = np.concatenate([np.zeros(0, np.float32), *self.counts])
+        if keep is not None:
+            taken = keep[rows]
+            rows = (np.cumsum(keep) - 1)[rows[taken]]
+            cols, counts = cols[taken], counts[taken]
+            n_units = int(keep.sum())
+        words = np.asarray(list(self.ids), dtype=object)
+        present = np.flatnonzero(np.bincount(cols, minlength=len(words)) > 0)
+        order = present[np.argsort(words[present], kind="stable")] if len(present) else present
+        renumber = np.full(len(words), -1, dtype=np.int64)
+        renumber[order] = np.arange(len(order))
+        matrix = sparse.csr_matrix((counts, (rows, renumber[cols])), shape=(n_units, len(order)))
+        matrix.sum_duplicates()
+        return matrix, words[order]
+
+
+class Counting:
+    """The units of a history and their word counts, from its batches in order (see the module docstring).
+
+    A unit is a conversation (``unit="conversation"``: its messages that follow one another in the
+    history, and its title) or a message. ``tokens(texts, owners)`` gives the words of ``texts`` and
+    the unit each belongs to.
+    """
+
+    def __init__(self, unit: str, tokens: Tokens) -> None:
+        self.unit = unit
+        self.tokens = tokens
+        self.words = Words()
+        self.n_units = 0
+        self.last: tuple[Any, int] | None = None  # (source, conv_index) of the last message
+        self.places: list[pa.Table] = []
+        self.times: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # units, earliest time, messages
+        self.marks: tuple[int, tuple[Any, int] | None, int, int, int] = (0, None, 0, 0, 0)
+
+    def begin(self) -> None:
+        """An input starts (see :meth:`restart`)."""
+        self.marks = (self.n_units, self.last, len(self.places), len(self.times), self.words.mark())
+
+    def restart(self) -> None:
+        """Forget what the input begun last gave so far: it is read again."""
+        self.n_units, self.last, places, times, words = self.marks
+        del self.places[places:], self.times[times:]
+        self.words.forget(words)
+
+    def add(self, history: pa.Table) -> None:
+        """Count the messages of one history batch (see :data:`memvelope_tools._corpus.HISTORY_COLUMNS`)."""
+        n = history.num_rows
+        if not n:
+            return
+        texts = history.column("text").combine_chunks().cast(pa.large_string()).fill_null("")
+        if self.unit == "message":
+            self.places.append(history.select(list(UNIT_COLUMNS["message"])))
+            self._count(texts, np.arange(self.n_units, self.n_units + n))
+            self.n_units += n
+            return
+        source = history.column("source").to_numpy(zero_copy_only=False)
+        conv = history.column("conv_index").to_numpy(zero_copy_only=False).astype(np.int64)
+        starts = np.ones(n, dtype=bool)
+        starts[1:] = (conv[1:] != conv[:-1]) | (source[1:] != source[:-1])
+        goes_on = self.last == (source[0], int(conv[0]))
+        starts[0] = not goes_on
+        unit = self.n_units - 1 + np.cumsum(starts)
+        first = np.flatnonzero(starts)
+        runs = first if not goes_on else np.concatenate([[0], first])
+        ts = history.column("ts").cast(pa.int64()).fill_null(_NO_TIME).to_numpy()
+        self.times.append((unit[runs], np.minimum.reduceat(ts, runs), np.diff(np.append(runs, n))))
+        new = history.take(pa.array(first)).select(list(_PLACE))
+        self.places.append(new)
+        titles = new.column("title").combine_chunks().cast(pa.large_string()).fill_null("")
+        self._count(pa.concat_arrays([texts, titles]), np.concatenate([unit, unit[first]]))
+        self.n_units = int(unit[-1]) + 1
+        self.last = (source[-1], int(conv[-1]))
+
+    def _count(self, texts: pa.Array, owners: np.ndarray) -> None:
+        for start in range(0, len(texts), _TEXTS):
+            self.words.add(*self.tokens(texts.slice(start, _TEXTS), owners[start : start + _TEXTS]))
+
+    def finish(self, keep: np.ndarray | None = None) -> tuple[pd.DataFrame, Any, np.ndarray]:
+        """The units (one row each, in order), their word counts (units × words, CSR) and the words; only
+        the units ``keep`` marks, when given."""
+        columns = UNIT_COLUMNS[self.unit]
+        if self.unit == "message":
+            table = pa.concat_tables(self.places) if self.places else _empty(columns)
+            units = to_pandas(table, columns, None)
+        else:
+            table = pa.concat_tables(self.places) if self.places else _empty(_PLACE)
+            units = to_pandas(table, _PLACE, None)
+            ids = np.concatenate([np.zeros(0, np.int64), *(t[0] for t in self.times)])
+            earliest = np.full(self.n_units, _NO_TIME, dtype=np.int64)
+            np.minimum.at(earliest, ids, np.concatenate([np.zeros(0, np.int64), *(t[1] for t in self.times)]))
+            sizes = np.zeros(self.n_units, dtype=np.int64)
+            np.add.at(sizes, ids, np.concatenate([np.zeros(0, np.int64), *(t[2] for t in self.times)]))
+            stamps = pa.array(earliest, mask=earliest == _NO_TIME).cast(pa.timestamp("ms", tz="UTC"))
+            units["ts"] = to_pandas(pa.table({"ts": stamps}), {"ts": TIMESTAMP}, None)["ts"]
+            units["n_messages"] = sizes
+        if keep is not None:
+            units = units.loc[keep].reset_index(drop=True)
+        counts, vocabulary = self.words.matrix(self.n_units, keep)
+        return units, counts, vocabulary
+
+
+def _empty(columns: dict[str, Any]) -> pa.Table:
+    from ._frames.columns import arrow_schema
+
+    return arrow_schema(columns).empty_table()
