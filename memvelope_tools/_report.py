@@ -14,7 +14,7 @@ import io
 import os
 import warnings
 from collections.abc import Callable, Collection, Sequence
-from typing import Any, TypeGuard
+from typing import Any, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pandas as pd
@@ -22,15 +22,18 @@ from matplotlib.figure import Figure
 
 from . import __version__
 from . import _charts as charts
-from . import _corpus as corpus
 from ._atomic import atomic_write
-from ._frames.envelopes import conversations_frame, messages_frame
+from ._convert.log import ConversionLog
+from ._convert.zips import kept_open
 from ._frames.facts import facts_frame
 from ._load import LoadSource, open_input
 from ._plural import count
 from ._providers import registry
-from ._read import layer_of
-from ._sources import identify, resolve
+from ._report_data import Gather, gathered_of
+from ._report_data import snippet as _snippet
+from ._sources import Input, resolve
+from ._stream import stream
+from ._topics import Counted
 from .errors import FormatError, MemvelopeError, TopicsError
 
 __all__ = ["build_report", "memory_section", "write_report"]
@@ -40,7 +43,6 @@ CSP = (
     "base-uri 'none'; form-action 'none'"
 )
 _DPI = 100
-_SNIPPET = 140
 
 Document = dict[str, Any]
 Labelled = list[tuple[str, Document]]  # (label, document) pairs of one layer
@@ -122,26 +124,14 @@ def _day(ts: Any, tz: str) -> str:
     return "" if pd.isna(ts) else pd.Timestamp(ts).tz_convert(tz).strftime("%Y-%m-%d")
 
 
-def _snippet(text: Any) -> str:
-    if text is None or text is pd.NA:
-        return ""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
-
-
-def _load_all(
+def _inputs(
     sources: Sequence[LoadSource], labels: Sequence[str] | None, converted: Sequence[bool] | None
-) -> list[tuple[str, str, dict[str, Any]]]:
+) -> tuple[list[Input], list[bool]]:
+    """Each source resolved once, and whether it is shown as an export converted."""
     if converted is not None and len(converted) != len(sources):
         raise ValueError(f"converted= has {len(converted)} values for {len(sources)} documents")
-    out: list[tuple[str, str, dict[str, Any]]] = []
     found = resolve(list(sources), "any", list_means="documents", labels=labels, caller="the report")
-    for i, item in enumerate(found):
-        doc = open_input(item, progress=False)
-        layer = layer_of(doc)
-        export = converted[i] if converted is not None else item.kind == "export"
-        out.append((item.label, "export" if export and layer == "envelope" else layer, doc))
-    return out
+    return found, list(converted) if converted is not None else [item.kind == "export" for item in found]
 
 
 def build_report(
@@ -154,6 +144,8 @@ def build_report(
     dedupe: bool = False,
     converted: Sequence[bool] | None = None,
     memory: Sequence[str | os.PathLike[str]] | None = None,
+    progress: bool | None = False,
+    on_conversion: Callable[[ConversionLog, str], object] | None = None,
 ) -> str:
     """The report page for envelopes, Facts IR documents and exports (anything
     :func:`~memvelope_tools._load` takes; each item of ``sources`` is one document), as a string.
@@ -162,31 +154,62 @@ def build_report(
     drops repeated conversations as the frames do; ``converted`` says which of ``sources`` are
     exports already converted in memory, shown as such (default: the inputs that are exports); ``memory``
     names the exports whose provider memory gets a section (default: each item of ``sources`` that is the
-    path of an export)."""
+    path of an export). ``progress`` shows a bar while an export is converted; ``on_conversion`` is called
+    with what each export's conversion read and left out, and its provider.
+
+    Each input is resolved once and read once, a batch of conversations at a time: what the page
+    shows is gathered from each batch (see :mod:`memvelope_tools._report_data`) and the batch let go.
+    """
     _check_tz(tz)
-    history, sources = _history_input(list(sources))
-    docs = _load_all(list(sources), labels, converted) if history is None else []
-    if not docs and history is None:
+    with kept_open():  # an export's zip is opened once, for its conversations and its memory alike
+        return _build(list(sources), tz, top, title, labels, dedupe, converted, memory, progress, on_conversion)
+
+
+def _build(
+    sources: list[Any],
+    tz: str,
+    top: int,
+    title: str,
+    labels: Sequence[str] | None,
+    dedupe: bool,
+    converted: Sequence[bool] | None,
+    memory: Sequence[Any] | None,
+    progress: bool | None,
+    on_conversion: Callable[[ConversionLog, str], object] | None,
+) -> str:
+    history, sources = _history_input(sources)
+    inputs, shown_converted = _inputs(sources, labels, converted) if history is None else ([], [])
+    if not inputs and history is None:
         raise FormatError("no documents to report on", reason="no-input")
-    envs = [(label, doc) for label, layer, doc in docs if layer in ("envelope", "export")]
-    exports = {label for label, layer, _ in docs if layer == "export"}
-    irs = [(label, doc) for label, layer, doc in docs if layer == "ir"]
-    parts = [f"<h1>{_e(title)}</h1>"]
-    msgs = convs = facts = None
+    envs: list[tuple[str, str]] = []  # (label, provider)
+    exports: set[str] = set()
+    irs: Labelled = []
+    gather = Gather()
+    for found, export in zip(inputs, shown_converted, strict=True):
+        if found.kind == "ir":
+            irs.append((found.label, open_input(found, progress=False)))
+            continue
+        log = ConversionLog()
+        gather.begin(found.label)
+        provider = stream(found, gather, progress=progress, log=log)
+        if log.parts and on_conversion is not None:
+            on_conversion(log, provider)
+        envs.append((found.label, provider))
+        if export:
+            exports.add(found.label)
+    data = gathered_of(history["messages"], history["conversations"]) if history is not None else None
     if envs:
-        env_labels = [label for label, _ in envs]
-        msgs = messages_frame([d for _, d in envs], sources=env_labels, progress=False, dedupe=dedupe)
-        convs = conversations_frame([d for _, d in envs], sources=env_labels, progress=False, dedupe=dedupe)
-    if irs:
-        facts = facts_frame([d for _, d in irs], sources=[label for label, _ in irs])
-    if history is not None:
-        msgs, convs = history["messages"], history["conversations"]
+        data = gather.finish(dedupe=dedupe)
+    del gather
+    facts = facts_frame([d for _, d in irs], sources=[label for label, _ in irs]) if irs else None
+    msgs, convs = (data.msgs, data.convs) if data is not None else (None, None)
+    parts = [f"<h1>{_e(title)}</h1>"]
     parts.append(f'<p class="lead">{_e(_lead(msgs, convs, facts, tz))}</p>')
     if history is not None:
         parts.append(_history_section(history, tz))
     else:
         parts.append("<h2>Documents</h2>" + _documents_table(envs, irs, convs, msgs, tz, exports))
-    if msgs is not None and convs is not None:
+    if data is not None and msgs is not None and convs is not None:
         parts.append(
             '<h2>Activity</h2><div class="charts">'
             + _chart(
@@ -203,8 +226,10 @@ def build_report(
             )
             + "</div>"
         )
-        parts.append(f"<h2>Top {min(top, len(convs))} conversations by length</h2>" + _top_table(convs, msgs, top, tz))
-        parts.append("<h2>Topics</h2>" + _topics_section(msgs, convs, tz))
+        parts.append(
+            f"<h2>Top {min(top, len(convs))} conversations by length</h2>" + _top_table(convs, data.openings, top, tz)
+        )
+        parts.append("<h2>Topics</h2>" + _topics_section(data.words, len(convs), tz))
     if facts is not None:
         by_label = {label: doc for label, doc in irs}
         few = charts.few_facts_note(len(facts))
@@ -227,7 +252,7 @@ def build_report(
             + "</div>"
         )
         parts.append("<h2>Archetypes</h2>" + _archetype_table(irs))
-    remembered = [s for s in sources if is_export_path(s)] if memory is None else list(memory)
+    remembered: list[Any] = [f for f in inputs if f.files() is not None] if memory is None else list(memory)
     parts += [memory_section(export, tz=tz) for export in remembered]
     parts.append(
         f"<footer>Made with memvelope_tools {_e(__version__)}. A static page: no scripts, no "
@@ -261,7 +286,7 @@ def _lead(msgs: pd.DataFrame | None, convs: pd.DataFrame | None, facts: pd.DataF
 
 
 def _documents_table(
-    envs: Labelled,
+    envs: list[tuple[str, str]],
     irs: Labelled,
     convs: pd.DataFrame | None,
     msgs: pd.DataFrame | None,
@@ -269,7 +294,7 @@ def _documents_table(
     exports: Collection[str] = (),
 ) -> str:
     rows = []
-    for label, doc in envs:
+    for label, provider in envs:
         assert convs is not None and msgs is not None
         m = msgs[msgs["source"] == label]
         roles = m["role"].value_counts()
@@ -279,7 +304,7 @@ def _documents_table(
             [
                 ("", label),
                 ("", "export (converted)" if label in exports else "envelope"),
-                ("", doc["meta"]["source_provider"]),
+                ("", provider),
                 ("n", f"{n_conv:,}"),
                 ("n", f"{len(m):,}"),
                 ("n", f"{int(roles.get('user', 0)):,}"),
@@ -307,12 +332,8 @@ def _documents_table(
     )
 
 
-def _top_table(convs: pd.DataFrame, msgs: pd.DataFrame, top: int, tz: str) -> str:
+def _top_table(convs: pd.DataFrame, openings: dict[tuple[str, int], str], top: int, tz: str) -> str:
     ranked = convs.sort_values(["n_messages", "chars"], ascending=False, kind="stable").head(max(0, top))
-    firsts = msgs[(msgs["role"] == "user")].drop_duplicates(["source", "conv_index"])
-    first_text: dict[tuple[Any, Any], Any] = {
-        (s, int(i)): t for s, i, t in zip(firsts["source"], firsts["conv_index"], firsts["text"], strict=True)
-    }
     rows = []
     for rank, row in enumerate(ranked.itertuples(index=False), start=1):
         rows.append(
@@ -324,7 +345,7 @@ def _top_table(convs: pd.DataFrame, msgs: pd.DataFrame, top: int, tz: str) -> st
                 ("n", f"{row.chars:,}"),
                 ("d", _day(row.first_ts, tz)),
                 ("d", _day(row.last_ts, tz)),
-                ("snip", _snippet(first_text.get((row.source, row.conv_index)))),
+                ("snip", openings.get((str(row.source), int(cast("int", row.conv_index))), "")),
             ]
         )
     return _table(["#", "title", "document", "messages", "characters", "first", "last", "opening message"], rows)
@@ -351,15 +372,15 @@ def _archetype_table(irs: Labelled) -> str:
     return _table(["document", "style", "facts", "self ratio", "belief ratio", "distinct entities", "mode"], rows)
 
 
-def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
+def _topics_section(counted: Counted, n_conversations: int, tz: str) -> str:
     from ._topics import topics
 
     # As many topics as topics() finds in these conversations, up to one per five and eight at most.
-    n_topics = min(8, max(2, len(convs) // 5))
+    n_topics = min(8, max(2, n_conversations // 5))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # fewer topics than asked for is fine here
-            found = topics(corpus.from_tables(msgs, convs), n_topics=n_topics)
+            found = topics(counted, n_topics=n_topics)
     except TopicsError as exc:
         return f'<p class="lead">No topics: {_e(exc.msg)}.</p>'
     sizes = found.assignments["topic"].value_counts()
@@ -476,38 +497,16 @@ _MEMORY_KINDS = {
 }
 
 
-def is_export_path(source: Any) -> TypeGuard[str | os.PathLike[str]]:
-    """Whether ``source`` names an export on disk (whose memory the report can read).
-
-    Parameters
-    ----------
-    source
-        Anything :func:`build_report` takes as a source.
-
-    Returns
-    -------
-    bool
-        True for the path of a zip, a folder or a conversations part.
-
-    Raises
-    ------
-    None
-
-    Examples
-    --------
-    >>> is_export_path({"memvelope": "envelope-v0"})
-    False
-    """
-    return isinstance(source, str | os.PathLike) and identify(source).kind in ("zip", "folder", "export")
-
-
-def memory_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, tz: str = "UTC") -> str:
+def memory_section(
+    export: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Input, *, tz: str = "UTC"
+) -> str:
     """The report's section "What ChatGPT / Claude remembers about you" for one export, as HTML.
 
     Parameters
     ----------
     export
-        The export (a path, or the paths of its parts), read as :func:`memvelope_tools.memory_frame` reads it.
+        The export (a path, the paths of its parts, or the export as the resolver found it), read as
+        :func:`memvelope_tools.memory_frame` reads it.
     tz
         The time zone dates are shown in.
 
@@ -529,8 +528,8 @@ def memory_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     """
     from ._memory import KINDS, memory_frame
 
-    paths = [export] if isinstance(export, str | os.PathLike) else list(export)
-    frame = memory_frame(*paths, progress=False)
+    given: list[Any] = [export] if isinstance(export, str | os.PathLike | Input) else list(export)
+    frame = memory_frame(*given, progress=False)
     name = registry.name(frame.attrs.get("provider"))
     head = f"<h2>What {_e(name)} remembers about you</h2>"
     caution = (
