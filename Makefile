@@ -43,9 +43,10 @@ chromium:
 			|| echo "make: could not install chromium; the browser test will be skipped"; \
 	fi
 
-# The charts' test of every script needs Debian's Noto fonts (Chinese, Japanese, Korean, Arabic, Hebrew,
-# Devanagari): install them when missing and apt-get is usable as root; otherwise say so and carry on (only
-# that test is then skipped, with its reason).
+# The charts' test of every script, and the notebooks' charts of words in every script, need Debian's Noto
+# fonts (Chinese, Japanese, Korean, Arabic, Hebrew, Devanagari): install them when missing and apt-get is
+# usable as root; otherwise say so and carry on (that test is then skipped, with its reason, and a notebook
+# chart gives its one note on the letters it draws as boxes).
 fonts:
 	@if [ ! -e /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ] && command -v apt-get >/dev/null 2>&1 \
 		&& [ "$$(id -u)" = 0 ]; then \
@@ -92,8 +93,9 @@ $(NOTEBOOKS_STAMP): $(SOURCES) | $(PY)
 	touch $(NOTEBOOKS_STAMP)
 
 # Every notebook run headless, top to bottom, with the package and its notebooks extra; the executed
-# copies, outputs included, go to out/notebooks/. Fails when a cell raises or shows a warning.
-notebooks: $(NOTEBOOKS_STAMP)
+# copies, outputs included, go to out/notebooks/. Fails when a cell raises or shows a warning (but for the
+# one note of a chart whose letters no installed font has).
+notebooks: $(NOTEBOOKS_STAMP) fonts
 	$(PY) notebooks/build_notebooks.py --execute out/notebooks
 
 # The notebooks opened in JupyterLab, to run and change them by hand.

@@ -15,7 +15,7 @@ import textwrap
 import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 import matplotlib as mpl
 import matplotlib.dates as mdates
@@ -100,13 +100,18 @@ _CJK_RANGES = (
     (0xFF00, 0xFFEF),
 )
 _warned_packages: set[str] = set()
+#: How the one warning about letters no installed font has begins.
+NO_FONT: Final = "no installed font has some letters"
+#: matplotlib's warning for each letter its fonts lack, which that one warning stands in for.
+GLYPH_MISSING: Final = r"Glyph \d+ .* missing from font"
 
 
 def text_fonts(texts: Iterable[str]) -> list[str]:
     """The font families to draw ``texts`` with: matplotlib's own, then a fallback font for each
     script it lacks (see :data:`FALLBACK_FONTS`).
 
-    Where no installed font has some of the letters, one warning per font package says which to install.
+    Where no installed font has some of the letters, one warning per font package says which to install,
+    and matplotlib's warning for each such letter is not shown from then on.
 
     Parameters
     ----------
@@ -137,17 +142,34 @@ def text_fonts(texts: Iterable[str]) -> list[str]:
             families.append(family)
             missing -= drawn
     if missing:
+        warnings.filterwarnings("ignore", GLYPH_MISSING, UserWarning)  # said once below, not once per letter
         packages = sorted({_package_for(c) for c in missing} - _warned_packages)
         if packages:
             _warned_packages.update(packages)
             sample = "".join(sorted(chr(c) for c in missing)[:8])
             warnings.warn(
-                f"no installed font has some letters of this chart ({sample}...): they are drawn as boxes; "
+                f"{NO_FONT} of this chart ({sample}...): they are drawn as boxes; "
                 f"install {' and '.join(packages)} (apt-get install {' '.join(packages)}) or other Noto fonts",
                 UserWarning,
                 stacklevel=3,
             )
     return families
+
+
+def fallback_fonts_installed() -> bool:
+    """Whether every font of :data:`FALLBACK_FONTS` is installed.
+
+    Returns
+    -------
+    bool
+        True when charts can draw every script :data:`FALLBACK_FONTS` covers.
+
+    Examples
+    --------
+    >>> isinstance(fallback_fonts_installed(), bool)
+    True
+    """
+    return all(_font_file(family) is not None for family, _ in FALLBACK_FONTS)
 
 
 def _package_for(code: int) -> str:

@@ -97,12 +97,40 @@ def convert_many(
     ``workers`` worker processes (default: one per CPU); with a ``dask.distributed`` ``client`` the
     conversions are submitted to its cluster instead (paths must be readable by the workers). With
     ``parquet``, every envelope written also goes into that Parquet dataset folder, rows tagged with
-    a ``source`` column (the input as given). Failures are collected, never raised.
+    a ``source`` column (the input as given). Failures are collected, never raised. An output folder
+    this call creates is removed again when nothing went into it (every input failed).
 
     Worker processes import the calling script, so a script that calls this with more than one
     worker keeps its work under ``if __name__ == "__main__":``, as for any process pool.
     """
+    made = _missing_folders(Path(out_folder))
     out = output_folder(out_folder)
+    try:
+        return _convert_into(out, inputs, workers, parquet, client)
+    finally:
+        for folder in made:  # folders made here that hold nothing (every input failed) are removed
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+
+
+def _missing_folders(path: Path) -> list[Path]:
+    """``path`` and those of its parents that do not exist, deepest first."""
+    missing = []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    return missing
+
+
+def _convert_into(
+    out: Path,
+    inputs: Sequence[str | os.PathLike[str]],
+    workers: int | None,
+    parquet: str | os.PathLike[str] | None,
+    client: Any,
+) -> ManyResult:
     sources = [os.fspath(i) for i in inputs]
     targets = [str(out / name) for name in output_names(sources)]
     if client is not None:

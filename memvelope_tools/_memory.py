@@ -231,7 +231,8 @@ def _scan(
     from ._convert.pipeline import gc_paused
 
     found = _Scan()
-    parts = expand(paths, limits).parts
+    expansion = expand(paths, limits)
+    parts = expansion.parts
     total = sum(p.size or 0 for p in parts) or None
     count = workers_for(total or 0, workers)
     pool = _Workers(count) if count > 1 else None
@@ -257,6 +258,8 @@ def _scan(
                         found.documents.append((shown, part.name))
             if not found.decided:
                 found.decide()
+            if found.error is not None and found.error.reason == "no-provider":
+                found.error = expansion.without_conversations() or found.error
     finally:
         if pool is not None:
             pool.close()

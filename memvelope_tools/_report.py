@@ -102,7 +102,7 @@ def _png(fig: Figure) -> bytes:
     canvas: Any = FigureCanvasAgg(fig)  # its draw and buffer are untyped
     with warnings.catch_warnings():
         # Text in a script the installed fonts lack (say Japanese) is drawn as boxes; no need to warn.
-        warnings.filterwarnings("ignore", r"Glyph \d+ .* missing from font", UserWarning)
+        warnings.filterwarnings("ignore", charts.GLYPH_MISSING, UserWarning)
         canvas.draw()
     buf = io.BytesIO()
     no_software: dict[str, Any] = {"Software": None}  # as savefig: no "matplotlib version ..." text chunk
@@ -229,7 +229,7 @@ def _build(
         parts.append(
             f"<h2>Top {min(top, len(convs))} conversations by length</h2>" + _top_table(convs, data.openings, top, tz)
         )
-        parts.append("<h2>Topics</h2>" + _topics_section(data.words, len(convs), tz))
+        parts.append("<h2>Topics</h2>" + _topics_section(data.words, tz))
     if facts is not None:
         by_label = {label: doc for label, doc in irs}
         few = charts.few_facts_note(len(facts))
@@ -372,15 +372,11 @@ def _archetype_table(irs: Labelled) -> str:
     return _table(["document", "style", "facts", "self ratio", "belief ratio", "distinct entities", "mode"], rows)
 
 
-def _topics_section(counted: Counted, n_conversations: int, tz: str) -> str:
+def _topics_section(counted: Counted, tz: str) -> str:
     from ._topics import topics
 
-    # As many topics as topics() finds in these conversations, up to one per five and eight at most.
-    n_topics = min(8, max(2, n_conversations // 5))
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # fewer topics than asked for is fine here
-            found = topics(counted, n_topics=n_topics)
+        found = topics(counted)  # as many as topics() finds by default
     except TopicsError as exc:
         return f'<p class="lead">No topics: {_e(exc.msg)}.</p>'
     sizes = found.assignments["topic"].value_counts()

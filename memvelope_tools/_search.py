@@ -73,7 +73,15 @@ import pyarrow.parquet as pq
 from . import _corpus as corpus
 from ._atomic import folder_lock
 from ._frames import INT, ROLE, STRING, TIMESTAMP, conform
-from ._frames.folders import INDEX_FOLDER, PARTS, is_parted, part_digest, parts_of_file
+from ._frames.folders import (
+    INDEX_FOLDER,
+    PARTS,
+    is_parted,
+    part_digest,
+    parts_of_file,
+    require_history_files,
+    unreadable,
+)
 from ._sources import resolve
 from ._spec import ROLES
 from .errors import FormatError, QueryError, SearchIndexError
@@ -1449,7 +1457,7 @@ def _history_columns(folder: Path, name: str, columns: list[str]) -> pa.Table:
     try:
         return pq.read_table(path, columns=columns)
     except (pa.ArrowException, OSError) as exc:
-        raise FormatError(f"cannot read this history file: {exc}", reason="bad-parquet", source=str(path)) from None
+        raise unreadable(path, exc) from None
 
 
 def _open_history_index(folder: Path) -> SearchIndex:
@@ -1529,6 +1537,7 @@ def _part_rows_schema() -> pa.Schema:
 def _history_folder_index(folder: Path, damaged: str | None) -> SearchIndex:
     """The index beside the history folder ``folder``, brought up to date first when it is not (with a
     warning that says why) under the folder's lock; ``damaged`` (what failed) rebuilds it whatever it holds."""
+    require_history_files(folder)
     stamp = [
         f"{name}:{(folder / name).stat().st_size}:{(folder / name).stat().st_mtime_ns}"
         for name in ("state.parquet", "conversations.parquet")

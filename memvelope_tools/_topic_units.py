@@ -4,12 +4,14 @@
 :func:`memvelope_tools._stream.history_stream`) and keeps, of each, only what topics needs: one row per
 unit (where it is, its time) and the unit's word counts, added to a sparse matrix whose vocabulary grows
 batch by batch (:class:`Words`). The texts are let go with their batch. The words are those the caller's
-``tokens`` function finds (see :mod:`memvelope_tools._topics`); the vocabulary comes out in sorted order,
-so the same history gives the same matrix however it was cut into batches.
+``tokens`` function finds (see :mod:`memvelope_tools._topics`), in the order they were first met: a
+history read as one batch gives the vocabulary in the order topics always gave it, so that the
+factorisation, whose start depends on the order of the words, finds the same topics.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -65,17 +67,19 @@ class Words:
         self.cols.append(batch.col.astype(np.int64))
         self.counts.append(batch.data)
 
-    def mark(self) -> int:
-        """Where the counts added so far end (see :meth:`forget`)."""
-        return len(self.rows)
+    def mark(self) -> tuple[int, int]:
+        """Where the counts and the words added so far end (see :meth:`forget`)."""
+        return len(self.rows), len(self.ids)
 
-    def forget(self, mark: int) -> None:
-        """Drop the counts added after :meth:`mark` gave ``mark``."""
-        del self.rows[mark:], self.cols[mark:], self.counts[mark:]
+    def forget(self, mark: tuple[int, int]) -> None:
+        """Drop the counts and the words added after :meth:`mark` gave ``mark``."""
+        counted, known = mark
+        del self.rows[counted:], self.cols[counted:], self.counts[counted:]
+        self.ids = dict(itertools.islice(self.ids.items(), known))
 
     def matrix(self, n_units: int, keep: np.ndarray | None = None) -> tuple[Any, np.ndarray]:
-        """The units × words matrix (CSR, float32) and its words, sorted, each counted at least once;
-        only the units ``keep`` marks, when given (renumbered in order)."""
+        """The units × words matrix (CSR, float32) and its words, in the order first met, each counted at
+        least once; only the units ``keep`` marks, when given (renumbered in order)."""
         from scipy import sparse
 
         rows = np.concatenate([np.zeros(0, np.int64), *self.rows])
@@ -87,8 +91,7 @@ class Words:
             cols, counts = cols[taken], counts[taken]
             n_units = int(keep.sum())
         words = np.asarray(list(self.ids), dtype=object)
-        present = np.flatnonzero(np.bincount(cols, minlength=len(words)) > 0)
-        order = present[np.argsort(words[present], kind="stable")] if len(present) else present
+        order = np.flatnonzero(np.bincount(cols, minlength=len(words)) > 0)
         renumber = np.full(len(words), -1, dtype=np.int64)
         renumber[order] = np.arange(len(order))
         matrix = sparse.csr_matrix((counts, (rows, renumber[cols])), shape=(n_units, len(order)))
@@ -112,7 +115,7 @@ class Counting:
         self.last: tuple[Any, int] | None = None  # (source, conv_index) of the last message
         self.places: list[pa.Table] = []
         self.times: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # units, earliest time, messages
-        self.marks: tuple[int, tuple[Any, int] | None, int, int, int] = (0, None, 0, 0, 0)
+        self.marks: tuple[int, tuple[Any, int] | None, int, int, tuple[int, int]] = (0, None, 0, 0, (0, 0))
 
     def begin(self) -> None:
         """An input starts (see :meth:`restart`)."""

@@ -13,28 +13,38 @@ and the text of all its messages; with ``unit="message"`` each message is one.
 
 **Words.** Text is lower-cased; fenced code blocks (```` ``` ````, also one left open), inline code
 (`` `...` ``) and URLs are removed; a word is a run of letters (digits and punctuation split words, so
-numbers never count), of at least two letters and at most :data:`MAX_WORD` (40), or a single Chinese
-character (Chinese and Japanese do not separate words with spaces: each ideograph counts as a word, a
-run of katakana as one, and hiragana, mostly grammar, is left out). Stop words are scikit-learn's
-English list, the English list of the ``stop-words`` package, a few words of chat small talk, and the
-``stop-words`` list of every other language that makes up at least 0.5 % of the history's words
-(German, French, Spanish, Russian, Chinese, ... 33 languages in all), plus ``stop_words`` given here.
-Of the rest, words in at least two units (when there are 20 units or more) and in at most 70 % of them
-are kept, the 20,000 most frequent at most.
+numbers never count) of at least two letters and at most :data:`MAX_WORD` (40). Chinese and Japanese
+do not separate words with spaces: a run of katakana is a word, hiragana (mostly grammar) is left
+out, and a run of Chinese characters is split at the one-character Chinese stop words (的, 了, 是,
+...) and stands for its overlapping character bigrams (``冒泡排序``: ``冒泡``, ``泡排``, ``排序``;
+a lone character is a word of one).
+
+**Stop words.** scikit-learn's English list, the English list of the ``stop-words`` package, a few
+words of chat small talk, ``stop_words`` given here, and the ``stop-words`` list of every language
+(33 in all) that is the main language of units holding at least 2 % of the history's words
+(:data:`MIN_LANGUAGE_SHARE`). A unit's main language is the one whose list covers most of its words,
+when at least three are covered; Chinese counts its character words. :attr:`Topics.languages` names
+the languages used besides English. Of the rest, in a history of 20 units or more, words in at least
+two units are kept, and in at most half of them and at most half of the units of each language with
+20 units or more (the words a language's list lacks, such as the ``zoals`` or ``vuoi`` of every other
+answer); the 20,000 most frequent at most.
 
 **Model.** TF-IDF with sublinear term frequency, then non-negative matrix factorisation (``init=
 "nndsvda"``, coordinate descent, ``random_state=seed``): the same input and seed give the same topics.
-Topics are numbered by size, 0 the largest. Each is labelled by its top three terms, joined with
-`` · `` (a label that would repeat another gets its number appended).
+Topics whose listed terms are the same words are merged into one. Topics are numbered by size, 0 the
+largest. Each is labelled by its top three terms, joined with `` · `` (a label that would repeat
+another gets its number appended).
 
-**Small histories.** ``n_topics`` is lowered, with a warning, to the number of units that have
-words or the number of distinct words, whichever is smaller: one conversation gives one topic. A
-history without any unit that has a word left raises :class:`~memvelope_tools.TopicsError`
-(reason ``no-text``).
+**How many.** ``n_topics=None`` (the default) looks for one topic per five units, at least 2 and at
+most 12, as ``memvelope topics`` and the report do. Fewer are found when the data allow fewer: at most
+as many as the units that have words, or as the distinct words; one conversation gives one topic. A
+number asked for and lowered, or topics merged, is said with a warning. A history without any unit
+that has a word left raises :class:`~memvelope_tools.TopicsError` (reason ``no-text``).
 """
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -49,16 +59,23 @@ from ._convert.zips import kept_open
 from ._frames import STRING
 from ._sources import resolve
 from ._stream import history_stream
+from ._topic_count import N_TOPICS, topic_count
 from ._topic_units import Counting, Words
 from .errors import TopicsError
 
-__all__ = ["Topics", "topics"]
+__all__ = ["N_TOPICS", "Topics", "topic_count", "topics"]
 
 UNITS = ("conversation", "message")
 N_TERMS = 10
-MIN_LANGUAGE_SHARE = 0.005
+#: A language's stop words are left out when it is the main language of units holding this share of the words.
+MIN_LANGUAGE_SHARE = 0.02
+#: A unit has a main language when at least this many of its words are stop words (of that language most).
+MIN_LANGUAGE_HITS = 3
 MAX_FEATURES = 20_000
-MAX_DF = 0.7
+#: Words in more than this share of the units, or of the units of one language, are left out.
+MAX_DF = 0.5
+#: The document-frequency rules apply to a history, or to a language's units, of at least this many units.
+MIN_UNITS_FOR_DF = 20
 #: The longest word counted, in letters: a longer run of letters (a key, an encoding, a run of one letter
 #: repeated) names no topic, and is dropped before it costs anything.
 MAX_WORD = 40
@@ -155,7 +172,7 @@ class Topics:
 
 def topics(
     source: Any,
-    n_topics: int = 12,
+    n_topics: int | None = None,
     *,
     unit: str = "conversation",
     seed: int = 0,
@@ -168,7 +185,7 @@ def topics(
     source
         A history, as :func:`search` takes it.
     n_topics
-        How many topics to find.
+        How many topics to find; ``None`` for :func:`topic_count` of the units (one per five, 2 to 12).
     unit
         What is assigned a topic: ``"conversation"`` or ``"message"``.
     seed
@@ -197,17 +214,19 @@ def topics(
     """
     if unit not in UNITS:
         raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
-    if isinstance(n_topics, bool) or not isinstance(n_topics, int) or n_topics < 1:
-        raise ValueError(f"n_topics must be a positive int, got {n_topics!r}")
+    if n_topics is not None and (isinstance(n_topics, bool) or not isinstance(n_topics, int) or n_topics < 1):
+        raise ValueError(f"n_topics must be a positive int or None, got {n_topics!r}")
     units, counts, vocabulary = counted(source, unit)
     what = f"{unit}s"
     if units.empty:
         raise TopicsError(f"no {what} to find topics in: the history is empty")
+    asked = n_topics is not None
+    wanted = n_topics if n_topics is not None else topic_count(len(units))
 
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfTransformer
 
-    stops, languages = _stop_words(counts, vocabulary, ENGLISH_STOP_WORDS, stop_words)
-    keep = _vocabulary_mask(counts, vocabulary, stops)
+    stops, languages, unit_language = _stop_words(counts, vocabulary, ENGLISH_STOP_WORDS, stop_words)
+    keep = _vocabulary_mask(counts, vocabulary, stops, unit_language)
     counts, vocabulary = counts[:, keep], vocabulary[keep]
     with_words = int((counts.getnnz(axis=1) > 0).sum())
     if with_words == 0 or not len(vocabulary):
@@ -215,15 +234,22 @@ def topics(
         raise TopicsError(
             f"no words to find topics in: {which} left once stop words, code, URLs and numbers are removed"
         )
-    k = min(n_topics, with_words, len(vocabulary))
-    if k < n_topics:
+    k = min(wanted, with_words, len(vocabulary))
+    if k < wanted and asked:
         warnings.warn(
             f"only {with_words:,} {what} with words and {len(vocabulary):,} distinct words: finding {k} "
-            f"topic{'s' if k != 1 else ''}, not {n_topics}",
+            f"topic{'s' if k != 1 else ''}, not {wanted}",
             stacklevel=2,
         )
     tfidf = TfidfTransformer(sublinear_tf=True).fit_transform(counts)
     weights, components = _factorise(tfidf, k, seed)
+    weights, components = _merge_alike(weights, components, vocabulary.astype(str))
+    if len(components) < k and asked:
+        warnings.warn(
+            f"{k - len(components)} of the {k} topics found had the same top terms as another: "
+            f"merged, {len(components)} left",
+            stacklevel=2,
+        )
     return _result(units, unit, weights, components, vocabulary, languages)
 
 
@@ -270,7 +296,7 @@ _HELD = ("frame", "tables", "parquet")
 
 
 def count_words(texts: pd.Series, unit_of_text: np.ndarray, n_units: int) -> tuple[Any, np.ndarray]:
-    """Word counts per unit (a sparse units × words matrix) and the words, sorted.
+    """Word counts per unit (a sparse units × words matrix) and the words, in first-seen order.
 
     Texts are worked on a batch at a time with Arrow kernels, so memory stays bounded whatever the size.
     """
@@ -287,12 +313,14 @@ def count_words(texts: pd.Series, unit_of_text: np.ndarray, n_units: int) -> tup
 def _tokens(array: pa.Array, owner: np.ndarray) -> tuple[pa.Array, np.ndarray]:
     """The words of the texts in ``array`` (see the module docstring), and the unit each belongs to."""
     array = pc.utf8_lower(pc.replace_substring_regex(array, pattern=_NOT_PROSE, replacement=" "))
-    if pc.any(pc.match_substring_regex(array, pattern=_KANA_OR_HAN)).as_py():
-        # Chinese and Japanese: each ideograph is a word, a run of katakana (mostly loanwords) too, and
-        # hiragana (mostly grammar) is left out.
+    cjk = pc.any(pc.match_substring_regex(array, pattern=_KANA_OR_HAN)).as_py()
+    if cjk:
+        # Chinese and Japanese: a run of katakana (mostly loanwords) is a word, hiragana (mostly grammar)
+        # is left out, and a run of ideographs, split at Chinese stop characters, becomes its bigrams.
         array = pc.replace_substring_regex(array, pattern=_HIRAGANA, replacement=" ")
         array = pc.replace_substring_regex(array, pattern=_KATAKANA, replacement=" \\1 ")
-        array = pc.replace_substring_regex(array, pattern=f"({_HAN})", replacement="\\1 ")
+        array = pc.replace_substring_regex(array, pattern=_chinese_stop_characters(), replacement=" ")
+        array = pc.replace_substring_regex(array, pattern=f"({_HAN}+)", replacement=" \\1 ")
     # Most words are letters between spaces; only the others need the (slower) regular expression.
     split = pc.utf8_split_whitespace(array)
     flat = pc.list_flatten(split)
@@ -309,49 +337,124 @@ def _tokens(array: pa.Array, owner: np.ndarray) -> tuple[pa.Array, np.ndarray]:
     single = np.flatnonzero(lengths == 1)  # of one letter, only an ideograph is a word
     if len(single):
         keep[single] = pc.match_substring_regex(tokens.take(single), pattern=f"^{_HAN}$").to_numpy(zero_copy_only=False)
-    return tokens.filter(pa.array(keep)), owners[keep]
+    tokens, owners = tokens.filter(pa.array(keep)), owners[keep]
+    return _han_bigrams(tokens, owners) if cjk else (tokens, owners)
+
+
+def _han_bigrams(tokens: pa.Array, owners: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+    """Each run of two ideographs or more in ``tokens`` replaced by its overlapping character bigrams
+    (``冒泡排序``: ``冒泡``, ``泡排``, ``排序``), which stand in for the words Chinese does not separate."""
+    runs = pc.match_substring_regex(tokens, pattern=f"^{_HAN}{{2,}}$").to_numpy(zero_copy_only=False)
+    if not runs.any():
+        return tokens, owners
+    where = np.flatnonzero(runs)
+    pieces: list[str] = []
+    counts = np.zeros(len(where), dtype=np.int64)
+    for i, run in enumerate(tokens.take(pa.array(where)).to_pylist()):
+        pieces.extend(run[j : j + 2] for j in range(len(run) - 1))
+        counts[i] = len(run) - 1
+    rest = ~runs
+    return (
+        pa.concat_arrays([tokens.filter(pa.array(rest)), pa.array(pieces, tokens.type)]),
+        np.concatenate([owners[rest], np.repeat(owners[where], counts)]),
+    )
+
+
+@functools.cache
+def _chinese_stop_characters() -> str:
+    """A pattern matching the one-character words of the ``stop-words`` Chinese list (的, 了, 是, ...)."""
+    from stop_words import get_stop_words
+
+    single = sorted({w for w in get_stop_words("chinese") if len(w) == 1})
+    return "[" + "".join(f"\\x{{{ord(c):x}}}" for c in single) + "]"
 
 
 # ---- vocabulary ----------------------------------------------------------------------------------
 
 
-def _stop_words(
-    counts: Any, vocabulary: np.ndarray, english: Iterable[str], extra: Iterable[str]
-) -> tuple[frozenset[str], tuple[str, ...]]:
-    """The stop words to leave out, and the languages (besides English) whose lists are among them."""
+def _words_of(items: Iterable[str]) -> set[str]:
+    """``items`` lower-cased and split as the text is split, so "don't" gives "don" and "aren't" "aren"."""
+    lowered = [item.lower() for item in items]
+    if not lowered:
+        return set()
+    parts = pc.list_flatten(pc.split_pattern_regex(pa.array(lowered, pa.string()), pattern=_NOT_LETTER))
+    return {w for w in parts.to_pylist() if w}
+
+
+@functools.cache
+def _language_lists(english: frozenset[str]) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
+    """The languages of the ``stop-words`` package, English first, and each one's stop words (English's
+    with ``english``, scikit-learn's list, and the words of chat small talk)."""
     from stop_words import AVAILABLE_LANGUAGES, get_stop_words
 
-    def words_of(items: Iterable[str]) -> set[str]:
-        # Split as the text is split, so "don't" leaves out "don" and "aren't" "aren".
-        lowered = [item.lower() for item in items]
-        if not lowered:
-            return set()
-        parts = pc.list_flatten(pc.split_pattern_regex(pa.array(lowered, pa.string()), pattern=_NOT_LETTER))
-        return {w for w in parts.to_pylist() if w}
+    others = sorted(language for language in AVAILABLE_LANGUAGES if language != "english")
+    base = _words_of(english) | _words_of(get_stop_words("english")) | set(CHAT_WORDS)
+    return ("english", *others), (frozenset(base), *(frozenset(_words_of(get_stop_words(o))) for o in others))
 
-    base = words_of(english) | words_of(get_stop_words("english")) | set(CHAT_WORDS) | words_of(extra)
-    totals = np.asarray(counts.sum(axis=0)).ravel()
-    grand = float(totals.sum()) or 1.0
+
+def _stop_words(
+    counts: Any, vocabulary: np.ndarray, english: Iterable[str], extra: Iterable[str]
+) -> tuple[frozenset[str], tuple[str, ...], np.ndarray]:
+    """The stop words to leave out, the languages (besides English) whose lists are among them, and each
+    unit's main language (an index into the languages, English 0; -1 for none).
+
+    A unit's main language is the one most of its words are stop words of (ties go to the language
+    listed first, English first), when at least :data:`MIN_LANGUAGE_HITS` are; Chinese counts its
+    ideograph words, as its stop words separate them. A language's list is used when it is the main
+    language of units holding :data:`MIN_LANGUAGE_SHARE` of the words or more.
+    """
+    from scipy import sparse
+
+    names, lists = _language_lists(frozenset(english))
     position = {w: i for i, w in enumerate(vocabulary)}
-    languages: list[str] = []
-    stops = set(base)
-    for language in sorted(AVAILABLE_LANGUAGES):
-        if language == "english":
-            continue
-        own = words_of(get_stop_words(language)) - base
-        hits = [position[w] for w in own if w in position]
-        if hits and totals[hits].sum() / grand >= MIN_LANGUAGE_SHARE:
-            languages.append(language)
-            stops |= own
-    return frozenset(stops), tuple(languages)
+    rows: list[int] = []
+    cols: list[int] = []
+    for column, words in enumerate(lists):
+        hits = [position[w] for w in words if w in position]
+        rows.extend(hits)
+        cols.extend([column] * len(hits))
+    if "chinese" in names and len(vocabulary):
+        han = pc.match_substring_regex(pa.array(vocabulary.astype(str), pa.string()), pattern=f"^{_HAN}+$")
+        hits = np.flatnonzero(han.to_numpy(zero_copy_only=False)).tolist()
+        rows.extend(hits)
+        cols.extend([names.index("chinese")] * len(hits))
+    marks = sparse.csr_matrix(
+        (np.ones(len(rows), dtype=np.float32), (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
+        shape=(len(vocabulary), len(names)),
+    )
+    scores = np.asarray((counts @ marks).todense(), dtype=np.float32)
+    unit_language = scores.argmax(axis=1) if len(names) else np.zeros(counts.shape[0], dtype=np.int64)
+    unit_language[scores.max(axis=1, initial=0) < MIN_LANGUAGE_HITS] = -1
+    words_per_unit = np.asarray(counts.sum(axis=1)).ravel()
+    total = float(words_per_unit.sum()) or 1.0
+    shares = (
+        np.bincount(unit_language[unit_language >= 0], weights=words_per_unit[unit_language >= 0], minlength=len(names))
+        / total
+    )
+    chosen = [i for i in range(1, len(names)) if shares[i] >= MIN_LANGUAGE_SHARE]
+    stops = set(lists[0]) | _words_of(extra)
+    for i in chosen:
+        stops |= lists[i]
+    return frozenset(stops), tuple(names[i] for i in chosen), unit_language.astype(np.int64)
 
 
-def _vocabulary_mask(counts: Any, vocabulary: np.ndarray, stops: frozenset[str]) -> np.ndarray:
+def _vocabulary_mask(
+    counts: Any, vocabulary: np.ndarray, stops: frozenset[str], unit_language: np.ndarray
+) -> np.ndarray:
+    """Which words to keep: not stop words and, in a history of :data:`MIN_UNITS_FOR_DF` units or more,
+    in two units at least and in at most :data:`MAX_DF` of them, and of the units of each language that
+    has that many (the most common words of a language its stop-word list lacks), the
+    :data:`MAX_FEATURES` most frequent at most."""
     n_units = counts.shape[0]
     df = np.bincount(counts.indices, minlength=len(vocabulary))
     keep = np.fromiter((w not in stops for w in vocabulary), dtype=bool, count=len(vocabulary))
-    if n_units >= 20:
+    if n_units >= MIN_UNITS_FOR_DF:
         keep &= (df >= 2) & (df <= MAX_DF * n_units)
+        for language in np.unique(unit_language[unit_language >= 0]):
+            rows = np.flatnonzero(unit_language == language)
+            if len(rows) >= MIN_UNITS_FOR_DF and len(rows) < n_units:
+                within = np.bincount(counts[rows].indices, minlength=len(vocabulary))
+                keep &= within <= MAX_DF * len(rows)
     if keep.sum() > MAX_FEATURES:
         totals = np.asarray(counts.sum(axis=0)).ravel()
         ranked = np.lexsort((vocabulary.astype(str), -totals))  # most frequent first, ties by the word
@@ -377,6 +480,38 @@ def _factorise(tfidf: Any, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(weights, dtype=np.float64), np.asarray(model.components_, dtype=np.float64)
 
 
+def _top_terms(component: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """The indices of a topic's listed terms: its :data:`N_TERMS` heaviest (ties by the word) of
+    weight above zero, or its heaviest one when none is."""
+    top = np.lexsort((words, -component))[:N_TERMS]
+    return top[component[top] > 0] if (component[top] > 0).any() else top[:1]
+
+
+def _merge_alike(weights: np.ndarray, components: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Topics whose listed terms are the same words made one: their units' weights added, their terms'
+    weights averaged by the weight each has in the units."""
+    while True:
+        seen: dict[frozenset[str], int] = {}
+        pair = None
+        for t in range(len(components)):
+            key = frozenset(words[_top_terms(components[t], words)])
+            if key in seen:
+                pair = (seen[key], t)
+                break
+            seen[key] = t
+        if pair is None:
+            return weights, components
+        a, b = pair
+        mass = weights[:, [a, b]].sum(axis=0)
+        share = mass / mass.sum() if mass.sum() > 0 else np.array([0.5, 0.5])
+        components = components.copy()
+        weights = weights.copy()
+        components[a] = share[0] * components[a] + share[1] * components[b]
+        weights[:, a] += weights[:, b]
+        components = np.delete(components, b, axis=0)
+        weights = np.delete(weights, b, axis=1)
+
+
 def _result(
     units: pd.DataFrame,
     unit: str,
@@ -400,8 +535,7 @@ def _result(
     rows: list[tuple[int, int, str, float]] = []
     labels: list[str] = []
     for t in range(k):
-        top = np.lexsort((words, -components[t]))[:N_TERMS]
-        top = top[components[t, top] > 0] if (components[t, top] > 0).any() else top[:1]
+        top = _top_terms(components[t], words)
         label = " · ".join(words[top[:3]])
         if label in labels:
             label = f"{label} ({t})"

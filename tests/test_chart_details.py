@@ -224,7 +224,8 @@ def test_folder_without_parts_names_what_its_subfolders_hold(tmp_path: Path) -> 
         mv.convert(tmp_path)
     assert info.value.reason == "no-parts"
     assert info.value.msg == (
-        "a folder with no .json file in it: expected an export's folder (it holds conversations.json); "
+        "a folder without conversations.json: it holds no file; expected an export as downloaded "
+        "(a ChatGPT or Claude export holds conversations.json); "
         "2 subfolders hold some: alice/ (1 .json file), bob/ (2 .json files): "
         "give one subfolder per export, or all to convert-many"
     )
@@ -234,6 +235,7 @@ def test_folder_without_parts_or_subfolders_says_just_that(tmp_path: Path) -> No
     (tmp_path / "notes.txt").write_text("hello", encoding="utf-8")
     with pytest.raises(mv.ConversionError) as info:
         mv.convert(tmp_path)
-    assert (
-        info.value.msg == "a folder with no .json file in it: expected an export's folder (it holds conversations.json)"
+    assert info.value.msg == (
+        "a folder without conversations.json: it holds notes.txt; expected an export as downloaded "
+        "(a ChatGPT or Claude export holds conversations.json)"
     )

@@ -56,7 +56,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0
-    assert capsys.readouterr().out == f"memvelope {mv.__version__}\n"
+    assert capsys.readouterr().out.startswith(f"memvelope {mv.__version__} (C helpers ")
     assert importlib.metadata.version("memvelope_tools") == mv.__version__
 
 

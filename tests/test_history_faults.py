@@ -164,6 +164,11 @@ def test_a_folder_that_lost_a_table_is_refused_never_taken_as_empty(history_fold
         read_history(history_folder)
     with pytest.raises(FormatError, match=re.escape(name)):
         mv.messages_frame(history_folder)
+    with pytest.raises(FormatError, match=re.escape(name)):
+        mv.search(history_folder, "haiku")
+    for command in (["search", os.fspath(history_folder), "haiku"], ["history", "show", os.fspath(history_folder)]):
+        run = fresh(*command)
+        assert run.returncode == 1 and run.stderr.count("\n") == 1 and name in run.stderr, run.stderr
 
 
 @pytest.mark.parametrize("name", ["state.parquet", "snapshots.parquet", "conversations.parquet"])
@@ -179,6 +184,8 @@ def test_a_damaged_table_is_refused_with_one_line_naming_it(history_folder: Path
     assert "put back the folder's own copy" in caught.value.msg and "\n" not in str(caught.value)
     assert files(history_folder) == before
     assert [p for p in check_history(history_folder).problems if p.startswith(name)]
+    run = fresh("search", os.fspath(history_folder), "haiku")
+    assert run.returncode == 1 and run.stderr.count("\n") == 1 and "put back the folder's own copy" in run.stderr
 
 
 def test_a_lost_state_through_the_command_line_is_one_line_and_exit_1(history_folder: Path) -> None:

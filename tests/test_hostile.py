@@ -255,7 +255,13 @@ def test_folder_without_json(capsys, tmp_path: Path) -> None:
     (folder / "chat.html").write_text("<html></html>")
     (folder / "notes.txt").write_text("x")
     (folder / ".hidden.json").write_text("[]")
-    fails_cleanly(capsys, tmp_path, [folder], "no .json file", "export")
+    fails_cleanly(
+        capsys,
+        tmp_path,
+        [folder],
+        "a folder without conversations.json: it holds .hidden.json, chat.html, notes.txt",
+        "export",
+    )
 
 
 def test_missing_path(capsys, tmp_path: Path) -> None:
@@ -311,12 +317,17 @@ def test_truncated_zip(capsys, tmp_path: Path) -> None:
 )
 def test_zip_without_conversation_parts(capsys, tmp_path: Path, members: dict[str, bytes]) -> None:
     write_zip(tmp_path / "export.zip", members)
-    fails_cleanly(capsys, tmp_path, [tmp_path / "export.zip"], "no .json file", "export.zip")
+    fails_cleanly(capsys, tmp_path, [tmp_path / "export.zip"], "a zip without conversations.json", "export.zip")
 
 
 def test_zip_with_only_other_json(capsys, tmp_path: Path) -> None:
     write_zip(tmp_path / "export.zip", {"user.json": b'{"id": "u"}', "projects.json": b"{}"})
-    fails_cleanly(capsys, tmp_path, [tmp_path / "export.zip"], "no conversations", "export.zip")
+    fails_cleanly(
+        capsys,
+        tmp_path,
+        [tmp_path / "export.zip"],
+        "a zip without conversations.json: it holds projects.json, user.json",
+    )
 
 
 def test_corrupt_zip_member(capsys, tmp_path: Path) -> None:

@@ -79,3 +79,55 @@ def test_cli_topics_gives_the_warning_as_a_note(write_parts, capsys: pytest.Capt
     main(["topics", str(folder), "-n", "1"])
     err = capsys.readouterr().err
     assert "memvelope: note: the input mixes ChatGPT and Claude conversations: kept ChatGPT" in err
+
+
+def _counted_messages(conv: dict[str, object]) -> int:
+    """Messages of a conversation as its export holds them (mapping nodes with a message, or chat_messages)."""
+    if "mapping" in conv:
+        return sum(1 for node in conv["mapping"].values() if node.get("message"))  # type: ignore[union-attr]
+    return len(conv["chat_messages"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("packed", ["folder", "zip"])
+def test_doctor_reads_each_provider_by_its_own_rules(write_parts, tmp_path, packed: str, capsys) -> None:
+    import json
+    import zipfile
+
+    chatgpt, claude = _chatgpt(3), _claude(2)
+    paths = write_parts(chatgpt, claude, names=["conversations-000.json", "conversations-001.json"])
+    source = paths[0].parent
+    if packed == "zip":
+        source = tmp_path / "export.zip"
+        with zipfile.ZipFile(source, "w") as archive:
+            for path in paths:
+                archive.write(path, path.name)
+    with pytest.warns(MixedProvidersWarning):
+        env = mv.convert(source)
+    report = mv.doctor(source)
+    assert report.provider == "claude" and report.converts
+    assert report.conversations_kept == env["meta"]["conversation_count"] == 2
+    assert report.messages_kept == env["meta"]["message_count"]
+    chatgpt_messages = sum(map(_counted_messages, chatgpt))
+    claude_messages = sum(map(_counted_messages, claude))
+    assert chatgpt_messages == 6  # two each: a user prompt and its answer
+    assert report.messages_total == chatgpt_messages + claude_messages
+    assert report.messages_total == report.messages_kept + sum(report.messages_dropped.values())
+    others = [c for c in report.conversations if c.provider == "chatgpt"]
+    assert [c.id for c in others] == ["g-0", "g-1", "g-2"]  # read by ChatGPT's rules: ids and titles known
+    assert {c.omitted for c in others} == {"another provider's conversation"}
+    assert "malformed element" not in report.conversations_dropped
+    assert report.mixed_providers() == {
+        "provider": "chatgpt",
+        "conversations": 3,
+        "messages": 6,
+        "messages_kept_on_their_own": 6,
+        "note": report.mixed,
+    }
+    assert report.mixed is not None and "3 ChatGPT conversations were left out" in report.mixed
+    assert main(["doctor", str(source)]) == 0
+    out = capsys.readouterr().out
+    assert "malformed" not in out and "(no id)" not in out
+    assert "e.g. g-0 'Hello' [ChatGPT]" in out
+    assert "The 3 ChatGPT conversation(s) are read by ChatGPT's rules: 6 message(s), 6 of them kept" in out
+    assert main(["doctor", "--json", str(source)]) == 0
+    assert json.loads(capsys.readouterr().out)["mixed_providers"]["messages"] == 6

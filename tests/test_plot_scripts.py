@@ -35,9 +35,7 @@ SCRIPTS = {
 
 
 def _noto_installed() -> bool:
-    return shutil.which("fc-match") is not None and all(
-        _charts._font_file(family) is not None for family, _ in _charts.FALLBACK_FONTS
-    )
+    return shutil.which("fc-match") is not None and _charts.fallback_fonts_installed()
 
 
 needs_noto = pytest.mark.skipif(
@@ -167,3 +165,20 @@ def test_report_command_says_a_missing_font_once_as_a_note(
     notes = [line for line in capsys.readouterr().err.splitlines() if "font" in line]
     assert len(notes) == 1 and notes[0].startswith("memvelope: note: no installed font has some letters")
     assert "fonts-noto-cjk" in notes[0]
+
+
+def test_without_a_font_for_a_script_only_the_one_warning_shows(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As on a machine without the Noto fonts: no fallback font is found.
+    monkeypatch.setattr(_charts, "FALLBACK_FONTS", ())
+    monkeypatch.setattr(_charts, "_warned_packages", set())
+    labels = ["数据 分析", "漢字", "plain words"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig = Figure(figsize=(4, 3))
+        ax = fig.add_subplot()
+        ax.barh(range(3), [1, 2, 3])
+        ax.set_yticks(range(3), labels, fontfamily=plot.text_fonts(labels))
+        fig.savefig(io.BytesIO(), format="png")  # matplotlib warns here for each letter its fonts lack
+    said = [str(w.message) for w in caught]
+    assert len(said) == 1 and said[0].startswith(_charts.NO_FONT), said
+    assert "fonts-noto-cjk" in said[0]

@@ -42,8 +42,11 @@ def envelope(*convs: dict) -> dict:
     }
 
 
-def planted(seed: int = 3, per_topic: int = 15, vocab: dict[str, str] = PLANTED) -> tuple[dict, list[str]]:
-    """Conversations of four messages each: a third of the words from their topic, the rest shared."""
+def planted(
+    seed: int = 3, per_topic: int = 15, vocab: dict[str, str] = PLANTED, shared: dict[str, str] | None = None
+) -> tuple[dict, list[str]]:
+    """Conversations of four messages each: a third of the words from their topic, the rest shared (the
+    words of ``shared[topic]`` when given, else English ones)."""
     rng = random.Random(seed)
     names = list(vocab)
     order = [name for name in names for _ in range(per_topic)]
@@ -51,9 +54,10 @@ def planted(seed: int = 3, per_topic: int = 15, vocab: dict[str, str] = PLANTED)
     convs = []
     for c, name in enumerate(order):
         words = vocab[name].split()
+        common = shared[name].split() if shared else SHARED
         messages = []
         for j in range(4):
-            text = " ".join(rng.choice(words) if rng.random() < 0.35 else rng.choice(SHARED) for _ in range(40))
+            text = " ".join(rng.choice(words) if rng.random() < 0.35 else rng.choice(common) for _ in range(40))
             ts = f"2024-{1 + c % 12:02d}-{1 + j:02d}T12:00:00.000Z"
             messages.append(msg(j, ("user", "assistant")[j % 2], ts, text))
         convs.append(conv(f"c{c}", None, *messages))
@@ -112,11 +116,13 @@ def test_non_english_planted_topics_with_diacritics():
         "fromage": "fromagerie camembert affinage lait caillé crème brebis chèvre croûte cave",
         "fútbol": "fútbol portería árbitro delantero balón estadio penalti córner gol afición",
     }
-    env, order = planted(per_topic=12, vocab=vocab)
     # German, French and Spanish stop words around the planted words.
-    for c in env["conversations"]:
-        for m in c["messages"]:
-            m["text"] += " und der die das ist nicht le la les et est pas el los las y es no muy"
+    shared = {
+        "bakery": "und der die das ist nicht ich wir auch aber",
+        "fromage": "le la les et est pas nous vous dans pour",
+        "fútbol": "el los las y es no muy pero para como",
+    }
+    env, order = planted(per_topic=12, vocab=vocab, shared=shared)
     found = mv.topics(env, n_topics=3)
     best = recovered(found, order)
     assert all(share >= 0.8 for _, share in best.values()), best
@@ -201,7 +207,10 @@ def test_a_history_with_only_code_and_numbers_is_a_clear_error():
 def test_one_conversation_gives_one_topic_with_a_warning():
     env = envelope(conv("a", "Sourdough", msg(1, "user", "2024-03-01T00:00:00.000Z", "sourdough starter hydration")))
     with pytest.warns(UserWarning, match="only 1 conversations with words .* finding 1 topic, not 12"):
-        found = mv.topics(env)
+        found = mv.topics(env, n_topics=12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mv.topics(env).n_topics == 1  # not asked for a number: nothing to warn about
     assert found.n_topics == 1
     row = found.assignments.iloc[0]
     assert row["topic"] == 0 and row["weight"] == pytest.approx(1.0) and row["conversation_id"] == "a"
@@ -402,8 +411,8 @@ def test_the_report_finds_topics_wherever_topics_does():
 def test_a_word_of_more_than_forty_letters_is_no_word():
     forty, forty_one = "ab" * 20, "ab" * 20 + "c"
     counts, vocabulary = count_words(pd.Series([f"tomato {forty} {forty_one} {forty}"]), np.arange(1), 1)
-    assert list(vocabulary) == [forty, "tomato"]  # the words come sorted
-    assert counts.toarray().tolist() == [[2, 1]]
+    assert list(vocabulary) == ["tomato", forty]
+    assert counts.toarray().tolist() == [[1, 2]]
 
 
 def _with_a_huge_word(per_topic: int) -> tuple[dict, str]:
@@ -435,3 +444,183 @@ def test_the_report_draws_no_huge_word_in_its_topics():
     section = html[html.index("<h2>Topics</h2>") :]
     assert "4 topics found" in section
     assert huge[:41] not in html
+
+
+# ---- histories in other languages ----------------------------------------------------------------
+
+
+def chatty(
+    vocab: dict[str, str],
+    listed: str,
+    unlisted: str,
+    *,
+    per_topic: int = 12,
+    seed: int = 1,
+    share: float = 0.6,
+    on_topic: int = 30,
+) -> tuple[dict, list[str]]:
+    """Conversations of one language: ``on_topic`` planted topic words, 40 of that language's stop words
+    (``listed``) and common words its stop-word list lacks (``unlisted``: each in about ``share`` of
+    the conversations, as an assistant's "for example" or "if you want" is)."""
+    rng = random.Random(seed)
+    order = [name for name in vocab for _ in range(per_topic)]
+    rng.shuffle(order)
+    convs = []
+    for c, name in enumerate(order):
+        words = [rng.choice(vocab[name].split()) for _ in range(on_topic)]
+        words += [rng.choice(listed.split()) for _ in range(40)]
+        words += [w for w in unlisted.split() for _ in range(rng.randint(1, 3)) if rng.random() < share]
+        rng.shuffle(words)
+        ts = f"2024-{1 + c % 12:02d}-01T12:00:00.000Z"
+        convs.append(conv(f"c{c}", None, msg(0, "user", ts, " ".join(words))))
+    return envelope(*convs), order
+
+
+DUTCH = {
+    "fiets": "fiets band ketting zadel remmen versnelling stuur spaken trapper velg",
+    "moestuin": "moestuin tomaten compost zaaien wieden sla courgette bonen gieter kas",
+    "belasting": "belasting aangifte toeslag aftrek hypotheekrente box inkomen teruggave fiscaal vermogen",
+    "verhuizen": "verhuizen dozen huurcontract sleutels verhuisbus makelaar inboedel adres gemeente buren",
+}
+DUTCH_LISTED = "de het een van en in is dat op te voor met zijn niet je ook als maar bij om dan naar wat"
+DUTCH_UNLISTED = "zoals helpen tijd graag voorbeeld gebruiken belangrijk manier verschillende kunt"
+
+ITALIAN = {
+    "cucina": "ricetta pasta sugo forno impasto basilico parmigiano risotto pentola soffritto",
+    "calcio": "partita squadra allenatore campionato rigore portiere attaccante stadio arbitro gol",
+    "viaggio": "viaggio treno albergo valigia biglietto spiaggia museo traghetto prenotazione aeroporto",
+    "lavoro": "colloquio curriculum stipendio contratto azienda ufficio collega responsabile ferie carriera",
+}
+ITALIAN_LISTED = "il la di che e un una per non con sono del della nel anche come più questo mi ti"
+ITALIAN_UNLISTED = "vuoi puoi esempio posso aiutarti certo ecco dimmi"
+
+
+def assert_each_topic_is_one_theme(found: Topics, vocab: dict[str, str]) -> None:
+    """Every topic's label is three words of one planted theme (a theme may span two topics)."""
+    for label in found.labels:
+        assert any(set(label.split(" · ")) <= set(words.split()) for words in vocab.values()), found.labels.tolist()
+
+
+def test_a_dutch_history_gets_topics_not_its_common_words():
+    env, _ = chatty(DUTCH, DUTCH_LISTED, DUTCH_UNLISTED)
+    found = mv.topics(env, n_topics=6)  # more topics than planted, as on a real history
+    assert found.languages == ("dutch",)
+    assert not set(DUTCH_UNLISTED.split()) & set(found.terms["term"]), found.labels.tolist()
+    assert not set(DUTCH_LISTED.split()) & set(found.terms["term"])
+    assert_each_topic_is_one_theme(found, DUTCH)
+
+
+def test_an_italian_history_gets_topics_not_its_common_words():
+    env, _ = chatty(ITALIAN, ITALIAN_LISTED, ITALIAN_UNLISTED)
+    found = mv.topics(env, n_topics=6)
+    assert found.languages == ("italian",)
+    assert not set(ITALIAN_UNLISTED.split()) & set(found.terms["term"]), found.labels.tolist()
+    assert_each_topic_is_one_theme(found, ITALIAN)
+
+
+def test_a_dutch_and_english_history_names_only_those_languages():
+    # Half the conversations Dutch, each with a few words of its topic and the words every Dutch answer
+    # has (in 9 of 10 Dutch conversations: under half of all), half English.
+    dutch, _ = chatty(DUTCH, DUTCH_LISTED, DUTCH_UNLISTED, per_topic=10, share=0.9, on_topic=4)
+    english, _ = planted(seed=4, per_topic=10)
+    env = envelope(*dutch["conversations"], *english["conversations"])
+    found = mv.topics(env)
+    assert found.n_topics == 12 and found.languages == ("dutch",)
+    assert not set(DUTCH_UNLISTED.split()) & set(found.terms["term"]), found.labels.tolist()
+    assert_each_topic_is_one_theme(found, {**DUTCH, **PLANTED})  # no topic of Dutch small words
+
+
+def test_chinese_words_are_character_bigrams_not_single_characters():
+    # Sentences as people write them: no spaces, stop characters (我, 一, 个, 的, 是, ...) between the words.
+    themes = {
+        "排序": ["我想写一个冒泡排序", "冒泡排序的时间复杂度是多少", "用冒泡排序给数组排序", "冒泡排序和快速排序"],
+        "咖啡": ["我每天早上喝咖啡", "手冲咖啡的水温是多少", "咖啡豆怎么保存", "意式咖啡和手冲咖啡"],
+        "跑步": ["我想开始跑步训练", "跑步的时候膝盖疼", "马拉松跑步计划", "跑步鞋怎么选"],
+    }
+    rng = random.Random(2)
+    order = [name for name in themes for _ in range(10)]
+    rng.shuffle(order)
+    convs = [
+        conv(f"c{i}", None, msg(0, "user", None, "，".join(rng.sample(themes[name], 3)) + "。"))
+        for i, name in enumerate(order)
+    ]
+    found = mv.topics(envelope(*convs), n_topics=3)
+    terms = set(found.terms["term"])
+    assert {"冒泡", "排序", "咖啡", "跑步"} <= terms
+    assert not {"冒", "泡", "排", "序", "写"} & terms  # no word broken into its characters
+    assert all(len(t) <= 2 for t in terms), terms
+    assert not any(ch in "我的是一个和" for t in terms for ch in t)  # stop characters separate words
+    best = recovered(found, order)
+    assert all(share >= 0.8 for _, share in best.values()), best
+
+
+# ---- distinct topics -----------------------------------------------------------------------------
+
+
+def test_topics_never_list_the_same_terms():
+    # Two conversations sharing a word: factorising them into two topics gives two with the same terms.
+    env = envelope(
+        conv("a", None, msg(0, "user", None, "cherry")),
+        conv("b", None, msg(0, "user", None, "apple cherry apple banana")),
+    )
+    with pytest.warns(UserWarning, match="1 of the 2 topics found had the same top terms as another"):
+        found = mv.topics(env, n_topics=2)
+    assert found.n_topics == 1 and found.assignments["topic"].tolist() == [0, 0]
+    assert set(found.terms["term"]) == {"apple", "banana", "cherry"}
+    rng = random.Random(0)
+    words = ["apple", "banana", "cherry", "grape", "melon"]
+    for _ in range(40):  # small histories, many topics asked for
+        convs = [
+            conv(f"c{c}", None, msg(0, "user", None, " ".join(rng.choices(words[: rng.randint(1, 5)], k=4))))
+            for c in range(rng.randint(2, 8))
+        ]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            found = mv.topics(envelope(*convs), n_topics=rng.randint(2, 5))
+        lists = [frozenset(group["term"]) for _, group in found.terms.groupby("topic")]
+        assert len(set(lists)) == len(lists), lists
+        assert np.allclose(found.assignments[[f"weight_{t}" for t in range(found.n_topics)]].sum(axis=1), 1.0)
+
+
+# ---- how many topics -----------------------------------------------------------------------------
+
+
+def test_the_report_and_topics_look_for_the_same_number_of_topics():
+    from memvelope_tools._report import build_report
+    from memvelope_tools._topic_count import topic_count
+
+    assert [topic_count(n) for n in (1, 10, 14, 15, 59, 60, 10_000)] == [2, 2, 2, 3, 11, 12, 12]
+    env, _ = planted(per_topic=18)  # 72 conversations: 12 topics
+    found = mv.topics(env)
+    assert found.n_topics == 12
+    section = build_report([env])
+    section = section[section.index("<h2>Topics</h2>") :]
+    assert "12 topics found" in section
+
+
+# ---- the command ---------------------------------------------------------------------------------
+
+
+def test_the_command_takes_more_stop_words_from_a_file(tmp_path, capsys):
+    import json
+
+    from memvelope_tools.cli import main
+
+    env, _ = planted(seed=9)
+    path = tmp_path / "h.mve.json"
+    mv.write_envelope(env, path)
+    words = tmp_path / "words.txt"
+    words.write_text("\ufefftomato\n\n  Mortgage  \n", encoding="utf-8")
+
+    def terms(*extra: str) -> set[str]:
+        assert main(["topics", str(path), "-n", "4", "--json", *extra]) == 0
+        return {t for topic in json.loads(capsys.readouterr().out)["topics"] for t in topic["terms"]}
+
+    assert {"tomato", "mortgage"} <= terms()
+    assert not {"tomato", "mortgage"} & terms("--stop-words", str(words))
+    assert main(["topics", str(path), "--stop-words", str(tmp_path / "missing.txt")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"memvelope: error: no such stop-words file (in {tmp_path / 'missing.txt'})"]
+    words.write_bytes(b"caf\xe9\n")
+    assert main(["topics", str(path), "--stop-words", str(words)]) == 1
+    assert "not UTF-8" in capsys.readouterr().err

@@ -78,13 +78,15 @@ KINDS: dict[str, tuple[str, Any, str, str]] = {
     "zip without conversations": (
         "export.zip",
         "zip",
-        "a zip with no .json file in it: expected an export as downloaded (it holds conversations.json)",
+        "a zip without conversations.json: it holds images/photo.png, readme.txt; expected an export as downloaded "
+        "(a ChatGPT or Claude export holds conversations.json)",
         "no-parts",
     ),
     "folder without an export": (
         "export",
         "folder",
-        "a folder with no .json file in it: expected an export's folder (it holds conversations.json)",
+        "a folder without conversations.json: it holds notes.txt; expected an export as downloaded "
+        "(a ChatGPT or Claude export holds conversations.json)",
         "no-parts",
     ),
     "missing path": ("nowhere.json", None, "no such file or folder", "not-found"),

@@ -194,7 +194,8 @@ def convert(
     if report is not None:
         report.ignored = expansion.ignored
         report.chose = expansion.chose
-    return convert_parts(expansion.parts, report, fast=fast, progress=progress)
+    with expansion.explained():
+        return convert_parts(expansion.parts, report, fast=fast, progress=progress)
 
 
 def _copy(src: IO[bytes], dst: IO[bytes]) -> None:
@@ -307,7 +308,8 @@ def convert_stream(
     try:
         with contextlib.ExitStack() as stack:
             body = _Spool(math.inf if in_memory else SPOOL_BYTES, lambda: stack.enter_context(_temporary(folder, out)))
-            meta = _body(parts, log, body.write, pool, progress, total)
+            with expansion.explained():
+                meta = _body(parts, log, body.write, pool, progress, total)
             if pool is not None:
                 pool.release()
             head, tail = envelope_frame(meta)
@@ -353,7 +355,8 @@ def convert_body(
     count = workers_for(total or 0, workers)
     pool = Pool(count) if count > 1 else None
     try:
-        meta = _body(expansion.parts, log, write, pool, progress, total, on_provider)
+        with expansion.explained():
+            meta = _body(expansion.parts, log, write, pool, progress, total, on_provider)
         if pool is not None:
             pool.release()
     finally:
@@ -431,7 +434,8 @@ def open_export(
         if report is not None:
             report.ignored = expansion.ignored
             report.chose = expansion.chose
-        return convert_parts(expansion.parts, report, fast=fast, progress=progress)
+        with expansion.explained():
+            return convert_parts(expansion.parts, report, fast=fast, progress=progress)
 
 
 def convert_export(

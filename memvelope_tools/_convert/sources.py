@@ -15,6 +15,7 @@ is always a part.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import lzma
 import os
@@ -23,7 +24,7 @@ import stat
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO, Final
@@ -105,6 +106,67 @@ class Expansion:
     parts: list[Part]
     ignored: list[tuple[str, str]]  # (name, why)
     chose: bool  # True when a folder or zip held files that were not taken
+    #: The zips and folders given, when none of them holds a conversation part (their other .json files
+    #: were read instead, as B1 says).
+    bare: list[str] = field(default_factory=list)
+
+    def without_conversations(self) -> InputError | None:
+        """The error for an input that gave no conversation and whose zips and folders hold no
+        conversation part: the first such zip or folder, named with the files it holds; None when
+        some zip or folder given holds one (or none was given)."""
+        if not self.bare:
+            return None
+        label = self.bare[0]
+        where = Path(label)
+        names = [e.name for e in os.scandir(where) if e.is_file()] if where.is_dir() else listed_files(where)
+        return InputError(no_conversation_part(names, where), reason="no-parts", source=label)
+
+    @contextlib.contextmanager
+    def explained(self) -> Iterator[None]:
+        """Raise :meth:`without_conversations` in place of a conversion's "no provider" error."""
+        try:
+            yield
+        except ConversionError as exc:
+            if exc.reason != "no-provider" or (better := self.without_conversations()) is None:
+                raise
+            raise better from None
+
+
+_LISTED: Final = 5  # files named by the error for a zip or folder without a conversation part
+
+
+def no_conversation_part(names: Sequence[str], where: Path) -> str:
+    """The one line for the zip or folder ``where`` that gives no conversation and holds no
+    ``conversations.json``, naming the files it holds (``names``: the first few, then how many more).
+
+    Parameters
+    ----------
+    names : sequence of str
+        The files the zip holds (member paths) or the folder holds (names).
+    where : Path
+        The zip or folder.
+
+    Returns
+    -------
+    str
+        One line, without the path (the error's ``source`` names it).
+
+    Examples
+    --------
+    >>> no_conversation_part(["user.json", "chat.html"], Path("export.zip"))[:62]
+    'a zip without conversations.json: it holds chat.html, user.js'
+    """
+    kind = "folder" if where.is_dir() else "zip"
+    shown = sorted(names, key=utf16_key)
+    held = ", ".join(printable(n) for n in shown[:_LISTED]) + (
+        f" and {len(shown) - _LISTED} more" if len(shown) > _LISTED else ""
+    )
+    what = f"it holds {held}" if shown else "it holds no file"
+    hint = _in_subfolders(where) if kind == "folder" else ""
+    return (
+        f"a {kind} without conversations.json: {what}; expected an export as downloaded "
+        f"(a ChatGPT or Claude export holds conversations.json){hint}"
+    )
 
 
 class _Budget:
@@ -255,9 +317,6 @@ def _member_part(
     return Part(label, opener, info.file_size)
 
 
-_NO_JSON_IN_ZIP: Final = (
-    "a zip with no .json file in it: expected an export as downloaded (it holds conversations.json)"
-)
 _NESTED_IN_MEMORY: Final = 32 << 20  # a nested zip larger than this waits in an unnamed temporary file
 
 
@@ -342,7 +401,7 @@ def check_listing(path: str | os.PathLike[str], files: list[str] | None = None) 
                 files = list(_members(archive)[0])
         names, _ = _choose(files, [], lambda name: f"{label}!{printable(name)}")
         if not names:
-            raise InputError(_NO_JSON_IN_ZIP, reason="no-parts", source=label)
+            raise InputError(no_conversation_part(files, where), reason="no-parts", source=label)
 
 
 def _expand_zip(
@@ -382,7 +441,7 @@ def _expand_zip(
         else:
             parts.append(_member_part(archive, info, inner, limits, budget))
     if not names:
-        raise InputError(_NO_JSON_IN_ZIP, reason="no-parts", source=label)
+        raise InputError(no_conversation_part(list(members), Path(label)), reason="no-parts", source=label)
     return parts, chose
 
 
@@ -467,12 +526,7 @@ def _expand_folder(
         raise InputError(f"cannot list folder: {exc.strerror or exc}", reason="unreadable", source=label) from exc
     names, chose = _choose([e.name for e in entries], ignored, lambda name: str(path / name))
     if not names:
-        raise InputError(
-            "a folder with no .json file in it: expected an export's folder (it holds conversations.json)"
-            + _in_subfolders(path),
-            reason="no-parts",
-            source=label,
-        )
+        raise InputError(no_conversation_part([e.name for e in entries], path), reason="no-parts", source=label)
     parts: list[Part] = []
     for name in names:
         child = path / name
@@ -506,6 +560,7 @@ def expand(inputs: Sequence[str | os.PathLike[str]], limits: ZipLimits | None = 
         return any(is_conversation_part(p.name.rsplit("!", 1)[-1]) for p in found)
 
     skip_bare = any(is_container(a, f) and has_conversations(f) for a, f in expanded)
+    bare = [] if skip_bare else [label for label, found in expanded if is_container(label, found)]
     parts: list[Part] = []
     for label, found in expanded:
         if skip_bare and is_container(label, found) and not has_conversations(found):
@@ -513,7 +568,7 @@ def expand(inputs: Sequence[str | os.PathLike[str]], limits: ZipLimits | None = 
             chose = True
             continue
         parts.extend(found)
-    return Expansion(parts, ignored, chose)
+    return Expansion(parts, ignored, chose, bare)
 
 
 # --- files beside the conversations ----------------------------------------------------------------

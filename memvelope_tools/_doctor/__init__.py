@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from typing import Final
 
-from .._convert.assemble import detect_provider
+from .._convert.assemble import detect_provider, mixed_providers, rules
 from .._convert.envelope import build_envelope
 from .._convert.sources import ZipLimits, expand
 from .._json.elements import JS, Reader, load_part
@@ -21,7 +21,7 @@ from .._providers import registry
 from .._sources import resolve
 from ..errors import ConversionError
 from . import chatgpt, claude
-from .findings import Analysis, ConversationFacts, Diagnosis, Example, PartInfo
+from .findings import OTHER_PROVIDER, Analysis, ConversationFacts, Diagnosis, Example, PartInfo
 
 __all__ = ["Diagnosis", "Example", "doctor"]
 
@@ -59,7 +59,8 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: 
     Raises
     ------
     memvelope_tools.errors.InputError
-        A path is missing, empty, not JSON, a Memvelope document or a file of another kind.
+        A path is missing, empty, not JSON, a Memvelope document or a file of another kind, or a zip or
+        folder without conversations.json gives no conversation.
     memvelope_tools.errors.ConversionError
         A zip breaks its limits.
 
@@ -94,6 +95,8 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: 
                 documents.append((shown, part.name))
         parts.append(info)
     provider, error, acc = _examine(merged, owners, non_arrays, show_text, documents)
+    if error is not None and error[0] == "no-provider" and (bare := expansion.without_conversations()) is not None:
+        raise bare  # the zip or folder holds no conversations.json: the line every command gives
     if_wrapped = None
     if not merged and singles:  # say what the single-conversation parts hold, had they been in [ ]
         w_provider, w_error, w_acc = _examine(
@@ -150,20 +153,38 @@ def _examine(
             raise
         error = (exc.reason, exc.msg)
     if provider is not None:
-        analyse = ANALYSERS[provider]
+        normalise, foreign = rules(provider)
         owner = 0
         for index, element in enumerate(merged):
             while owner + 1 < len(owners) and owners[owner + 1][0] <= index:
                 owner += 1
             facts = ConversationFacts(index, owners[owner][1] if owners else None)
-            analyse(element, facts, acc)
+            if foreign(element) and normalise(element) is None:
+                _other_provider(element, facts, acc, registry.OTHER[provider])
+            else:
+                facts.provider = provider
+                ANALYSERS[provider](element, facts, acc)
             acc.conversations.append(facts)
+        left_out = sum(1 for c in acc.conversations if c.omitted == OTHER_PROVIDER)
+        if left_out:
+            acc.mixed = mixed_providers(provider, left_out)
         if not any(c.kept for c in acc.conversations):
             try:  # the core's own verdict and wording for an export where nothing survives
                 build_envelope(provider, [])
             except ConversionError as exc:
                 error = (exc.reason, exc.msg)
     return provider, error, acc
+
+
+def _other_provider(element: object, facts: ConversationFacts, acc: Analysis, other: str) -> None:
+    """Diagnose a conversation of the other provider, which conversion leaves out, by its own
+    provider's rules: what converting it on its own would keep, and that it is left out here."""
+    facts.provider = other
+    ANALYSERS[other](element, facts, acc)
+    if facts.messages_kept:
+        facts.dropped[OTHER_PROVIDER] += facts.messages_kept  # the messages its own provider would keep
+    facts.omitted = OTHER_PROVIDER
+    acc.example(f"conversation: {OTHER_PROVIDER}", facts.example(detail=registry.name(other)))
 
 
 def _diagnosis(
@@ -188,4 +209,5 @@ def _diagnosis(
         types=acc.types,
         unknown_types=acc.unknown,
         show_text=acc.show_text,
+        mixed=acc.mixed,
     )

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 EXAMPLE_LIMIT: Final = 3
 TEXT_EXCERPT: Final = 120
 CONVERSATION_EMPTY: Final = "conversation omitted because empty"
+#: A conversation (and its messages) of the provider conversion did not keep, in an input mixing both.
+OTHER_PROVIDER: Final = "another provider's conversation"
 MALFORMED: Final = MALFORMED_DROP.reason
 
 
@@ -72,6 +74,7 @@ class ConversationFacts:
 
     index: int  # position in the merged array, from 0
     part: str | None
+    provider: str | None = None  # whose rules read it: the export's, or the other provider's
     id: str | None = None
     title: str = ""
     omitted: str | None = None  # why the envelope has no such conversation
@@ -108,6 +111,7 @@ class ConversationFacts:
 ROW_FIELDS: Final = (
     "index",
     "part",
+    "provider",
     "id",
     "title",
     "omitted",
@@ -150,6 +154,7 @@ class Analysis:
         self.timestamps: dict[str, TimestampTally] = {}
         self.types: dict[str, Counter[str]] = {}
         self.unknown: dict[str, Counter[str]] = {}
+        self.mixed: str | None = None  # what conversion keeps and leaves out of an input mixing providers
 
     def example(self, topic: str, example: Example) -> None:
         """Keep ``example`` under ``topic`` unless that topic already has enough."""
@@ -224,6 +229,8 @@ class Diagnosis:
     show_text: bool = False
     # When no part is an array but some hold one conversation each: what they would give inside [ ].
     if_wrapped: Diagnosis | None = None
+    # What conversion keeps and leaves out when the input mixes ChatGPT and Claude conversations.
+    mixed: str | None = None
     # What the provider remembered (saved memories, snapshots, custom instructions, Claude memory files):
     # items by kind, how many of them the envelope also holds as a message, and what the export cannot say.
     memory: dict[str, Any] | None = None
@@ -254,6 +261,20 @@ class Diagnosis:
     @property
     def conversations_dropped(self) -> dict[str, int]:
         return _ranked(Counter(c.omitted for c in self.conversations if c.omitted is not None))
+
+    def mixed_providers(self) -> dict[str, Any] | None:
+        """The other provider's conversations in an input mixing both, read by their own provider's
+        rules: how many, their messages, and how many of those converting them on their own keeps."""
+        others = [c for c in self.conversations if c.omitted == OTHER_PROVIDER]
+        if not others:
+            return None
+        return {
+            "provider": others[0].provider,
+            "conversations": len(others),
+            "messages": sum(c.messages for c in others),
+            "messages_kept_on_their_own": sum(c.messages_kept for c in others),
+            "note": self.mixed,
+        }
 
     def branches(self) -> dict[str, int]:
         cs = self.conversations
@@ -292,6 +313,7 @@ class Diagnosis:
             "provider": self.provider,
             "converts": self.converts,
             "error": None if self.error is None else {"reason": self.error[0], "message": self.error[1]},
+            "mixed_providers": self.mixed_providers(),
             "conversations_kept": self.conversations_kept,
             "conversations_total": self.elements,
             "conversations_dropped": self.conversations_dropped,

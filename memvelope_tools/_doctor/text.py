@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._printable import printable
+from .._providers import registry
 
 if TYPE_CHECKING:
     from .findings import Diagnosis, Example
@@ -78,6 +79,14 @@ def _body(diagnosis: Diagnosis) -> list[str]:
         f"{diagnosis.elements - diagnosis.conversations_kept} dropped"
     )
     _counts(lines, diagnosis.conversations_dropped, diagnosis, "conversation")
+    mixed = diagnosis.mixed_providers()
+    if mixed is not None:
+        name = registry.name(mixed["provider"])
+        lines.append(
+            f"  The {mixed['conversations']} {name} conversation(s) are read by {name}'s rules: {mixed['messages']} "
+            f"message(s), {mixed['messages_kept_on_their_own']} of them kept when converted on their own."
+        )
+        lines.append(f"  note: {mixed['note']}")
     nodes = sum(c.nodes for c in diagnosis.conversations)
     structural = sum(c.structural for c in diagnosis.conversations)
     node_note = f" ({nodes} mapping nodes, {structural} without a message)" if diagnosis.provider == "chatgpt" else ""

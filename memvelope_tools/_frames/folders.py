@@ -316,13 +316,18 @@ def read_table(path: Path, name: str, columns: list[str] | None = None) -> pa.Ta
         table = pq.read_table(path, columns=columns)
         return table.select(schema.names).cast(schema.with_metadata(table.schema.metadata))
     except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise FormatError(
-            f"cannot read this history file ({first}): put back the folder's own copy; `memvelope history check` "
-            "lists every problem",
-            reason="bad-history",
-            source=str(path),
-        ) from None
+        raise unreadable(path, exc) from None
+
+
+def unreadable(path: Path, exc: Exception) -> FormatError:
+    """The error for a history folder's file that cannot be read: one line naming it and how to repair it."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return FormatError(
+        f"cannot read this history file ({first}): put back the folder's own copy; `memvelope history check` "
+        "lists every problem",
+        reason="bad-history",
+        source=str(path),
+    )
 
 
 def empty_table(name: str) -> pa.Table:
@@ -341,7 +346,7 @@ def parts_of_file(state: Path) -> list[tuple[str, int]]:
     try:
         metadata = pq.read_schema(state).metadata or {}
     except (pa.ArrowException, OSError) as exc:
-        raise FormatError(f"cannot read this history file: {exc}", reason="bad-parquet", source=str(state)) from None
+        raise unreadable(state, exc) from None
     return [(str(name), int(rows)) for name, rows in json.loads(metadata.get(_PARTS_KEY, b"[]"))]
 
 

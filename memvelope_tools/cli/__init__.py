@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
-from .. import __version__
+from .. import __version__, _native
 from .._atomic import written_count, written_since
 from .._plural import count
 from .._printable import printable
@@ -55,13 +55,20 @@ def build_parser() -> argparse.ArgumentParser:
         prog="memvelope",
         description="Convert AI chat exports to Memvelope envelopes and analyse them.",
     )
-    parser.add_argument("--version", action="version", version=f"memvelope {__version__}")
+    parser.add_argument("--version", action="version", version=f"memvelope {__version__} ({_helpers()})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"{__name__}.{name}")
         module.register(sub)
     return parser
+
+
+def _helpers() -> str:
+    """Whether the C helpers are in use, as ``--version`` says it."""
+    if _native.in_use():
+        return "C helpers in use"
+    return "C helpers not built: same results, slower"
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
@@ -99,8 +106,12 @@ def missing_package(exc: ModuleNotFoundError, command: str | None) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` and return the exit status; never raises for bad input."""
-    parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    with warnings.catch_warnings():  # the commands' modules load the package: its note is one line too
+        warnings.showwarning = _note
+        if "--version" in (sys.argv[1:] if argv is None else argv):
+            warnings.simplefilter("ignore", _native.NativeHelpersWarning)  # the version line says it
+        parser = build_parser()
+        args, extra = parser.parse_known_args(argv)
     if extra:
         _unrecognised(_subparser(parser, args.command), extra)
     stdout, sys.stdout = sys.stdout, _GuardedStdout(sys.stdout)

@@ -7,7 +7,29 @@ import json
 
 from .._plural import count
 from .._printable import printable
+from .._topic_count import N_TOPICS
+from ..errors import InputError
 from .common import at_least, check_inputs, document_inputs, notes
+
+
+def read_word_list(path: str) -> list[str]:
+    """The words of a text file, one per line (blank lines skipped); InputError when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise InputError("no such stop-words file", reason="not-found", source=path) from None
+    except OSError as exc:
+        raise InputError(
+            f"cannot read stop-words file: {exc.strerror or exc}", reason="unreadable", source=path
+        ) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"the stop-words file is not UTF-8 text (byte {exc.start:,})", reason="not-utf8", source=path
+        ) from None
+    return [word for line in text.splitlines() if (word := line.strip())]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -18,27 +40,41 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "Find topics in the conversations (or messages) of the given histories and print one line "
             "per topic: its size, share and top terms. Each PATH is an envelope, an export zip or folder "
             "(converted in memory first), or a folder written by 'memvelope parquet'. Code, URLs, numbers "
-            "and stop words are left out; the same input gives the same topics.\n\n"
-            "Example:\n  memvelope topics history.mve.json -n 8"
+            "and stop words are left out (--stop-words adds your own); the same input gives the same topics.\n\n"
+            "Example:\n  memvelope topics history.mve.json -n 8 --stop-words my-words.txt"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="envelope, export zip or folder, or Parquet folder")
-    p.add_argument("-n", "--topics", type=at_least(1), default=12, metavar="N", help="how many topics (default 12)")
+    p.add_argument(
+        "-n",
+        "--topics",
+        type=at_least(1),
+        default=None,
+        metavar="N",
+        help=f"how many topics (default: one per five conversations, from 2 to {N_TOPICS})",
+    )
     p.add_argument("--unit", choices=("conversation", "message"), default="conversation", help="what one document is")
     p.add_argument("--terms", type=at_least(1), default=8, metavar="K", help="top terms shown per topic (default 8)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the model (default 0)")
+    p.add_argument(
+        "--stop-words",
+        metavar="FILE",
+        help="more words to leave out: a UTF-8 text file, one word per line (added to the built-in lists)",
+    )
     p.add_argument("--json", action="store_true", help="print the topics as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     inputs = check_inputs(args.paths, use="history")
+    extra = read_word_list(args.stop_words) if args.stop_words is not None else []
     from .._topics import topics
 
     with notes():
         sources, _ = document_inputs(inputs, use="history")
-        found = topics(sources if len(sources) > 1 else sources[0], args.topics, unit=args.unit, seed=args.seed)
+        source = sources if len(sources) > 1 else sources[0]
+        found = topics(source, args.topics, unit=args.unit, seed=args.seed, stop_words=extra)
     sizes = found.assignments["topic"].value_counts()
     total = len(found.assignments)
     rows = []
