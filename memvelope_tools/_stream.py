@@ -140,15 +140,14 @@ class HistorySink(Protocol):
 
 def history_stream(
     found: Input, sink: HistorySink, *, rows: int = ROWS, progress: bool | None = None, log: ConversionLog | None = None
-) -> None:
+) -> str | None:
     """Give ``sink`` the messages of a history (any input search and topics take), each with its
     conversation's ``title`` (the columns of :data:`~memvelope_tools._corpus.HISTORY_COLUMNS`), about
-    ``rows`` at a time: an envelope or export as :func:`stream` reads it, a Parquet folder or frames
-    sliced. A conversation's messages may be split between two batches only where the history given
-    holds them apart."""
+    ``rows`` at a time: an envelope or export as :func:`stream` reads it (its provider is returned), a
+    Parquet folder or frames sliced (None is). A conversation's messages may be split between two batches
+    only where the history given holds them apart."""
     if found.kind in ("export", "envelope"):
-        stream(found, _Titled(sink), rows=rows, progress=progress, log=log)
-        return
+        return stream(found, _Titled(sink), rows=rows, progress=progress, log=log)
     from . import _corpus as corpus
 
     if found.kind == "parquet":
@@ -168,6 +167,7 @@ def history_stream(
     del frame
     for start in range(0, max(table.num_rows, 1), rows):
         sink.add(table.slice(start, rows))
+    return None
 
 
 class _Titled:

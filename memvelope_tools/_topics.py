@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +55,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._convert.log import ConversionLog
 from ._convert.zips import kept_open
 from ._frames import STRING
 from ._sources import resolve
@@ -273,9 +274,17 @@ def counting(unit: str) -> Counting:
     return Counting(unit, _tokens)
 
 
-def counted(source: Any, unit: str) -> tuple[pd.DataFrame, Any, np.ndarray]:
+def counted(
+    source: Any,
+    unit: str,
+    *,
+    progress: bool | None = None,
+    on_conversion: Callable[[ConversionLog, str], object] | None = None,
+) -> tuple[pd.DataFrame, Any, np.ndarray]:
     """The units of the history ``source`` (one row each), their word counts and the words, read a batch at
-    a time, each input resolved once (a :class:`Counted` is taken as it is)."""
+    a time, each input resolved once (a :class:`Counted` is taken as it is). ``progress`` shows a bar while
+    an export is converted; ``on_conversion`` is called with what each export's conversion read and left
+    out, and its provider."""
     if isinstance(source, Counted):
         if source.unit != unit:
             raise ValueError(f"the words were counted per {source.unit}, not per {unit}")
@@ -288,7 +297,10 @@ def counted(source: Any, unit: str) -> tuple[pd.DataFrame, Any, np.ndarray]:
         count = counting(unit)
         for i in order:
             count.begin()
-            history_stream(inputs[i], count)
+            log = ConversionLog()
+            provider = history_stream(inputs[i], count, progress=progress, log=log)
+            if log.parts and provider is not None and on_conversion is not None:
+                on_conversion(log, provider)
     return count.finish()
 
 

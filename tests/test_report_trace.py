@@ -1,5 +1,5 @@
-"""One route: a report of an export zip resolves its input once and opens the zip once, for its
-conversations, its topics and the provider's memory alike."""
+"""One route: a report (or the topics) of an export zip resolves its input once and opens the zip once,
+for its conversations, its topics and the provider's memory alike."""
 
 from __future__ import annotations
 
@@ -85,3 +85,11 @@ def test_the_zip_is_closed_when_the_report_is_done(monkeypatch, export):
     monkeypatch.setattr(zipfile.ZipFile, "close", counted)
     build_report([export])
     assert [Path(str(f)) for f in closed] == [export]
+
+
+def test_topics_of_a_zip_resolve_it_once_and_open_it_once(traced, export, capsys):
+    resolved, opened = traced
+    assert main(["topics", str(export), "-n", "4"]) == 0
+    assert [Path(str(s)) for s in resolved] == [export]
+    assert [Path(str(f)) for f in opened] == [export]
+    assert capsys.readouterr().out.startswith("4 topics in 40 conversations")
