@@ -32,7 +32,7 @@ from ._providers import registry
 from ._report_data import Gather, gathered_of
 from ._report_data import snippet as _snippet
 from ._sources import Input, resolve
-from ._stream import stream
+from ._stream import give_back_memory, stream
 from ._topics import Counted
 from .errors import FormatError, MemvelopeError, TopicsError
 
@@ -201,6 +201,12 @@ def _build(
     if envs:
         data = gather.finish(dedupe=dedupe)
     del gather
+    give_back_memory()
+    # The provider's memory is read (the export's second pass) before topics loads its model, so the two
+    # never hold memory at once; its section still comes last.
+    remembered: list[Any] = [f for f in inputs if f.files() is not None] if memory is None else list(memory)
+    remembering = [memory_section(export, tz=tz) for export in remembered]
+    give_back_memory()
     facts = facts_frame([d for _, d in irs], sources=[label for label, _ in irs]) if irs else None
     msgs, convs = (data.msgs, data.convs) if data is not None else (None, None)
     parts = [f"<h1>{_e(title)}</h1>"]
@@ -252,8 +258,7 @@ def _build(
             + "</div>"
         )
         parts.append("<h2>Archetypes</h2>" + _archetype_table(irs))
-    remembered: list[Any] = [f for f in inputs if f.files() is not None] if memory is None else list(memory)
-    parts += [memory_section(export, tz=tz) for export in remembered]
+    parts += remembering
     parts.append(
         f"<footer>Made with memvelope_tools {_e(__version__)}. A static page: no scripts, no "
         "network requests; every chart is embedded.</footer>"
@@ -522,10 +527,12 @@ def memory_section(
     --------
     >>> html = memory_section("chatgpt-export.zip")  # doctest: +SKIP
     """
-    from ._memory import KINDS, memory_frame
+    from ._memory import KINDS, _read_memory, items_frame
 
     given: list[Any] = [export] if isinstance(export, str | os.PathLike | Input) else list(export)
-    frame = memory_frame(*given, progress=False)
+    # Read in this process: beside the threads the report runs, worker processes would each start a clean
+    # interpreter, costing more time and memory than they save.
+    frame = items_frame(_read_memory(given, None, False, workers=1))
     name = registry.name(frame.attrs.get("provider"))
     head = f"<h2>What {_e(name)} remembers about you</h2>"
     caution = (

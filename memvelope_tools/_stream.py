@@ -19,7 +19,10 @@ the frame functions give for it. A consumer (:class:`Sink`) works on each batch 
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
+import sys
 from typing import Any, Final, Protocol
 
 import pyarrow as pa
@@ -36,8 +39,9 @@ from .errors import FormatError
 
 __all__ = ["ROWS", "HistorySink", "Sink", "history_batch", "history_stream", "stream"]
 
-#: Messages in a batch, about (a batch holds whole conversations, so one long conversation may make it larger).
-ROWS: Final = 1 << 14
+#: Messages in a batch, at least (a batch is the conversations of a window of the envelope's bytes, or of
+#: several windows until they hold this many messages).
+ROWS: Final = 1024
 _WINDOW: Final = 4 << 20  # bytes of an envelope file read at a time
 
 
@@ -69,6 +73,7 @@ def stream(
     Facts IR document.
     """
     window = window or _WINDOW
+    sink = _Giving(sink)
     label, name = found.label, found.name or found.label
     if found.kind == "export":
         return _export(found, sink, rows, progress, log, window)
@@ -128,6 +133,30 @@ def _envelope_file(found: Input, sink: Sink, rows: int, progress: bool | None, w
             return None
 
 
+class _Giving:
+    """A sink that, once it has worked on a batch, gives the memory freed meanwhile back to the system (the
+    allocators keep it otherwise, and the process would grow with the number of batches it was given)."""
+
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+
+    def add(self, conversations: pa.Table, messages: pa.Table) -> None:
+        self.sink.add(conversations, messages)
+        del conversations, messages
+        give_back_memory()
+
+    def restart(self) -> None:
+        self.sink.restart()
+
+
+def give_back_memory() -> None:
+    """Return the memory freed so far to the system: Arrow's pool, and the C library's where it can."""
+    pa.default_memory_pool().release_unused()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).malloc_trim(0)
+
+
 class HistorySink(Protocol):
     """What takes the history batches of one input, in order (see :func:`history_stream`)."""
 
@@ -167,6 +196,7 @@ def history_stream(
     del frame
     for start in range(0, max(table.num_rows, 1), rows):
         sink.add(table.slice(start, rows))
+        give_back_memory()
     return None
 
 

@@ -18,6 +18,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ._frames.columns import INT, ROLE, STRING, TIMESTAMP, to_pandas
 
@@ -25,7 +26,8 @@ __all__ = ["Counting", "Words"]
 
 Tokens = Callable[[pa.Array, np.ndarray], tuple[pa.Array, np.ndarray]]
 
-_TEXTS: Final = 1 << 13  # texts split into words at a time: the words of a slice are held until counted
+_TEXTS: Final = 1 << 13  # texts split into words at a time, at most: the words of a slice are held until counted
+_TEXT_BYTES: Final = 1 << 20  # bytes of text split into words at a time, about (a longer text is split alone)
 _NO_TIME: Final = np.iinfo(np.int64).max
 _PLACE = {"source": STRING, "conv_index": INT, "conversation_id": STRING, "title": STRING}
 #: The columns of a unit, per kind of unit, as topics gives them.
@@ -157,8 +159,14 @@ class Counting:
         self.last = (source[-1], int(conv[-1]))
 
     def _count(self, texts: pa.Array, owners: np.ndarray) -> None:
-        for start in range(0, len(texts), _TEXTS):
-            self.words.add(*self.tokens(texts.slice(start, _TEXTS), owners[start : start + _TEXTS]))
+        ends = np.cumsum(pc.binary_length(texts).to_numpy(zero_copy_only=False))
+        start = 0
+        while start < len(texts):
+            base = int(ends[start - 1]) if start else 0
+            stop = int(np.searchsorted(ends, base + _TEXT_BYTES, side="right"))
+            stop = min(max(stop, start + 1), start + _TEXTS)
+            self.words.add(*self.tokens(texts.slice(start, stop - start), owners[start:stop]))
+            start = stop
 
     def finish(self, keep: np.ndarray | None = None) -> tuple[pd.DataFrame, Any, np.ndarray]:
         """The units (one row each, in order), their word counts (units × words, CSR) and the words; only

@@ -10,6 +10,7 @@ parses a window at a time) give the same tables, checked as they are built: colu
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import queue
 import threading
@@ -37,6 +38,7 @@ from .text import Conversations, strings, text_columns_later
 _BATCH = 1 << 16
 _SINK_ROWS = 4096  # messages handed on as a batch, at least, by the functions that hand batches on
 _HAND_ON_BYTES = 1 << 20  # bytes of an export's envelope handed to the reading thread at a time
+_AHEAD = 8  # pieces of an export's envelope made before the reading thread takes them, at most
 _STR_OR_NONE = frozenset((str, type(None)))
 _Read = tuple[Conversations, pa.Array]  # columns, and the messages' timestamps parsed
 _Piece = tuple[int, int, "_Read | None"]  # conversations [start, end) of a window, read or to be parsed
@@ -277,14 +279,24 @@ def _read_while_made(
     envelope's conversations array that ``convert`` gives ``write`` a piece at a time (with the array's
     brackets around it); the meta ``convert`` returns, or None when it wrote nothing or the reading
     failed first (``window``: the bytes of a window). What ``read`` raises is raised here."""
-    pieces: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    pieces: queue.Queue[bytes | None] = queue.Queue(maxsize=_AHEAD)
     failure: list[BaseException] = []
     held: list[bytes] = []
     size = 0
 
+    def put(piece: bytes | None) -> None:
+        # The conversion waits while the reader is _AHEAD pieces behind, so they are never held all at once.
+        while True:
+            try:
+                pieces.put(piece, timeout=0.1)
+                return
+            except queue.Full:
+                if not reader.is_alive():
+                    raise _ReaderFailed from None
+
     def hand_on() -> None:
         nonlocal size
-        pieces.put(b"".join(held))
+        put(b"".join(held))
         held.clear()
         size = 0
 
@@ -313,7 +325,8 @@ def _read_while_made(
     except _ReaderFailed:
         meta = None
     finally:
-        pieces.put(None)
+        with contextlib.suppress(_ReaderFailed):
+            put(None)
         reader.join()
     if failure:
         raise failure[0]
