@@ -21,8 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "Write one self-contained HTML page about the given documents: activity charts, summary "
             "tables, the longest conversations and, for Facts IR documents, fact charts and archetypes. "
             "Each FILE is an envelope, a Facts IR document or an export (zip, folder or part file), "
-            "converted in memory first. The page needs no server and no network, and runs no script; it contains "
-            "conversation titles and opening messages, so read it before you share it.\n\n"
+            "converted as it is read, a batch of conversations at a time. The page needs no server and no "
+            "network, and runs no script; it contains conversation titles and opening messages, so read it "
+            "before you share it.\n\n"
             "Examples:\n  memvelope report ~/Downloads/chatgpt-export.zip -o report.html\n"
             "  memvelope report history.mve.json facts.mv.json -o report.html --tz Europe/Berlin"
         ),

@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description=(
             "Find topics in the conversations (or messages) of the given histories and print one line "
             "per topic: its size, share and top terms. Each PATH is an envelope, an export zip or folder "
-            "(converted in memory first), or a folder written by 'memvelope parquet'. Code, URLs, numbers "
+            "(converted as it is read), or a folder written by 'memvelope parquet'. Code, URLs, numbers "
             "and stop words are left out (--stop-words adds your own); the same input gives the same topics.\n\n"
             "Example:\n  memvelope topics history.mve.json -n 8 --stop-words my-words.txt"
         ),
