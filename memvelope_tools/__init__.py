@@ -45,6 +45,8 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._topics import topics
     from ._validate import validate
     from ._whole.frames import assets_frame, projects_frame
+    from ._whole.inventory import inventory
+    from ._whole.nodes import nodes_frame
     from .samples import history_samples, sample_path
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
@@ -83,6 +85,9 @@ _LAZY: dict[str, str] = {
     # the whole export: the files uploaded and generated, the projects and custom GPTs
     "assets_frame": "memvelope_tools._whole.frames",
     "projects_frame": "memvelope_tools._whole.frames",
+    # what the export holds beyond the envelope's prose
+    "nodes_frame": "memvelope_tools._whole.nodes",
+    "inventory": "memvelope_tools._whole.inventory",
 }
 _SUBMODULES = ("plot",)
 
@@ -112,11 +117,13 @@ __all__ = [
     "facts_frame",
     "history",
     "history_samples",
+    "inventory",
     "layer_of",
     "load",
     "memory_frame",
     "memory_ir",
     "messages_frame",
+    "nodes_frame",
     "plot",
     "projects_frame",
     "read",

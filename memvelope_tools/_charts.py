@@ -15,7 +15,7 @@ import textwrap
 import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import matplotlib as mpl
 import matplotlib.dates as mdates
@@ -23,9 +23,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib import font_manager
-from matplotlib.colors import ListedColormap
-from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
+from matplotlib.ticker import MaxNLocator, PercentFormatter
 
+from ._chart_axes import date_axis as _date_axis
+from ._chart_axes import freq_unit as _freq
+from ._chart_axes import get_ax as _get_ax
+from ._chart_axes import local as _local
+from ._chart_axes import no_data as _no_data
+from ._chart_axes import palette as _palette
+from ._chart_axes import period_start as _period_start
+from ._chart_axes import tidy as _tidy
 from ._frames.columns import require_columns
 from ._frames.envelopes import conversations_frame, messages_frame
 from ._frames.facts import facts_frame
@@ -63,19 +70,6 @@ SUBJECT_COLORS: dict[str, str] = {
 _LINE_COLOR = "#2F2F2F"
 _UNCATEGORISED = "uncategorised"
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-_FREQS = {
-    "W": "week",
-    "week": "week",
-    "weekly": "week",
-    "M": "month",
-    "MS": "month",
-    "month": "month",
-    "monthly": "month",
-    "Y": "year",
-    "YS": "year",
-    "year": "year",
-    "yearly": "year",
-}
 
 
 # ---- fonts ---------------------------------------------------------------------------------------
@@ -223,47 +217,6 @@ def _facts(data: Any) -> pd.DataFrame:
     return _frame(data, ("category",), "a facts frame", facts_frame)
 
 
-def _local(ts: pd.Series, tz: str) -> pd.Series:
-    """Wall-clock times in ``tz`` (tz-naive), null timestamps dropped."""
-    ts = ts.dropna()
-    if ts.dt.tz is None:
-        ts = ts.dt.tz_localize("UTC")
-    local: pd.Series = ts.dt.tz_convert(tz).dt.tz_localize(None)
-    return local
-
-
-def _freq(freq: str, allowed: Sequence[str]) -> str:
-    unit = _FREQS.get(freq)
-    if unit is None or unit not in allowed:
-        raise ValueError(f"freq must be one of {', '.join(allowed)}, got {freq!r}")
-    return unit
-
-
-def _period_start(local: pd.Series, unit: str) -> pd.Series:
-    code = {"week": "W-SUN", "month": "M", "year": "Y"}[unit]
-    start: pd.Series = local.dt.to_period(code).dt.start_time
-    return start
-
-
-def _palette() -> list[Any]:
-    """The colours of matplotlib's ``tab10`` colormap, for one series per document."""
-    cmap = plt.get_cmap("tab10")
-    assert isinstance(cmap, ListedColormap)
-    return list(cast("Sequence[Any]", cmap.colors))  # RGB tuples
-
-
-def _get_ax(ax: Axes | None) -> Axes:
-    return plt.gca() if ax is None else ax
-
-
-def _no_data(ax: Axes, title: str, note: str = "no data") -> Axes:
-    ax.set_title(title)
-    ax.text(0.5, 0.5, note, ha="center", va="center", transform=ax.transAxes, color="0.4", wrap=True)
-    ax.set_xticks([])
-    ax.set_yticks([])
-    return ax
-
-
 def _undated(frame: pd.DataFrame) -> str:
     """What to say where no message can be placed in time."""
     if frame.empty:
@@ -271,47 +224,6 @@ def _undated(frame: pd.DataFrame) -> str:
     undated = int(frame["ts"].isna().sum())
     have = "has" if undated == 1 else "have"
     return f"no dated messages: {count(undated, 'message')} {have} no date"
-
-
-def _tidy(ax: Axes, grid_axis: Literal["both", "x", "y"] = "y") -> None:
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    ax.grid(axis=grid_axis, color="0.88", linewidth=0.8)
-    ax.set_axisbelow(True)
-
-
-_MAX_DATE_TICKS = 8
-_MONTH_STEPS = (1, 3, 6, 12, 24, 60, 120, 240, 600)  # months between ticks: 3 puts them on Jan, Apr, Jul, Oct
-_WEEK_STEPS = (1, 2, 4)
-
-
-def _date_axis(ax: Axes, x: np.ndarray, unit: str) -> None:
-    """Ticks at the starts of periods (weeks, months, quarters, years), as many as fit, labelled as
-    dates, whatever the span of ``x`` (the periods' starts, as matplotlib dates)."""
-    first, last = mdates.num2date(float(np.min(x))), mdates.num2date(float(np.max(x)))
-    months = (last.year - first.year) * 12 + last.month - first.month + 1
-    weeks = (float(np.max(x)) - float(np.min(x))) / 7 + 1
-    smallest = {"week": 0, "month": 1, "quarter": 3, "year": 12}.get(unit, 1)
-    locator: mdates.DateLocator
-    if unit == "week" and weeks <= _MAX_DATE_TICKS * _WEEK_STEPS[-1]:
-        step = next(s for s in _WEEK_STEPS if weeks / s <= _MAX_DATE_TICKS)
-        locator = mdates.WeekdayLocator(byweekday=mdates.MO, interval=step)
-        fmt, first_fmt = "%d %b", "%d %b %Y"
-    else:
-        step = next((s for s in _MONTH_STEPS if s >= smallest and months / s <= _MAX_DATE_TICKS), _MONTH_STEPS[-1])
-        if step < 12:
-            locator = mdates.MonthLocator(bymonth=range(1, 13, step))
-            fmt, first_fmt = "%b", "%b %Y"
-        else:
-            locator = mdates.YearLocator(base=step // 12)
-            fmt = first_fmt = "%Y"
-
-    def label(value: float, pos: int | None) -> str:
-        day = mdates.num2date(value)
-        return str(day.strftime(first_fmt if pos == 0 or (day.month == 1 and day.day <= 7) else fmt))
-
-    ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(FuncFormatter(label))
 
 
 # ---- messages ------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from ._frames.columns import MS, to_pandas
 from ._frames.flatten import flatten_file_batches, flatten_pieces_batches
 from ._frames.folders import (
     HISTORY_ID_KEY,
+    INDEX_FOLDER,
     OLD_MESSAGES,
     PART_COLUMNS,
     PARTS,
@@ -69,6 +70,7 @@ from ._json.elements import read_windows
 from ._json.walker import Fallback
 from ._parquet import schema_metadata
 from ._read import Source, check
+from ._search import check_index_place
 from ._sources import is_history_folder, labels_of, resolve_one
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError, OutputError, SearchIndexError
@@ -183,6 +185,7 @@ def _add_locked(
 ) -> dict[str, Any]:
     """:func:`add_export` with the folder's lock held: no other add, check or index write runs meanwhile."""
     require_real_folders(base)
+    check_index_place(base / INDEX_FOLDER)
     remove_litter(base)
     with tempfile.TemporaryDirectory(prefix="memvelope-history-") as tmp:
         found = _Folder.read(base)

@@ -259,7 +259,7 @@ def _scan(
             if not found.decided:
                 found.decide()
             if found.error is not None and found.error.reason == "no-provider":
-                found.error = expansion.without_conversations() or found.error
+                found.error = expansion.without_conversations(read=True) or found.error
     finally:
         if pool is not None:
             pool.close()

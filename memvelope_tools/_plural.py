@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = ["count"]
 
-_IRREGULAR = {"entity": "entities", "category": "categories", "this": "these"}
+_IRREGULAR = {"entity": "entities", "category": "categories", "reply": "replies", "this": "these"}
 
 
 def count(n: int, noun: str) -> str:

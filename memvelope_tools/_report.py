@@ -9,6 +9,7 @@ text that slipped through unescaped could not run). Every piece of text that cam
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 import os
@@ -22,6 +23,7 @@ from matplotlib.figure import Figure
 
 from . import __version__
 from . import _charts as charts
+from . import _usage_charts as usage
 from ._atomic import atomic_write
 from ._convert.log import ConversionLog
 from ._convert.zips import kept_open
@@ -36,7 +38,7 @@ from ._stream import give_back_memory, stream
 from ._topics import Counted
 from .errors import FormatError, MemvelopeError, TopicsError
 
-__all__ = ["build_report", "memory_section", "write_report"]
+__all__ = ["build_report", "memory_section", "usage_section", "write_report"]
 
 CSP = (
     "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'none'; "
@@ -153,12 +155,13 @@ def build_report(
     conversations are listed; ``labels`` names the documents (default: file names); ``dedupe``
     drops repeated conversations as the frames do; ``converted`` says which of ``sources`` are
     exports already converted in memory, shown as such (default: the inputs that are exports); ``memory``
-    names the exports whose provider memory gets a section (default: each item of ``sources`` that is the
-    path of an export). ``progress`` shows a bar while an export is converted; ``on_conversion`` is called
-    with what each export's conversion read and left out, and its provider.
+    names the exports read for the sections only the export itself can give, how it was used and what the
+    provider remembered (default: each item of ``sources`` that is the path of an export). ``progress``
+    shows a bar while an export is converted; ``on_conversion`` is called with what each export's
+    conversion read and left out, and its provider.
 
-    Each input is resolved once and read once, a batch of conversations at a time: what the page
-    shows is gathered from each batch (see :mod:`memvelope_tools._report_data`) and the batch let go.
+    Each input is resolved once and read a batch of conversations at a time: what the page shows is
+    gathered from each batch (see :mod:`memvelope_tools._report_data`) and the batch let go.
     """
     _check_tz(tz)
     with kept_open():  # an export's zip is opened once, for its conversations and its memory alike
@@ -202,10 +205,12 @@ def _build(
         data = gather.finish(dedupe=dedupe)
     del gather
     give_back_memory()
-    # The provider's memory is read (the export's second pass) before topics loads its model, so the two
-    # never hold memory at once; its section still comes last.
-    remembered: list[Any] = [f for f in inputs if f.files() is not None] if memory is None else list(memory)
-    remembering = [memory_section(export, tz=tz) for export in remembered]
+    # What only the export itself gives (how it was used, what the provider remembered) is read before
+    # topics loads its model, so that the two never hold memory at once; its sections still come last.
+    exports_read: list[Any] = [f for f in inputs if f.files() is not None] if memory is None else list(memory)
+    read_whole = [usage_section(export, tz=tz) for export in exports_read]
+    give_back_memory()
+    read_whole += [memory_section(export, tz=tz) for export in exports_read]
     give_back_memory()
     facts = facts_frame([d for _, d in irs], sources=[label for label, _ in irs]) if irs else None
     msgs, convs = (data.msgs, data.convs) if data is not None else (None, None)
@@ -258,7 +263,7 @@ def _build(
             + "</div>"
         )
         parts.append("<h2>Archetypes</h2>" + _archetype_table(irs))
-    parts += remembering
+    parts += read_whole
     parts.append(
         f"<footer>Made with memvelope_tools {_e(__version__)}. A static page: no scripts, no "
         "network requests; every chart is embedded.</footer>"
@@ -483,6 +488,75 @@ def _history_section(history: dict[str, pd.DataFrame], tz: str) -> str:
         + f"<p>{_e(lost)}</p>"
         + deleted
     )
+
+
+# ---- how the export was used ---------------------------------------------------------------------
+
+
+def usage_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Input, *, tz: str = "UTC") -> str:
+    """The report's section "How you used it" for one export, as HTML: what its nodes say beyond the prose.
+
+    Parameters
+    ----------
+    export
+        The export (a path, the paths of its parts, or the export as the resolver found it), read once for
+        its nodes and their inventory
+        (:func:`memvelope_tools.nodes_frame`, :func:`memvelope_tools.inventory`).
+    tz
+        The time zone months are shown in.
+
+    Returns
+    -------
+    str
+        An ``<h2>`` section: the branches in a sentence, charts of the models, the features and tools used
+        and the branches by month, and tables of the nodes by kind, the models and the tools, every name
+        escaped like every text in the report.
+
+    Raises
+    ------
+    ConversionError
+        When the export cannot be read.
+
+    Examples
+    --------
+    >>> html = usage_section("chatgpt-export.zip")  # doctest: +SKIP
+    """
+    from ._frames.columns import NODE_COLUMNS, to_pandas
+    from ._whole.inventory import nodes_and_inventory
+    from ._whole.nodes import export_input
+
+    table, found = nodes_and_inventory(export_input(export, "the report"), progress=False)
+    nodes = to_pandas(table, NODE_COLUMNS, None)
+    branches = found["branches"]
+    lead = (
+        f"Read from the export, not from the envelope: its {count(found['nodes'], 'message node')} in "
+        f"{count(found['conversations'], 'conversation')}, on every branch. You edited "
+        f"{count(branches['edited_prompts'], 'prompt')} and regenerated "
+        f"{count(branches['regenerated_replies'], 'reply')}; the envelope leaves out "
+        f"{count(branches['abandoned_nodes'], 'node')} on abandoned branches."
+    )
+    charts: list[tuple[Callable[..., Any], dict[str, Any], str]] = [
+        (usage.models_over_time, {}, "Which models answered: assistant nodes per month, by model."),
+        (usage.features_over_time, {}, "What was used besides talking: nodes per month by kind."),
+        (usage.branching, {}, "Prompts edited and replies regenerated, per month."),
+    ]
+    if found["tools"]:
+        charts.insert(2, (usage.features_over_time, {"by": "tool"}, "Tool calls per month, by tool."))
+    drawn = "".join(_chart(functools.partial(_draw, fn, nodes, tz, kw), caption) for fn, kw, caption in charts)
+    counted = [
+        (["kind of node", "nodes"], list(found["kinds"].items())),
+        (["model", "assistant nodes"], list(found["models"].items())[:12]),
+        (["tool", "calls"], list(found["tools"].items())[:12]),
+    ]
+    tables = "".join(_table(head, [[("", k), ("n", f"{n:,}")] for k, n in rows]) for head, rows in counted if rows)
+    return (
+        f"<h2>How you used it: {_e(registry.name(found['provider']))}</h2>"
+        f'<p class="lead">{_e(lead)}</p><div class="charts">{drawn}</div>{tables}'
+    )
+
+
+def _draw(draw: Callable[..., Any], nodes: pd.DataFrame, tz: str, options: dict[str, Any], ax: Any) -> Any:
+    return draw(nodes, ax=ax, tz=tz, **options)
 
 
 # ---- what the provider remembered ----------------------------------------------------------------

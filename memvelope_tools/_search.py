@@ -1160,7 +1160,7 @@ def _kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
-def _check_index_place(path: Path) -> None:
+def check_index_place(path: Path) -> None:
     """SearchIndexError when ``path``, where a history folder keeps its index, holds something other
     than a folder of its own (a symbolic link, a file): the index is neither read nor written through it."""
     try:
@@ -1388,7 +1388,7 @@ def _update_history_index(folder: Path, *, anew: bool = False) -> None:
     under the folder's lock."""
     path = folder / INDEX_DIR
     with folder_lock(folder):
-        _check_index_place(path)
+        check_index_place(path)
         parts = parts_of_file(folder / "state.parquet")
         kept = None if anew else _kept_parts(folder, parts)
         if kept is not None and len(kept) == len(parts):
@@ -1465,7 +1465,7 @@ def _open_history_index(folder: Path) -> SearchIndex:
     parts as they are now, _Damaged when a file of it is not as written, SearchIndexError when
     ``search-index`` is not a folder of its own, FormatError when the folder's files cannot be read."""
     path = folder / INDEX_DIR
-    _check_index_place(path)
+    check_index_place(path)
     held = _read_parts_file(path)
     parts = parts_of_file(folder / "state.parquet")
     if len(held) != len(parts) or not _holds(held, folder, parts):
@@ -1546,7 +1546,7 @@ def _history_folder_index(folder: Path, damaged: str | None) -> SearchIndex:
         stamp.append(f"{PARTS}:{(folder / PARTS).stat().st_mtime_ns}")
     key = f"history:{folder.resolve()}:{':'.join(stamp)}"
     path = folder / INDEX_DIR
-    _check_index_place(path)
+    check_index_place(path)
     found: _Unusable | None = None
     if damaged is None:
         if (index := _recall(key)) is not None:
@@ -1615,7 +1615,7 @@ def check_history_index(folder: str | os.PathLike[str]) -> list[str]:
     if not os.path.lexists(path):
         return []
     try:
-        _check_index_place(path)
+        check_index_place(path)
         held = _read_parts_file(path)
     except (_Unusable, SearchIndexError) as exc:
         return [f"{path}: {exc.msg if isinstance(exc, SearchIndexError) else exc}"]

@@ -18,12 +18,14 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from ._frames.columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, to_pandas
+from ._frames.columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, NODE_COLUMNS, to_pandas
 from ._frames.documents import read_documents
 from ._frames.facts import archetype_frame
 from ._parquet import read_frames, write_tables
 from ._read import Source
+from ._sources import resolve
 from ._tags import ENVELOPE_TAG, IR_TAG
+from ._whole.nodes import export_nodes
 
 
 @dataclass
@@ -35,7 +37,8 @@ class Tables:
     document: its ``source`` label, ``format`` (the tag), ``provider``, and for a Facts IR
     document its ``meta`` and ``archetype``. ``whole`` holds the tables read from the whole exports
     among the documents (``assets``, ``projects``; see :mod:`memvelope_tools._whole.sections`), written
-    beside the others.
+    beside the others. ``nodes`` holds the message nodes of the documents that were exports (see
+    :func:`memvelope_tools.nodes_frame`), None when they were not read.
     """
 
     conversations: pa.Table
@@ -43,6 +46,7 @@ class Tables:
     facts: pa.Table
     documents: list[dict[str, Any]] = field(default_factory=list)
     whole: dict[str, pa.Table] = field(default_factory=dict)
+    nodes: pa.Table | None = None
 
     @property
     def envelopes(self) -> list[dict[str, Any]]:
@@ -55,7 +59,8 @@ class Tables:
         return [d for d in self.documents if d["format"] == IR_TAG]
 
     def to_pandas(self, *, tz: str | None = None) -> dict[str, pd.DataFrame]:
-        """The frames: ``conversations``, ``messages`` (when read), ``facts`` and ``archetype``.
+        """The frames: ``conversations``, ``messages`` (when read), ``facts``, ``archetype`` and ``nodes``
+        (when read).
 
         Parameters
         ----------
@@ -90,6 +95,8 @@ class Tables:
             sources=[d["source"] for d in irs],
             tz=tz,
         )
+        if self.nodes is not None:
+            frames["nodes"] = to_pandas(self.nodes, NODE_COLUMNS, tz)
         return frames
 
     def to_parquet(self, folder: str | os.PathLike[str], *, progress: bool | None = None) -> dict[str, Path]:
@@ -132,6 +139,7 @@ def read_tables(
     sources: Sequence[str] | None = None,
     progress: bool | None = None,
     with_messages: bool = True,
+    with_nodes: bool = False,
 ) -> Tables:
     """Read documents into one :class:`Tables`, each document loaded and checked once.
 
@@ -149,6 +157,9 @@ def read_tables(
         Show bars on stderr for large inputs (default: on a terminal).
     with_messages : bool, default True
         Read the messages' texts (else ``messages`` is None and reading is faster).
+    with_nodes : bool, default False
+        Also read the message nodes of the documents that are exports (``nodes``; see
+        :func:`memvelope_tools.nodes_frame`): the export is read once more for them.
 
     Returns
     -------
@@ -168,10 +179,16 @@ def read_tables(
     >>> tables.conversations.num_rows > 0 and tables.facts.num_rows == 0
     True
     """
-    read = read_documents(
-        doc_or_docs, layer, dedupe=dedupe, sources=sources, progress=progress, with_messages=with_messages
-    )
-    return Tables(read.conversations, read.messages, read.facts, read.records)
+    if not with_nodes:
+        read = read_documents(
+            doc_or_docs, layer, dedupe=dedupe, sources=sources, progress=progress, with_messages=with_messages
+        )
+        return Tables(read.conversations, read.messages, read.facts, read.records)
+    inputs = resolve(doc_or_docs, "frames", list_means="documents", labels=sources, caller="a frame function")
+    resolved: list[Any] = list(inputs)  # taken as they are, so nothing is resolved twice
+    read = read_documents(resolved, layer, dedupe=dedupe, progress=progress, with_messages=with_messages)
+    nodes = export_nodes(inputs, progress=progress)
+    return Tables(read.conversations, read.messages, read.facts, read.records, nodes=nodes)
 
 
 def to_parquet(
@@ -193,6 +210,8 @@ def to_parquet(
         The folder to write ``conversations.parquet``, ``messages.parquet`` and ``facts.parquet`` into,
         and, when an export is given by path, ``assets.parquet`` and ``projects.parquet`` (the columns of
         :func:`memvelope_tools.assets_frame` and :func:`memvelope_tools.projects_frame`, after ``source``).
+        and ``nodes.parquet`` when an input is an export: its every message node, on every branch (the
+        columns of :func:`memvelope_tools.nodes_frame`; ``dedupe`` does not apply to it).
     sources : list of str, optional
         One label per document (default: see :func:`memvelope_tools._sources.labels_of`).
     dedupe : bool, default False
@@ -220,11 +239,11 @@ def to_parquet(
     >>> import memvelope_tools as mv
     >>> with tempfile.TemporaryDirectory() as out:
     ...     sorted(mv.to_parquet(mv.sample_path("chatgpt"), out))
-    ['assets', 'conversations', 'messages', 'projects']
+    ['assets', 'conversations', 'messages', 'nodes', 'projects']
     """
     from ._whole.sections import whole_tables
 
-    tables = read_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress)
+    tables = read_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress, with_nodes=True)
     tables.whole = whole_tables(doc_or_docs, [d["source"] for d in tables.documents])
     return tables.to_parquet(folder, progress=progress)
 
@@ -232,8 +251,8 @@ def to_parquet(
 def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     """Read a folder written by :func:`to_parquet` back into frames, dtypes included.
 
-    Keys are ``conversations``, ``messages``, ``facts`` for the files present, plus ``archetype``
-    when ``facts.parquet`` carries the documents' ``meta`` and ``archetype``.
+    Keys are ``conversations``, ``messages``, ``facts`` and ``nodes`` for the files present, plus
+    ``archetype`` when ``facts.parquet`` carries the documents' ``meta`` and ``archetype``.
 
     Parameters
     ----------
@@ -258,6 +277,6 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     >>> folder = tempfile.mkdtemp()
     >>> _ = mv.to_parquet(mv.sample_path("claude"), folder)
     >>> sorted(mv.read_parquet(folder))
-    ['conversations', 'messages']
+    ['conversations', 'messages', 'nodes']
     """
     return read_frames(folder, archetype_frame)

@@ -357,9 +357,48 @@ take them."""),
     ("code", """out = Path(tempfile.mkdtemp()) / "memories.mv.json"
 mv.write_ir(mv.memory_ir(chatgpt), out)
 mv.facts_frame(out)[["category", "content", "effective_date", "convo_id"]]"""),
-    ("md", """An export in the sharded ChatGPT format of 2026 keeps no system or tool messages, so it cannot say
-what ChatGPT remembers; the frame says so in `attrs["notes"]` instead of listing nothing."""),
-    ("code", """memory.attrs["notes"], claude.attrs["notes"]"""),
+    ("md", """An export in the sharded ChatGPT format of 2026 keeps no system or tool messages, so no memory write
+or snapshot: what it keeps is the memories ChatGPT cited in its answers, the `cited` items (the sample has
+two). The frame's `attrs["notes"]` says what could not be read."""),
+    ("code", """memory[memory["kind"] == "cited"][["text", "memory_id", "count", "conversation_ids"]], memory.attrs["notes"]"""),
+]
+
+NOTEBOOKS["08-everything-in-the-export.ipynb"] = [
+    ("md", """# Everything in the export
+
+The envelope keeps the prose of each conversation's active path. The export holds much more: every branch
+(each edited prompt and regenerated reply), the tool calls and their output, the model's reasoning, which
+model answered each reply, the custom GPT, the files you uploaded and the pictures generated for you.
+This notebook reads them from the bundled ChatGPT sample; swap `mv.sample_path(...)` for your own export."""),
+    ("code", """import matplotlib.pyplot as plt
+import memvelope_tools as mv
+
+export = mv.sample_path("chatgpt")
+nodes = mv.nodes_frame(export)
+nodes[["conversation_id", "role", "author", "kind", "model", "on_active_path", "sibling", "siblings"]].head()"""),
+    ("md", """`kind` is one small vocabulary for both providers; `message_id` is the envelope's id where the
+envelope keeps the node, so the two join exactly:"""),
+    ("code", """messages = mv.messages_frame(export)
+joined = nodes.merge(messages, on=["source", "conv_index", "message_id"])
+len(joined) == len(messages), nodes["kind"].value_counts()"""),
+    ("md", """## Models, features and branches over time"""),
+    ("code", """fig, axes = plt.subplots(3, 1, figsize=(10, 9), layout="constrained")
+mv.plot.models_over_time(nodes, ax=axes[0])
+mv.plot.features_over_time(nodes, ax=axes[1])
+mv.plot.branching(nodes, ax=axes[2]);"""),
+    ("md", """## The inventory
+
+`mv.inventory` (on the command line, `memvelope inventory EXPORT`) counts it all in one object, with the
+files uploaded or generated (and whether the download still holds them), the projects and custom GPTs,
+and the files the spec does not convert:"""),
+    ("code", """found = mv.inventory(export)
+found["models"], found["tools"], found["branches"], found["assets"]"""),
+    ("md", """## Files and projects
+
+`mv.assets_frame` lists every file a conversation names or the download holds; `present` says whether the
+download holds it. `mv.projects_frame` lists Claude projects and the custom GPTs the conversations use."""),
+    ("code", """mv.assets_frame(export)[["kind", "name", "mime", "size_bytes", "present"]]"""),
+    ("code", """mv.projects_frame(mv.sample_path("claude"))[["kind", "name", "docs", "created_at"]]"""),
 ]
 
 

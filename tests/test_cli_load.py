@@ -102,7 +102,8 @@ def test_parquet_on_an_export_zip(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert code == 0
     assert out == (
         f"wrote {out_dir / 'conversations.parquet'} (40 rows)\nwrote {out_dir / 'messages.parquet'} (114 rows)\n"
-        f"wrote {out_dir / 'assets.parquet'} (3 rows)\nwrote {out_dir / 'projects.parquet'} (0 rows)\n"
+        f"wrote {out_dir / 'nodes.parquet'} (206 rows)\n"
+        f"wrote {out_dir / 'assets.parquet'} (3 rows)\nwrote {out_dir / 'projects.parquet'} (1 row)\n"
     )
     table = pq.read_table(out_dir / "messages.parquet")
     assert set(table.column("source").to_pylist()) == {"chatgpt-export.zip"}
@@ -268,8 +269,8 @@ def test_other_providers_conversations_get_one_note(
     code, _, err = run(capsys, "convert", SAMPLE, "-o", tmp_path / "z.mve.json")
     # no note of other providers' conversations: only the files the spec does not convert are named
     assert [line for line in err.splitlines() if "note:" in line] == [
-        "memvelope: note: 4 files the spec does not convert: chat.html, message_feedback.json, "
-        "shared_conversations.json, user.json"
+        "memvelope: note: 6 files the spec does not convert: chat.html, message_feedback.json, "
+        "shared_conversations.json, user.json and 2 uploaded or generated files"
     ]
 
 

@@ -297,8 +297,9 @@ def test_frames_list_is_several_documents(tmp_path: Path) -> None:
 def test_to_parquet_on_a_zip(tmp_path: Path) -> None:
     written = mv.to_parquet(SAMPLE, tmp_path / "out")
     frames = mv.read_parquet(tmp_path / "out")
-    assert set(written) == {"conversations", "messages", "assets", "projects"}  # an export: its files too
+    assert set(written) == {"conversations", "messages", "nodes", "assets", "projects"}  # an export: its files too
     assert len(frames["messages"]) == 114
+    assert frames["nodes"]["message_id"].notna().sum() == 114  # every message is one node
     assert set(frames["messages"]["provider"]) == {"chatgpt"}
 
 

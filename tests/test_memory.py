@@ -524,8 +524,12 @@ def test_cli_report_has_the_memory_section(tmp_path: Path) -> None:
 def test_samples_hold_every_chatgpt_kind() -> None:
     frame = memory_frame(mv.sample_path("chatgpt"))
     counts = frame["kind"].astype(str).value_counts().to_dict()
-    # 5 writes (one on an edited-away branch), their 5 entries in the snapshots, 2 profiles, 1 instructions
-    assert counts == {"saved": 5, "snapshot": 5, "about_user": 2, "about_model": 1}
+    # 5 writes (one on an edited-away branch), their 5 entries in the snapshots, 2 profiles, 1 instructions,
+    # 2 of the saved memories cited in later answers
+    assert counts == {"saved": 5, "snapshot": 5, "about_user": 2, "about_model": 1, "cited": 2}
+    cited = frame[frame["kind"] == "cited"]
+    assert set(cited["text"]) < set(frame.loc[frame["kind"] == "saved", "text"])  # it quotes what it saved
+    assert list(cited["count"]) == [1, 1] and cited["on_active_path"].all()
     saved = frame[frame["kind"] == "saved"]
     assert saved["message_id"].notna().sum() == 4 and (~saved["on_active_path"]).sum() == 1
     profile = frame[frame["kind"] == "about_user"]

@@ -33,6 +33,7 @@ EXPECTED = [
     "05-topics-and-search.ipynb",
     "06-history-across-exports.ipynb",
     "07-what-the-ai-remembers.ipynb",
+    "08-everything-in-the-export.ipynb",
 ]
 
 

@@ -9,8 +9,11 @@ a tool call, ...), counted by hand from those files.
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
+import io
 import json
 import re
+import struct
 import subprocess
 import sys
 import zipfile
@@ -29,6 +32,8 @@ CHATGPT_MEMBERS = [
     "chat.html",
     "conversations-000.json",
     "conversations-001.json",
+    "dalle-generations/file-*.webp",  # the generated image, named by its file id and a uuid
+    "file-*-IMG_2291.png",  # the upload still held, named by its file id and its name
     "message_feedback.json",
     "shared_conversations.json",
     "user.json",
@@ -124,7 +129,9 @@ def test_zip_members_metadata_and_size(name: str, expected: list[str]) -> None:
     assert path.stat().st_size < 400_000
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
-        assert [i.filename for i in infos] == expected  # sorted, no folders
+        names = [i.filename for i in infos]
+        assert len(names) == len(expected) and names == sorted(names)  # sorted, no folders
+        assert all(fnmatch.fnmatchcase(n, e) for n, e in zip(names, expected, strict=True)), names
         for info in infos:
             assert info.date_time == ZIP_DATE_TIME
             assert info.compress_type == zipfile.ZIP_DEFLATED
@@ -234,18 +241,23 @@ def test_chatgpt_tool_and_reasoning_nodes(chatgpt: list[dict]) -> None:
             if msg is None:
                 continue
             kinds[(msg["author"]["role"], msg["content"]["content_type"], msg["recipient"])] += 1
-            if msg["content"]["content_type"] == "code":
+            if msg["content"]["content_type"] == "code" and msg["recipient"] == "python":
                 (child,) = node["children"]
                 result = mapping[child]["message"]
-                assert msg["recipient"] == "python" and msg["end_turn"] is False
+                assert msg["end_turn"] is False
                 assert result["author"] == {"role": "tool", "name": "python", "metadata": {}}
                 assert result["content"]["content_type"] == "execution_output" and result["content"]["text"]
             if msg["content"]["content_type"] == "thoughts":
                 (child,) = node["children"]
                 assert mapping[child]["message"]["content"]["content_type"] == "reasoning_recap"
                 assert msg["content"]["thoughts"][0]["content"]
+    assert sum(kinds.values()) == 206  # and 40 roots without a message: 246 nodes
     assert kinds[("assistant", "code", "python")] == 4
     assert kinds[("tool", "execution_output", "all")] == 4
+    assert kinds[("assistant", "code", "web.run")] == 1 and kinds[("assistant", "code", "canmore.create_textdoc")] == 1
+    assert (
+        kinds[("tool", "text", "all")] == 4
+    )  # the DALL-E notice, the web search's queries and results, the canvas notice
     assert kinds[("assistant", "thoughts", "all")] == 4
     assert kinds[("assistant", "reasoning_recap", "all")] == 4
     assert kinds[("assistant", "text", "dalle.text2im")] == 1
@@ -273,6 +285,156 @@ def test_chatgpt_image_uploads_have_a_pointer_and_text(chatgpt: list[dict]) -> N
         assert pointer["content_type"] == "image_asset_pointer"
         assert pointer["asset_pointer"].startswith("file-service://")
         assert isinstance(text, str) and text.strip()
+
+
+def _nodes(chatgpt: list[dict]) -> list[tuple[dict, dict]]:
+    """Every (conversation, node holding a message) of the sample."""
+    return [(c, n) for c in chatgpt for n in c["mapping"].values() if n["message"]]
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_chatgpt_upload_files_one_missing(chatgpt: list[dict]) -> None:
+    members = _members(sample_path("chatgpt"))
+    held = []
+    for _, node in _nodes(chatgpt):
+        msg = node["message"]
+        if msg["author"]["role"] != "user" or msg["content"]["content_type"] != "multimodal_text":
+            continue
+        pointer = msg["content"]["parts"][0]
+        file_id = pointer["asset_pointer"].removeprefix("file-service://")
+        (attached,) = msg["metadata"]["attachments"]
+        assert attached["id"] == file_id and attached["mime_type"] == "image/png"
+        assert attached["size"] == pointer["size_bytes"] and attached["name"].endswith(".png")
+        named = [n for n in members if file_id in n]
+        if named:
+            assert named == [f"{file_id}-{attached['name']}"]  # as ChatGPT names an upload
+            data = members[named[0]]
+            assert len(data) == attached["size"]
+            assert _png_size(data) == (pointer["width"], pointer["height"]) == (attached["width"], attached["height"])
+            held.append(attached["name"])
+    assert held == ["IMG_2291.png"]  # the lab results' scan is missing from the download
+
+
+def test_chatgpt_generated_image_file(chatgpt: list[dict]) -> None:
+    members = _members(sample_path("chatgpt"))
+    (image,) = [
+        n["message"]
+        for _, n in _nodes(chatgpt)
+        if n["message"]["author"]["role"] == "tool" and n["message"]["content"]["content_type"] == "multimodal_text"
+    ]
+    (pointer,) = image["content"]["parts"]
+    file_id = pointer["asset_pointer"].removeprefix("file-service://")
+    (name,) = [n for n in members if n.startswith("dalle-generations/")]
+    assert re.fullmatch(rf"dalle-generations/{file_id}-[0-9a-f-]{{36}}\.webp", name)
+    data = members[name]
+    assert len(data) == pointer["size_bytes"]
+    assert data[:4] == b"RIFF" and data[8:16] == b"WEBPVP8L" and struct.unpack("<I", data[4:8])[0] == len(data) - 8
+    size = int.from_bytes(data[21:25], "little")
+    assert data[20] == 0x2F and ((size & 0x3FFF) + 1, (size >> 14 & 0x3FFF) + 1) == (1024, 1024)
+
+
+def test_chatgpt_pictures_decode_at_their_declared_size() -> None:
+    image = pytest.importorskip("PIL.Image")
+    members = _members(sample_path("chatgpt"))
+    pictures = {n: d for n, d in members.items() if n.endswith((".png", ".webp"))}
+    assert len(pictures) == 2
+    for name, data in pictures.items():
+        with image.open(io.BytesIO(data)) as picture:
+            picture.load()
+            expected = (1024, 1024) if name.endswith(".webp") else (1536, 2048)
+            assert picture.size == expected, name
+            assert len(picture.convert("RGB").getcolors()) == 1, name  # one colour: a stand-in
+
+
+def test_chatgpt_web_search_and_canvas(chatgpt: list[dict]) -> None:
+    calls = {
+        n["message"]["recipient"]: (c, n)
+        for c, n in _nodes(chatgpt)
+        if n["message"]["recipient"] in ("web.run", "canmore.create_textdoc")
+    }
+    assert len(calls) == 2 and len([1 for _, n in _nodes(chatgpt) if n["message"]["recipient"] == "web.run"]) == 1
+    conv, call = calls["web.run"]
+    mapping = conv["mapping"]
+    assert conv["title"] == "Weekend in Porto for Ana's wedding"
+    assert call["message"]["author"]["role"] == "assistant" and call["message"]["content"]["content_type"] == "code"
+    queries = [q["q"] for q in json.loads(call["message"]["content"]["text"])["search_query"]]
+    assert [q["q"] for q in call["message"]["metadata"]["search_queries"]] == queries and len(queries) == 2
+    (asked,) = call["children"]
+    (found,) = mapping[asked]["children"]
+    for key in (asked, found):
+        reply = mapping[key]["message"]
+        assert reply["author"]["role"] == "tool" and reply["author"]["name"] == "web.run"
+        assert reply["content"] == {"content_type": "text", "parts": [""]}  # the results are in the metadata
+    assert mapping[asked]["message"]["metadata"]["search_model_queries"]["queries"] == queries
+    groups = mapping[found]["message"]["metadata"]["search_result_groups"]
+    assert [g["domain"] for g in groups] == ["www.cp.pt", "www.seat61.com"]
+    assert sum(len(g["entries"]) for g in groups) == 3
+    (answer,) = mapping[found]["children"]
+    assert answer == conv["current_node"] and mapping[answer]["message"]["end_turn"] is True
+
+    conv, call = calls["canmore.create_textdoc"]
+    mapping = conv["mapping"]
+    assert conv["title"] == "Resignation letter"
+    doc = json.loads(call["message"]["content"]["text"])
+    assert call["message"]["content"]["content_type"] == "code" and doc["type"] == "document"
+    (notice,) = call["children"]
+    told = mapping[notice]["message"]
+    assert told["author"] == {"role": "tool", "name": "canmore.create_textdoc", "metadata": {}}
+    assert told["metadata"]["canvas"]["title"] == doc["name"] == "Resignation letter to Rui"
+    assert f"textdoc_id: '{told['metadata']['canvas']['textdoc_id']}'" in told["content"]["parts"][0]
+    (answer,) = mapping[notice]["children"]
+    assert answer == conv["current_node"] and _text(mapping[answer]["message"]) == doc["content"]
+
+
+def test_chatgpt_custom_gpt(chatgpt: list[dict]) -> None:
+    held = [c for c in chatgpt if c["gizmo_id"] is not None]
+    assert [c["title"] for c in held] == ["Ordering food in Japanese", "Phrases for a Tokyo work trip"]
+    assert len({c["gizmo_id"] for c in held}) == 1 and held[0]["gizmo_id"].startswith("g-")
+    for conv in chatgpt:
+        gizmo = conv["gizmo_id"]
+        assert conv["conversation_template_id"] == gizmo
+        assert conv["gizmo_type"] == ("gpt" if gizmo else None)
+        replies = [
+            n["message"]
+            for n in conv["mapping"].values()
+            if n["message"] and n["message"]["author"]["role"] == "assistant"
+        ]
+        assert [m["metadata"].get("gizmo_id") for m in replies] == [gizmo] * len(replies)
+    assert (
+        sum(
+            len([1 for n in c["mapping"].values() if n["message"] and n["message"]["author"]["role"] == "assistant"])
+            for c in held
+        )
+        == 4
+    )
+
+
+def test_chatgpt_memory_citations(chatgpt: list[dict]) -> None:
+    saved = {
+        n["message"]["content"]["parts"][0]: n["message"]["create_time"]
+        for _, n in _nodes(chatgpt)
+        if n["message"]["recipient"] == "bio"
+    }
+    citing = [
+        (c, n) for c, n in _nodes(chatgpt) if "conversation_context_citation_metadata" in n["message"]["metadata"]
+    ]
+    assert [c["title"] for c, _ in citing] == ["Bacalhau à Brás without dairy", "30-60-90 day plan at Kestrel"]
+    memories = set()
+    for conv, node in citing:
+        msg = node["message"]
+        assert msg["author"]["role"] == "assistant" and node["id"] in _path(conv)
+        for entry in msg["metadata"]["conversation_context_citation_metadata"]:
+            cited = entry["citation"]
+            assert (
+                cited["conversation_context_type"] == "user_memory" and entry["citation_uuid"] == cited["citation_uuid"]
+            )
+            assert saved[cited["snippet"]] < msg["create_time"]  # it cites what was saved before
+            memories.add((cited["memory_id"], cited["snippet"]))
+    assert len(memories) == 2 and len({m for m, _ in memories}) == 2
 
 
 def test_chatgpt_custom_instructions(chatgpt: list[dict]) -> None:

@@ -230,8 +230,50 @@ def test_parquet_writes_assets_and_projects_for_an_export(tmp_path: Path, capsys
     runs = {pq.read_schema(out / f"{name}.parquet").metadata[b"memvelope.run"] for name in ("messages", "assets")}
     assert len(runs) == 1  # written together with the other tables
     api = tmp_path / "api"
-    assert sorted(mv.to_parquet(path, api)) == ["assets", "conversations", "messages", "projects"]
+    assert sorted(mv.to_parquet(path, api)) == ["assets", "conversations", "messages", "nodes", "projects"]
     assert pq.read_table(api / "assets.parquet").num_rows == len(frame)
     envelope = tmp_path / "x.mve.json"
     mv.write_envelope(mv.convert(path), envelope)
     assert sorted(mv.to_parquet(envelope, tmp_path / "env")) == ["conversations", "messages"]  # no export: none
+
+
+# ---- the inventory's sections --------------------------------------------------------------------------
+
+
+def test_the_inventory_holds_the_files_projects_and_unconverted_of_the_sample() -> None:
+    found = mv.inventory(mv.sample_path("chatgpt"))
+    # the sample's two uploads (one left out of the zip on purpose) and its DALL-E image
+    assert found["assets"] == {"total": 3, "present": 2, "missing": 1}
+    assert [(p["kind"], p["project_id"], p["conversations"]) for p in found["projects"]] == [
+        ("custom-gpt", "g-rk9Wq3TzP", 2)
+    ]
+    assert {f["name"] for f in found["unconverted"] if not f["asset"]} == {
+        "chat.html",
+        "message_feedback.json",
+        "shared_conversations.json",
+        "user.json",
+    }
+    assert found["verify"] is None
+
+
+def test_inventory_verify_says_each_problem_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    members = {**PARTS, **SIDE}
+    manifest = _manifest(members, file_00z_dat=3)
+    manifest["export_files"].append({"path": "file_00gone.dat", "size_bytes": 10})  # type: ignore[attr-defined]
+    folder = write_folder(tmp_path / "export", {**members, "export_manifest.json": manifest})
+    assert main(["inventory", str(folder), "--verify", "--json", "-q"]) == 1
+    out, err = capsys.readouterr()
+    verify = json.loads(out)["verify"]
+    assert verify["missing"] == [{"path": "file_00gone.dat", "size_bytes": 10}]
+    assert verify["size_mismatch"] == [{"path": "file_00z.dat", "expected": 3, "actual": 2}]
+    assert err.splitlines() == [
+        "memvelope: verify: missing from the download: file_00gone.dat",
+        "memvelope: verify: size differs: file_00z.dat (the manifest says 3 bytes, the download holds 2)",
+    ]
+    clean = write_folder(tmp_path / "clean", {**members, "export_manifest.json": _manifest(members)})
+    assert main(["inventory", str(clean), "--verify", "-q"]) == 0
+    out, err = capsys.readouterr()
+    assert "Files uploaded or generated" in out
+    assert err == "memvelope: verify: the download holds the 9 files its manifest lists\n"
+    assert main(["inventory", str(clean), "-q"]) == 0  # without --verify nothing is checked
+    assert "verify" not in capsys.readouterr().err

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .._jsontypes import json_type
-from .prose import EMPTY, MALFORMED, Drop, Message, join_blocks, map_role, role_drop, trimmed_string
+from .prose import EMPTY, MALFORMED, Drop, Message, join_blocks, map_role, message_id, role_drop, trimmed_string
 from .timestamps import is_number, render_timestamp, to_double
 
 _ARRAY_INDEX: Final = re.compile(r"0|[1-9][0-9]{0,9}", re.ASCII)
@@ -39,12 +39,27 @@ class Selection:
 
 def own_property_values(mapping: dict[str, Any]) -> list[Any]:
     """``Object.values(mapping)``: array-index keys first in ascending order, then insertion order."""
-    index_keys = [k for k in mapping if k[:1].isdigit() and _is_array_index(k)]
+    index_keys = _index_keys(mapping)
     if not index_keys:
         return list(mapping.values())
-    index_keys.sort(key=int)
     chosen = set(index_keys)
     return [mapping[k] for k in index_keys] + [v for k, v in mapping.items() if k not in chosen]
+
+
+def own_property_keys(mapping: dict[str, Any]) -> list[str]:
+    """``Object.keys(mapping)``: the keys in the order of :func:`own_property_values`."""
+    index_keys = _index_keys(mapping)
+    if not index_keys:
+        return list(mapping)
+    chosen = set(index_keys)
+    return index_keys + [k for k in mapping if k not in chosen]
+
+
+def _index_keys(mapping: dict[str, Any]) -> list[str]:
+    """The array-index keys of ``mapping`` (conformance A3), in ascending order."""
+    index_keys = [k for k in mapping if k[:1].isdigit() and _is_array_index(k)]
+    index_keys.sort(key=int)
+    return index_keys
 
 
 def _is_array_index(key: str) -> bool:
@@ -69,6 +84,17 @@ def classify(node: object) -> Message | Drop:
     content = message.get("content")
     if type(content) is not dict:
         return MALFORMED
+    text = prose_text(content)
+    if isinstance(text, Drop):
+        return text
+    if not text:
+        return EMPTY
+    return Message(role, text, stamp(node, message))
+
+
+def prose_text(content: dict[str, Any]) -> str | Drop:
+    """The prose of a message's ``content`` (possibly empty), or the rule that drops a content that has
+    none: a present, non-prose ``content_type`` or a prose one without text parts."""
     kind = content.get("content_type", _MISSING)
     if kind is _MISSING or (type(kind) is str and (kind == "" or kind in _PROSE_TYPES)):
         parts = content.get("parts")
@@ -84,17 +110,18 @@ def classify(node: object) -> Message | Drop:
                     blocks.append(text)
         if not blocks:
             return _NO_TEXT_PARTS
-        text = join_blocks(blocks)
-    elif kind == "user_editable_context":
-        text = join_blocks(v for v in (content.get("user_profile"), content.get("user_instructions")) if type(v) is str)
-    else:  # a present, non-prose content_type (null included: conformance A10)
-        return Drop("content type", kind if type(kind) is str else json_type(kind))
-    if not text:
-        return EMPTY
-    stamp = message.get("create_time")
-    if stamp is None:  # absent or null only (conformance A27)
-        stamp = node.get("create_time")
-    return Message(role, text, stamp)
+        return join_blocks(blocks)
+    if kind == "user_editable_context":
+        return join_blocks(v for v in (content.get("user_profile"), content.get("user_instructions")) if type(v) is str)
+    # a present, non-prose content_type (null included: conformance A10)
+    return Drop("content type", kind if type(kind) is str else json_type(kind))
+
+
+def stamp(node: dict[str, Any], message: dict[str, Any]) -> object:
+    """A node's source timestamp: ``message.create_time``, else the node's own ``create_time`` when the
+    message's is absent or null (conformance A27)."""
+    value = message.get("create_time")
+    return node.get("create_time") if value is None else value
 
 
 def active_path(mapping: dict[str, Any], current: object) -> list[Any]:
@@ -147,6 +174,11 @@ def select(mapping: dict[str, Any], current: object) -> Selection:
     return Selection(_fallback(mapping), path, True)
 
 
+def message_ids(selection: Selection) -> dict[int, str]:
+    """The envelope id of each node the envelope keeps, by the node's ``id()``."""
+    return {id(node): message_id(n) for n, (node, _) in enumerate(selection.kept, 1)}
+
+
 def conversation_id(element: object) -> str | None:
     """``conversation_id``, else ``id``: the first that is a non-empty string."""
     if type(element) is not dict:
@@ -181,8 +213,8 @@ def normalise(element: object) -> dict[str, Any] | None:
     if not kept:
         return None
     messages = [
-        {"id": f"m{i}", "role": found.role, "ts": render_timestamp(found.stamp), "text": found.text}
-        for i, (_, found) in enumerate(kept, 1)
+        {"id": message_id(n), "role": found.role, "ts": render_timestamp(found.stamp), "text": found.text}
+        for n, (_, found) in enumerate(kept, 1)
     ]
     created = render_timestamp(element.get("create_time"))
     return {

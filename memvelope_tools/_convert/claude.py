@@ -7,7 +7,18 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .prose import EMPTY, MALFORMED, Drop, Message, join_blocks, js_trim, map_role, role_drop, trimmed_string
+from .prose import (
+    EMPTY,
+    MALFORMED,
+    Drop,
+    Message,
+    join_blocks,
+    js_trim,
+    map_role,
+    message_id,
+    role_drop,
+    trimmed_string,
+)
 from .timestamps import render_timestamp
 
 PLACEHOLDER: Final = "not supported on your current device"
@@ -82,24 +93,27 @@ def chat_messages(element: object) -> list[Any] | None:
     return chat if type(chat) is list else None
 
 
+def kept(chat: list[Any]) -> list[tuple[int, Message]]:
+    """The entries of ``chat_messages`` the envelope keeps, in envelope order: each one's index in
+    ``chat_messages`` and its message."""
+    out: list[tuple[int, Message]] = []
+    for i, message in enumerate(chat):
+        found = classify(message)
+        if type(found) is Message:
+            out.append((i, found))
+    return out
+
+
 def normalise(element: object) -> dict[str, Any] | None:
     """One Claude conversation as an envelope conversation, or None when it yields no message."""
     chat = chat_messages(element)
     if chat is None:
         return None
     assert type(element) is dict
-    messages: list[dict[str, Any]] = []
-    for message in chat:
-        found = classify(message)
-        if type(found) is Message:
-            messages.append(
-                {
-                    "id": f"m{len(messages) + 1}",
-                    "role": found.role,
-                    "ts": render_timestamp(found.stamp),
-                    "text": found.text,
-                }
-            )
+    messages = [
+        {"id": message_id(n), "role": found.role, "ts": render_timestamp(found.stamp), "text": found.text}
+        for n, (_, found) in enumerate(kept(chat), 1)
+    ]
     if not messages:
         return None
     created = render_timestamp(element.get("created_at"))

@@ -106,6 +106,11 @@ def role_drop(token: object) -> Drop:
     return _NAMED_ROLE_DROPS.get(token.lower(), _ROLE_OTHER)
 
 
+def message_id(position: int) -> str:
+    """The envelope id of the message at ``position`` (1 for the first) of its conversation: ``m1``, ``m2``, ..."""
+    return f"m{position}"
+
+
 def trimmed_string(value: object) -> str:
     """The trimmed value when it is a string, else the empty string."""
     return value.strip(JS_WHITESPACE) if type(value) is str else ""

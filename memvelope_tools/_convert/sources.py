@@ -110,15 +110,18 @@ class Expansion:
     #: were read instead, as B1 says).
     bare: list[str] = field(default_factory=list)
 
-    def without_conversations(self) -> InputError | None:
+    def without_conversations(self, read: bool = False) -> InputError | None:
         """The error for an input that gave no conversation and whose zips and folders hold no
-        conversation part: the first such zip or folder, named with the files it holds; None when
-        some zip or folder given holds one (or none was given)."""
+        conversation part: the first such zip or folder, named with the files it holds (``read``: its
+        other .json files were read and gave none, the conversion's ``no-provider``); None when some zip
+        or folder given holds one (or none was given)."""
         if not self.bare:
             return None
         label = self.bare[0]
         where = Path(label)
         names = [e.name for e in os.scandir(where) if e.is_file()] if where.is_dir() else listed_files(where)
+        if read:
+            return InputError(no_conversation_part(names, where), reason="no-provider", source=label)
         return InputError(no_conversation_part(names, where), reason="no-parts", source=label)
 
     @contextlib.contextmanager
@@ -127,7 +130,7 @@ class Expansion:
         try:
             yield
         except ConversionError as exc:
-            if exc.reason != "no-provider" or (better := self.without_conversations()) is None:
+            if exc.reason != "no-provider" or (better := self.without_conversations(read=True)) is None:
                 raise
             raise better from None
 

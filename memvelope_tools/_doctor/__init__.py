@@ -95,7 +95,11 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: 
                 documents.append((shown, part.name))
         parts.append(info)
     provider, error, acc = _examine(merged, owners, non_arrays, show_text, documents)
-    if error is not None and error[0] == "no-provider" and (bare := expansion.without_conversations()) is not None:
+    if (
+        error is not None
+        and error[0] == "no-provider"
+        and (bare := expansion.without_conversations(read=True)) is not None
+    ):
         raise bare  # the zip or folder holds no conversations.json: the line every command gives
     if_wrapped = None
     if not merged and singles:  # say what the single-conversation parts hold, had they been in [ ]

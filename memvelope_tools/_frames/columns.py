@@ -1,8 +1,8 @@
 """The frames' columns: each one's name and dtype, declared once, and their Arrow and pandas forms.
 
 The declarations (:data:`CONVERSATION_COLUMNS`, :data:`MESSAGE_COLUMNS`, :data:`FACT_COLUMNS`,
-:data:`ARCHETYPE_COLUMNS`) give the frames' dtypes and the Parquet schema; the rest turns values into
-those columns: timestamps, categories, and Arrow tables into conforming DataFrames.
+:data:`ARCHETYPE_COLUMNS`, :data:`NODE_COLUMNS`) give the frames' dtypes and the Parquet schema; the
+rest turns values into those columns: timestamps, categories, and Arrow tables into conforming DataFrames.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .._providers.nodes import KINDS, NODE_ROLES
 from .._spec import CATEGORIES, ROLES, SUBJECT_TYPES
 from ..errors import FormatError
 from .text import utf8_ok
@@ -28,6 +29,10 @@ ROLE = pd.CategoricalDtype(list(ROLES))
 SUBJECT_TYPE = pd.CategoricalDtype(list(SUBJECT_TYPES))
 CATEGORY = pd.CategoricalDtype(list(CATEGORIES))
 OBJECT = np.dtype("O")
+BOOL = np.dtype("bool")
+NODE_ROLE = pd.CategoricalDtype(list(NODE_ROLES))
+KIND = pd.CategoricalDtype(list(KINDS))
+NAMES = pd.ArrowDtype(pa.list_(pa.string()))
 
 CONVERSATION_COLUMNS: dict[str, Any] = {
     "source": STRING,
@@ -84,6 +89,30 @@ ARCHETYPE_COLUMNS: dict[str, Any] = {
     "categories": OBJECT,
 }
 
+NODE_COLUMNS: dict[str, Any] = {
+    "source": STRING,
+    "provider": STRING,
+    "conv_index": NULLABLE_INT,
+    "conversation_id": STRING,
+    "node_id": STRING,
+    "parent_id": STRING,
+    "role": NODE_ROLE,
+    "author": STRING,
+    "recipient": STRING,
+    "content_type": STRING,
+    "kind": KIND,
+    "tools": NAMES,
+    "model": STRING,
+    "custom_gpt": STRING,
+    "ts": TIMESTAMP,
+    "on_active_path": BOOL,
+    "message_id": STRING,
+    "sibling": INT,
+    "siblings": INT,
+    "chars": INT,
+    "attachments": INT,
+}
+
 #: The Arrow type of :data:`TIMESTAMP` columns.
 MS = pa.timestamp("ms", tz="UTC")
 
@@ -100,6 +129,10 @@ def arrow_type(dtype: Any) -> pa.DataType:
         return pa.int64()
     if dtype == FLOAT:
         return pa.float64()
+    if dtype == BOOL:
+        return pa.bool_()
+    if isinstance(dtype, pd.ArrowDtype):
+        return dtype.pyarrow_dtype
     raise TypeError(f"no Arrow type for {dtype!r}")
 
 
@@ -133,7 +166,7 @@ def conform(frame: pd.DataFrame, columns: dict[str, Any], *, tz: str | None = No
 
 def to_pandas(table: pa.Table, columns: dict[str, Any], tz: str | None) -> pd.DataFrame:
     """An Arrow table of declared ``columns`` as the conforming DataFrame (timestamps shown in ``tz``)."""
-    frame = table.to_pandas(types_mapper={pa.string(): STRING}.get)
+    frame = table.to_pandas(types_mapper={pa.string(): STRING, NAMES.pyarrow_dtype: NAMES}.get)
     return conform(frame, columns, tz=tz)
 
 

@@ -28,6 +28,7 @@ from .columns import (
     INT,
     MESSAGE_COLUMNS,
     MS,
+    NODE_COLUMNS,
     STRING,
     TIMESTAMP,
     arrow_schema,
@@ -38,6 +39,7 @@ TABLES: dict[str, dict[str, Any]] = {
     "conversations": CONVERSATION_COLUMNS,
     "messages": MESSAGE_COLUMNS,
     "facts": FACT_COLUMNS,
+    "nodes": NODE_COLUMNS,
 }
 #: The schema metadata key holding the id shared by the files of one :func:`to_parquet` call.
 RUN_KEY = b"memvelope.run"
@@ -208,17 +210,17 @@ def require_history_files(base: Path) -> None:
 
 
 def require_real_folders(base: Path) -> None:
-    """A FormatError when the history folder's ``messages/`` or ``search-index/`` is there but is not a
-    folder of its own (a link or a file): nothing is written through it, or read from it."""
-    for name in (PARTS, INDEX_FOLDER):
-        path = base / name
-        if os.path.lexists(path) and (path.is_symlink() or not path.is_dir()):
-            raise FormatError(
-                f"{name} is not a folder inside the history folder (a link or a file): move what it holds into "
-                f"a real {name}/ folder inside it",
-                reason="bad-history",
-                source=str(base),
-            )
+    """A FormatError when the history folder's ``messages/`` is there but is not a folder of its own (a
+    link or a file): nothing is written through it, or read from it (the search index's folder is
+    checked where the index is kept, :mod:`memvelope_tools._search`)."""
+    path = base / PARTS
+    if os.path.lexists(path) and (path.is_symlink() or not path.is_dir()):
+        raise FormatError(
+            f"{PARTS} is not a folder inside the history folder (a link or a file): move what it holds into "
+            f"a real {PARTS}/ folder inside it",
+            reason="bad-history",
+            source=str(base),
+        )
 
 
 _RESTORE = "put back the folder's own copy (from a backup, or let the sync that lost it finish)"

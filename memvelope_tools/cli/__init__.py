@@ -44,6 +44,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "history",
     # what the provider remembered about the user
     "memory",
+    # what the export holds beyond the prose
+    "inventory",
 )
 
 # Packages that only an extra installs: the extra to name when one is missing.

@@ -14,9 +14,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="write envelopes, Facts IR files and exports as Parquet files for DuckDB, Polars, pandas, Spark",
         description=(
             "Write conversations.parquet and messages.parquet (from envelopes, and from exports, converted "
-            "in memory) and facts.parquet (from Facts IR files) into FOLDER, created if missing; for an "
-            "export, also assets.parquet (the files uploaded or generated, and whether the download holds "
-            "them) and projects.parquet (Claude projects, ChatGPT projects and custom GPTs). Several "
+            "in memory), facts.parquet (from Facts IR files) and, when a FILE is an export, nodes.parquet "
+            "(every message node of it, on every branch, as nodes_frame() gives them) into FOLDER, created "
+            "if missing; for an export, also assets.parquet (the files uploaded or generated, and whether the "
+            "download holds them) and projects.parquet (Claude projects, ChatGPT projects and custom GPTs). Several "
             "files become one dataset; the 'source' column holds each file's name and the 'provider' column "
             "its provider. Types and columns are those of messages_frame() and friends; the schema metadata "
             "carries the format tags and providers. Each file is replaced atomically.\n\n"
@@ -40,12 +41,14 @@ def run(args: argparse.Namespace) -> int:
     check_output_folder(args.output)
     found = check_inputs(args.files)
     from .._tables import read_tables
+    from .._whole.nodes import export_nodes
     from .._whole.sections import whole_tables
 
-    sources, labels = document_inputs(found, quiet=args.quiet)
     progress = False if args.quiet else None
+    sources, labels = document_inputs(found, quiet=args.quiet)
     tables = read_tables(sources, sources=labels, dedupe=args.dedupe, progress=progress)
     tables.whole = whole_tables(found, labels)
+    tables.nodes = export_nodes(found, progress=progress)
     written = tables.to_parquet(args.output, progress=progress)
     if not args.quiet:
         import pyarrow.parquet as pq

@@ -1,0 +1,327 @@
+"""One pass over an export's conversation parts, a batch of conversations at a time, each batch's nodes
+handed to a consumer that makes something small of them (Arrow record batches, counts).
+
+The parts, the element reader, the provider detection and the worker processes are the converter's
+(:mod:`memvelope_tools._convert`): the first elements tell the provider as they tell it to the converter,
+and for a large export the later batches are parsed in worker processes that read their byte ranges
+themselves, as conversion's are. Only the consumer's result of each batch comes back, in order, so memory
+is bounded by the batches in flight, the largest conversation and what the consumer keeps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from .._convert.assemble import detect_provider, mixed_providers
+from .._convert.parallel import batch_source, read_range, start_pool, worker_context, workers_for
+from .._convert.pipeline import describe, gc_paused
+from .._convert.sources import Part, expand
+from .._json.elements import FIELDS, JS, PartElements, Reader
+from .._progress import progress_bar
+from .._providers import registry
+from .._providers.registry import DETECTION_WINDOW, OTHER
+from .._sources import Input, explained
+from .._stable import CHANGED, Changed, Stamp
+from ..errors import ConversionError, MixedProvidersWarning
+from .rows import ROWS, Node
+
+T = TypeVar("T")
+
+#: What a consumer makes of one batch: ``(nodes, provider) -> result`` (a module-level function, or a
+#: ``functools.partial`` of one, so that worker processes can be handed it).
+Consumer = Callable[[list[Node], str], T]
+
+
+@dataclass
+class Piece(Generic[T]):
+    """A consumer's result for one batch, with the batch's counts: conversations of the provider
+    (``conversations``), of them those the envelope keeps (``kept``), and elements of the other
+    provider's shape (``foreign``, which conversion leaves out)."""
+
+    value: T
+    conversations: int
+    kept: int
+    foreign: int
+    notes: list[tuple[str, type[Warning]]] = field(default_factory=list)
+
+
+@dataclass
+class Whole(Generic[T]):
+    """What one pass read: the provider, and the consumer's results in export order."""
+
+    provider: str
+    pieces: list[Piece[T]] = field(default_factory=list)
+
+    @property
+    def conversations(self) -> int:
+        """Conversations of the provider's shape, every one read."""
+        return sum(p.conversations for p in self.pieces)
+
+
+def take(elements: Iterable[object], provider: str, make: Consumer[T], texts: bool = True) -> Piece[T]:
+    """The consumer's result for the nodes of ``elements`` (parsed conversations of ``provider``); without
+    ``texts``, only the nodes the envelope keeps carry their text."""
+    rows = ROWS[provider]
+    other = registry.conversation_test(OTHER[provider])
+    out: list[Node] = []
+    conversations = kept = foreign = 0
+    for element in elements:
+        foreign += other(element)
+        found = rows(element, conversations, kept, out, texts)
+        if found is None:
+            continue
+        conversations += 1
+        kept += found
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = make(out, provider)
+    return Piece(value, conversations, kept, foreign, [(str(w.message), w.category) for w in caught])
+
+
+def work(
+    source: bytes | tuple[str, int, int, Stamp], found: list[int], provider: str, make: Consumer[T], texts: bool
+) -> Piece[T]:
+    """In a worker process: :func:`take` of the elements ``found`` (a scan's list, positions relative to
+    the batch's first byte) in ``source`` (the batch's bytes, or the file range holding them);
+    :class:`~memvelope_tools._stable.Changed` when the file changed since the parent read it."""
+    with gc_paused():
+        data = read_range(source)
+        reader = Reader(JS)
+        values = (reader.value(data, *found[k + 2 : k + FIELDS]) for k in range(0, len(found), FIELDS))
+        return take(values, provider, make, texts)
+
+
+class _Pool(Generic[T]):
+    """Worker processes taking batches in order, at most two per worker in flight."""
+
+    def __init__(self, workers: int, meanwhile: Callable[[], object] | None = None) -> None:
+        self._executor = start_pool(workers)
+        self._limit = 2 * workers
+        self._meanwhile = meanwhile
+        self.pending: deque[tuple[str, Future[Piece[T]]]] = deque()
+
+    def submit(self, tag: str, source: bytes | tuple[str, int, int, Stamp], found: list[int], *args: Any) -> None:
+        self.pending.append((tag, self._executor.submit(work, source, found, *args)))
+
+    def full(self) -> bool:
+        return len(self.pending) >= self._limit
+
+    def idle(self) -> None:
+        """Do what was asked to be done while the workers are busy, once."""
+        meanwhile = self._meanwhile
+        if meanwhile is not None:
+            self._meanwhile = None
+            meanwhile()
+
+    def next(self) -> Piece[T]:
+        self.idle()
+        tag, future = self.pending.popleft()
+        try:
+            return future.result()
+        except Changed:
+            raise ConversionError(CHANGED, reason="changed", source=tag) from None
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+class _Detection:
+    """The first elements of the merged array, until they tell the provider as they tell the converter."""
+
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+        self.head: list[object] = []
+        self.provider: str | None = None
+        self.error: ConversionError | None = None
+        self.non_arrays = 0
+        self.documents: list[tuple[str, str]] = []
+        self.taken = False  # whether the first elements were handed on
+
+    @property
+    def waiting(self) -> bool:
+        return self.provider is None and self.error is None
+
+    def decide(self) -> None:
+        try:
+            self.provider = detect_provider(
+                self.head, self.source, non_arrays=self.non_arrays, documents=self.documents
+            )
+        except ConversionError as exc:
+            if exc.reason == "unsupported-provider":
+                raise
+            self.error = exc  # raised once every part was read, so that a broken later part is named first
+
+
+def read_parts(
+    parts: Sequence[Part],
+    make: Consumer[T],
+    *,
+    texts: bool = True,
+    progress: bool | None = None,
+    workers: int | None = None,
+    meanwhile: Callable[[], object] | None = None,
+) -> Whole[T]:
+    """Read every node of the export whose conversation parts are ``parts``, in order, handing each batch
+    of conversations to ``make`` (``texts``: with every node's text, else only those the envelope keeps
+    carry theirs). ``workers`` worker processes parse the batches after the first elements
+    (None: as ``convert`` chooses, one per core for an export of 32 MB or more; 1: none). With workers,
+    ``meanwhile`` is called once, the first time this process waits for them (to import what the results
+    need here, say).
+
+    Raises ConversionError (and InputError) as conversion does: a part that cannot be read or is not
+    JSON, an export whose provider cannot be told, another provider's export.
+    """
+    total = sum(p.size or 0 for p in parts) or None
+    count = workers_for(total or 0, workers)
+    if workers is None and count > 1 and not _may_start_workers():
+        count = 1
+    detection = _Detection(describe(parts))
+    results: list[Piece[T] | None] = []  # None: the pool's next piece, in order
+    pool: _Pool[T] | None = _Pool(count, meanwhile) if count > 1 else None
+    try:
+        with progress_bar(total, desc="reading nodes", unit="B", enabled=progress) as bar, gc_paused():
+            for part in parts:
+                elements = PartElements(part, Reader(JS), on_bytes=bar.update)
+                _read_part(part, elements, detection, (make, texts), pool, results)
+            if detection.waiting:
+                detection.decide()
+                if detection.provider is not None:
+                    results.append(take(detection.head, detection.provider, make, texts))
+            if pool is not None:
+                pool.idle()
+            if detection.error is not None:
+                raise detection.error
+            assert detection.provider is not None
+            whole = Whole[T](detection.provider)
+            for piece in results:
+                whole.pieces.append(piece if piece is not None else _next(pool))
+    finally:
+        if pool is not None:
+            pool.close()
+    for piece in whole.pieces:
+        for text, category in piece.notes:
+            warnings.warn(text, category, stacklevel=2)
+    foreign = sum(p.foreign for p in whole.pieces)
+    if foreign:
+        warnings.warn(
+            MixedProvidersWarning(mixed_providers(whole.provider, foreign), provider=whole.provider, left_out=foreign),
+            stacklevel=2,
+        )
+    return whole
+
+
+def _may_start_workers() -> bool:
+    """Whether worker processes can start without asking anything of the caller: they fork (this process
+    runs one thread), or the main module is no script file (a notebook, ``python -c``). A clean interpreter
+    started for a worker imports the main script again, which runs a script that is not guarded by
+    ``if __name__ == "__main__":`` once more."""
+    if worker_context().get_start_method() == "fork":
+        return True
+    return getattr(sys.modules.get("__main__"), "__file__", None) is None
+
+
+def _next(pool: _Pool[T] | None) -> Piece[T]:
+    assert pool is not None
+    return pool.next()
+
+
+def _read_part(
+    part: Part,
+    elements: PartElements,
+    detection: _Detection,
+    job: tuple[Consumer[T], bool],
+    pool: _Pool[T] | None,
+    results: list[Piece[T] | None],
+) -> None:
+    shows: str | None = None  # the provider whose export a part that is no array shows
+    for buf, found, offset in elements.ranges():
+        if not elements.is_array:
+            members = elements.values(buf, found, offset)
+            shows = shows or next((p for p in map(registry.within, members) if p is not None), None)
+            continue
+        if detection.error is not None:
+            continue  # read on only to report a broken later part
+        k = 0
+        while k < len(found) and detection.waiting:
+            detection.head += elements.values(buf, found[k : k + FIELDS], offset)
+            k += FIELDS
+            if len(detection.head) == DETECTION_WINDOW:
+                detection.decide()
+        provider = detection.provider
+        if provider is None:
+            continue
+        if k and not detection.taken:
+            detection.taken = True
+            # The first elements go to a worker with the rest of this range when they all lie in it, so that
+            # this process is free to read on; else this process takes them.
+            if pool is None or len(detection.head) * FIELDS != k:
+                results.append(take(detection.head, provider, *job))
+            else:
+                k = 0
+        if k == len(found):
+            continue
+        rest = found[k:]
+        if pool is None:
+            results.append(take(elements.values(buf, rest, offset), provider, *job))
+            continue
+        while pool.full():
+            _settle(pool, results)
+        stamp = elements.stamp
+        at = None if part.path is None or stamp is None else (part.path, offset + elements.skip, stamp)
+        source, shifted = batch_source(buf, rest, at)
+        pool.submit(part.name, source, shifted, provider, *job)
+        results.append(None)
+    if not elements.is_array:
+        detection.non_arrays += 1
+        if shows is not None:
+            detection.documents.append((shows, part.name))
+
+
+def _settle(pool: _Pool[T], results: list[Piece[T] | None]) -> None:
+    """Take the oldest piece in flight into its place in ``results``."""
+    position = results.index(None)
+    results[position] = pool.next()
+
+
+@contextlib.contextmanager
+def export_parts(found: Input) -> Iterator[list[Part]]:
+    """The conversation parts of a resolved export, as conversion takes them (a zip given as bytes is
+    read from a temporary file); errors about a part given by path are worded as for every input."""
+    if len(found.parts) == 1 and isinstance(found.parts[0], bytes):
+        data: bytes = found.parts[0]
+        if data[:2] != b"PK":
+            yield [Part(found.name or "<bytes>", lambda: io.BytesIO(data), len(data))]
+            return
+        with tempfile.TemporaryDirectory(prefix="memvelope-") as tmp:
+            path = Path(tmp) / "export.zip"
+            path.write_bytes(data)
+            yield expand([path]).parts
+        return
+    paths = [p for p in found.parts if isinstance(p, str | os.PathLike)]
+    with explained(paths):
+        yield expand(paths).parts
+
+
+def read_export(
+    found: Input,
+    make: Consumer[T],
+    *,
+    texts: bool = True,
+    progress: bool | None = None,
+    workers: int | None = None,
+    meanwhile: Callable[[], object] | None = None,
+) -> Whole[T]:
+    """:func:`read_parts` of a resolved export."""
+    with export_parts(found) as parts:
+        return read_parts(parts, make, texts=texts, progress=progress, workers=workers, meanwhile=meanwhile)
