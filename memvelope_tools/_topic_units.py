@@ -29,6 +29,7 @@ Tokens = Callable[[pa.Array, np.ndarray], tuple[pa.Array, np.ndarray]]
 _TEXTS: Final = 1 << 13  # texts split into words at a time, at most: the words of a slice are held until counted
 _TEXT_BYTES: Final = 1 << 20  # bytes of text split into words at a time, about (a longer text is split alone)
 _NO_TIME: Final = np.iinfo(np.int64).max
+_INT32: Final = np.iinfo(np.int32).max
 _PLACE = {"source": STRING, "conv_index": INT, "conversation_id": STRING, "title": STRING}
 #: The columns of a unit, per kind of unit, as topics gives them.
 UNIT_COLUMNS: Final[dict[str, dict[str, Any]]] = {
@@ -65,8 +66,9 @@ class Words:
             shape=(int(units.max()) - first + 1, len(self.ids)),
         ).tocsr()  # adds up repeated words
         batch = batch.tocoo()
-        self.rows.append((batch.row + first).astype(np.int64))
-        self.cols.append(batch.col.astype(np.int64))
+        # Twelve bytes a unit's word: the counts are what topics keeps of a history, and grow with it.
+        self.rows.append((batch.row + first).astype(np.int32 if int(units.max()) < _INT32 else np.int64))
+        self.cols.append(batch.col.astype(np.int32))
         self.counts.append(batch.data)
 
     def mark(self) -> tuple[int, int]:
@@ -84,8 +86,8 @@ class Words:
         least once; only the units ``keep`` marks, when given (renumbered in order)."""
         from scipy import sparse
 
-        rows = np.concatenate([np.zeros(0, np.int64), *self.rows])
-        cols = np.concatenate([np.zeros(0, np.int64), *self.cols])
+        rows = np.concatenate([np.zeros(0, np.int32), *self.rows])
+        cols = np.concatenate([np.zeros(0, np.int32), *self.cols])
         counts = np.concatenate([np.zeros(0, np.float32), *self.counts])
         if keep is not None:
             taken = keep[rows]
