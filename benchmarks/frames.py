@@ -314,6 +314,7 @@ def main() -> None:
 
     from memvelope_tools._frames import text as _text
     from memvelope_tools._frames.envelopes import messages_frame
+    from memvelope_tools._workers.threads import text_threads
 
     t0 = time.perf_counter()
     env = build_envelope(args.messages, args.seed, args.emoji_share)
@@ -375,7 +376,7 @@ def main() -> None:
     print(f"ratio (dict):           {min(theirs) / best:>12.1f}x  (target >= 5x; first runs: {theirs[0] / first:.1f}x)")
     print(
         f"text helper:            {'compiled (_textscan)' if _text.native() else 'NumPy (engine python)'}, "
-        f"{_text.threads()} thread(s)"
+        f"{text_threads()} thread(s)"
     )
     rate, general_rate = n / measured["seconds"], n / general["seconds"]
     memory, general_memory = measured["peak_extra"] / size, general["peak_extra"] / size

@@ -50,8 +50,11 @@ def main() -> int:
 
     import pyarrow as pa
 
-    from memvelope_tools import _search
+    from memvelope_tools._frames.folders import INDEX_FOLDER
     from memvelope_tools._history_folder import add_to_history
+    from memvelope_tools._search import history as search_history
+    from memvelope_tools._search import parts as search_parts
+    from memvelope_tools._search.cache import clear_cache
 
     work = opts.work or Path(tempfile.mkdtemp(prefix="memvelope-history-index-"))
     export = work / "export" / "conversations.json"
@@ -61,10 +64,10 @@ def main() -> int:
     if not (folder / "state.parquet").is_file():
         shutil.rmtree(folder, ignore_errors=True)
         add_to_history(export, folder, date="2025-01-01")
-    index = folder / _search.INDEX_DIR
+    index = folder / INDEX_FOLDER
     rows_files = sorted(index.glob("rows-*.arrow"))
     rows_mb = sum(p.stat().st_size for p in rows_files) / 1e6
-    messages = len(_search.SearchIndex.open(index))
+    messages = len(search_history.open_history_index(folder))
     print(f"export {export.stat().st_size / 1e6:.0f} MB: {messages:,} messages, rows files {rows_mb:.0f} MB")
 
     spent = {"parts": 0.0, "rows": 0.0}
@@ -79,14 +82,15 @@ def main() -> int:
 
         return run
 
-    _search._read_parts_file = timed("parts", _search._read_parts_file)  # type: ignore[method-assign]
-    _search._rows_table = timed("rows", _search._rows_table)  # type: ignore[method-assign]
+    # Timed where open_history_index looks them up.
+    search_history.read_parts_file = timed("parts", search_parts.read_parts_file)  # type: ignore[method-assign]
+    search_history.rows_table = timed("rows", search_parts.rows_table)  # type: ignore[method-assign]
 
     def checked() -> tuple[float, float, float]:
-        _search.clear_cache()
+        clear_cache()
         spent.update(parts=0.0, rows=0.0)
         start = time.perf_counter()
-        _search._open_history_index(folder).close()
+        search_history.open_history_index(folder).close()
         return time.perf_counter() - start, spent["parts"], spent["rows"]
 
     def unchecked() -> float:

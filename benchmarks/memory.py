@@ -47,10 +47,11 @@ elif what == "memory_frame":
     import memvelope_tools as mv
     items = len(mv.memory_frame(*parts))
 elif what == "memory_frame_1":
-    from memvelope_tools._memory import _read_memory, items_frame
-    items = len(items_frame(_read_memory(parts, None, None, workers=1)))
+    from memvelope_tools._memory.frame import items_frame
+    from memvelope_tools._memory.read import read_memory_of
+    items = len(items_frame(read_memory_of(parts, None, None, workers=1)))
 else:
-    from memvelope_tools._memory import read_memory
+    from memvelope_tools._memory.read import read_memory
     items = len(read_memory(*parts).items)
 peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({"rss_mb": peak / 1024, "items": items}))

@@ -166,10 +166,10 @@ def history(n_messages: int, seed: int, topics: bool) -> Any:
 def _rank(index: Any, query: str, filters: dict[str, str]) -> list[tuple[int, float]]:
     """What a search does before it reads the rows it shows: the best 50 rows and their scores,
     like for like with the baseline's statement."""
-    engine = importlib.import_module("memvelope_tools._search")
-    tree = engine.parse_query(query)
-    matching = engine._filtered(
-        engine._engine_query(tree, index._searcher), filters.get("role"), filters.get("since"), filters.get("until")
+    engine = importlib.import_module("memvelope_tools._search.engine")
+    tree = importlib.import_module("memvelope_tools._search.query").parse_query(query)
+    matching = engine.filtered(
+        engine.engine_query(tree, index._searcher), filters.get("role"), filters.get("since"), filters.get("until")
     )
     return index._best(matching, 50)  # type: ignore[no-any-return]
 
@@ -190,7 +190,8 @@ def _fts5_build(frame: Any, path: Path | None) -> tuple[sqlite3.Connection, floa
 
 def stage_search(n_messages: int, seed: int, repeat: int) -> dict[str, Any]:
     import memvelope_tools as mv
-    from memvelope_tools._search import DISK_MIN, SearchIndex, clear_cache
+    from memvelope_tools._search.cache import clear_cache
+    from memvelope_tools._search.index import DISK_MIN, SearchIndex
 
     frame, _, _, vocab = history(n_messages, seed, topics=False)
     w = [str(v) for v in vocab]

@@ -33,14 +33,16 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._doctor import doctor
     from ._frames.envelopes import conversations_frame, messages_frame
     from ._frames.facts import archetype_frame, facts_frame
-    from ._history import diff, history, read_history
+    from ._history.diff import diff
+    from ._history.folder import read_history
+    from ._history.history import history
     from ._history_folder import add_to_history
     from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
     from ._load import convert, load, read, sniff
-    from ._memory import memory_frame
+    from ._memory.frame import memory_frame
     from ._memory_ir import memory_ir
     from ._read import layer_of
-    from ._search import search
+    from ._search.function import search
     from ._tables import read_parquet, to_parquet
     from ._topics import topics
     from ._validate import validate
@@ -72,15 +74,15 @@ _LAZY: dict[str, str] = {
     "distill_structured": "memvelope_tools._ir",
     "distill_llm": "memvelope_tools._ir",
     "archetype_frame": "memvelope_tools._frames.facts",
-    "search": "memvelope_tools._search",
+    "search": "memvelope_tools._search.function",
     "topics": "memvelope_tools._topics",
-    "diff": "memvelope_tools._history",
-    "history": "memvelope_tools._history",
+    "diff": "memvelope_tools._history.diff",
+    "history": "memvelope_tools._history.history",
     "add_to_history": "memvelope_tools._history_folder",
-    "read_history": "memvelope_tools._history",
+    "read_history": "memvelope_tools._history.folder",
     "history_samples": "memvelope_tools.samples",
     # what the provider remembered about the user
-    "memory_frame": "memvelope_tools._memory",
+    "memory_frame": "memvelope_tools._memory.frame",
     "memory_ir": "memvelope_tools._memory_ir",
     # the whole export: the files uploaded and generated, the projects and custom GPTs
     "assets_frame": "memvelope_tools._whole.frames",

@@ -37,7 +37,7 @@ from ._frames.columns import require_columns
 from ._frames.envelopes import conversations_frame, messages_frame
 from ._frames.facts import facts_frame
 from ._load import open_input
-from ._plural import count
+from ._plural import count, plural
 from ._sources import resolve_one
 from ._spec import CATEGORIES, ROLES, SUBJECT_TYPES
 from ._tags import IR_TAG
@@ -373,7 +373,13 @@ def conversation_lengths(
     ax.hist(lengths, bins=edges.tolist(), **kwargs)
     if log:
         ax.set_xscale("log")
-    ax.axvline(median, color=_LINE_COLOR, linestyle="--", linewidth=1.2, label=f"median {median:g} messages")
+    ax.axvline(
+        median,
+        color=_LINE_COLOR,
+        linestyle="--",
+        linewidth=1.2,
+        label=f"median {median:,g} {plural(median, 'message')}",
+    )
     ax.legend(frameon=False)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(f"{title} ({count(lengths.size, 'conversation')})")
@@ -504,9 +510,9 @@ def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq
     coarse = int((dates.notna() & ~usable).sum())
     notes = []
     if coarse:
-        notes.append(f"{coarse} dated only to a year")
+        notes.append(f"{coarse:,} dated only to a year")
     if undated:
-        notes.append(f"{undated} without a date")
+        notes.append(f"{undated:,} without a date")
     keys = dates[usable].astype(str).str.slice(0, width_needed)
     cats = _category_labels(frame)[usable]
     if keys.empty and frame.empty:
@@ -736,7 +742,7 @@ def topic_terms(topics: Topics, *, fig: Any = None, n_terms: int = 8, ncols: int
         ax.tick_params(axis="y", labelsize="small", labelfontfamily=fonts)
         ax.tick_params(axis="x", labelsize="x-small")
         _tidy(ax, grid_axis="x")
-    fig.suptitle(f"Top terms of {k} topics")
+    fig.suptitle(f"Top terms of {count(k, 'topic')}")
     axes: np.ndarray = grid[:k]
     return axes
 
@@ -753,7 +759,7 @@ def _snapshots(data: Any) -> pd.DataFrame:
     elif isinstance(data, Mapping) and isinstance(data.get("snapshots"), pd.DataFrame):
         frame = data["snapshots"]
     else:
-        from ._history import read_history
+        from ._history.folder import read_history
 
         frame = read_history(data)["snapshots"]
     missing = [c for c in ("date", *CHANGE_COLORS) if c not in frame.columns]
@@ -840,7 +846,7 @@ def memory_timeline(
     frame: pd.DataFrame, kinds: Sequence[str], *, ax: Axes | None = None, tz: str = "UTC", **kwargs: Any
 ) -> Axes:
     """Draw :func:`memvelope_tools.plot.memory_timeline` from a memory frame; ``kinds`` orders its rows
-    (:data:`memvelope_tools._memory.KINDS`)."""
+    (:data:`memvelope_tools._memory.items.KINDS`)."""
     ax = _get_ax(ax)
     title = "What the provider remembered, and when"
     dated = frame[frame["ts"].notna()]
@@ -879,6 +885,6 @@ def memory_timeline(
     ax.invert_yaxis()
     shown = pd.concat([first, last, start]).dropna().dt.tz_localize(None).to_numpy()
     _date_axis(ax, mdates.date2num(shown), "week")
-    ax.set_title(title + (f"\n(not shown: {undated} without a date)" if undated else ""))
+    ax.set_title(title + (f"\n(not shown: {undated:,} without a date)" if undated else ""))
     _tidy(ax, "x")
     return ax

@@ -21,7 +21,8 @@ from ._frames.folders import (
     require_real_folders,
     same_history,
 )
-from ._search import check_history_index
+from ._plural import count
+from ._search.check import check_history_index
 from ._sources import is_history_folder
 from .errors import FormatError
 
@@ -117,7 +118,7 @@ def _check_files(base: Path, checked: Checked) -> None:
     checked.parts = len(listed)
     rows = sum(_check_part(base, name, expected, checked) for name, expected in listed)
     if rows != state.num_rows and not checked.problems:
-        checked.problems.append(f"state.parquet has {state.num_rows} messages, its parts {rows}")
+        checked.problems.append(f"state.parquet has {count(state.num_rows, 'message')}, its parts {rows:,}")
     parts = base / PARTS
     if parts.is_dir():
         known = {name for name, _ in listed}
@@ -154,7 +155,7 @@ def _check_part(base: Path, name: str, expected: int, checked: Checked) -> int:
     if table is None:
         return 0
     if table.num_rows != expected:
-        checked.problems.append(f"{file} holds {table.num_rows} messages, state.parquet says {expected}")
+        checked.problems.append(f"{file} holds {count(table.num_rows, 'message')}, state.parquet says {expected:,}")
     digest = part_digest(name)
     if digest is not None and file_digest(base / file) != digest:
         checked.problems.append(f"{file}: its content is not what its name's digest says (damaged, or replaced)")
@@ -169,8 +170,8 @@ def _check_keys(conversations: pa.Table, state: pa.Table, checked: Checked) -> N
     missing = pc.invert(pc.is_in(used, conversations.column("conversation_key"))).to_numpy(zero_copy_only=False)
     if missing.any():
         checked.problems.append(
-            f"state.parquet places messages in {int(missing.sum())} conversation(s) that conversations.parquet "
-            "does not hold"
+            f"state.parquet places messages in {count(int(missing.sum()), 'conversation')} that "
+            "conversations.parquet does not hold"
         )
 
 

@@ -41,6 +41,7 @@ from ._frames.folders import (
     OLD_MESSAGES,
     PART_COLUMNS,
     PARTS,
+    SNAPSHOT_COLUMNS,
     STATE_SCHEMA,
     TABLE_FILES,
     empty_table,
@@ -54,23 +55,15 @@ from ._frames.folders import (
     same_history,
     with_parts,
 )
-from ._history import (
-    SNAPSHOT_COLUMNS,
-    Held,
-    Merge,
-    Merged,
-    Whole,
-    convert_all,
-    message_hashes,
-    read_snapshot,
-    snapshot_date,
-    snapshots_table,
-)
+from ._history.folder import snapshots_table
+from ._history.keys import message_hashes
+from ._history.merge import Held, Merge, Merged, Whole
+from ._history.snapshots import convert_all, read_snapshot, snapshot_date
 from ._json.elements import read_windows
 from ._json.walker import Fallback
 from ._parquet import schema_metadata
 from ._read import Source, check
-from ._search import check_index_place
+from ._search.parts import check_index_place
 from ._sources import is_history_folder, labels_of, resolve_one
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError, OutputError, SearchIndexError
@@ -483,7 +476,7 @@ def _give_back_memory() -> None:
 
 def _index(base: Path) -> None:
     """Bring the search index kept beside the folder's files up to date with them."""
-    from ._search import update_folder_index
+    from ._search.folder import update_folder_index
 
     try:
         update_folder_index(base)

@@ -9,15 +9,14 @@ carry a ``source`` column naming the export.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ._atomic import output_folder
+from ._workers.processes import run_each
 from .errors import MemvelopeError
 
 
@@ -133,18 +132,11 @@ def _convert_into(
 ) -> ManyResult:
     sources = [os.fspath(i) for i in inputs]
     targets = [str(out / name) for name in output_names(sources)]
-    if client is not None:
-        futures = client.map(convert_one, sources, targets, pure=False)
-        outcomes = client.gather(futures, errors="skip")
-        outcomes = [
-            o if o is not None else Failed(s, "the Dask task failed", "internal")
-            for s, o in zip(sources, _padded(outcomes, futures), strict=True)
-        ]
-    elif len(sources) <= 1 or workers == 1:
-        outcomes = [convert_one(s, t) for s, t in zip(sources, targets, strict=True)]
-    else:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=worker_context()) as pool:
-            outcomes = list(pool.map(convert_one, sources, targets))
+    outcomes = run_each(convert_one, sources, targets, workers=workers, client=client)
+    outcomes = [
+        o if o is not None else Failed(s, "the Dask task failed", "internal")
+        for s, o in zip(sources, outcomes, strict=True)
+    ]
     result = ManyResult()
     for outcome in outcomes:
         if isinstance(outcome, Converted):
@@ -158,21 +150,3 @@ def _convert_into(
             [c.output for c in result.converted], parquet, sources=[c.input for c in result.converted], progress=False
         )
     return result
-
-
-def worker_context() -> multiprocessing.context.BaseContext:
-    """How worker processes start: from a fork server where the platform has one, else spawned.
-
-    Never forked from the caller, which may be running threads (a notebook kernel does): a forked child
-    can deadlock on a lock another thread held, and Python 3.12+ warns about exactly that.
-    """
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-def _padded(gathered: list[Any], futures: list[Any]) -> list[Any]:
-    """``client.gather(errors="skip")`` drops failed tasks: put None back in their places."""
-    if len(gathered) == len(futures):
-        return gathered
-    done = iter(gathered)
-    return [next(done) if f.status == "finished" else None for f in futures]

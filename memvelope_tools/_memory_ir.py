@@ -48,7 +48,7 @@ from ._memory_trace import category_of, same_statement
 
 if TYPE_CHECKING:
     from ._convert.sources import ZipLimits
-    from ._memory import MemoryItem, MemoryRead
+    from ._memory.items import MemoryItem, MemoryRead
     from ._sources import Input
 
 __all__ = ["MODE", "add_memory", "build_memory_ir", "export_memory", "memory_ir", "statements"]
@@ -206,7 +206,7 @@ def build_memory_ir(read: MemoryRead, envelope: Mapping[str, Any], *, clock: Clo
     Parameters
     ----------
     read
-        What :func:`memvelope_tools._memory.read_memory` found in the export.
+        What :func:`memvelope_tools._memory.read.read_memory` found in the export.
     envelope
         The envelope the same export converts to (what ``convo_id`` and the dates are checked against).
     clock
@@ -265,7 +265,7 @@ def memory_ir(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = Non
     >>> mv.write_ir(mv.memory_ir("chatgpt-export.zip"), "memories.mv.json")  # doctest: +SKIP
     """
     from ._convert.pipeline import convert
-    from ._memory import read_memory
+    from ._memory.read import read_memory
 
     read = read_memory(*paths, zip_limits=zip_limits)
     return build_memory_ir(read, convert(*paths, zip_limits=zip_limits))
@@ -294,7 +294,7 @@ def add_memory(
     doc
         A Facts IR distilled from ``envelope``.
     read
-        What :func:`memvelope_tools._memory.read_memory` found in the same export.
+        What :func:`memvelope_tools._memory.read.read_memory` found in the same export.
     envelope
         The envelope the export converts to.
     clock
@@ -368,6 +368,6 @@ def export_memory(found: Input, *, progress: bool | None = None) -> MemoryRead |
     files = found.files()
     if files is None:
         return None
-    from ._memory import read_memory
+    from ._memory.read import read_memory
 
     return read_memory(*files, progress=progress)

@@ -131,7 +131,7 @@ def _inputs(
 ) -> tuple[list[Input], list[bool]]:
     """Each source resolved once, and whether it is shown as an export converted."""
     if converted is not None and len(converted) != len(sources):
-        raise ValueError(f"converted= has {len(converted)} values for {len(sources)} documents")
+        raise ValueError(f"converted= has {count(len(converted), 'value')} for {count(len(sources), 'document')}")
     found = resolve(list(sources), "any", list_means="documents", labels=labels, caller="the report")
     return found, list(converted) if converted is not None else [item.kind == "export" for item in found]
 
@@ -237,9 +237,8 @@ def _build(
             )
             + "</div>"
         )
-        parts.append(
-            f"<h2>Top {min(top, len(convs))} conversations by length</h2>" + _top_table(convs, data.openings, top, tz)
-        )
+        top_n = count(min(top, len(convs)), "conversation")
+        parts.append(f"<h2>Top {top_n} by length</h2>" + _top_table(convs, data.openings, top, tz))
         parts.append("<h2>Topics</h2>" + _topics_section(data.words, tz))
     if facts is not None:
         by_label = {label: doc for label, doc in irs}
@@ -343,22 +342,27 @@ def _documents_table(
 
 
 def _top_table(convs: pd.DataFrame, openings: dict[tuple[str, int], str], top: int, tz: str) -> str:
+    """The longest conversations, each with the snippet of its first user message (``openings``, by
+    ``source`` and ``conv_index``); the document of each only when there are several."""
     ranked = convs.sort_values(["n_messages", "chars"], ascending=False, kind="stable").head(max(0, top))
+    several = convs["source"].nunique() > 1
     rows = []
     for rank, row in enumerate(ranked.itertuples(index=False), start=1):
+        opening = openings.get((str(row.source), int(cast("int", row.conv_index))))
         rows.append(
             [
                 ("n", rank),
                 ("", row.title if row.title else "(untitled)"),
-                ("d", row.source),
+                *([("d", row.source)] if several else []),
                 ("n", f"{row.n_messages:,}"),
                 ("n", f"{row.chars:,}"),
                 ("d", _day(row.first_ts, tz)),
                 ("d", _day(row.last_ts, tz)),
-                ("snip", openings.get((str(row.source), int(cast("int", row.conv_index))), "")),
+                ("snip", opening or ("(no user message)" if opening is None else "(no text)")),
             ]
         )
-    return _table(["#", "title", "document", "messages", "characters", "first", "last", "opening message"], rows)
+    header = ["#", "title", *(["document"] if several else []), "messages", "characters", "first", "last"]
+    return _table([*header, "opening message"], rows)
 
 
 def _archetype_table(irs: Labelled) -> str:
@@ -428,7 +432,8 @@ def _topics_section(counted: Counted, tz: str) -> str:
 
 def _history_input(sources: list[Any]) -> tuple[dict[str, pd.DataFrame] | None, list[Any]]:
     """The history a history folder holds when ``sources`` is one, and the sources left to load."""
-    from ._history import is_history_folder, read_history
+    from ._history.folder import read_history
+    from ._sources import is_history_folder
 
     folders = [s for s in sources if isinstance(s, str | os.PathLike) and is_history_folder(s)]
     if not folders:
@@ -459,10 +464,11 @@ def _history_section(history: dict[str, pd.DataFrame], tz: str) -> str:
     )
     status = msgs["status"].value_counts()
     gone = convs[convs["status"] == "deleted-upstream"].sort_values("last_seen", ascending=False)
+    edited, deleted_msgs = int(status.get("edited-away", 0)), int(status.get("deleted-upstream", 0))
     lost = (
-        f"{int(status.get('edited-away', 0)):,} messages were edited away and "
-        f"{int(status.get('deleted-upstream', 0)):,} are in {len(gone):,} conversations deleted upstream: "
-        "the provider's latest export no longer has them; this history keeps them."
+        f"{count(edited, 'message')} {'was' if edited == 1 else 'were'} edited away and "
+        f"{deleted_msgs:,} {'is' if deleted_msgs == 1 else 'are'} in {count(len(gone), 'conversation')} deleted "
+        "upstream: the provider's latest export no longer has them; this history keeps them."
     )
     deleted = ""
     if len(gone):
@@ -479,7 +485,7 @@ def _history_section(history: dict[str, pd.DataFrame], tz: str) -> str:
             ],
         )
     return (
-        f"<h2>History across {len(snaps):,} exports</h2>"
+        f"<h2>History across {count(len(snaps), 'export')}</h2>"
         + _chart(
             lambda ax: charts.history_changes(snaps, ax=ax, tz=tz),
             "Conversations each export added, grew and edited, and those missing from it, against the history before.",
@@ -601,12 +607,14 @@ def memory_section(
     --------
     >>> html = memory_section("chatgpt-export.zip")  # doctest: +SKIP
     """
-    from ._memory import KINDS, _read_memory, items_frame
+    from ._memory.frame import items_frame
+    from ._memory.items import KINDS
+    from ._memory.read import read_memory_of
 
     given: list[Any] = [export] if isinstance(export, str | os.PathLike | Input) else list(export)
     # Read in this process: beside the threads the report runs, worker processes would each start a clean
     # interpreter, costing more time and memory than they save.
-    frame = items_frame(_read_memory(given, None, False, workers=1))
+    frame = items_frame(read_memory_of(given, None, False, workers=1))
     name = registry.name(frame.attrs.get("provider"))
     head = f"<h2>What {_e(name)} remembers about you</h2>"
     caution = (

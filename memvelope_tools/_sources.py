@@ -39,6 +39,7 @@ from typing import Any, Final, Literal
 from ._convert.sources import check_listing, is_conversation_part, listed_files
 from ._json.elements import parse_json, read_file
 from ._json.wording import EMPTY_FILE, EXPECTED, UTF16_FILE, is_utf16
+from ._plural import count
 from ._providers import registry
 from ._tags import ENVELOPE_TAG, IR_TAG
 from .errors import ConversionError, InputError, MemvelopeError, Reason
@@ -470,7 +471,7 @@ def resolve(
     if labels is not None:
         names = [str(x) for x in labels]
         if len(names) != len(items):
-            raise ValueError(f"sources= has {len(names)} labels for {len(items)} documents")
+            raise ValueError(f"sources= has {count(len(names), 'label')} for {count(len(items), 'document')}")
     resolved = [resolve_one(x, use, label=label) for x, label in zip(items, names, strict=True)]
     _check_not_parts(resolved, caller)
     return resolved

@@ -58,6 +58,7 @@ import pyarrow.compute as pc
 from ._convert.log import ConversionLog
 from ._convert.zips import kept_open
 from ._frames import STRING
+from ._plural import count
 from ._sources import resolve
 from ._stream import history_stream
 from ._topic_count import N_TOPICS, topic_count
@@ -165,7 +166,7 @@ class Topics:
 
     def __repr__(self) -> str:
         return (
-            f"<Topics: {self.n_topics} topics over {len(self.assignments):,} {self.unit}s: "
+            f"<Topics: {count(self.n_topics, 'topic')} over {count(len(self.assignments), self.unit)}: "
             + "; ".join(f"{t}: {label}" for t, label in self.labels.items())
             + ">"
         )
@@ -238,8 +239,8 @@ def topics(
     k = min(wanted, with_words, len(vocabulary))
     if k < wanted and asked:
         warnings.warn(
-            f"only {with_words:,} {what} with words and {len(vocabulary):,} distinct words: finding {k} "
-            f"topic{'s' if k != 1 else ''}, not {wanted}",
+            f"only {count(with_words, unit)} with words and {count(len(vocabulary), 'distinct word')}: finding "
+            f"{count(k, 'topic')}, not {wanted}",
             stacklevel=2,
         )
     tfidf = TfidfTransformer(sublinear_tf=True).fit_transform(counts)

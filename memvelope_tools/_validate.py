@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 from ._ir.archetype import compute_archetype
 from ._jsontypes import json_type
+from ._plural import count
 
 # The loader without read()'s shape check: validate reports every violation, not the first one.
 from ._read import layer_of
@@ -217,23 +218,23 @@ def _envelope_counts(doc: Mapping[str, Any]) -> list[Violation]:
     if not isinstance(meta, dict) or not isinstance(convs, list):
         return []
     out = []
-    count = meta.get("conversation_count")
-    if _is_int(count) and count != len(convs):
+    stated = meta.get("conversation_count")
+    if _is_int(stated) and stated != len(convs):
         out.append(
             Violation(
                 "$.meta.conversation_count",
                 "conversation-count-mismatch",
-                f"is {count} but conversations has {len(convs)} entries",
+                f"is {stated} but conversations has {count(len(convs), 'entry')}",
             )
         )
     total = sum(len(c["messages"]) for c in convs if isinstance(c, dict) and isinstance(c.get("messages"), list))
-    count = meta.get("message_count")
-    if _is_int(count) and count != total:
+    stated = meta.get("message_count")
+    if _is_int(stated) and stated != total:
         out.append(
             Violation(
                 "$.meta.message_count",
                 "message-count-mismatch",
-                f"is {count} but the conversations hold {total} messages",
+                f"is {stated} but the conversations hold {count(total, 'message')}",
             )
         )
     return out
@@ -246,9 +247,9 @@ def _ir_counts(doc: Mapping[str, Any]) -> list[Violation]:
     out = []
     for section, rule in (("meta", "facts-count-mismatch"), ("archetype", "archetype-facts-mismatch")):
         block = doc.get(section)
-        count = block.get("facts") if isinstance(block, dict) else None
-        if _is_int(count) and count != len(facts):
-            out.append(Violation(f"$.{section}.facts", rule, f"is {count} but facts has {len(facts)} entries"))
+        stated = block.get("facts") if isinstance(block, dict) else None
+        if _is_int(stated) and stated != len(facts):
+            out.append(Violation(f"$.{section}.facts", rule, f"is {stated} but facts has {count(len(facts), 'entry')}"))
     return out
 
 

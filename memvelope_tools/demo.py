@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._convert.pipeline import convert, write_envelope
+from ._plural import count
 from ._printable import printable
 from .errors import MemvelopeError
 from .samples import SAMPLES, sample_path
@@ -23,16 +24,15 @@ def summarise(envelope: dict[str, Any]) -> str:
     stamps = [m["ts"] for c in envelope["conversations"] for m in c["messages"] if m["ts"] is not None]
     first = min(stamps) if stamps else "-"
     last = max(stamps) if stamps else "-"
-    return (
-        f"{meta['source_provider']:8} {meta['conversation_count']:4} conversations "
-        f"{meta['message_count']:6} messages   first {first}   last {last}"
-    )
+    conversations = count(meta["conversation_count"], "conversation")
+    messages = count(meta["message_count"], "message")
+    return f"{meta['source_provider']:8} {conversations:>18} {messages:>15}   first {first}   last {last}"
 
 
 def _dropped(found: dict[str, Any]) -> str:
     reasons = sorted(found["messages_dropped"].items(), key=lambda kv: -kv[1])
-    listed = ", ".join(f"{n} {why}" for why, n in reasons[:4]) or "none"
-    return f"kept {found['messages_kept']} of {found['messages_total']} messages; dropped: {listed}"
+    listed = ", ".join(f"{n:,} {why}" for why, n in reasons[:4]) or "none"
+    return f"kept {found['messages_kept']:,} of {count(found['messages_total'], 'message')}; dropped: {listed}"
 
 
 def run(out: Path) -> None:

@@ -72,6 +72,10 @@ __all__ = [
 ]
 
 
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 def topics_over_time(
     topics: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "month", **kwargs: Any
 ) -> Axes:
@@ -176,7 +180,8 @@ def memory_timeline(memory: Any, *, ax: Axes | None = None, tz: str = "UTC", **k
     >>> import memvelope_tools as mv                                    # doctest: +SKIP
     >>> mv.plot.memory_timeline(mv.memory_frame(mv.sample_path("chatgpt")))  # doctest: +SKIP
     """
-    from ._memory import KINDS, memory_frame
+    from ._memory.frame import memory_frame
+    from ._memory.items import KINDS
 
     frame = memory if isinstance(memory, pd.DataFrame) else memory_frame(memory)
     return _charts.memory_timeline(frame, KINDS, ax=ax, tz=tz, **kwargs)

@@ -66,9 +66,9 @@ def test_parquet_says_one_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     part = tmp_path / "conversations.json"
     part.write_text(json.dumps([CHATGPT_CONV]), encoding="utf-8")
     assert main(["parquet", str(part), "-o", str(tmp_path / "pq")]) == 0
-    out = capsys.readouterr().out
-    assert f"wrote {tmp_path / 'pq' / 'conversations.parquet'} (1 row)\n" in out
-    assert f"wrote {tmp_path / 'pq' / 'messages.parquet'} (2 rows)\n" in out
+    err = capsys.readouterr().err
+    assert f"memvelope: wrote {tmp_path / 'pq' / 'conversations.parquet'} (1 row)\n" in err
+    assert f"memvelope: wrote {tmp_path / 'pq' / 'messages.parquet'} (2 rows)\n" in err
 
 
 def test_load_of_a_wrong_type_names_the_type() -> None:

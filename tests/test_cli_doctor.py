@@ -54,7 +54,7 @@ def test_json_top_level(capsys: pytest.CaptureFixture[str]) -> None:
 def test_text_summary_by_default(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["doctor", str(CHATGPT_MIXED)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("memvelope doctor: chatgpt export, 1 part(s); converts")
+    assert out.startswith("memvelope doctor: chatgpt export, 1 part; converts")
     assert "Messages: 21 in the export" in out and "abandoned branch" in out
 
 

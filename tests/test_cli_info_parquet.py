@@ -72,11 +72,12 @@ def test_parquet_writes_a_dataset_equal_to_the_frames(tmp_path: Path, capsys: py
     shutil.copy(HAND, a)
     out = tmp_path / "ds"
     assert main(["parquet", str(a), str(SAMPLE), str(IR), "-o", str(out)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert lines == [
-        f"wrote {out / 'conversations.parquet'} (6 rows)",
-        f"wrote {out / 'messages.parquet'} ({5 + len(messages_frame(SAMPLE))} rows)",
-        f"wrote {out / 'facts.parquet'} (5 rows)",
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert said.err.splitlines() == [
+        f"memvelope: wrote {out / 'conversations.parquet'} (6 rows)",
+        f"memvelope: wrote {out / 'messages.parquet'} ({5 + len(messages_frame(SAMPLE))} rows)",
+        f"memvelope: wrote {out / 'facts.parquet'} (5 rows)",
     ]
     back = read_parquet(out)
     pd.testing.assert_frame_equal(back["messages"], messages_frame([a, SAMPLE]))

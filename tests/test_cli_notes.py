@@ -17,5 +17,5 @@ def test_a_library_warning_is_one_note_line(tmp_path: Path, capsys) -> None:
     assert main(["parquet", str(export), "-o", str(tmp_path / "out")]) == 0
     err = capsys.readouterr().err.splitlines()
     notes = [line for line in err if "surrogate" in line]
-    assert notes == ["memvelope: note: 1 text value(s) contain unpaired surrogates; replaced by U+FFFD"]
+    assert notes == ["memvelope: note: 1 text value contains unpaired surrogates; replaced by U+FFFD"]
     assert not any("Warning" in line or ".py:" in line for line in err), err

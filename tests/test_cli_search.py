@@ -7,7 +7,7 @@ import json
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools._search import clear_cache
+from memvelope_tools._search.cache import clear_cache
 from memvelope_tools.cli import main
 
 
@@ -96,8 +96,8 @@ def test_topics_json_and_a_note_when_lowered(tmp_path, capsys):
     }
     path = tmp_path / "one.mve.json"
     mv.write_envelope(env, path)
-    assert main(["topics", str(path), "--json"]) == 0
+    assert main(["topics", str(path), "--json", "-n", "3"]) == 0  # more topics asked than the history holds
     captured = capsys.readouterr()
     data = json.loads(captured.out)
     assert data["units"] == 1 and len(data["topics"]) == 1 and data["topics"][0]["size"] == 1
-    assert captured.err.startswith("memvelope: note: only 1 conversations with words")
+    assert captured.err.startswith("memvelope: note: only 1 conversation with words")

@@ -335,7 +335,7 @@ def test_examples_carry_id_and_title_and_text_only_on_request() -> None:
 
 def test_summary_names_the_figures() -> None:
     text = doctor(ROOT / "fixtures" / "doctor" / "claude-mixed" / "input.json").summary()
-    assert "claude export, 1 part(s); converts" in text
+    assert "claude export, 1 part; converts" in text
     assert "Conversations: 4 in the export, 2 kept, 2 dropped" in text
     assert "Messages: 14 in the export, 6 kept, 8 dropped" in text
     assert "block type hologram: 1" in text  # the never-seen-before list

@@ -29,6 +29,7 @@ from memvelope_tools._convert import (
     pipeline,
 )
 from memvelope_tools._json import elements
+from memvelope_tools._plural import count
 from memvelope_tools.cli import main
 
 pytest.importorskip("orjson")
@@ -78,7 +79,7 @@ def _reference(paths: list[Path]) -> bytes:
     """Each part decoded and parsed whole by the stdlib reference parser, then converted."""
     parts = expand(paths).parts
     values = [loads_js(decode(p.read()).text, p.name) for p in parts]
-    source = parts[0].name if len(parts) == 1 else f"{parts[0].name} and {len(parts) - 1} more part(s)"
+    source = parts[0].name if len(parts) == 1 else f"{parts[0].name} and {count(len(parts) - 1, 'more part')}"
     return dumps_canonical(convert_values(values, source))
 
 

@@ -145,7 +145,7 @@ def test_several_documents_sources_from_paths_positions_or_labels(tmp_path: Path
     assert conversations_frame([_hand(), _hand()])["source"].tolist() == ["doc0"] * 3 + ["doc1"] * 3
     labelled = conversations_frame([_hand(), a], sources=["old", "new"])
     assert labelled["source"].tolist() == ["old"] * 3 + ["new"] * 3
-    with pytest.raises(ValueError, match="2 labels for 1 documents"):
+    with pytest.raises(ValueError, match="2 labels for 1 document"):
         conversations_frame([a], sources=["x", "y"])
 
 
@@ -235,7 +235,7 @@ def test_unpaired_surrogates_in_the_provider_and_the_source_label_too() -> None:
         with pytest.warns(UnicodeWarning) as caught:
             frame = make(env, sources=["a\udcffb"])
         warned = sorted(str(w.message).split(" contain")[0] for w in caught)
-        assert warned == ["1 source provider value(s)", "1 source value(s)"]
+        assert warned == ["1 source provider value", "1 source value"]
         assert set(frame["provider"]) == {"\ufffd"} and set(frame["source"]) == {"a\ufffdb"}
 
 

@@ -18,7 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memvelope_tools._history import date_from_name, diff, history, status_counts
+from memvelope_tools._history.diff import diff, status_counts
+from memvelope_tools._history.history import history
+from memvelope_tools._history.snapshots import date_from_name
 from memvelope_tools.cli import main
 from memvelope_tools.errors import FormatError
 
@@ -422,7 +424,7 @@ def test_messages_compared_from_a_chunked_text_column_give_the_texts_taken_whole
     import numpy as np
     import pyarrow as pa
 
-    from memvelope_tools._history import _Comparable
+    from memvelope_tools._history.paths import Comparable
 
     bounds = sorted({0, len(texts), *(min(c, len(texts)) for c in cuts)})
     column = pa.chunked_array(
@@ -437,7 +439,7 @@ def test_messages_compared_from_a_chunked_text_column_give_the_texts_taken_whole
         }
     )
     rows = np.array([p % len(texts) for p in picks] if texts else [], dtype=np.int64)
-    taken = _Comparable(table).texts(rows)
+    taken = Comparable(table).texts(rows)
     assert taken.to_pylist() == [texts[r] for r in rows]
 
 
@@ -445,7 +447,7 @@ def test_messages_compared_from_a_chunked_text_column_give_the_texts_taken_whole
 
 
 def _through_a_folder(exports: list[Any], dates: list[str], folder: Path) -> dict[str, pd.DataFrame]:
-    from memvelope_tools._history import read_history
+    from memvelope_tools._history.folder import read_history
     from memvelope_tools._history_folder import add_to_history
 
     for export, date in zip(exports, dates, strict=True):

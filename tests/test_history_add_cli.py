@@ -12,7 +12,7 @@ import pytest
 from conftest import fresh
 
 from memvelope_tools._frames.folders import HISTORY_ID_KEY
-from memvelope_tools._history import read_history
+from memvelope_tools._history.folder import read_history
 from memvelope_tools.cli import main
 
 pytestmark = pytest.mark.slow
@@ -89,7 +89,7 @@ def test_the_piped_conversion_is_read_up_to_its_end_marker_whoever_holds_the_pip
     import json
     import os
 
-    from memvelope_tools.cli.common import Piped
+    from memvelope_tools._workers.children import Piped
 
     read_end, write_end = os.pipe()
     meta = {"source_provider": "claude", "conversation_count": 1, "message_count": 0}
@@ -108,7 +108,7 @@ def test_the_piped_conversion_is_read_up_to_its_end_marker_whoever_holds_the_pip
 def test_a_piped_conversion_that_stops_early_gives_no_meta() -> None:
     import os
 
-    from memvelope_tools.cli.common import Piped
+    from memvelope_tools._workers.children import Piped
 
     read_end, write_end = os.pipe()
     os.write(write_end, b'chatgpt\n    {"id": "a"}, {"id"')

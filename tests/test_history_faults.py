@@ -22,7 +22,7 @@ from conftest import fresh
 
 import memvelope_tools as mv
 from memvelope_tools._frames.folders import HISTORY_ID_KEY
-from memvelope_tools._history import read_history
+from memvelope_tools._history.folder import read_history
 from memvelope_tools._history_check import check_history
 from memvelope_tools._history_folder import add_to_history
 from memvelope_tools.errors import FormatError, MemvelopeError, SearchIndexError
@@ -97,9 +97,9 @@ def assert_holds_every_add(folder: Path, exports: list[Path], codes: list[int]) 
     for path in sorted((folder / "search-index").rglob("*"), reverse=True):
         path.unlink() if path.is_file() else path.rmdir()
     (folder / "search-index").rmdir()
-    from memvelope_tools import _search
+    from memvelope_tools._search.cache import clear_cache
 
-    _search.clear_cache()
+    clear_cache()
     for marker, hits in found.items():
         pd.testing.assert_frame_equal(mv.search(folder, marker, limit=None), hits)
 

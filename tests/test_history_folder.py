@@ -10,9 +10,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from memvelope_tools import _history, _history_folder
+from memvelope_tools import _history_folder
 from memvelope_tools._frames.folders import HISTORY_ID_KEY
-from memvelope_tools._history import history, read_history
+from memvelope_tools._history.folder import read_history
+from memvelope_tools._history.history import history
+from memvelope_tools._history.merge import Merge
 from memvelope_tools._history_folder import add_to_history
 from memvelope_tools._tables import read_parquet, to_parquet
 from memvelope_tools.cli import main
@@ -64,40 +66,43 @@ def test_adding_the_same_export_again_changes_no_file(tmp_path: Path) -> None:
 def test_each_add_that_changes_the_messages_leaves_the_search_index_up_to_date(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memvelope_tools import _search
+    from memvelope_tools._search.cache import clear_cache
+    from memvelope_tools._search.function import search
+    from memvelope_tools._search.history import open_history_index
+    from memvelope_tools._search.index import SearchIndex
 
     folder = tmp_path / "h"
     add_to_history(OLD, folder, date="2025-01-01")
-    assert len(_search.SearchIndex.open(folder / "search-index")) == 13
+    assert len(open_history_index(folder)) == 13
     add_to_history(NEW, folder, date="2025-03-01")
-    stored = _search.SearchIndex.open(folder / "search-index")
+    stored = open_history_index(folder)
     assert len(stored) == 23  # every message the history holds, the edited-away and deleted ones too
     assert stored.count("secret") == 1  # deleted upstream by the second export, still found
     stored.close()
-    _search.clear_cache()
+    clear_cache()
     builds: list[Any] = []
-    real = _search.SearchIndex.build
+    real = SearchIndex.build
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         builds.append(kwargs.get("path"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_search.SearchIndex, "build", counted)
+    monkeypatch.setattr(SearchIndex, "build", counted)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an index found out of date would warn as it is rebuilt
-        found = _search.search(folder, "cats")
+        found = search(folder, "cats")
     assert builds == [] and list(found["snippet"]) == ["Write a haiku about ⟦cats⟧"]
 
 
 def test_an_index_that_cannot_be_written_leaves_the_history_added_with_a_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memvelope_tools import _search
+    from memvelope_tools._search import history as search_history
 
     def failing(*args: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_search, "_add_rows", failing)
+    monkeypatch.setattr(search_history, "add_rows", failing)
     folder = tmp_path / "h"
     with pytest.warns(UserWarning, match=r"cannot write the search index of .*No space left on device"):
         assert add_to_history(OLD, folder, date="2025-01-01")["added"] is True
@@ -116,7 +121,7 @@ def test_the_folder_holds_what_history_gives(tmp_path: Path) -> None:
 
 
 def test_the_folder_is_a_parquet_folder_the_usual_readers_take(tmp_path: Path) -> None:
-    from memvelope_tools._search import search
+    from memvelope_tools._search.function import search
 
     folder = tmp_path / "h"
     add_to_history(OLD, folder, date="2025-01-01")
@@ -195,7 +200,7 @@ def test_cli_history_show_of_a_missing_folder_is_one_line(tmp_path: Path, capsys
 def test_search_of_a_history_folder_says_which_messages_the_provider_no_longer_has(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from memvelope_tools._search import search
+    from memvelope_tools._search.function import search
 
     folder = tmp_path / "h"
     add_to_history(OLD, folder, date="2025-01-01")
@@ -222,13 +227,13 @@ def _in_small_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(_history_folder, "_WINDOW", 300)
     monkeypatch.setattr(_history_folder, "_BATCH_ROWS", 1)
     sizes: list[int] = []
-    real = _history.Merge.add
+    real = Merge.add
 
     def counted(self: Any, convs: Any, msgs: Any) -> None:
         sizes.append(convs.num_rows)
         real(self, convs, msgs)
 
-    monkeypatch.setattr(_history.Merge, "add", counted)
+    monkeypatch.setattr(Merge, "add", counted)
     return sizes
 
 

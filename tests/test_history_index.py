@@ -19,9 +19,16 @@ import pyarrow.compute as pc
 import pytest
 from conftest import ROOT, fresh
 
-from memvelope_tools import _search
-from memvelope_tools._frames.folders import part_digest, parts_of, read_table
+from memvelope_tools._frames.folders import INDEX_FOLDER, part_digest, parts_of, read_table
 from memvelope_tools._history_folder import _write_whole, add_to_history
+from memvelope_tools._search import folder as search_folder
+from memvelope_tools._search import history as search_history
+from memvelope_tools._search import index as search_index
+from memvelope_tools._search import parts as search_parts
+from memvelope_tools._search.cache import clear_cache
+from memvelope_tools._search.check import check_history_index
+from memvelope_tools._search.folder import build_folder_index
+from memvelope_tools._search.function import search
 from memvelope_tools.errors import QueryError, SearchIndexError
 
 try:
@@ -39,13 +46,13 @@ QUERIES = ["cats", "the", "secret", "a OR the", '"about cats"', "w*", "the NOT c
 
 def engine_files(folder: Path) -> dict[str, int]:
     """The engine's files in the index folder, each with its inode (a file kept is the same file)."""
-    index = folder / _search.INDEX_DIR
+    index = folder / INDEX_FOLDER
     return {p.name: p.stat().st_ino for p in index.iterdir() if p.suffix in (".idx", ".term", ".store", ".pos")}
 
 
 def results(folder: Path) -> list[pd.DataFrame]:
-    _search.clear_cache()
-    return [_search.search(folder, q, limit=None, role=role) for q in QUERIES for role in (None, "user")]
+    clear_cache()
+    return [search(folder, q, limit=None, role=role) for q in QUERIES for role in (None, "user")]
 
 
 @pytest.mark.parametrize(("old", "new"), [(GPT_OLD, GPT_NEW), (CLAUDE_OLD, CLAUDE_NEW)])
@@ -55,17 +62,17 @@ def test_an_add_keeps_the_indexed_messages_and_indexes_only_the_new_ones(
     folder = tmp_path / "h"
     add_to_history(old, folder, date="2025-01-01")
     kept = engine_files(folder)
-    first = len(_search.SearchIndex.open(folder / _search.INDEX_DIR))
+    first = len(search_history.open_history_index(folder))
     added: list[int] = []
-    real = _search._add_rows
+    real = search_history.add_rows
 
     def counted(writer: Any, rows: pa.Table, which: Any, start: int) -> None:
         added.append(len(which))
         real(writer, rows, which, start)
 
-    monkeypatch.setattr(_search, "_add_rows", counted)
+    monkeypatch.setattr(search_history, "add_rows", counted)
     add_to_history(new, folder, date="2025-03-01")
-    stored = _search.SearchIndex.open(folder / _search.INDEX_DIR)
+    stored = search_history.open_history_index(folder)
     assert 0 < sum(added) == len(stored) - first  # only the messages the history gained
     stored.close()
     now = engine_files(folder)
@@ -76,8 +83,8 @@ def test_an_add_keeps_the_indexed_messages_and_indexes_only_the_new_ones(
     for name in ("conversations.parquet", "state.parquet", "snapshots.parquet"):
         shutil.copy(folder / name, fresh / name)
     shutil.copytree(folder / "messages", fresh / "messages")
-    monkeypatch.setattr(_search, "_add_rows", real)
-    _search.build_folder_index(fresh)
+    monkeypatch.setattr(search_history, "add_rows", real)
+    build_folder_index(fresh)
     for updated, built in zip(results(folder), results(fresh), strict=True):
         pd.testing.assert_frame_equal(updated, built)
     assert any(len(frame) for frame in results(folder))
@@ -88,23 +95,23 @@ def test_an_index_holding_a_message_the_history_lost_is_built_anew(tmp_path: Pat
     add_to_history(GPT_OLD, folder, date="2025-01-01")
     other = tmp_path / "other"
     add_to_history(CLAUDE_OLD, other, date="2025-01-01")
-    shutil.rmtree(folder / _search.INDEX_DIR)
-    shutil.copytree(other / _search.INDEX_DIR, folder / _search.INDEX_DIR, copy_function=shutil.copy2)
-    _search.update_folder_index(folder)
-    stored = _search.SearchIndex.open(folder / _search.INDEX_DIR)
+    shutil.rmtree(folder / INDEX_FOLDER)
+    shutil.copytree(other / INDEX_FOLDER, folder / INDEX_FOLDER, copy_function=shutil.copy2)
+    search_folder.update_folder_index(folder)
+    stored = search_history.open_history_index(folder)
     assert "doc" not in stored._rows.column_names  # built anew: document i is row i
     assert len(stored) == 13
     stored.close()
-    _search.clear_cache()
-    assert list(_search.search(folder, "cats")["snippet"]) == ["Write a haiku about ⟦cats⟧"]
+    clear_cache()
+    assert list(search(folder, "cats")["snippet"]) == ["Write a haiku about ⟦cats⟧"]
 
 
 def test_a_damaged_index_is_built_anew(tmp_path: Path) -> None:
     folder = tmp_path / "h"
     add_to_history(GPT_OLD, folder, date="2025-01-01")
-    (folder / _search.INDEX_DIR / "rows.arrow").write_bytes(b"not arrow")
+    (folder / INDEX_FOLDER / "rows.arrow").write_bytes(b"not arrow")
     add_to_history(GPT_NEW, folder, date="2025-03-01")
-    stored = _search.SearchIndex.open(folder / _search.INDEX_DIR)
+    stored = search_history.open_history_index(folder)
     assert len(stored) == 23
     stored.close()
 
@@ -112,13 +119,13 @@ def test_a_damaged_index_is_built_anew(tmp_path: Path) -> None:
 def test_texts_are_numbered_alike_in_both_columns_and_null_as_the_empty_text() -> None:
     first = pa.chunked_array([pa.array(["a", None, ""]), pa.array(["b", "a"])])
     second = pa.chunked_array([pa.array([None, "b"]), pa.array([], pa.string()), pa.array(["c", ""])])
-    now, old = _search._text_numbers(first, second)
+    now, old = search_folder._text_numbers(first, second)
     texts = ["a", "", "", "b", "a", "", "b", "c", ""]
     numbers = [*now.tolist(), *old.tolist()]
     assert len(now) == 5 and len(old) == 4
     pairs = list(zip(numbers, texts, strict=True))
     assert all((x == y) == (s == t) for x, s in pairs for y, t in pairs)
-    only_nulls = _search._text_numbers(
+    only_nulls = search_folder._text_numbers(
         pa.chunked_array([pa.array([None], pa.string())]), pa.chunked_array([], pa.string())
     )
     assert [n.tolist() for n in only_nulls] == [[0], []]
@@ -152,7 +159,7 @@ def folder(built: Path, tmp_path: Path) -> Path:
 def index_files(folder: Path) -> dict[str, tuple[int, int, int]]:
     """Each file of the folder's index, with its inode, modification time and size."""
     found = {}
-    for path in (folder / _search.INDEX_DIR).iterdir():
+    for path in (folder / INDEX_FOLDER).iterdir():
         info = path.lstat()
         found[path.name] = (info.st_ino, info.st_mtime_ns, info.st_size)
     return found
@@ -168,7 +175,7 @@ def flip(path: Path, at: int, bits: int = 0x01) -> None:
 
 
 def index_warnings(caught: Any) -> list[str]:
-    return [str(w.message) for w in caught if _search.INDEX_DIR in str(w.message)]
+    return [str(w.message) for w in caught if INDEX_FOLDER in str(w.message)]
 
 
 def assert_results(got: list[pd.DataFrame], want: list[pd.DataFrame]) -> None:
@@ -179,7 +186,7 @@ def assert_results(got: list[pd.DataFrame], want: list[pd.DataFrame]) -> None:
 
 def damage(folder: Path, how: str) -> str:
     """Damage a file of the folder's index, its times kept; the name of the file damaged."""
-    index = folder / _search.INDEX_DIR
+    index = folder / INDEX_FOLDER
     if how == "rows text":  # the text the index shows of a message: "cats" read as "cbts"
         rows = sorted(index.glob("rows-part-00000*.arrow"))[0]
         flip(rows, rows.read_bytes().index(b"haiku about cats") + len(b"haiku about c"), bits=0x03)
@@ -205,7 +212,7 @@ def test_an_index_file_with_flipped_bits_and_its_times_kept_is_rebuilt_once(
     said = index_warnings(caught)
     assert len(said) == 1 and re.search(rf"search-index is damaged \({re.escape(name)} .*\); rebuilding it", said[0])
     assert_results(got, expected)
-    assert _search.check_history_index(folder) == []
+    assert check_history_index(folder) == []
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert_results(results(folder), expected)
@@ -230,9 +237,9 @@ def test_the_command_line_rebuilds_a_damaged_index_with_one_note(
 def test_an_index_file_that_is_not_a_regular_file_is_never_read(
     folder: Path, expected: list[pd.DataFrame], tmp_path: Path, name: str, kind: str
 ) -> None:
-    path = folder / _search.INDEX_DIR / name
+    path = folder / INDEX_FOLDER / name
     if name.startswith("rows-"):
-        [path] = (folder / _search.INDEX_DIR).glob(f"{name}*.arrow")
+        [path] = (folder / INDEX_FOLDER).glob(f"{name}*.arrow")
     outside = tmp_path / "outside"
     outside.write_bytes(path.read_bytes())  # what the file held: read through a link, it would pass
     kept = outside.stat().st_mtime_ns
@@ -254,17 +261,17 @@ def test_an_index_file_that_is_not_a_regular_file_is_never_read(
     assert run.returncode == 0, run.stderr
     what = "a pipe" if kind == "pipe" else "a symbolic link"
     assert run.stderr.splitlines() == [
-        f"memvelope: note: search index {folder / _search.INDEX_DIR} is damaged ({path.name} is {what}); rebuilding it"
+        f"memvelope: note: search index {folder / INDEX_FOLDER} is damaged ({path.name} is {what}); rebuilding it"
     ]
     assert [row["snippet"] for row in json.loads(run.stdout)] == list(expected[QUERIES.index("cats") * 2]["snippet"])
     assert path.is_file() and not path.is_symlink()
     assert outside.stat().st_mtime_ns == kept
-    assert _search.check_history_index(folder) == []
+    assert check_history_index(folder) == []
 
 
 @pytest.mark.parametrize("kind", ["link", "file"])
 def test_a_search_index_that_is_not_a_folder_of_its_own_is_refused(folder: Path, tmp_path: Path, kind: str) -> None:
-    index = folder / _search.INDEX_DIR
+    index = folder / INDEX_FOLDER
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(index, elsewhere)  # an index that would serve, read through the link
     before = {p.name: p.read_bytes() for p in elsewhere.iterdir()}
@@ -273,18 +280,18 @@ def test_a_search_index_that_is_not_a_folder_of_its_own_is_refused(folder: Path,
         index.symlink_to(elsewhere, target_is_directory=True)
     else:
         index.write_bytes(b"")
-    _search.clear_cache()
+    clear_cache()
     what = "a symbolic link" if kind == "link" else "a file"
     with pytest.raises(SearchIndexError, match=f"search-index is {what}, not a folder of its own"):
-        _search.search(folder, "cats")
+        search(folder, "cats")
     with pytest.raises(SearchIndexError, match="not a folder of its own"):
-        _search.update_folder_index(folder)
+        search_folder.update_folder_index(folder)
     run = fresh("search", str(folder), "cats")
     assert run.returncode == 1 and len(run.stderr.splitlines()) == 1
     assert run.stderr.startswith(f"memvelope: error: search-index is {what}, not a folder of its own")
     assert index.is_symlink() if kind == "link" else index.read_bytes() == b""
     assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before
-    assert _search.check_history_index(folder) == [
+    assert check_history_index(folder) == [
         f"{index}: search-index is {what}, not a folder of its own, so the search index is not kept there; "
         "remove it and the next search builds the index"
     ]
@@ -295,11 +302,11 @@ def test_a_search_index_that_is_not_a_folder_of_its_own_is_refused(folder: Path,
 
 def test_a_query_holding_a_lone_surrogate_is_the_callers_error_and_leaves_the_index_alone(folder: Path) -> None:
     before = index_files(folder)
-    _search.clear_cache()
+    clear_cache()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(QueryError, match=r"'\\ud800' is a lone surrogate") as info:
-            _search.search(folder, "\ud800abc")
+            search(folder, "\ud800abc")
     assert info.value.reason == "bad-query"
     assert index_files(folder) == before
     run = fresh("search", str(folder), "\udcffabc")  # the bytes b"\xffabc", as a shell passes them
@@ -327,11 +334,11 @@ def test_a_part_replaced_under_its_name_by_one_as_long_is_indexed_again(folder: 
     for name in ("conversations.parquet", "state.parquet", "snapshots.parquet"):
         shutil.copy(folder / name, anew / name)
     shutil.copytree(folder / "messages", anew / "messages")
-    _search.build_folder_index(anew)
+    build_folder_index(anew)
     assert_results(got, results(anew))
     # The first export's haiku was about cats, the second's about dogs: now both are about dogs.
-    assert list(_search.search(folder, "dogs")["snippet"]) == ["Write a haiku about ⟦dogs⟧"] * 2
-    assert _search.search(folder, "cats").empty
+    assert list(search(folder, "dogs")["snippet"]) == ["Write a haiku about ⟦dogs⟧"] * 2
+    assert search(folder, "cats").empty
 
 
 def test_a_part_digest_is_read_from_its_name_only() -> None:
@@ -360,22 +367,22 @@ def held_elsewhere(folder: Path) -> bool:
 
 @pytest.mark.skipif(fcntl is None, reason="no flock here")
 def test_every_write_of_the_index_holds_the_folders_lock(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = _search._replace_folder
+    real = search_index._replace_folder
     locked: list[bool] = []
 
     def replacing(new: Path, path: Path) -> None:
         locked.append(held_elsewhere(folder))
         real(new, path)
 
-    monkeypatch.setattr(_search, "_replace_folder", replacing)
-    shutil.rmtree(folder / _search.INDEX_DIR)
-    _search.clear_cache()
-    _search.search(folder, "cats")  # builds the missing index
+    monkeypatch.setattr(search_index, "_replace_folder", replacing)
+    shutil.rmtree(folder / INDEX_FOLDER)
+    clear_cache()
+    search(folder, "cats")  # builds the missing index
     damage(folder, "rows text")
-    _search.clear_cache()
+    clear_cache()
     with pytest.warns(UserWarning, match="is damaged"):
-        _search.search(folder, "cats")  # rebuilds the damaged one
-    _search.build_folder_index(folder)
+        search(folder, "cats")  # rebuilds the damaged one
+    build_folder_index(folder)
     add_to_history(CLAUDE_OLD, folder, date="2025-04-01")  # indexes the part it adds
     assert locked == [True, True, True, True]
     assert not held_elsewhere(folder)
@@ -387,12 +394,12 @@ def test_an_index_that_cannot_be_written_is_kept_in_memory(
     def refused(path: Path) -> Any:
         raise PermissionError(13, "Permission denied")
 
-    shutil.rmtree(folder / _search.INDEX_DIR)
-    monkeypatch.setattr(_search, "_new_folder", refused)
+    shutil.rmtree(folder / INDEX_FOLDER)
+    monkeypatch.setattr(search_history, "new_folder", refused)
     with pytest.warns(UserWarning, match="cannot write .*Permission denied.*in memory only"):
         got = results(folder)
     assert_results(got, expected)
-    assert not (folder / _search.INDEX_DIR).exists()
+    assert not (folder / INDEX_FOLDER).exists()
 
 
 # ---- checking the index without changing it ------------------------------------------------------------
@@ -402,26 +409,26 @@ def test_check_history_index_says_each_problem_and_changes_nothing(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = index_files(folder)
-    assert _search.check_history_index(folder) == []
+    assert check_history_index(folder) == []
     assert index_files(folder) == before
     damage(folder, "rows text")
     before = index_files(folder)
-    index = folder / _search.INDEX_DIR
+    index = folder / INDEX_FOLDER
     [rows] = index.glob("rows-part-00000*.arrow")
-    assert _search.check_history_index(folder) == [f"{index}: {rows.name} is not as written (its sha256 differs)"]
+    assert check_history_index(folder) == [f"{index}: {rows.name} is not as written (its sha256 differs)"]
     assert index_files(folder) == before
     shutil.rmtree(index)
-    assert _search.check_history_index(folder) == []  # no index: the next search builds it
+    assert check_history_index(folder) == []  # no index: the next search builds it
 
     def unwritable(base: Path) -> None:
         raise OSError(28, "No space left on device")
 
-    _search.update_folder_index(folder)
-    monkeypatch.setattr(_search, "update_folder_index", unwritable)
+    search_folder.update_folder_index(folder)
+    monkeypatch.setattr(search_folder, "update_folder_index", unwritable)
     with pytest.warns(UserWarning, match="cannot write the search index"):
         add_to_history(CLAUDE_OLD, folder, date="2025-04-01")
     [part] = (folder / "messages").glob("part-00002*.parquet")
-    assert _search.check_history_index(folder) == [f"{index}: does not hold {part.name} yet"]
+    assert check_history_index(folder) == [f"{index}: does not hold {part.name} yet"]
 
 
 def test_parts_named_by_their_digest_are_never_hashed_when_the_index_is_opened(
@@ -430,19 +437,19 @@ def test_parts_named_by_their_digest_are_never_hashed_when_the_index_is_opened(
     names = [name for name, _ in parts_of(read_table(folder / "state.parquet", "state"))]
     assert all(part_digest(name) is not None for name in names)  # an add names each part by its content
     assert_results(results(folder), expected)
-    told = json.loads((folder / _search.INDEX_DIR / "parts.json").read_text())
+    told = json.loads((folder / INDEX_FOLDER / "parts.json").read_text())
     assert [(p["name"], p["digest"]) for p in told["parts"]] == [(n, part_digest(n)) for n in names]
     hashed: list[str] = []
-    real = _search._sha256_file
+    real = search_parts._sha256_file
 
     def counted(path: Path) -> str:
         hashed.append(path.name)
         return real(path)
 
-    monkeypatch.setattr(_search, "_sha256_file", counted)
+    monkeypatch.setattr(search_parts, "_sha256_file", counted)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert_results(results(folder), expected)
     assert hashed == []
-    assert _search.check_history_index(folder) == []
+    assert check_history_index(folder) == []
     assert hashed == []

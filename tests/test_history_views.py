@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pytest
 
 from memvelope_tools import plot
-from memvelope_tools._history import history
+from memvelope_tools._history.history import history
 from memvelope_tools._history_folder import add_to_history
 from memvelope_tools._report import build_report
 from memvelope_tools.cli import main

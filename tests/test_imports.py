@@ -1,7 +1,8 @@
 """No import cycle anywhere in the package: the graph of which module imports which (every import
 statement that runs, including those inside functions; not those under ``if TYPE_CHECKING:``, which
-only type checkers read; and the package ``__init__`` each import runs on the way) has no cycle, no
-import inside a function dodges one, and the tower from the bottom to the command line is bounded."""
+only type checkers read; the package ``__init__`` each import runs on the way; and the modules the
+command line loads by name) has no cycle, no import inside a function dodges one, and the tower from
+the bottom to the command line is bounded."""
 
 from __future__ import annotations
 
@@ -35,8 +36,9 @@ def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
 
 def import_graph(*, in_functions: bool = True, package_edges: bool = True) -> dict[str, set[str]]:
     """module -> the package modules it imports. ``in_functions=False`` leaves out the imports inside
-    functions; ``package_edges`` adds, for each import of ``a.b.c``, the ``__init__`` of ``a.b`` that
-    runs first (not the root package's, which runs before anything, nor the importer's own packages)."""
+    functions (the modules imported by name are imported inside one); ``package_edges`` adds, for each
+    import of ``a.b.c``, the ``__init__`` of ``a.b`` that runs first (not the root package's, which runs
+    before anything, nor the importer's own packages)."""
     sources = {module_name(p): p for p in PACKAGE.rglob("*.py")}
     files = {**sources, **{module_name(p): p for p in PACKAGE.rglob("*.c")}}  # C helpers are modules too
     graph: dict[str, set[str]] = {name: set() for name in files}
@@ -44,6 +46,8 @@ def import_graph(*, in_functions: bool = True, package_edges: bool = True) -> di
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         tree = ast.parse(path.read_text(encoding="utf-8"))
         nodes = _runtime_nodes(tree) if in_functions else _module_level_nodes(tree)
+        if in_functions:
+            graph[name].update(t for t in imports_by_name(tree, name) if t in files)
         for node in nodes:
             targets: list[str] = []
             if isinstance(node, ast.Import):
@@ -69,6 +73,44 @@ def import_graph(*, in_functions: bool = True, package_edges: bool = True) -> di
             for target in list(targets):
                 graph[name].update(p for p in _packages(target) if p in files and p not in own and p != name)
     return graph
+
+
+def imports_by_name(tree: ast.AST, name: str) -> set[str]:
+    """The submodules the module ``name`` imports through ``importlib.import_module(f"{__name__}.{x}")``
+    in a loop ``for x in NAMES``, ``NAMES`` a tuple of strings it binds at module level: how the command
+    line loads each command's module, every time it builds its parser."""
+    return {f"{name}.{each}" for _, names in _loads_by_name(tree) for each in names}
+
+
+def _loads_by_name(tree: ast.AST) -> list[tuple[ast.Call, list[str]]]:
+    """Each ``import_module`` call :func:`imports_by_name` counts, with the names it loads."""
+    tuples: dict[str, list[str]] = {}
+    for node in getattr(tree, "body", []):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Tuple):
+            target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+            values = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+            if isinstance(target, ast.Name) and values and all(isinstance(v, str) for v in values):
+                tuples[target.id] = values
+    found = []
+    for loop in ast.walk(tree):
+        if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Name) and isinstance(loop.target, ast.Name)):
+            continue
+        if loop.iter.id not in tuples:
+            continue
+        form = f"f'{{__name__}}.{{{loop.target.id}}}'"
+        found += [
+            (call, tuples[loop.iter.id])
+            for call in ast.walk(loop)
+            if isinstance(call, ast.Call)
+            and _is_import_module(call)
+            and call.args
+            and ast.unparse(call.args[0]) == form
+        ]
+    return found
+
+
+def _is_import_module(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ast.unparse(node.func) in ("importlib.import_module", "import_module")
 
 
 def _packages(name: str) -> list[str]:
@@ -136,6 +178,43 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         if node not in state and (cycle := visit(node)):
             return cycle
     return None
+
+
+def test_the_modules_the_command_line_loads_by_name_are_in_the_graph() -> None:
+    graph = import_graph()
+    assert {"memvelope_tools.cli.history", "memvelope_tools.cli.report"} <= graph["memvelope_tools.cli"]
+    assert "memvelope_tools.cli.history" not in import_graph(in_functions=False)["memvelope_tools.cli"]
+
+
+def test_every_import_by_name_is_counted_or_loads_a_name_on_first_use() -> None:
+    """An ``import_module`` is either one :func:`imports_by_name` counts, or inside a package's module
+    ``__getattr__`` (a name of the API loaded on first use, which no module of the package takes: see
+    :func:`test_no_module_takes_a_name_a_package_loads_lazily`)."""
+    unseen = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        lazy = {
+            id(call)
+            for function in tree.body
+            if isinstance(function, ast.FunctionDef) and function.name == "__getattr__"
+            for call in ast.walk(function)
+        }
+        counted = {id(call) for call, _ in _loads_by_name(tree)}
+        unseen += [
+            f"{module_name(path)}:{node.lineno}"
+            for node in ast.walk(tree)
+            if _is_import_module(node) and id(node) not in lazy and id(node) not in counted
+        ]
+    assert unseen == []
+
+
+def test_the_import_by_name_finder_finds_a_loop_over_names() -> None:
+    source = (
+        "import importlib\nNAMES = ('a', 'b')\nOTHER = ('c',)\n"
+        "def load():\n    for name in NAMES:\n        importlib.import_module(f'{__name__}.{name}')\n"
+        "    for other in OTHER:\n        importlib.import_module(other)\n"
+    )
+    assert imports_by_name(ast.parse(source), "pkg") == {"pkg.a", "pkg.b"}
 
 
 def test_the_graph_is_built_from_every_module() -> None:
@@ -242,8 +321,12 @@ def test_the_lazy_import_finder_finds_one(tmp_path: Path) -> None:
 
 
 #: Levels from the bottom of the package to its top (the command line and the demo), counting the
-#: ``__init__`` of each package on the way: at most eight, so that the tower does not grow unseen.
-MAX_LEVELS = 8
+#: ``__init__`` of each package on the way and the commands the command line loads by name: at most
+#: ten, so that the tower does not grow unseen. Ten is what one job per module takes: ``__main__``,
+#: ``cli``, ``cli.report``, ``_report``, ``_charts``, ``_frames.facts``, ``_frames.documents``,
+#: ``_convert.pipeline``, ``_convert.assemble``, ``_convert.chatgpt``, ``_convert.prose`` each import
+#: the next, and each does one job the others do not.
+MAX_LEVELS = 10
 
 
 def test_the_levels_from_the_bottom_to_the_command_line_are_bounded() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 import memvelope_tools as mv
 from memvelope_tools._ir import DistillStats
-from memvelope_tools._memory import read_memory
+from memvelope_tools._memory.read import read_memory
 from memvelope_tools._memory_ir import build_memory_ir
 from memvelope_tools._validate import check_ir_against_envelope, validate
 from memvelope_tools.cli import main
@@ -108,7 +108,7 @@ def test_cli_distill_adds_memory_and_no_memory_leaves_it_out(
     assert main(["validate", str(out), "--envelope", str(CHATGPT)]) == 0
     capsys.readouterr()
     assert main(["distill", str(CHATGPT), "-o", str(out), "--no-memory"]) == 0
-    assert "1 facts from 3 conversations" in capsys.readouterr().err
+    assert "1 fact from 3 conversations" in capsys.readouterr().err
     assert [f["content"] for f in json.loads(out.read_text(encoding="utf-8"))["facts"]] == ["I'm vegetarian"]
 
 

@@ -9,7 +9,8 @@ import pytest
 from generate import generate
 
 from memvelope_tools._convert import convert, dumps_canonical
-from memvelope_tools._many import Converted, convert_many, output_names, worker_context
+from memvelope_tools._many import Converted, convert_many, output_names
+from memvelope_tools._workers.processes import worker_context
 from memvelope_tools.cli import main
 
 
@@ -51,12 +52,12 @@ def test_worker_processes_are_not_forked_from_a_process_running_threads(exports:
     other = threading.Thread(target=stop.wait, daemon=True)
     other.start()
     try:
+        assert worker_context().get_start_method() in {"forkserver", "spawn"}
         result = convert_many(exports, tmp_path / "out", workers=2)
     finally:
         stop.set()
         other.join()
     _check(result, exports, tmp_path / "out")
-    assert worker_context().get_start_method() in {"forkserver", "spawn"}
 
 
 def test_convert_many_to_parquet_with_source_column(exports: list[Path], tmp_path: Path) -> None:

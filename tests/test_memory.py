@@ -12,23 +12,15 @@ import pandas as pd
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools import _memory
 from memvelope_tools._convert.assemble import DETECTION_WINDOW
 from memvelope_tools._ir.facts import CONTENT_MAX
 from memvelope_tools._json import elements as json_elements
-from memvelope_tools._memory import (
-    KINDS,
-    MEMORY_COLUMNS,
-    NO_RECORDS,
-    _read_memory,
-    _Workers,
-    collect,
-    instruction_text,
-    items_frame,
-    memory_frame,
-    read_memory,
-    snapshot_entries,
-)
+from memvelope_tools._memory import scan as memory_scan
+from memvelope_tools._memory.chatgpt import instruction_text, snapshot_entries
+from memvelope_tools._memory.frame import items_frame, memory_frame
+from memvelope_tools._memory.items import KINDS, MEMORY_COLUMNS, NO_RECORDS
+from memvelope_tools._memory.read import collect, read_memory, read_memory_of
+from memvelope_tools._memory.scan import _Workers
 from memvelope_tools._memory_ir import build_memory_ir, statements
 from memvelope_tools._validate import check_ir_against_envelope, validate
 from memvelope_tools.cli import main
@@ -602,8 +594,8 @@ def test_worker_processes_give_the_frame_one_process_gives(tmp_path: Path) -> No
     path = _padded_export(tmp_path)
     elements = json.loads(path.read_text(encoding="utf-8"))
     plain = items_frame(collect("chatgpt", elements, []))  # every conversation parsed, in this process
-    one = items_frame(_read_memory([path], None, False, workers=1))
-    two = items_frame(_read_memory([path], None, False, workers=2))
+    one = items_frame(read_memory_of([path], None, False, workers=1))
+    two = items_frame(read_memory_of([path], None, False, workers=2))
     assert len(plain) > 0 and set(plain["kind"]) >= {"saved", "snapshot", "about_user", "about_model"}
     pd.testing.assert_frame_equal(one, plain)
     pd.testing.assert_frame_equal(two, plain)
@@ -619,16 +611,16 @@ def test_batches_read_here_while_workers_are_busy_give_the_frame_one_process_giv
     elements = json.loads(path.read_text(encoding="utf-8"))
     plain = items_frame(collect("chatgpt", elements, []))
     read_here: list[int] = []
-    read = _memory._read_elements
+    read = memory_scan._read_elements
 
     def counted(*args: object) -> object:
         read_here.append(1)
         return read(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(json_elements, "BATCH", 1)  # one conversation a batch
-    monkeypatch.setattr(_memory, "_read_elements", counted)
+    monkeypatch.setattr(memory_scan, "_read_elements", counted)
     monkeypatch.setattr(_Workers, "_PER_WORKER", per_worker)  # 0: no worker takes a batch; 1: one each
-    frame = items_frame(_read_memory([path], None, False, workers=2))
+    frame = items_frame(read_memory_of([path], None, False, workers=2))
     pd.testing.assert_frame_equal(frame, plain)
     if per_worker == 0:  # every conversation past those that tell the provider was read here, one batch each
         assert len(read_here) == len(elements) - DETECTION_WINDOW
@@ -639,7 +631,7 @@ def test_worker_processes_report_invalid_json_as_one_process_does(tmp_path: Path
     errors = []
     for workers in (1, 2):
         with pytest.raises(mv.ConversionError) as caught:
-            _read_memory([path], None, False, workers=workers)
+            read_memory_of([path], None, False, workers=workers)
         errors.append(str(caught.value))
     assert errors[0] == errors[1] and "conversations.json" in errors[0]
 

@@ -128,6 +128,6 @@ def test_doctor_reads_each_provider_by_its_own_rules(write_parts, tmp_path, pack
     out = capsys.readouterr().out
     assert "malformed" not in out and "(no id)" not in out
     assert "e.g. g-0 'Hello' [ChatGPT]" in out
-    assert "The 3 ChatGPT conversation(s) are read by ChatGPT's rules: 6 message(s), 6 of them kept" in out
+    assert "The 3 ChatGPT conversations are read by ChatGPT's rules: 6 messages, 6 of them kept" in out
     assert main(["doctor", "--json", str(source)]) == 0
     assert json.loads(capsys.readouterr().out)["mixed_providers"]["messages"] == 6

@@ -40,7 +40,7 @@ def test_parquet_command_writes_the_nodes_of_the_exports_only(
     envelope = tmp_path / "claude.mve.json"
     mv.write_envelope(mv.convert(mv.sample_path("claude")), envelope)
     assert main(["parquet", str(SAMPLE), str(envelope), "-o", str(tmp_path / "out")]) == 0
-    assert "nodes.parquet (206 rows)" in capsys.readouterr().out
+    assert f"memvelope: wrote {tmp_path / 'out' / 'nodes.parquet'} (206 rows)" in capsys.readouterr().err
     frames = mv.read_parquet(tmp_path / "out")
     assert set(frames["nodes"]["source"]) == {"chatgpt-export.zip"}
     assert set(frames["messages"]["source"]) == {"chatgpt-export.zip", "claude.mve.json"}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import importlib
 import os
 import random
 import subprocess
@@ -15,9 +14,13 @@ import pandas as pd
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools._search import RESULT_COLUMNS, SearchIndex, clear_cache, parse_query
-
-search_module = importlib.import_module("memvelope_tools._search")
+from memvelope_tools import _corpus as corpus
+from memvelope_tools._search import cache as search_cache
+from memvelope_tools._search import engine as search_engine
+from memvelope_tools._search import index as search_index
+from memvelope_tools._search.cache import clear_cache
+from memvelope_tools._search.index import RESULT_COLUMNS, SearchIndex
+from memvelope_tools._search.query import Words, parse_query
 
 _FILLER = (
     "the a of to and in is it that for with on this be are as can or not your have we at roadmap plan data "
@@ -187,7 +190,7 @@ def test_a_bad_query_fails_before_the_source_is_read(tmp_path):
 def test_parse_query_reads_words_phrases_prefixes_and_operators():
     assert str(parse_query('pyth* "a b" OR c++')) == '(("pyth"* AND "a b") OR "c++")'
     assert str(parse_query('"a b"* OR (c NOT d)')) == '("a b"* OR ("c" NOT "d"))'
-    assert parse_query("東京") == search_module.Words("東京")
+    assert parse_query("東京") == Words("東京")
 
 
 @pytest.mark.parametrize(
@@ -268,7 +271,7 @@ def test_limit():
     assert mv.search(env, "roadmap", limit=0).empty
     with pytest.raises(ValueError, match="limit"):
         mv.search(env, "roadmap", limit=-1)
-    index = search_module.index_for(env)
+    index = search_cache.index_for(env)
     assert index.count("roadmap") == len(everything)
     assert index.count("roadmap", role="user") == len(index.search("roadmap", role="user", limit=None)) > 0
     assert index.count("zeppelin") == 0
@@ -388,12 +391,12 @@ def test_a_file_is_read_once(tmp_path, monkeypatch):
     mv.messages_frame(str(path))
     by_one_frame_function = len(opened)
     opened.clear()
-    history = search_module.corpus.history_frame(str(path))
+    history = corpus.history_frame(str(path))
     assert 0 < len(opened) == by_one_frame_function
     expected = mv.messages_frame(env).merge(mv.conversations_frame(env)[["source", "conv_index", "title"]])
     pd.testing.assert_frame_equal(
         history.drop(columns="source"),
-        search_module.corpus.from_messages(expected).drop(columns="source"),
+        corpus.from_messages(expected).drop(columns="source"),
     )
 
 
@@ -448,7 +451,7 @@ def builds(monkeypatch):
 
 @pytest.mark.parametrize("hashed", [1 << 24, 0], ids=["text hashed", "text named by its buffers"])
 def test_the_index_of_a_frame_is_built_once_and_rebuilt_when_the_content_changes(builds, monkeypatch, hashed):
-    monkeypatch.setattr(search_module, "_HASHED", hashed)
+    monkeypatch.setattr(search_cache, "_HASHED", hashed)
     env, _ = haystack()
     frame = mv.messages_frame(env)
     mv.search(frame, "roadmap")
@@ -512,7 +515,7 @@ def test_a_read_only_folder_gets_an_index_in_memory(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(search_module.tempfile, "mkdtemp", refuse)
+    monkeypatch.setattr(search_index.tempfile, "mkdtemp", refuse)
     with pytest.warns(UserWarning, match="in memory only"):
         assert len(mv.search(folder, "memory")) == 1
     assert not (folder / "search-index").exists()
@@ -563,15 +566,15 @@ class _CommittingWriter(_Delegate):
 @pytest.fixture
 def segments(monkeypatch):
     """Every index is written in many segments, each ranking its equal scores in its own order."""
-    original = search_module._open_engine
-    monkeypatch.setattr(search_module.os, "cpu_count", lambda: 2)
+    original = search_engine.open_engine
+    monkeypatch.setattr(search_engine.os, "cpu_count", lambda: 2)
 
     def many(directory, *, create):
         engine = _Delegate(original(directory, create=create))
         engine.writer = lambda *a, **kw: _CommittingWriter(engine._inner.writer(*a, **kw))
         return engine
 
-    monkeypatch.setattr(search_module, "_open_engine", many)
+    monkeypatch.setattr(search_index, "open_engine", many)
 
 
 def twin_history() -> pd.DataFrame:
@@ -586,7 +589,7 @@ def twin_history() -> pd.DataFrame:
             text = filler(rng, 12) + (" quantum gardening workshop" if (c + j) % 11 == 0 else "")
             messages += [msg(j, role, ts, text), msg(j + 1, role, ts, text)]
         convs.append(conv(f"c{c}", f"title {c}", *messages))
-    return search_module.corpus.history_frame(envelope(*convs))
+    return corpus.history_frame(envelope(*convs))
 
 
 TIE_CASES = [
@@ -654,7 +657,7 @@ def test_only_whole_phrases_are_marked_and_words_after_not_are_not():
 
 
 def test_a_large_history_is_indexed_in_a_temporary_folder_removed_on_close(monkeypatch):
-    monkeypatch.setattr(search_module, "DISK_MIN", 1)
+    monkeypatch.setattr(search_index, "DISK_MIN", 1)
     index = SearchIndex.build(twin_history())
     assert index.path is None and index._temporary is not None
     folder = Path(index._temporary.name)

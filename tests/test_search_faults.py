@@ -3,7 +3,6 @@ SearchIndexError, deep nesting as QueryError, a damaged index beside a Parquet f
 
 from __future__ import annotations
 
-import importlib
 import struct
 import sys
 import time
@@ -13,13 +12,14 @@ from pathlib import Path
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools._search import MAX_NESTING, SearchIndex, clear_cache, index_for, parse_query
+from memvelope_tools._search import index as search_index
+from memvelope_tools._search.cache import clear_cache, index_for
+from memvelope_tools._search.index import SearchIndex
+from memvelope_tools._search.query import MAX_NESTING, parse_query
 from memvelope_tools.errors import MemvelopeError, QueryError, SearchIndexError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_search import haystack
-
-search_module = importlib.import_module("memvelope_tools._search")
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +176,7 @@ def test_an_index_that_cannot_be_written_stays_in_memory(tmp_path: Path, env: di
     """The engine reports a full disk as a ValueError: the index is then kept in memory, with a warning."""
     folder = tmp_path / "pq"
     mv.to_parquet(env, folder)
-    real = search_module._fill
+    real = search_index._fill
 
     def full_disk(engine, history, fingerprint):
         if engine is not None and getattr(full_disk, "on_disk", True):
@@ -184,7 +184,7 @@ def test_an_index_that_cannot_be_written_stays_in_memory(tmp_path: Path, env: di
             raise ValueError("An IO error occurred: 'No space left on device (os error 28)'")
         return real(engine, history, fingerprint)
 
-    monkeypatch.setattr(search_module, "_fill", full_disk)
+    monkeypatch.setattr(search_index, "_fill", full_disk)
     with pytest.warns(UserWarning, match="cannot write .*No space left.*in memory only"):
         hits = mv.search(folder, "quantum gardening")
     assert len(hits) == 3
@@ -199,6 +199,6 @@ def test_an_engine_failure_while_indexing_in_memory_is_a_search_index_error(env:
         raise panic("attempt to add with overflow")
 
     clear_cache()
-    monkeypatch.setattr(search_module, "_fill", fail)
+    monkeypatch.setattr(search_index, "_fill", fail)
     with pytest.raises(SearchIndexError, match="overflow"):
         mv.search(env, "quantum")

@@ -103,7 +103,7 @@ def test_files_written_by_an_earlier_command_are_not_counted(tmp_path: Path, mon
 
 _FORK_PROBE = """
 import os, signal
-from memvelope_tools._convert.parallel import start_pool, worker_context
+from memvelope_tools._workers.processes import start_pool, worker_context
 from memvelope_tools._signals import Terminated, terminate_as_interrupt
 
 armed = [1]

@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES, fresh
 
 from memvelope_tools._printable import printable
-from memvelope_tools._search import clear_cache
+from memvelope_tools._search.cache import clear_cache
 from memvelope_tools.cli import main
 
 # A carriage return (forges a line), an OSC retitling the terminal, a CSI clearing the screen, a right-to-left override.

@@ -206,7 +206,7 @@ def test_a_history_with_only_code_and_numbers_is_a_clear_error():
 
 def test_one_conversation_gives_one_topic_with_a_warning():
     env = envelope(conv("a", "Sourdough", msg(1, "user", "2024-03-01T00:00:00.000Z", "sourdough starter hydration")))
-    with pytest.warns(UserWarning, match="only 1 conversations with words .* finding 1 topic, not 12"):
+    with pytest.warns(UserWarning, match="only 1 conversation with words .* finding 1 topic, not 12"):
         found = mv.topics(env, n_topics=12)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

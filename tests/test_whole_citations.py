@@ -14,7 +14,9 @@ from conftest import COLLECTED
 from whole_exports import T0, chatgpt, message
 
 import memvelope_tools as mv
-from memvelope_tools._memory import NO_RECORDS, memory_frame, read_memory
+from memvelope_tools._memory.frame import memory_frame
+from memvelope_tools._memory.items import NO_RECORDS
+from memvelope_tools._memory.read import read_memory
 from memvelope_tools._memory_ir import build_memory_ir
 from memvelope_tools._validate import check_ir_against_envelope, validate
 from memvelope_tools._whole.citations import CITED_ONLY, merge_quotes

@@ -59,7 +59,7 @@ def test_members_each_under_the_floor_are_refused_together(tmp_path: Path, monke
 
 def test_the_declared_total_is_refused_before_anything_is_inflated(tmp_path: Path):
     archive = _zip(tmp_path / "big.zip", [(f"conversations-{i}.json", _padded_part(5_000)) for i in range(3)])
-    with pytest.raises(ConversionError, match="inflate past 12000 bytes in all") as info:
+    with pytest.raises(ConversionError, match="inflate past 12,000 bytes in all") as info:
         expand([archive], ZipLimits(max_total_bytes=12_000))
     assert "--zip-max-total-bytes" in str(info.value) and info.value.reason == "zip-limit"
 
@@ -67,7 +67,7 @@ def test_the_declared_total_is_refused_before_anything_is_inflated(tmp_path: Pat
 def test_the_inflated_total_is_counted_when_sizes_are_understated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     archive = _zip(tmp_path / "big.zip", [(f"conversations-{i}.json", _padded_part(5_000)) for i in range(3)])
     monkeypatch.setattr(sources._Budget, "check", _checks_only_after_reading(sources._Budget.check))
-    with pytest.raises(ConversionError, match="inflate past 12000 bytes in all"):
+    with pytest.raises(ConversionError, match="inflate past 12,000 bytes in all"):
         mv.convert(archive, zip_limits=ZipLimits(max_total_bytes=12_000), progress=False)
 
 

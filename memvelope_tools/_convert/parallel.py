@@ -11,19 +11,20 @@ pieces in order, so the bytes are those of one process.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .._json.elements import FIELDS, JS, LONE, Reader
-from .._signals import bind_to_parent, held
 from .._stable import CHANGED, Changed, Stamp, changed
+from .._workers.processes import start_pool
 from ..errors import ConversionError
 from .envelope import SEPARATOR, fragment, fragments
+
+if TYPE_CHECKING:  # the pool is started by the worker layer
+    from concurrent.futures import Future
 
 PARALLEL_ABOVE: Final = 32 << 20  # bytes of input: smaller exports stay in one process
 
@@ -99,36 +100,6 @@ def work(
             gc.enable()
 
 
-def ready() -> None:
-    """A task that only makes the pool start its processes."""
-
-
-def start_worker(parent: int | None) -> None:
-    """Run first in each worker process: it stops when the converting process does."""
-    bind_to_parent(parent)
-
-
-def start_pool(workers: int) -> ProcessPoolExecutor:
-    """``workers`` worker processes, started now; each stops when this process does. A stop (Ctrl-C,
-    SIGTERM) asked for while they are forked lands once they are: raised inside Python's after-fork
-    callbacks it would be dropped, and the command would run on."""
-    context = worker_context()
-    parent = os.getpid() if context.get_start_method() == "fork" else None  # else a server forks them
-    executor = None
-    try:
-        with held():
-            executor = ProcessPoolExecutor(
-                max_workers=workers, mp_context=context, initializer=start_worker, initargs=(parent,)
-            )
-            for _ in range(workers):
-                executor.submit(ready)
-    except BaseException:
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
-        raise
-    return executor
-
-
 def workers_for(size: int, workers: int | None) -> int:
     """How many worker processes an export of ``size`` bytes gets (1: none, stay in this process)."""
     if workers is not None:
@@ -136,14 +107,6 @@ def workers_for(size: int, workers: int | None) -> int:
     if size < PARALLEL_ABOVE:
         return 1
     return min(os.cpu_count() or 1, 8)
-
-
-def _one_thread() -> bool:
-    """True when this process runs a single thread (where the system says; else False)."""
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        return False
 
 
 def batch_source(buf: bytes, found: list[int], at: tuple[str, int, Stamp] | None) -> tuple[Source, list[int]]:
@@ -161,27 +124,13 @@ def batch_source(buf: bytes, found: list[int], at: tuple[str, int, Stamp] | None
     return (path, start + shift, end + shift, before), shifted
 
 
-def worker_context() -> multiprocessing.context.BaseContext:
-    # fork starts workers in milliseconds, and is safe while this process has one thread (a fork
-    # beside other threads can deadlock, and warns on 3.12+); else forkserver starts clean processes
-    # (not on Windows), spawn elsewhere.
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and _one_thread():
-        return multiprocessing.get_context("fork")
-    if "forkserver" in methods:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([__name__])
-        return context
-    return multiprocessing.get_context("spawn")
-
-
 class Pool:
     """Worker processes taking batches in order; at most ``2 * workers`` batches in flight, so memory
     stays bounded. The processes start at once, while the parent reads the first elements; ``write``
     (set before the first batch) receives each batch's tag and piece, in submission order."""
 
     def __init__(self, workers: int) -> None:
-        self._executor = start_pool(workers)
+        self._executor = start_pool(workers, preload=[__name__])
         self._limit = 2 * workers
         self._pending: deque[tuple[str, Future[Piece]]] = deque()
         self.write: Callable[[str, Piece], None] | None = None

@@ -25,6 +25,7 @@ from typing import IO, Any, Final
 
 from .._atomic import atomic_output
 from .._json.elements import FIELDS, JS, PartElements, Reader
+from .._plural import count
 from .._progress import Bar, progress_bar
 from .._providers.registry import within
 from .._sources import Input, explained
@@ -42,7 +43,7 @@ def describe(parts: Sequence[Part]) -> str | None:
         return None
     if len(parts) == 1:
         return parts[0].name
-    return f"{parts[0].name} and {len(parts) - 1} more part(s)"
+    return f"{parts[0].name} and {count(len(parts) - 1, 'more part')}"
 
 
 @contextlib.contextmanager
@@ -70,7 +71,7 @@ def counting(emit: Callable[[Conversation], None], bar: Bar) -> Callable[[Conver
         emit(conversation)
         done += 1
         if done % 256 == 0:
-            show(f"{done} conversations", refresh=False)
+            show(count(done, "conversation"), refresh=False)
 
     return counted
 

@@ -194,7 +194,7 @@ class _Budget:
         limits = self.limits
         if total > limits.max_total_bytes:
             raise ConversionError(
-                f"zip archive's members inflate past {limits.max_total_bytes} bytes in all (a zip bomb?); if the "
+                f"zip archive's members inflate past {limits.max_total_bytes:,} bytes in all (a zip bomb?); if the "
                 "export is genuine, raise the limit with --zip-max-total-bytes",
                 reason="zip-limit",
                 source=self.label,
@@ -282,7 +282,7 @@ class _LimitedReader(io.RawIOBase):
 def _check_limits(name: str, size: int, compressed: int, limits: ZipLimits) -> None:
     if size > limits.max_member_bytes:
         raise ConversionError(
-            f"zip member inflates past {limits.max_member_bytes} bytes; if the export is genuine, raise "
+            f"zip member inflates past {limits.max_member_bytes:,} bytes; if the export is genuine, raise "
             "the limit with --zip-max-bytes",
             reason="zip-limit",
             source=name,

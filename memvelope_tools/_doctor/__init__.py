@@ -123,7 +123,9 @@ def _memory(
     zip_limits: ZipLimits | None,
 ) -> dict[str, object]:
     """What the provider remembered, counted: items by kind, those also in the envelope, notes."""
-    from .._memory import KINDS, collect, memory_parts
+    from .._memory.claude import memory_parts
+    from .._memory.items import KINDS
+    from .._memory.read import collect
     from .._whole.citations import CITED
 
     read = collect(provider, merged or [v for _, v in singles], list(memory_parts(paths, zip_limits or ZipLimits())))

@@ -30,6 +30,7 @@ from .._read import check, check_conversations, check_messages
 from .._spec import CONVERSATION_FIELDS, ROLES
 from .._stable import Windows
 from .._tags import ENVELOPE_TAG
+from .._workers.threads import text_pool, text_threads
 from ..errors import FormatError
 from . import text
 from .columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, MS, arrow_schema, dictionary, timestamps
@@ -401,10 +402,10 @@ def _columns_later(data: Any, found: list[int]) -> list[_Segment]:
 def _parts_later(data: Any, spans: np.ndarray, first: int) -> list[Future[list[_Piece]]]:
     """Read the conversations at ``spans`` (the first is conversation ``first`` of the window) on the workers."""
     ends = spans[:, 1] - spans[0, 0]
-    parts = text.threads()
+    parts = text_threads()
     cuts = np.searchsorted(ends, [ends[-1] * k // parts for k in range(1, parts)], side="right")
     bounds = sorted({0, len(spans), *cuts.tolist()})
-    pool = text.executor()
+    pool = text_pool()
     return [pool.submit(_read_columns, data, spans[lo:hi], first + lo) for lo, hi in itertools.pairwise(bounds)]
 
 
@@ -484,7 +485,7 @@ class _Builder:
             # the next batches are read; the batch is kept until then, to say where a text that is
             # not a string is.
             self.pending.append((texts, batch, first + lo))
-            while len(self.pending) > text.threads():
+            while len(self.pending) > text_threads():
                 self._resolve()
             if release:
                 convs[lo:hi] = [None] * (hi - lo)

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .._plural import count
 from .._sources import HISTORY_PARTS, Found, is_history_folder, refuse
 from ..errors import FormatError
 from .columns import (
@@ -378,7 +379,7 @@ def read_tables(base: Path, columns: list[str] | None = None) -> dict[str, pa.Ta
         part = read_table(base / PARTS / name, "part", in_parts)
         if part.num_rows != rows:
             raise FormatError(
-                f"holds {part.num_rows} messages, the history's state says {rows} (damaged?)",
+                f"holds {count(part.num_rows, 'message')}, the history's state says {rows:,} (damaged?)",
                 reason="bad-parquet",
                 source=str(base / PARTS / name),
             )
@@ -387,7 +388,7 @@ def read_tables(base: Path, columns: list[str] | None = None) -> dict[str, pa.Ta
     messages = pa.concat_tables(parts) if parts else empty.select(in_parts or empty.column_names)
     if messages.num_rows != state.num_rows:
         raise FormatError(
-            f"the history's state has {state.num_rows} messages, its parts {messages.num_rows} (damaged?)",
+            f"the history's state has {count(state.num_rows, 'message')}, its parts {messages.num_rows:,} (damaged?)",
             reason="bad-parquet",
             source=str(base / "state.parquet"),
         )

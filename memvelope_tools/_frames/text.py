@@ -17,12 +17,10 @@ from __future__ import annotations
 import contextlib
 import itertools
 import mmap
-import os
 import re
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +29,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._engine import record, use_c
+from .._plural import count
+from .._workers.threads import text_pool, text_threads
 from .words import word_counts
 
 try:
@@ -44,7 +44,6 @@ except ImportError:  # pragma: no cover - exercised by the tests that monkeypatc
 _MAX_CHUNK_BYTES = 2**31 - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PARALLEL_MIN_TEXTS = 2048  # below this, starting threads costs more than it saves
-_pool: ThreadPoolExecutor | None = None
 
 Columns = tuple[list[pa.Array] | None, np.ndarray, np.ndarray | None]
 
@@ -113,7 +112,7 @@ def text_columns_later(values: Sequence[Any], what: str, *, with_text: bool = Tr
             return fail
         return lambda: result
     record("text", "c")
-    future = executor().submit(_native_work, _as_tuple(values), with_text)
+    future = text_pool().submit(_native_work, _as_tuple(values), with_text)
 
     def resolve() -> Columns:
         chunks, chars, words, changed = future.result()
@@ -228,51 +227,25 @@ def _as_tuple(values: Sequence[Any]) -> tuple[Any, ...]:
     return values if type(values) is tuple else tuple(values)
 
 
-def threads() -> int:
-    """How many threads the text work uses at most (the cores this process may run on, up to 8)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, 8))
-
-
 def _count_spans(n: int) -> list[tuple[int, int]]:
-    parts = threads() if n >= _PARALLEL_MIN_TEXTS else 1
+    parts = text_threads() if n >= _PARALLEL_MIN_TEXTS else 1
     bounds = [n * k // parts for k in range(parts + 1)]
     return [(lo, hi) for lo, hi in itertools.pairwise(bounds) if lo < hi] or [(0, 0)]
 
 
 def _byte_spans(offsets: np.ndarray) -> list[tuple[int, int]]:
     n = len(offsets) - 1
-    parts = threads() if n >= _PARALLEL_MIN_TEXTS else 1
+    parts = text_threads() if n >= _PARALLEL_MIN_TEXTS else 1
     cuts = np.searchsorted(offsets, [offsets[-1] * k // parts for k in range(1, parts)])
     bounds = sorted({0, n, *(min(int(c), n) for c in cuts)})
     return [(lo, hi) for lo, hi in itertools.pairwise(bounds)] or [(0, 0)]
-
-
-def _forget_pool() -> None:
-    global _pool
-    _pool = None  # a forked child has none of the parent's threads: it starts its own
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
-def executor() -> ThreadPoolExecutor:
-    """The pool of worker threads for the text work (started on first use, one per process)."""
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=threads(), thread_name_prefix="memvelope-text")
-    return _pool
 
 
 def _run(fn: Any, texts: tuple[Any, ...], spans: list[tuple[int, int]], *buffers: Any) -> list[Any]:
     """``fn(texts, lo, hi, *buffers)`` for every span, on worker threads when there are several."""
     if len(spans) == 1:
         return _run_here(fn, texts, spans, *buffers)
-    futures = [executor().submit(fn, texts, lo, hi, *buffers) for lo, hi in spans]
+    futures = [text_pool().submit(fn, texts, lo, hi, *buffers) for lo, hi in spans]
     return [f.result() for f in futures]
 
 
@@ -352,7 +325,9 @@ def _warn(n: int, what: str, stacklevel: int = 5) -> None:
         _gathered[-1][what] += n
         return
     warnings.warn(
-        f"{n} {what} value(s) contain unpaired surrogates; replaced by U+FFFD", UnicodeWarning, stacklevel=stacklevel
+        f"{count(n, f'{what} value')} {'contains' if n == 1 else 'contain'} unpaired surrogates; replaced by U+FFFD",
+        UnicodeWarning,
+        stacklevel=stacklevel,
     )
 
 

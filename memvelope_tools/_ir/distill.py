@@ -13,7 +13,7 @@ from .facts import DistillStats
 from .write import Clock
 
 if TYPE_CHECKING:
-    from .._memory import MemoryRead
+    from .._memory.items import MemoryRead
 
 __all__ = ["distill_structured", "envelope_and_memory"]
 
@@ -94,7 +94,7 @@ def envelope_and_memory(
     Returns
     -------
     tuple
-        The envelope (an export converted) and the :class:`~memvelope_tools._memory.MemoryRead`, or None
+        The envelope (an export converted) and the :class:`~memvelope_tools._memory.items.MemoryRead`, or None
         when ``memory`` is false or ``source`` is not an export on disk.
 
     Raises

@@ -29,7 +29,8 @@ class DistillStats:
     retries: int = 0
     cache_hits: int = 0
     invalid_facts: int = 0  #: dropped: failed the fact schema
-    unparseable_replies: int = 0
+    reasked: int = 0  #: replies that were not the JSON asked for, asked again
+    unparseable_replies: int = 0  #: chunks skipped: no reply was the JSON asked for
     dates_nulled: int = 0  #: model dates the source does not contain
     invalid_reasons: dict[str, int] = field(default_factory=dict)
 

@@ -150,10 +150,10 @@ def children(part: Part) -> Iterator[tuple[Any, Any]]:
 # ---- what the spec does not convert --------------------------------------------------------------
 
 
-def unconverted_in(inputs: Sequence[Path], listing: Listing) -> list[dict[str, Any]]:
-    """The files of an export (``inputs``, listed in ``listing``) the spec does not convert (see
-    :func:`memvelope_tools._whole.sections.unconverted_files`)."""
-    taken = {listing.relative(part.name) for part in expand(list(inputs)).parts}
+def unconverted_in(inputs: Sequence[Path], listing: Listing, limits: ZipLimits | None = None) -> list[dict[str, Any]]:
+    """The files of an export (``inputs``, listed in ``listing``, its zips read within ``limits``) the spec
+    does not convert (see :func:`memvelope_tools._whole.sections.unconverted_files`)."""
+    taken = {listing.relative(part.name) for part in expand(list(inputs), limits).parts}
     converted = taken | {name.split("!", 1)[0] for name in taken}  # a conversations zip is converted too
     return [
         {

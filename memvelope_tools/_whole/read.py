@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from .._convert.assemble import detect_provider, mixed_providers
-from .._convert.parallel import batch_source, read_range, start_pool, worker_context, workers_for
+from .._convert.parallel import batch_source, read_range, workers_for
 from .._convert.pipeline import describe, gc_paused
 from .._convert.sources import Part, expand
 from .._json.elements import FIELDS, JS, PartElements, Reader
@@ -33,6 +33,7 @@ from .._providers import registry
 from .._providers.registry import DETECTION_WINDOW, OTHER
 from .._sources import Input, explained
 from .._stable import CHANGED, Changed, Stamp
+from .._workers.processes import fork_context, start_pool
 from ..errors import ConversionError, MixedProvidersWarning
 from .rows import ROWS, Node
 
@@ -106,7 +107,7 @@ class _Pool(Generic[T]):
     """Worker processes taking batches in order, at most two per worker in flight."""
 
     def __init__(self, workers: int, meanwhile: Callable[[], object] | None = None) -> None:
-        self._executor = start_pool(workers)
+        self._executor = start_pool(workers, preload=[__name__])
         self._limit = 2 * workers
         self._meanwhile = meanwhile
         self.pending: deque[tuple[str, Future[Piece[T]]]] = deque()
@@ -226,7 +227,7 @@ def _may_start_workers() -> bool:
     runs one thread), or the main module is no script file (a notebook, ``python -c``). A clean interpreter
     started for a worker imports the main script again, which runs a script that is not guarded by
     ``if __name__ == "__main__":`` once more."""
-    if worker_context().get_start_method() == "fork":
+    if fork_context() is not None:
         return True
     return getattr(sys.modules.get("__main__"), "__file__", None) is None
 

@@ -20,6 +20,8 @@ from .table import arrow_table
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from .._convert.sources import ZipLimits
+
 __all__ = [
     "assets_table",
     "export_inputs",
@@ -176,13 +178,15 @@ def whole_tables(sources: Any, labels: Sequence[str]) -> dict[str, pa.Table]:
     return {name: pa.concat_tables(tables) for name, tables in parts.items()}
 
 
-def unconverted_files(*paths: str | os.PathLike[str] | Input) -> list[dict[str, Any]]:
+def unconverted_files(*paths: str | os.PathLike[str] | Input, limits: ZipLimits | None = None) -> list[dict[str, Any]]:
     """The files of an export the spec does not convert: every file but the conversation parts.
 
     Parameters
     ----------
     *paths
         The export, as ``convert`` takes it: its zip, its folder, or its files.
+    limits
+        The limits its zips are read within, as ``convert`` was given them (the defaults when None).
 
     Returns
     -------
@@ -201,7 +205,7 @@ def unconverted_files(*paths: str | os.PathLike[str] | Input) -> list[dict[str, 
     ['chat.html', 'group_chats.json', 'user.json']
     """
     inputs = export_inputs(paths, "unconverted_files()")
-    return unconverted_in(inputs, list_export(inputs))
+    return unconverted_in(inputs, list_export(inputs), limits)
 
 
 def verify_manifest(*paths: str | os.PathLike[str] | Input) -> dict[str, Any]:

@@ -26,26 +26,27 @@ from .._printable import printable
 from .._signals import TERMINATED_STATUS, Terminated, terminate_as_interrupt
 from ..errors import MemvelopeError, MixedProvidersWarning, OutputError
 
-# One entry per subcommand module, in the order `--help` lists them.
+# One entry per subcommand module, in the order `--help` lists them: what a user does first (convert an
+# export, see what it holds), then the analyses, then the tools for checking files and the converter.
 COMMAND_MODULES: tuple[str, ...] = (
     "convert",
-    "conformance",
     "doctor",
-    "validate",
-    "distill",
-    "report",
     "info",
+    "report",
     "parquet",
-    "convert_many",
     "search",
     "topics",
-    "sample",
-    "diff",
-    "history",
     # what the provider remembered about the user
     "memory",
     # what the export holds beyond the prose
     "inventory",
+    "diff",
+    "history",
+    "distill",
+    "convert_many",
+    "sample",
+    "validate",
+    "conformance",
 )
 
 # Packages that only an extra installs: the extra to name when one is missing.

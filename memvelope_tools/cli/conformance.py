@@ -37,6 +37,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"FAIL {r.name}: {r.detail}")
         elif args.verbose:
             print(f"ok   {r.name}")
-    print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    print(f"{len(results) - len(failed):,} passed, {len(failed):,} failed")
     sys.stdout.flush()
     return 1 if failed else 0

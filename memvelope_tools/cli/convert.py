@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from .._convert.sources import ZipLimits, expand
+from .._plural import count
 from .._printable import printable
 from .._sources import explained, resolve
 from .common import check_output_file, conversion_notes
@@ -70,26 +71,28 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def _notes(report: ConversionLog, provider: str, args: argparse.Namespace) -> None:
+def _notes(report: ConversionLog, provider: str, args: argparse.Namespace, limits: ZipLimits) -> None:
     if args.quiet:
         return
     err = sys.stderr
     if args.verbose or report.chose:
-        print(f"memvelope: read {len(report.parts)} part(s): {', '.join(map(printable, report.parts))}", file=err)
+        print(
+            f"memvelope: read {count(len(report.parts), 'part')}: {', '.join(map(printable, report.parts))}", file=err
+        )
         for name, why in report.ignored if args.verbose else []:
             print(f"memvelope: passed over {printable(name)} ({why})", file=err)
     conversion_notes(report, provider)
-    _unconverted(args.paths)
+    _unconverted(args.paths, limits)
 
 
-def _unconverted(paths: list[str]) -> None:
+def _unconverted(paths: list[str], limits: ZipLimits) -> None:
     """The note naming the files of the export the spec does not convert (group chats, the library, ...)."""
     from .._whole.files import unconverted_note
     from .._whole.sections import unconverted_files
     from ..errors import MemvelopeError
 
     try:
-        note = unconverted_note(unconverted_files(*paths))
+        note = unconverted_note(unconverted_files(*paths, limits=limits))
     except MemvelopeError as exc:  # the conversion is done: a listing that fails is said, not fatal
         note = f"the export's other files could not be listed: {exc}"
     if note is not None:
@@ -132,11 +135,11 @@ def _run(args: argparse.Namespace) -> int:
     meta = convert_stream(
         args.paths, args.output, report=report, zip_limits=limits, progress=progress, workers=None, in_memory=in_memory
     )
-    _notes(report, meta["source_provider"], args)
+    _notes(report, meta["source_provider"], args, limits)
     if args.verbose and args.output:
         print(
             f"memvelope: wrote {args.output}: {meta['source_provider']}, "
-            f"{meta['conversation_count']} conversations, {meta['message_count']} messages",
+            f"{count(meta['conversation_count'], 'conversation')}, {count(meta['message_count'], 'message')}",
             file=sys.stderr,
         )
     return 0

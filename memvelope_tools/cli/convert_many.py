@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._plural import count
 from .._printable import printable
 
 
@@ -56,13 +57,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         for done in result.converted:
             print(
-                f"memvelope: {done.input} -> {done.output}: {done.provider}, {done.conversations} "
-                f"conversations, {done.messages} messages",
+                f"memvelope: {done.input} -> {done.output}: {done.provider}, "
+                f"{count(done.conversations, 'conversation')}, {count(done.messages, 'message')}",
                 file=sys.stderr,
             )
         if result.parquet:
             print(f"memvelope: wrote {', '.join(str(p) for p in result.parquet.values())}", file=sys.stderr)
     for failed in result.failed:
         print(f"memvelope: failed: {printable(str(failed.input))}: {printable(str(failed.error))}", file=sys.stderr)
-    print(f"memvelope: {len(result.converted)} converted, {len(result.failed)} failed", file=sys.stderr)
+    print(f"memvelope: {len(result.converted):,} converted, {len(result.failed):,} failed", file=sys.stderr)
     return 0 if result.ok else 1

@@ -8,7 +8,7 @@ from typing import Any
 
 from .._plural import count
 from .._printable import printable
-from .common import converting_early
+from .._workers.children import converting_early
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     progress = False if args.quiet or args.json else None
     with converting_early([args.old, args.new], progress) as converted:
-        from .._history import diff, status_counts  # its libraries load while the exports convert
+        from .._history.diff import diff, status_counts  # its libraries load while the exports convert
 
         old, new = converted()
         changes = diff(old, new, workers=None, progress=progress)

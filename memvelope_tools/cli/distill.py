@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._plural import count
 from .._progress import progress_bar
 from .._read import layer_of
 from .._sources import Input
@@ -53,6 +54,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=None,
         metavar="N",
         help="characters of conversation per request (default: the LLM distiller's default)",
+    )
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        metavar="N",
+        help="model requests in flight at once; the facts are the same whatever N (default: %(default)s)",
     )
     p.add_argument(
         "--cache-dir", metavar="DIR", help="where model replies are cached (default: $XDG_CACHE_HOME/memvelope/llm)"
@@ -138,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
                 model=args.model,
                 chunk_chars=DEFAULT_CHUNK_CHARS if args.chunk_chars is None else args.chunk_chars,
                 cache_dir=_cache_dir(args.cache_dir),
+                concurrency=args.concurrency,
                 progress=progress,
                 stats=stats,
             )
@@ -149,18 +158,19 @@ def run(args: argparse.Namespace) -> int:
         if not output.endswith(".mv.json"):
             print("memvelope: note: Facts IR files are conventionally named *.mv.json", file=err)
         line = (
-            f"memvelope: wrote {output}: {stats.facts} facts from {stats.conversations} "
-            f"conversations ({doc['meta']['mode']}; {stats.duplicates} duplicates merged"
+            f"memvelope: wrote {output}: {count(stats.facts, 'fact')} from "
+            f"{count(stats.conversations, 'conversation')} ({doc['meta']['mode']}; "
+            f"{count(stats.duplicates, 'duplicate')} merged"
         )
         if args.mode == "llm":
             line += (
-                f"; {stats.chunks} chunks, {stats.cache_hits} cached, {stats.requests} requests, "
-                f"{stats.invalid_facts} invalid facts dropped, {stats.dates_nulled} unsourced dates "
+                f"; {count(stats.chunks, 'chunk')}, {stats.cache_hits:,} cached, {count(stats.requests, 'request')}, "
+                f"{count(stats.invalid_facts, 'invalid fact')} dropped, {count(stats.dates_nulled, 'unsourced date')} "
                 "nulled"
             )
         if remembered is not None:
             line += (
-                f"; {stats.memory_facts} from the provider's memory, {stats.memory_known} of its facts already "
+                f"; {stats.memory_facts:,} from the provider's memory, {stats.memory_known:,} of its facts already "
                 "found in the conversations"
             )
         print(line + ")", file=err)

@@ -7,7 +7,7 @@ from typing import Any
 
 from .._plural import count
 from .._printable import printable
-from .common import converting_piped
+from .._workers.children import converting_piped
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -75,7 +75,7 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from .._history import read_history
+    from .._history.folder import read_history
 
     frames = read_history(args.folder)
     print(f"{args.folder}: {count(len(frames['snapshots']), 'snapshot')}")
@@ -115,4 +115,5 @@ def _when(row: dict[str, Any]) -> str:
 
 def _counts(row: dict[str, Any]) -> str:
     changes = ", ".join(f"{k} {row[k]:,}" for k in ("new", "grown", "edited", "unchanged", "missing") if row[k])
-    return f"{row['conversations']:,} conversations, {row['messages']:,} messages; {changes or 'no change'}"
+    sizes = f"{count(row['conversations'], 'conversation')}, {count(row['messages'], 'message')}"
+    return f"{sizes}; {changes or 'no change'}"

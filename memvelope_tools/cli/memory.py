@@ -12,7 +12,7 @@ from .._printable import printable
 from .._providers.registry import name as provider_name
 
 if TYPE_CHECKING:
-    from .._memory import MemoryItem, MemoryRead
+    from .._memory.items import MemoryItem, MemoryRead
 
 _KIND_NAMES = {
     "saved": "saved memory",
@@ -71,7 +71,7 @@ def _where(item: MemoryItem) -> str:
         if item.count > 1:
             bits[-1] += f" until {_day(item.last_seen)}"
     elif item.count > 1:
-        bits.append(f"seen {item.count} times until {_day(item.last_seen)}")
+        bits.append(f"seen {count(item.count, 'time')} until {_day(item.last_seen)}")
     if item.stated_date:
         bits.append(f"saved on {item.stated_date} (as the snapshot says)")
     if item.current is False:
@@ -86,7 +86,7 @@ def render(read: MemoryRead) -> str:
     Parameters
     ----------
     read
-        What :func:`memvelope_tools._memory.read_memory` found.
+        What :func:`memvelope_tools._memory.read.read_memory` found.
 
     Returns
     -------
@@ -99,7 +99,7 @@ def render(read: MemoryRead) -> str:
 
     Examples
     --------
-    >>> from memvelope_tools._memory import MemoryRead
+    >>> from memvelope_tools._memory.items import MemoryRead
     >>> render(MemoryRead("claude", [], []))
     'What Claude remembers about you (read from the export): nothing recorded.\\n'
     """
@@ -128,7 +128,7 @@ def render(read: MemoryRead) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._memory import read_memory
+    from .._memory.read import read_memory
 
     if args.output:
         check_output_file(args.output)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .._plural import count
 from .common import check_inputs, check_output_folder, document_inputs
@@ -54,5 +55,6 @@ def run(args: argparse.Namespace) -> int:
         import pyarrow.parquet as pq
 
         for path in written.values():
-            print(f"wrote {path} ({count(pq.ParquetFile(path).metadata.num_rows, 'row')})")
+            rows = count(pq.ParquetFile(path).metadata.num_rows, "row")
+            print(f"memvelope: wrote {path} ({rows})", file=sys.stderr)
     return 0

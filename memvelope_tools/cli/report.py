@@ -48,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
     with kept_open():  # each zip given is opened once, from its resolving to its last reading
         found = check_inputs(args.paths, use="history")
         folders = [path for path, item in zip(args.paths, found, strict=True) if item.kind == "parquet"]
-        from .._history import is_history_folder
         from .._report import write_report
+        from .._sources import is_history_folder
 
         sources: list[Any]
         if folders and len(found) == 1 and is_history_folder(folders[0]):

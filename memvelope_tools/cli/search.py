@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     found = check_inputs(args.paths, use="history")
-    from .._search import parse_query, search
+    from .._search.function import search
+    from .._search.query import parse_query
 
     parse_query(args.query)  # a bad query is reported before anything is read
     with notes():

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from .._convert.zips import kept_open
-from .._plural import count
+from .._plural import count, plural
 from .._printable import printable
 from .._topic_count import N_TOPICS
 from ..errors import InputError
@@ -87,12 +87,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"unit": found.unit, "units": total, "topics": rows}, ensure_ascii=False, indent=1))
         return 0
-    unit = f"{found.unit}s"
     print(f"{count(found.n_topics, 'topic')} in {count(total, found.unit)}")
     width = max(len(f"{r['size']:,}") for r in rows)
     for r in rows:
         shown = ", ".join(map(printable, r["terms"]))
-        print(f"{r['topic']:>3}  {r['size']:>{width},} {unit:<13} {r['share']:>4.0%}  {shown}")
+        print(f"{r['topic']:>3}  {r['size']:>{width},} {plural(r['size'], found.unit):<13} {r['share']:>4.0%}  {shown}")
     unassigned = total - int(sizes.sum())
     if unassigned:
         has = "has" if unassigned == 1 else "have"

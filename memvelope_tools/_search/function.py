@@ -1,0 +1,81 @@
+"""The search function: a history's messages matching a query, best first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from .._sources import resolve
+from ..errors import SearchIndexError
+from .cache import folder_index, index_for
+from .query import parse_query
+
+
+def search(
+    source: Any,
+    query: str,
+    *,
+    role: str | None = None,
+    since: Any = None,
+    until: Any = None,
+    limit: int | None = 50,
+) -> pd.DataFrame:
+    """The messages of ``source`` matching ``query``, best first, at most ``limit`` of them
+    (``None``, or any number past the messages held: all); see :mod:`memvelope_tools._search` for the
+    query syntax, the filters and the columns. An index kept beside a Parquet folder that the engine fails
+    on is rebuilt once, with a warning.
+
+    Parameters
+    ----------
+    source
+        A history: envelopes or exports (paths, bytes, binary file objects or parsed dicts), a messages
+        frame, a Parquet folder written by :func:`to_parquet` (its index is kept there), or a list of them.
+    query
+        Words, "a phrase", a prefix*, AND / OR / NOT, (parentheses).
+    role
+        Only messages of this role (``"user"`` or ``"assistant"``).
+    since, until
+        Only messages sent at or after ``since`` and before ``until`` (dates or timestamps; UTC unless they say).
+    limit
+        At most this many matches (``None``: all).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The matches, best first, with their score and a snippet.
+
+    Raises
+    ------
+    memvelope_tools.errors.QueryError
+        The query cannot be run (the message says why).
+    memvelope_tools.errors.InputError
+        An input is missing, empty, not JSON or a file of another kind.
+    memvelope_tools.errors.SearchIndexError
+        The search engine failed, and rebuilding the index did not help.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> hits = mv.search(mv.sample_path("claude"), "the", limit=3)
+    >>> len(hits) <= 3
+    True
+    """
+    parse_query(query)  # a bad query fails before any index is built
+    inputs = resolve(source, "history", list_means="documents", caller="search()")
+    folder = inputs[0].path if len(inputs) == 1 and inputs[0].kind == "parquet" else None
+    index = index_for(inputs)
+    try:
+        hits = index.search(query, role=role, since=since, until=until, limit=limit)
+    except SearchIndexError as exc:
+        if folder is None or index.path is None:
+            raise
+        index = folder_index(folder, damaged=exc.msg)
+        hits = index.search(query, role=role, since=since, until=until, limit=limit)
+    if folder is not None:
+        from .._history.folder import message_status
+        from .._sources import is_history_folder
+
+        if is_history_folder(folder):
+            return message_status(hits, folder)
+    return hits

@@ -1,0 +1,112 @@
+"""Worker processes: how they start (one rule for every pool and child), pools started at once and
+bound to this process, and tasks run in them or on a Dask cluster."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._signals import bind_to_parent, held
+
+if TYPE_CHECKING:  # multiprocessing and the pool are imported when a process starts: a command's start stays quick
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing.context import BaseContext, ForkContext
+
+
+def _one_thread() -> bool:
+    """True when this process runs a single thread (where the system says; else False)."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def fork_context() -> ForkContext | None:
+    """The context that forks a child of this process, or None where forking is not safe here.
+
+    fork starts a process in milliseconds, and is safe while this process runs one thread: a child
+    forked beside other threads can deadlock on a lock one of them held (Python 3.12+ warns about
+    exactly that), and a notebook kernel runs threads.
+    """
+    import multiprocessing
+
+    if "fork" in multiprocessing.get_all_start_methods() and _one_thread():
+        return multiprocessing.get_context("fork")
+    return None
+
+
+def worker_context(preload: Sequence[str] = ()) -> BaseContext:
+    """How worker processes start: forked where :func:`fork_context` allows it, else from a fork server
+    (not on Windows; it imports the modules ``preload`` names once, for every worker it starts), else
+    spawned."""
+    import multiprocessing
+
+    forked = fork_context()
+    if forked is not None:
+        return forked
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(list(preload))
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def _ready() -> None:
+    """A task that only makes the pool start its processes."""
+
+
+def _start_worker(parent: int | None) -> None:
+    """Run first in each worker process: it stops when the process that started it does."""
+    bind_to_parent(parent)
+
+
+def start_pool(workers: int, *, preload: Sequence[str] = ()) -> ProcessPoolExecutor:
+    """``workers`` worker processes, started now (see :func:`worker_context` for ``preload``); each stops
+    when this process does. A stop (Ctrl-C, SIGTERM) asked for while they are forked lands once they
+    are: raised inside Python's after-fork callbacks it would be dropped, and the command would run on."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = worker_context(preload)
+    parent = os.getpid() if context.get_start_method() == "fork" else None  # else a server forks them
+    executor = None
+    try:
+        with held():
+            executor = ProcessPoolExecutor(
+                max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(parent,)
+            )
+            for _ in range(workers):
+                executor.submit(_ready)
+    except BaseException:
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+        raise
+    return executor
+
+
+def run_each(task: Callable[..., Any], *arguments: Sequence[Any], workers: int | None, client: Any = None) -> list[Any]:
+    """``task`` of the items of ``arguments`` taken side by side, the results in their order: on the Dask
+    cluster of a ``dask.distributed`` ``client`` (None in the place of a task that failed there), in
+    ``workers`` worker processes (None: one per core; a fork server imports the task's module once), or
+    in this process when there is one task or ``workers`` is 1. Worker processes import the calling
+    script, so a script that asks for them keeps its work under ``if __name__ == "__main__":``."""
+    columns = [list(column) for column in arguments]
+    count = len(columns[0]) if columns else 0
+    if client is not None:
+        futures = client.map(task, *columns, pure=False)
+        return _padded(client.gather(futures, errors="skip"), futures)
+    if count <= 1 or workers == 1:
+        return [task(*call) for call in zip(*columns, strict=True)]
+    pool = start_pool(min(workers or os.cpu_count() or 1, count), preload=[task.__module__])
+    try:
+        return list(pool.map(task, *columns))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _padded(gathered: list[Any], futures: list[Any]) -> list[Any]:
+    """``client.gather(errors="skip")`` drops failed tasks: put None back in their places."""
+    if len(gathered) == len(futures):
+        return gathered
+    done = iter(gathered)
+    return [next(done) if f.status == "finished" else None for f in futures]
