@@ -108,7 +108,9 @@ def to_table(pieces: Sequence[Piece[Packed]], *, with_text: bool = False) -> pa.
         batch = unpack(piece.value, with_text=with_text)
         if before and batch.num_rows:
             i = batch.schema.get_field_index("conv_index")
-            batch = batch.set_column(i, "conv_index", pc.add(batch.column(i), before))
+            columns = list(batch.columns)
+            columns[i] = pc.add(columns[i], before)  # RecordBatch.set_column is newer than the oldest pyarrow taken
+            batch = pa.RecordBatch.from_arrays(columns, schema=batch.schema)
         batches.append(batch)
         before += piece.kept
     return pa.Table.from_batches(batches, schema=TEXT_SCHEMA if with_text else SCHEMA)
