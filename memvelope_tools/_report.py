@@ -35,7 +35,7 @@ from ._report_data import Gather, gathered_of
 from ._report_data import snippet as _snippet
 from ._sources import Input, resolve
 from ._stream import give_back_memory, stream
-from ._topics import Counted
+from ._topic_units import Counted
 from .errors import FormatError, MemvelopeError, TopicsError
 
 __all__ = ["build_report", "memory_section", "usage_section", "write_report"]

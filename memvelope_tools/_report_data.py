@@ -16,10 +16,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._corpus import from_tables, history_batch
 from ._frames.columns import CONVERSATION_COLUMNS, INT, ROLE, TIMESTAMP, arrow_schema, to_pandas
 from ._frames.documents import dedupe_mask
-from ._stream import history_batch
-from ._topics import Counted, counting
+from ._topic_units import Counted, Counting
 
 __all__ = ["Gather", "Gathered", "snippet"]
 
@@ -56,7 +56,7 @@ class Gather:
         self.convs: list[pa.Table] = []
         self.msgs: list[pa.Table] = []
         self.openings: dict[tuple[str, int], str] = {}
-        self.words = counting("conversation")
+        self.words = Counting("conversation")
         self.mark = (0, 0)
         self.label = ""
 
@@ -131,9 +131,7 @@ def gathered_of(msgs: pd.DataFrame, convs: pd.DataFrame) -> Gathered:
     table = pa.Table.from_pandas(msgs.loc[:, ["source", "conv_index", "role", "ts", "text"]], preserve_index=False)
     gather._openings(table)
     gather.msgs.append(table.select(["source", "conv_index", "role", "ts"]))
-    from . import _corpus as corpus
-
-    history = pa.Table.from_pandas(corpus.from_tables(msgs, convs), preserve_index=False)
+    history = pa.Table.from_pandas(from_tables(msgs, convs), preserve_index=False)
     gather.words.add(history)
     units, counts, vocabulary = gather.words.finish()
     lean = msgs.loc[:, list(LEAN_COLUMNS)].reset_index(drop=True)

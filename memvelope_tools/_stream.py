@@ -8,13 +8,13 @@ conversations at a time, read in one pass from the input as the resolver found i
 * An envelope given parsed or as bytes, an export given as bytes, and an envelope the windowed reading
   refuses (an unusual file, read whole to say what is wrong with it) are read whole, then handed on in
   batches.
-* A history given as a Parquet folder or as frames (search and topics take them) is read whole, then
-  handed on in batches of messages (:func:`history_stream`).
 
 Each batch is a conversations table (:data:`~memvelope_tools._frames.columns.CONVERSATION_COLUMNS`) and
 the messages table of the same conversations (:data:`~memvelope_tools._frames.columns.MESSAGE_COLUMNS`),
 ``conv_index`` numbered on from the batch before, so the batches of an input together are the tables
-the frame functions give for it. A consumer (:class:`Sink`) works on each batch and lets it go.
+the frame functions give for it. A consumer (:class:`Sink`) works on each batch and lets it go. Search and
+topics read a history, which may also be a Parquet folder or frames, through
+:func:`memvelope_tools._corpus.history_stream`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from ._sources import Input
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError
 
-__all__ = ["ROWS", "HistorySink", "Sink", "history_batch", "history_stream", "stream"]
+__all__ = ["ROWS", "Sink", "give_back_memory", "stream"]
 
 #: Messages in a batch, at least (a batch is the conversations of a window of the envelope's bytes, or of
 #: several windows until they hold this many messages).
@@ -78,7 +78,7 @@ def stream(
     if found.kind == "export":
         return _export(found, sink, rows, progress, log, window)
     if found.kind in ("parquet", "frame", "tables"):
-        raise TypeError(f"a {found.kind} input is no envelope to stream (see history_stream)")
+        raise TypeError(f"a {found.kind} input is no envelope to stream (see _corpus.history_stream)")
     if found.kind == "envelope" and found.path is not None and found.value is None:
         provider = _envelope_file(found, sink, rows, progress, window)
         if provider is not None:
@@ -155,70 +155,3 @@ def give_back_memory() -> None:
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None).malloc_trim(0)
-
-
-class HistorySink(Protocol):
-    """What takes the history batches of one input, in order (see :func:`history_stream`)."""
-
-    def add(self, history: pa.Table) -> None:
-        """Work on one batch of messages, each with its conversation's title."""
-
-    def restart(self) -> None:
-        """Forget the batches of this input taken so far: it is read again from its start."""
-
-
-def history_stream(
-    found: Input, sink: HistorySink, *, rows: int = ROWS, progress: bool | None = None, log: ConversionLog | None = None
-) -> str | None:
-    """Give ``sink`` the messages of a history (any input search and topics take), each with its
-    conversation's ``title`` (the columns of :data:`~memvelope_tools._corpus.HISTORY_COLUMNS`), about
-    ``rows`` at a time: an envelope or export as :func:`stream` reads it (its provider is returned), a
-    Parquet folder or frames sliced (None is). A conversation's messages may be split between two batches
-    only where the history given holds them apart."""
-    if found.kind in ("export", "envelope"):
-        return stream(found, _Titled(sink), rows=rows, progress=progress, log=log)
-    from . import _corpus as corpus
-
-    if found.kind == "parquet":
-        assert found.path is not None
-        frame = corpus.from_parquet(found.path)
-    elif found.kind == "tables":
-        frame = corpus.from_tables(found.value["messages"], found.value.get("conversations"))
-    elif found.kind == "frame":
-        frame = corpus.from_messages(found.value)
-    else:
-        raise FormatError(
-            f"expected an envelope ({ENVELOPE_TAG}), found a Facts IR document",
-            reason="wrong-layer",
-            source=found.name or found.label,
-        )
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    del frame
-    for start in range(0, max(table.num_rows, 1), rows):
-        sink.add(table.slice(start, rows))
-        give_back_memory()
-    return None
-
-
-class _Titled:
-    """A :class:`Sink` giving a :class:`HistorySink` each batch's messages with their conversations' titles."""
-
-    def __init__(self, sink: HistorySink) -> None:
-        self.sink = sink
-
-    def add(self, conversations: pa.Table, messages: pa.Table) -> None:
-        self.sink.add(history_batch(conversations, messages))
-
-    def restart(self) -> None:
-        self.sink.restart()
-
-
-def history_batch(conversations: pa.Table, messages: pa.Table) -> pa.Table:
-    """One batch's messages as a history batch: the columns search and topics read, and each message's
-    conversation's title (the batch's conversations are numbered on, one after the other)."""
-    first = int(conversations.column("conv_index")[0].as_py()) if conversations.num_rows else 0
-    at = pa.array(messages.column("conv_index").to_numpy() - first)
-    columns = ("source", "conv_index", "conversation_id", "position", "role", "ts", "text")
-    return pa.table(
-        {**{name: messages.column(name) for name in columns}, "title": conversations.column("title").take(at)}
-    )

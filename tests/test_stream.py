@@ -11,10 +11,11 @@ import pyarrow as pa
 import pytest
 
 import memvelope_tools as mv
+from memvelope_tools._corpus import history_stream
 from memvelope_tools._frames.documents import envelope_tables
 from memvelope_tools._sources import resolve_one
-from memvelope_tools._stream import history_stream, stream
-from memvelope_tools._topics import counting
+from memvelope_tools._stream import stream
+from memvelope_tools._topic_units import Counting
 
 
 class Batches:
@@ -113,7 +114,7 @@ def test_a_broken_conversation_is_reported_where_it_is(tmp_path, envelope_file):
 
 
 def counts_of(source, unit: str, rows: int):
-    count = counting(unit)
+    count = Counting(unit)
     count.begin()
     history_stream(resolve_one(source, "history"), count, rows=rows)
     return count.finish()
@@ -149,7 +150,7 @@ def test_words_come_in_the_order_first_met():
             "title": ["plum", "plum", None],
         }
     )
-    count = counting("conversation")
+    count = Counting("conversation")
     count.begin()
     count.add(table.slice(0, 2))
     count.add(table.slice(2))
@@ -172,7 +173,7 @@ def test_a_conversation_split_between_two_batches_is_one_unit():
 
 
 def test_counts_of_an_input_read_again_are_not_doubled():
-    count = counting("conversation")
+    count = Counting("conversation")
     history = mv.messages_frame(mv.sample_path("claude")).assign(title=None)
     table = pa.Table.from_pandas(history, preserve_index=False)
     count.begin()
@@ -180,7 +181,7 @@ def test_counts_of_an_input_read_again_are_not_doubled():
     count.restart()  # the input is read again from its start
     count.add(table)
     units, counts, words = count.finish()
-    fresh = counting("conversation")
+    fresh = Counting("conversation")
     fresh.begin()
     fresh.add(table)
     fresh_units, fresh_counts, fresh_words = fresh.finish()

@@ -71,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     with kept_open():  # each zip given is opened once, from its resolving to its last reading
         inputs = check_inputs(args.paths, use="history")
         extra = read_word_list(args.stop_words) if args.stop_words is not None else []
-        from .._topics import Counted, counted, topics
+        from .._topic_units import Counted
+        from .._topics import counted, topics
 
         with notes():
             # Each input as resolved here, read a batch at a time (an export converted as it is read).
