@@ -93,3 +93,14 @@ def test_topics_of_a_zip_resolve_it_once_and_open_it_once(traced, export, capsys
     assert [Path(str(s)) for s in resolved] == [export]
     assert [Path(str(f)) for f in opened] == [export]
     assert capsys.readouterr().out.startswith("4 topics in 40 conversations")
+
+
+def test_parquet_of_a_zip_resolves_it_once_and_opens_it_once(traced, export, tmp_path):
+    resolved, opened = traced
+    out = tmp_path / "pq"
+    assert main(["parquet", str(export), "-o", str(out), "-q"]) == 0
+    assert [Path(str(s)) for s in resolved] == [export]
+    assert [Path(str(f)) for f in opened] == [export]
+    frames = mv.read_parquet(out)
+    assert len(frames["conversations"]) == 40 and len(frames["messages"]) == 114
+    assert {"nodes", "assets", "projects"} <= set(frames) | {p.stem for p in out.iterdir()}
