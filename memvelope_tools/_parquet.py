@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ._atomic import atomic_outputs, output_folder
@@ -47,6 +49,9 @@ if TYPE_CHECKING:
 ArchetypeFrame = Callable[..., pd.DataFrame]
 
 _ROW_GROUP = 128 * 1024
+#: The text a row group holds, about: a group ends at the row that reaches it (the group is held in memory
+#: while it is written).
+_GROUP_BYTES = 32 << 20
 
 
 @dataclass
@@ -150,32 +155,49 @@ def _write(table: pa.Table, fh: BinaryIO, name: str, progress: bool | None) -> N
 
 
 def _write_chunks(chunks: Chunks, schema: pa.Schema, fh: BinaryIO, name: str, progress: bool | None) -> None:
-    """Write the pieces of ``chunks``, cast to ``schema``, in row groups of :data:`_ROW_GROUP` rows (the last
-    one the rest; a table without rows as one empty row group)."""
+    """Write the pieces of ``chunks``, cast to ``schema``, in row groups of :data:`_ROW_GROUP` rows, or fewer
+    where their text reaches :data:`_GROUP_BYTES` (the row that reaches it ends the group); the last group is
+    the rest, and a table without rows one empty group. Where groups end depends on the rows only, not on
+    how they were cut into pieces."""
     enabled = progress if chunks.num_rows >= 4 * _ROW_GROUP else False
     held: list[pa.Table] = []
-    rows = 0
+    rows = size = 0
+    written = False
     with (
         progress_bar(chunks.num_rows, desc=f"writing {name}", unit="row", enabled=enabled) as bar,
         pq.ParquetWriter(fh, schema, compression="zstd") as writer,
     ):
-
-        def group(table: pa.Table) -> None:
-            writer.write_table(table, row_group_size=_ROW_GROUP)
-            bar.update(table.num_rows)
-
-        written = False
         for piece in chunks.pieces:
-            held.append(piece.cast(schema))
-            rows += piece.num_rows
-            while rows >= _ROW_GROUP:
-                table = pa.concat_tables(held)
-                group(table.slice(0, _ROW_GROUP))
-                written = True
-                held, rows = [table.slice(_ROW_GROUP)], rows - _ROW_GROUP
-                del table
+            piece = piece.cast(schema)
+            sizes = np.cumsum(_text_bytes(piece))
+            start = 0
+            while start < piece.num_rows:
+                before = int(sizes[start - 1]) if start else 0
+                ends = sizes[start : start + _ROW_GROUP - rows] - before
+                take = min(len(ends), int(np.searchsorted(ends, _GROUP_BYTES - size)) + 1)
+                held.append(piece.slice(start, take))
+                rows, size, start = rows + take, size + int(ends[take - 1]), start + take
+                if rows >= _ROW_GROUP or size >= _GROUP_BYTES:
+                    table = pa.concat_tables(held)
+                    writer.write_table(table, row_group_size=rows)
+                    bar.update(rows)
+                    held, rows, size, written = [], 0, 0, True
+                    del table
         if rows or not written:
-            group(pa.concat_tables(held) if held else schema.empty_table())
+            writer.write_table(pa.concat_tables(held) if held else schema.empty_table(), row_group_size=max(rows, 1))
+            bar.update(rows)
+
+
+def _text_bytes(table: pa.Table) -> np.ndarray:
+    """Each row's bytes of text (of every string and binary column)."""
+    sizes = np.zeros(table.num_rows, dtype=np.int64)
+    for column in table.columns:
+        kind = column.type
+        if pa.types.is_dictionary(kind):
+            continue  # a few values, held once
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind):
+            sizes += pc.binary_length(column).fill_null(0).to_numpy()
+    return sizes
 
 
 # ---- for the other writers of Parquet datasets (the history folder) --------------------------------

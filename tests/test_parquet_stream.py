@@ -137,3 +137,26 @@ def test_a_broken_input_leaves_no_folder_and_no_file(tmp_path, envelope_file):
     with pytest.raises(mv.FormatError, match="robot"):
         mv.to_parquet([mv.sample_path("claude"), broken], tmp_path / "out" / "pq")
     assert not (tmp_path / "out").exists()
+
+
+def row_bytes(table: pa.Table) -> list[int]:
+    """Each row's bytes of text: of its string columns' values, in UTF-8."""
+    strings = [name for name, kind in zip(table.column_names, table.schema.types, strict=True) if kind == pa.string()]
+    rows = table.select(strings).to_pylist()
+    return [sum(len(v.encode("utf-8")) for v in row.values() if v is not None) for row in rows]
+
+
+def test_a_row_group_ends_where_its_text_reaches_the_bound_however_the_rows_came(tmp_path, monkeypatch):
+    monkeypatch.setattr(_parquet, "_GROUP_BYTES", 3000)
+    monkeypatch.setattr(_tables, "stream", functools.partial(_stream.stream, rows=4, window=2048))
+    sources = [mv.sample_path("chatgpt")]
+    mv.to_parquet(sources, tmp_path / "streamed")
+    held(sources, tmp_path / "held")  # the rows in one piece: the same groups
+    assert_same_files(tmp_path / "streamed", tmp_path / "held")
+    file = pq.ParquetFile(tmp_path / "streamed" / "messages.parquet")
+    assert file.num_row_groups > 3
+    for i in range(file.num_row_groups):
+        sizes = row_bytes(file.read_row_group(i))
+        assert sum(sizes[:-1]) < 3000  # it ended at the row that reached the bound, not later
+        if i < file.num_row_groups - 1:
+            assert sum(sizes) >= 3000  # nor before
