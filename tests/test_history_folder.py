@@ -76,7 +76,7 @@ def test_each_add_that_changes_the_messages_leaves_the_search_index_up_to_date(
     assert len(open_history_index(folder)) == 13
     add_to_history(NEW, folder, date="2025-03-01")
     stored = open_history_index(folder)
-    assert len(stored) == 23  # every message the history holds, the edited-away and deleted ones too
+    assert len(stored) == 22  # every message the history holds, the edited-away and deleted ones too
     assert stored.count("secret") == 1  # deleted upstream by the second export, still found
     stored.close()
     clear_cache()
@@ -117,7 +117,7 @@ def test_the_folder_holds_what_history_gives(tmp_path: Path) -> None:
     assert_holds_history(folder, [OLD, NEW])
     stored = read_history(folder)
     assert set(stored["messages"]["source"]) == {"conversations.json"}
-    assert list(stored["snapshots"]["new"]) == [7, 2]
+    assert list(stored["snapshots"]["new"]) == [7, 1]  # the renamed draft is matched by its first message
 
 
 def test_the_folder_is_a_parquet_folder_the_usual_readers_take(tmp_path: Path) -> None:
@@ -127,7 +127,7 @@ def test_the_folder_is_a_parquet_folder_the_usual_readers_take(tmp_path: Path) -
     add_to_history(OLD, folder, date="2025-01-01")
     add_to_history(NEW, folder, date="2025-03-01")
     frames = read_parquet(folder)
-    assert len(frames["messages"]) == 23 and len(frames["conversations"]) == 9
+    assert len(frames["messages"]) == 22 and len(frames["conversations"]) == 8
     found = search(folder, "cats")
     # the prompt an edit replaced is still found, under its own conversation's title
     assert list(found["title"]) == ["Edited prompt"]
@@ -180,14 +180,14 @@ def test_cli_history_add_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert capsys.readouterr().out.splitlines() == [
         f"added conversations.json (2025-01-01 00:00 UTC, given) to {folder}: 7 conversations, 13 messages; new 7",
         f"added conversations.json (2025-03-01 00:00 UTC, given) to {folder}: 7 conversations, 17 messages; "
-        "new 2, grown 2, edited 2, unchanged 1, missing 2",
+        "new 1, grown 2, edited 2, unchanged 2, missing 1",
         f"{folder} already holds this export (2025-03-01 00:00 UTC, given): nothing written",
         f"{folder}: 2 snapshots",
         "  #0  2025-01-01 00:00 UTC, given  chatgpt  conversations.json: 7 conversations, 13 messages; new 7",
         "  #1  2025-03-01 00:00 UTC, given  chatgpt  conversations.json: 7 conversations, 17 messages; "
-        "new 2, grown 2, edited 2, unchanged 1, missing 2",
-        "conversations: 9 (current 7, deleted-upstream 2)",
-        "messages: 23 (current 17, edited-away 3, deleted-upstream 3)",
+        "new 1, grown 2, edited 2, unchanged 2, missing 1",
+        "conversations: 8 (current 7, deleted-upstream 1)",
+        "messages: 22 (current 17, edited-away 3, deleted-upstream 2)",
     ]
 
 
@@ -282,10 +282,10 @@ def test_each_add_writes_only_the_messages_it_saw_first(tmp_path: Path) -> None:
     add_to_history(NEW, folder, date="2025-04-01")  # nothing new: no part
     assert numbered(folder / "messages") == ["part-00000", "part-00001"]
     assert files(folder)[f"messages/{name}"] == first
-    assert [pq.read_metadata(folder / "messages" / name).num_rows for name in top(folder / "messages")] == [13, 10]
+    assert [pq.read_metadata(folder / "messages" / name).num_rows for name in top(folder / "messages")] == [13, 9]
     stored = read_history(folder)
-    assert len(stored["messages"]) == 23 and list(stored["snapshots"]["new"]) == [7, 2, 0]
-    assert (stored["messages"]["first_seen"] == pd.Timestamp("2025-03-01", tz="UTC")).sum() == 10
+    assert len(stored["messages"]) == 22 and list(stored["snapshots"]["new"]) == [7, 1, 0]
+    assert (stored["messages"]["first_seen"] == pd.Timestamp("2025-03-01", tz="UTC")).sum() == 9
 
 
 def test_a_folder_of_the_earlier_layout_is_read_and_its_next_add_writes_parts(tmp_path: Path) -> None:
@@ -317,8 +317,8 @@ def test_the_frame_functions_take_a_history_folder_and_a_parquet_folder(tmp_path
     stored = read_parquet(folder)
     pd.testing.assert_frame_equal(messages_frame(folder), stored["messages"])
     pd.testing.assert_frame_equal(conversations_frame(folder), stored["conversations"])
-    assert len(messages_frame(folder)) == 23 and set(messages_frame(folder)["source"]) == {"conversations.json"}
+    assert len(messages_frame(folder)) == 22 and set(messages_frame(folder)["source"]) == {"conversations.json"}
     to_parquet(NEW, tmp_path / "p")
     pd.testing.assert_frame_equal(messages_frame(tmp_path / "p"), read_parquet(tmp_path / "p")["messages"])
     both = messages_frame([folder, NEW])  # beside a document, each keeps its rows
-    assert len(both) == 23 + len(messages_frame(NEW))
+    assert len(both) == 22 + len(messages_frame(NEW))

@@ -14,7 +14,7 @@ import pyarrow as pa
 from .._frames.columns import CONVERSATION_COLUMNS, MS
 from .._frames.folders import PART_COLUMNS, STATE_SCHEMA, empty_table
 from ..errors import FormatError
-from .keys import conversation_keys, id_key, message_hashes
+from .keys import Side, conversation_keys, id_key, key_rule, match_conversations, message_hashes
 from .paths import NO_TS, pairs, path_status
 from .snapshots import newest_in
 
@@ -94,6 +94,7 @@ class Merge:
         self.ids: set[str] = set()
         self.n_convs = self.n_msgs = 0
         self.newest_ts: Any = None
+        self.old_side: Side | None = None
 
     def newest(self) -> Any:
         """The newest timestamp of the batches added (None: none)."""
@@ -109,6 +110,7 @@ class Merge:
         s_len = convs.column("n_messages").to_numpy().astype(np.int64)
         s_start = np.cumsum(s_len) - s_len
         codes = self.key_index.get_indexer(keys) if len(keys) else np.zeros(0, dtype=np.int64)
+        self._match_open(convs, keys, codes, hashes, s_start, s_len)
         found = np.flatnonzero(codes >= 0)
         fc = codes[found]
         prefix = self._prefix(hashes, s_start[found], s_len[found], self.path_start[fc], self.path_len[fc])
@@ -140,6 +142,52 @@ class Merge:
         self.snap_codes.append(codes)
         self.n_convs += convs.num_rows
         self.n_msgs += msgs.num_rows
+
+    def _match_open(
+        self,
+        convs: pa.Table,
+        keys: np.ndarray,
+        codes: np.ndarray,
+        hashes: np.ndarray,
+        s_start: np.ndarray,
+        s_len: np.ndarray,
+    ) -> None:
+        """Match the batch's conversations that no key matched by the package's rule (as :func:`diff` does),
+        in place in ``codes`` and ``keys`` (a conversation so matched keeps the key the history knows it by);
+        :class:`Whole` when a batch keyed by id holds one that may match so."""
+        if self.old_side is None:
+            held = self.held.convs
+            conv_keys = held.column("conversation_key").to_numpy(zero_copy_only=False)
+            self.old_side = Side(
+                conv_keys,
+                np.array([key_rule(k) for k in conv_keys], dtype=object),
+                held.column("provider").to_numpy(zero_copy_only=False),
+                held.column("conversation_id").to_pylist(),
+                self._held_first,
+            )
+        new = Side(
+            keys,
+            np.array([key_rule(k) for k in keys], dtype=object),
+            convs.column("provider").to_numpy(zero_copy_only=False),
+            convs.column("conversation_id").to_pylist(),
+            lambda rows: [int(hashes[s_start[r]]) if s_len[r] else None for r in rows.tolist()],
+        )
+        matching = match_conversations(self.old_side, new)
+        if not self.whole:
+            if matching.new_open.any():
+                raise Whole
+            return
+        for row in np.flatnonzero(matching.rule == "first message"):
+            codes[row] = self.conv_code[matching.match[row]]
+            keys[row] = self.keys[codes[row]]
+
+    def _held_first(self, rows: np.ndarray) -> list[int | None]:
+        """The hash of the first message the history holds on the path of each of its conversations ``rows``."""
+        out: list[int | None] = []
+        for code in self.conv_code[rows].tolist():
+            at = self.path_rows[self.path_start[code]] if self.path_len[code] else -1
+            out.append(int(self.hash[at]) if at >= 0 and self.pos[at] == 0 else None)
+        return out
 
     def _keys(self, convs: pa.Table, msgs: pa.Table) -> np.ndarray:
         """The batch's conversation keys: ``provider:id:ID`` while every id so far is its own (else
