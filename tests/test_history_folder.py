@@ -163,6 +163,41 @@ def test_an_older_export_after_a_newer_one_is_refused(tmp_path: Path) -> None:
     assert files(folder) == before
 
 
+def test_an_older_export_the_folder_already_holds_is_said_to_be_held(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    add_to_history(NEW, folder, date="2025-03-01")
+    before = files(folder)
+    row = add_to_history(OLD, folder, date="2025-01-01")
+    assert (row["added"], row["snapshot"], row["messages"]) == (False, 0, 13)
+    assert main(["history", "add", str(OLD), "--to", str(folder), "--date", "2025-01-01"]) == 0
+    assert (
+        capsys.readouterr().out
+        == f"{folder} already holds this export (2025-01-01 00:00 UTC, given): nothing written\n"
+    )
+    assert files(folder) == before
+
+
+def test_a_backup_found_later_is_refused_with_the_commands_that_put_it_in_its_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    add_to_history(NEW, folder, date="2025-03-01")
+    before = files(folder)
+    assert main(["history", "add", str(OLD), "--to", str(folder), "--date", "2025-02-01"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    # both dates as the rest of the command line shows them, then every export in date order
+    assert "dated 2025-02-01 00:00 UTC, before the folder's newest chatgpt export (2025-03-01 00:00 UTC)" in err
+    add = "memvelope history add conversations.json --to NEW-FOLDER --date "
+    assert f"{add}2025-01-01T00:00:00Z; {add}2025-02-01T00:00:00Z; {add}2025-03-01T00:00:00Z" in err
+    assert "+00:00" not in err
+    assert files(folder) == before
+
+
 def test_a_parquet_folder_that_is_not_a_history_is_refused(tmp_path: Path) -> None:
     to_parquet(OLD, tmp_path / "p")
     with pytest.raises(FormatError, match="not a history folder"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,11 @@ def diff(old: Source, new: Source, *, workers: int | None = 1, progress: bool | 
     memvelope_tools.errors.MemvelopeError
         When either input is not an export or envelope.
 
+    Warns
+    -----
+    UserWarning
+        When the two exports are of different providers (no conversation can match).
+
     Examples
     --------
     >>> import memvelope_tools as mv
@@ -71,6 +77,12 @@ def diff(old: Source, new: Source, *, workers: int | None = 1, progress: bool | 
     >>> changes["status"].value_counts()  # doctest: +SKIP
     """
     a, b = read_snapshots([old, new], ["old", "new"], [None, None], dated=False, workers=workers, progress=progress)
+    if a.provider != b.provider:
+        warnings.warn(
+            f"the two exports are of different providers ({a.provider} and {b.provider}), so no conversation "
+            "matches: compare two exports of one account",
+            stacklevel=2,
+        )
     return diff_snapshots(a, b)
 
 

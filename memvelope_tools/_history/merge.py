@@ -16,7 +16,7 @@ from .._frames.folders import PART_COLUMNS, STATE_SCHEMA, empty_table
 from ..errors import FormatError
 from .keys import Side, conversation_keys, id_key, key_rule, match_conversations, message_hashes
 from .paths import NO_TS, pairs, path_status
-from .snapshots import newest_in
+from .snapshots import newest_in, shown_date
 
 
 @dataclass
@@ -37,6 +37,14 @@ class Held:
     @classmethod
     def empty(cls) -> Held:
         return cls([], empty_table("conversations"), empty_table("state"))
+
+
+class HeldAlready(Exception):
+    """The export is one the history already holds (an older one than its newest): its snapshot row."""
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        super().__init__(row["source"])
+        self.row = row
 
 
 @dataclass
@@ -242,13 +250,10 @@ class Merge:
         date = int(when.value // 1_000_000)
         newest = latest(held.snapshots).get(provider)
         if newest is not None and date < newest:
-            shown = pd.Timestamp(newest, unit="ms", tz="UTC").isoformat()
-            raise FormatError(
-                f"this export is dated {when.isoformat()}, before the folder's newest {provider} export "
-                f"({shown}); add exports oldest first",
-                reason="bad-source",
-                source=self.label,
-            )
+            for held_row in held.snapshots:
+                if self._holds_it(held_row, provider, when):
+                    raise HeldAlready({**held_row})
+            raise FormatError(self._out_of_order(provider, when, rule), reason="bad-source", source=self.label)
         snap_codes = np.concatenate([np.zeros(0, dtype=np.int64), *self.snap_codes])
         in_snap = np.zeros(len(self.keys), dtype=bool)
         in_snap[snap_codes] = True
@@ -290,6 +295,33 @@ class Merge:
             }
         ).cast(STATE_SCHEMA)
         return Merged(row, Held(snapshots, convs, state), n_new)
+
+    def _holds_it(self, row: dict[str, Any], provider: str, when: pd.Timestamp) -> bool:
+        """Whether the snapshot ``row`` is this export: its provider, date, numbers of conversations and
+        messages, and no message the history does not hold."""
+        return (row["provider"], row["date"], row["conversations"], row["messages"]) == (
+            provider,
+            when,
+            self.n_convs,
+            self.n_msgs,
+        ) and not self.new
+
+    def _out_of_order(self, provider: str, when: pd.Timestamp, rule: str) -> str:
+        """What to do with an export older than the history's newest of its provider: every export again,
+        in date order, into a new folder."""
+        newest = pd.Timestamp(latest(self.held.snapshots)[provider], unit="ms", tz="UTC")
+        exports = [(s["date"], s["source"], s["date_source"]) for s in self.held.snapshots]
+        exports.append((when, self.label, rule))
+        steps = "; ".join(
+            f"memvelope history add {label} --to NEW-FOLDER"
+            + (f" --date {date:%Y-%m-%dT%H:%M:%SZ}" if how == "given" else "")
+            for date, label, how in sorted(exports, key=lambda e: e[0])
+        )
+        return (
+            f"this export is dated {shown_date(when)}, before the folder's newest {provider} export "
+            f"({shown_date(newest)}), and a history folder is built oldest first (add exports oldest first): "
+            f"to put it in its place, add every export again in date order to a new folder: {steps}"
+        )
 
     def _conversations(
         self, snap_codes: np.ndarray, in_snap: np.ndarray, date: int, snapshots: list[dict[str, Any]]

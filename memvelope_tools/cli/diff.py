@@ -9,6 +9,7 @@ from typing import Any
 from .._plural import count
 from .._printable import printable
 from .._workers.children import converting_early
+from .common import notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     progress = False if args.quiet or args.json else None
-    with converting_early([args.old, args.new], progress) as converted:
+    with converting_early([args.old, args.new], progress) as converted, notes():
         from .._history.diff import diff, status_counts  # its libraries load while the exports convert
 
         old, new = converted()
