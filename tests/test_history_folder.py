@@ -249,7 +249,47 @@ def test_search_of_a_history_folder_says_which_messages_the_provider_no_longer_h
     }
     assert "status" not in search(NEW, "dogs").columns  # not a history folder: results as ever
     assert main(["search", str(folder), "secret"]) == 0
-    assert "[deleted-upstream] ⟦Secret⟧ plans" in capsys.readouterr().out
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.split()[5] == "status" and row.split()[5] == "deleted-upstream" and row.endswith("⟦Secret⟧ plans")
+
+
+def test_search_of_a_history_folder_keeps_the_status_on_a_narrow_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    add_to_history(NEW, folder, date="2025-03-01")
+    monkeypatch.setenv("COLUMNS", "60")  # as a narrow terminal, or a pipe told its width
+    assert main(["search", str(folder), "cats OR dogs"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    statuses = {line.split()[5]: line for line in lines[1:]}  # rank, score, day, time, role, status
+    assert sorted(statuses) == ["current", "edited-away"]
+    assert "cats" in statuses["edited-away"] and "dogs" in statuses["current"]
+
+
+def test_search_of_a_history_folder_gives_a_message_edited_in_place_a_status_for_each_text(tmp_path: Path) -> None:
+    from memvelope_tools._search.function import search
+
+    def export(text: str) -> dict[str, Any]:
+        message = {"id": "m1", "role": "user", "ts": "2025-01-01T10:00:00Z", "text": text}
+        conv = {"id": "c", "title": "Pets", "created_at": None, "updated_at": None, "messages": [message]}
+        meta = {"source_provider": "claude", "conversation_count": 1, "message_count": 1}
+        return {"memvelope": "envelope-v0", "meta": meta, "conversations": [conv]}
+
+    folder = tmp_path / "h"
+    # the same message (id, role, time, place), its text changed between the two exports
+    add_to_history(export("tell me about ferrets"), folder, date="2025-01-02")
+    add_to_history(export("tell me about otters"), folder, date="2025-02-02")
+    found = search(folder, "ferrets OR otters")
+    assert dict(zip(found["snippet"], found["status"], strict=True)) == {
+        "tell me about ⟦ferrets⟧": "edited-away",
+        "tell me about ⟦otters⟧": "current",
+    }
+    # found by its title: shown as the most recent of its first messages
+    by_title = search(folder, "pets")
+    assert list(zip(by_title["snippet"], by_title["status"], by_title["matched"], strict=True)) == [
+        ("tell me about otters", "current", "title")
+    ]
 
 
 CLAUDE_OLD = HISTORY / "claude-old" / "conversations.json"

@@ -43,7 +43,8 @@ def search(
     Returns
     -------
     pandas.DataFrame
-        The matches, best first, with their score and a snippet.
+        The matches, best first, with their score, a snippet and what they matched by (their text,
+        their conversation's title, or both); for a history folder, each message's status there.
 
     Raises
     ------
@@ -76,6 +77,6 @@ def search(
         from .._history.folder import message_status
         from .._sources import is_history_folder
 
-        if is_history_folder(folder):
+        if is_history_folder(folder) and "status" not in hits.columns:  # an index of its own gives the status
             return message_status(hits, folder)
     return hits
