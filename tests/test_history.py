@@ -191,6 +191,21 @@ def test_diff_history_and_a_history_folder_match_renamed_and_continued_conversat
     assert len(stored["messages"]) == 5 and set(stored["conversations"]["status"]) == {"current"}
 
 
+def test_a_history_folder_matches_an_id_no_longer_repeated_as_diff_does(tmp_path: Path) -> None:
+    from memvelope_tools._history.folder import read_history
+    from memvelope_tools._history_folder import add_to_history
+
+    old = _envelope([_conv("d", "X", None, ["alpha"]), _conv("d", "X", None, ["beta"])])
+    new = _envelope([_conv("d", "X", None, ["alpha", "more"])])  # every id its own again, one continued
+    assert rows(diff(old, new), ["status", "matched_by"]) == [("grown", "first message"), ("unmatched", NA)]
+    folder = tmp_path / "h"
+    add_to_history(old, folder, date="2025-01-01")
+    row = add_to_history(new, folder, date="2025-02-01")
+    assert (row["new"], row["grown"]) == (0, 1)
+    stored = read_history(folder)["messages"]
+    assert sorted(stored["text"]) == ["alpha", "beta", "more"]  # each message once
+
+
 def test_diff_of_a_conversation_that_shrank_is_edited() -> None:
     old = _envelope([_conv("a", "A", None, ["q", "r", "s"])])
     new = _envelope([_conv("a", "A", None, ["q"])])

@@ -102,7 +102,7 @@ class Merge:
         self.ids: set[str] = set()
         self.n_convs = self.n_msgs = 0
         self.newest_ts: Any = None
-        self.old_side: Side | None = None
+        self.held_ids: set[str] | None = None
 
     def newest(self) -> Any:
         """The newest timestamp of the batches added (None: none)."""
@@ -163,16 +163,24 @@ class Merge:
         """Match the batch's conversations that no key matched by the package's rule (as :func:`diff` does),
         in place in ``codes`` and ``keys`` (a conversation so matched keeps the key the history knows it by);
         :class:`Whole` when a batch keyed by id holds one that may match so."""
-        if self.old_side is None:
-            held = self.held.convs
-            conv_keys = held.column("conversation_key").to_numpy(zero_copy_only=False)
-            self.old_side = Side(
-                conv_keys,
-                np.array([key_rule(k) for k in conv_keys], dtype=object),
-                held.column("provider").to_numpy(zero_copy_only=False),
-                held.column("conversation_id").to_pylist(),
-                self._held_first,
-            )
+        held = self.held.convs
+        if not self.whole:
+            # Keyed by id, a conversation no key matched is open (see match_conversations) when the
+            # history holds its id under another rule's key: then the export is merged whole.
+            if self.held_ids is None:
+                self.held_ids = set(held.column("conversation_id").drop_null().to_pylist())
+            ids = convs.column("conversation_id").to_pylist()
+            if any(ids[row] in self.held_ids for row in np.flatnonzero(codes < 0).tolist()):
+                raise Whole
+            return
+        conv_keys = held.column("conversation_key").to_numpy(zero_copy_only=False)
+        old = Side(
+            conv_keys,
+            np.array([key_rule(k) for k in conv_keys], dtype=object),
+            held.column("provider").to_numpy(zero_copy_only=False),
+            held.column("conversation_id").to_pylist(),
+            self._held_first,
+        )
         new = Side(
             keys,
             np.array([key_rule(k) for k in keys], dtype=object),
@@ -180,11 +188,7 @@ class Merge:
             convs.column("conversation_id").to_pylist(),
             lambda rows: [int(hashes[s_start[r]]) if s_len[r] else None for r in rows.tolist()],
         )
-        matching = match_conversations(self.old_side, new)
-        if not self.whole:
-            if matching.new_open.any():
-                raise Whole
-            return
+        matching = match_conversations(old, new)
         for row in np.flatnonzero(matching.rule == "first message"):
             codes[row] = self.conv_code[matching.match[row]]
             keys[row] = self.keys[codes[row]]
