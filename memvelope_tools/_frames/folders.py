@@ -358,6 +358,14 @@ def with_parts(state: pa.Table, parts: list[tuple[str, int]]) -> pa.Table:
     return state.replace_schema_metadata({_PARTS_KEY: json.dumps([[n, r] for n, r in parts]).encode()})
 
 
+def check_tables(base: Path) -> None:
+    """Read the small tables of the history folder ``base`` (not its parts) and check that they are of
+    one history: a FormatError naming the file when one is missing, damaged or from another history."""
+    require_history_files(base)
+    names = ("snapshots", "conversations") if _old_layout(base) else ("snapshots", "conversations", "state")
+    same_history(base, {name: read_table(base / f"{name}.parquet", name) for name in names})
+
+
 def read_tables(base: Path, columns: list[str] | None = None) -> dict[str, pa.Table] | None:
     """The tables of the history folder ``base``: ``snapshots``, ``conversations`` and ``messages`` as
     :func:`memvelope_tools.history` gives them (only the message ``columns`` given, when given); None

@@ -74,9 +74,12 @@ def search(
         index = folder_index(folder, damaged=exc.msg)
         hits = index.search(query, role=role, since=since, until=until, limit=limit)
     if folder is not None:
+        from .._frames.folders import check_tables
         from .._history.folder import message_status
         from .._sources import is_history_folder
 
-        if is_history_folder(folder) and "status" not in hits.columns:  # an index of its own gives the status
-            return message_status(hits, folder)
+        if is_history_folder(folder):
+            if "status" not in hits.columns:
+                return message_status(hits, folder)
+            check_tables(folder)  # its own index gave the status: the tables are of one history, none damaged
     return hits
