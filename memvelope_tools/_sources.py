@@ -31,7 +31,7 @@ import contextlib
 import mmap
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -174,10 +174,16 @@ def is_history_folder(path: str | os.PathLike[str]) -> bool:
     return any(os.path.lexists(base / name) for name in ("snapshots.parquet", "state.parquet", HISTORY_PARTS))
 
 
+#: Called with every source :func:`identify` is asked about (tests count how often an input is resolved).
+TRACE: list[Callable[[Any], object]] = []
+
+
 def identify(source: Any) -> Found:
     """Say what ``source`` (a path, bytes or a parsed value) is, from its first and last bytes when
     they tell, else from its parsed value. A file that cannot be read or parsed raises InputError;
     a folder or zip is listed, so one holding no export raises InputError too."""
+    for hook in TRACE:
+        hook(source)
     if isinstance(source, str | os.PathLike):
         path = expand_user(source)
         name = os.fspath(source)
@@ -450,7 +456,8 @@ def resolve(
     """The inputs in ``source``, each resolved once (see the module docstring for what it may be).
 
     ``list_means`` says what a list is; ``labels`` replaces the labels :func:`labels_of` gives (one
-    per input); ``caller`` names the function in the line for a list that could mean either.
+    per input); ``caller`` names the function in the line for a list that could mean either. An input
+    already resolved (an :class:`Input`; for ``"parts"``, one export alone) is taken as it is.
     """
     if isinstance(source, list | tuple):
         items = list(source)
@@ -490,6 +497,8 @@ def _check_not_parts(inputs: list[Input], caller: str) -> None:
 
 
 def _parts(items: list[Any], use: Use, caller: str) -> Input:
+    if len(items) == 1 and isinstance(items[0], Input) and items[0].kind == "export":
+        return items[0]  # resolved already: handed on as it is
     if not items:
         raise InputError("no input given", reason="not-found")
     if not all(isinstance(p, str | os.PathLike) for p in items):

@@ -358,6 +358,14 @@ def with_parts(state: pa.Table, parts: list[tuple[str, int]]) -> pa.Table:
     return state.replace_schema_metadata({_PARTS_KEY: json.dumps([[n, r] for n, r in parts]).encode()})
 
 
+def check_tables(base: Path) -> None:
+    """Read the small tables of the history folder ``base`` (not its parts) and check that they are of
+    one history: a FormatError naming the file when one is missing, damaged or from another history."""
+    require_history_files(base)
+    names = ("snapshots", "conversations") if _old_layout(base) else ("snapshots", "conversations", "state")
+    same_history(base, {name: read_table(base / f"{name}.parquet", name) for name in names})
+
+
 def read_tables(base: Path, columns: list[str] | None = None) -> dict[str, pa.Table] | None:
     """The tables of the history folder ``base``: ``snapshots``, ``conversations`` and ``messages`` as
     :func:`memvelope_tools.history` gives them (only the message ``columns`` given, when given); None
@@ -396,6 +404,12 @@ def read_tables(base: Path, columns: list[str] | None = None) -> dict[str, pa.Ta
     return tables
 
 
+def message_statuses(conv_status: pa.Array | pa.ChunkedArray, own_last: pa.Array | pa.ChunkedArray) -> Any:
+    """Each message's status in a history: ``edited-away`` when an edit took it off its conversation's path
+    (it has a ``last_seen`` of its own, ``own_last``), else its conversation's (``conv_status``)."""
+    return pc.if_else(pc.is_valid(own_last), pa.scalar("edited-away"), conv_status)
+
+
 def assemble(
     conversations: pa.Table, state: pa.Table, messages: pa.Table, *, source: str, columns: list[str] | None = None
 ) -> pa.Table:
@@ -415,8 +429,7 @@ def assemble(
     own_last = state.column("last_seen").cast(pa.int64())
     off_path = pc.is_valid(own_last)
     last_seen = pc.if_else(off_path, own_last, conv_last).cast(MS)
-    conv_status = conversations.column("status").cast(pa.string()).take(taken)
-    status = pc.if_else(off_path, pa.scalar("edited-away"), conv_status)
+    status = message_statuses(conversations.column("status").cast(pa.string()).take(taken), own_last)
     first_seen = state.column("first_seen")
     order = np.lexsort((first_seen.cast(pa.int64()).to_numpy(), state.column("position").to_numpy(), rank))
     made = {
