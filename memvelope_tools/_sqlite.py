@@ -25,14 +25,18 @@ it is inserted), into a temporary file beside the target that replaces it once c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._atomic import atomic_path, check_output_file
+from ._convert.log import ConversionLog
+from ._parquet import Chunks
 from ._progress import progress_bar
 from ._read import Source
 from ._sources import Input, is_history_folder, resolve
@@ -124,11 +128,14 @@ def to_sqlite(
     >>> db.execute("select count(*) from messages_fts where messages_fts match 'python'").fetchone()[0] > 0
     True
     """
+    from ._convert.zips import kept_open
+
     check_output_file(path)
     require_writer()
-    inputs = resolve(doc_or_docs, "frames", list_means="documents", labels=sources, caller="to_sqlite()")
-    tables = sqlite_tables(inputs, dedupe=dedupe, progress=progress)
-    return write_sqlite(tables, path, progress=progress)
+    with kept_open():  # each zip given is opened once, from its resolving to its last reading
+        inputs = resolve(doc_or_docs, "frames", list_means="documents", labels=sources, caller="to_sqlite()")
+        with sqlite_tables(inputs, path, dedupe=dedupe, progress=progress) as tables:
+            return write_sqlite(tables, path, progress=progress)
 
 
 def require_writer() -> None:
@@ -136,8 +143,18 @@ def require_writer() -> None:
     import sqlite_utils  # noqa: F401
 
 
-def sqlite_tables(inputs: list[Input], *, dedupe: bool, progress: bool | None) -> dict[str, pa.Table]:
-    """The tables :func:`to_sqlite` writes for resolved ``inputs``, by name (see the module docstring)."""
+@contextlib.contextmanager
+def sqlite_tables(
+    inputs: list[Input],
+    path: str | os.PathLike[str],
+    *,
+    dedupe: bool,
+    progress: bool | None,
+    on_conversion: Callable[[ConversionLog, str], object] | None = None,
+) -> Iterator[dict[str, pa.Table | Chunks]]:
+    """The tables :func:`to_sqlite` writes at ``path`` for resolved ``inputs``, by name, for the block (see
+    the module docstring): read as :func:`memvelope_tools.to_parquet` reads them, the messages a batch at a
+    time from a file beside ``path``; ``on_conversion`` as there."""
     histories = [i for i in inputs if i.kind == "parquet" and i.path is not None and is_history_folder(i.path)]
     if histories:
         if len(inputs) > 1:
@@ -147,37 +164,34 @@ def sqlite_tables(inputs: list[Input], *, dedupe: bool, progress: bool | None) -
         assert histories[0].path is not None
         held = history_tables(histories[0].path)
         assert held is not None  # it is a history folder
-        return {name: held[name] for name in ("snapshots", "conversations", "messages")}
+        yield {name: held[name] for name in ("snapshots", "conversations", "messages")}
+        return
     import pyarrow as pa
 
     from ._memory.frame import items_table
     from ._memory.read import combined, read_memories
-    from ._tables import read_tables
+    from ._tables import streamed_tables
 
-    resolved: list[Any] = list(inputs)  # taken as they are, so nothing is resolved twice
-    read = read_tables(resolved, dedupe=dedupe, progress=progress, with_whole=True)
-    tables: dict[str, pa.Table] = {}
-    if read.envelopes:
-        tables["conversations"] = read.conversations
-        if read.messages is not None:
-            tables["messages"] = read.messages
-    if read.irs:
-        tables["facts"] = read.facts
-    tables.update(read.whole)  # the exports' nodes, assets and projects
-    memory = []
-    for found in inputs:
-        files = found.files()
-        if files is not None:
-            items = items_table(combined(read_memories(files, None, progress)))  # as memory_frame reads it
-            memory.append(items.add_column(0, "source", pa.array([found.label] * items.num_rows, pa.string())))
-    if memory:
-        tables["memory"] = pa.concat_tables(memory)
-    return tables
+    folder = Path(path).parent
+    streamed = streamed_tables(inputs, folder, dedupe=dedupe, progress=progress, on_conversion=on_conversion)
+    with streamed as (_, parts, whole):
+        tables: dict[str, pa.Table | Chunks] = {**parts, **whole}  # whole: the exports' nodes, assets, projects
+        memory = []
+        for found in inputs:
+            files = found.files()
+            if files is not None:
+                items = items_table(combined(read_memories(files, None, progress)))  # as memory_frame reads it
+                memory.append(items.add_column(0, "source", pa.array([found.label] * items.num_rows, pa.string())))
+        if memory:
+            tables["memory"] = pa.concat_tables(memory)
+        yield tables
 
 
-def write_sqlite(tables: dict[str, pa.Table], path: str | os.PathLike[str], *, progress: bool | None) -> dict[str, int]:
-    """Write ``tables`` (name -> Arrow table; emptied as each is written) into a new database that replaces
-    ``path``; the row counts."""
+def write_sqlite(
+    tables: dict[str, pa.Table | Chunks], path: str | os.PathLike[str], *, progress: bool | None
+) -> dict[str, int]:
+    """Write ``tables`` (name -> Arrow table, or the pieces of one; emptied as each is written) into a new
+    database that replaces ``path``; the row counts."""
     import sqlite_utils
 
     names = sorted(tables, key=lambda name: ORDER.index(name) if name in ORDER else len(ORDER))
@@ -190,8 +204,9 @@ def write_sqlite(tables: dict[str, pa.Table], path: str | os.PathLike[str], *, p
             db = sqlite_utils.Database(conn)
             indexes: dict[str, list[list[str]]] = {}
             for name in names:
-                _create(db, name, tables[name].schema)
-                indexes[name] = _indexes(name, tables[name].schema)
+                schema = _schema(name, tables[name])
+                _create(db, name, schema)
+                indexes[name] = _indexes(name, schema)
             for name in names:
                 counts[name] = _insert(conn, name, tables.pop(name), progress)
             for name in names:
@@ -235,16 +250,27 @@ def _column_type(arrow: pa.DataType) -> type:
     return str
 
 
-def _insert(conn: sqlite3.Connection, name: str, table: pa.Table, progress: bool | None) -> int:
+def _schema(name: str, table: pa.Table | Chunks) -> pa.Schema:
+    """The columns of ``table``: its own, or for the pieces of one those declared for ``name``."""
+    from ._frames.columns import arrow_schema
+    from ._frames.folders import TABLES
+
+    return arrow_schema(TABLES[name]) if isinstance(table, Chunks) else table.schema
+
+
+def _insert(conn: sqlite3.Connection, name: str, table: pa.Table | Chunks, progress: bool | None) -> int:
     """Insert ``table``'s rows into the table ``sqlite-utils`` made for it, a batch at a time (as tuples,
     straight to SQLite: ``insert_all`` would look at every value again); the number inserted."""
-    columns = ", ".join(_quoted(column) for column in table.column_names)
-    sql = f"INSERT INTO {_quoted(name)} ({columns}) VALUES ({', '.join('?' * table.num_columns)})"
+    names = _schema(name, table).names
+    columns = ", ".join(_quoted(column) for column in names)
+    sql = f"INSERT INTO {_quoted(name)} ({columns}) VALUES ({', '.join('?' * len(names))})"
+    pieces = table.pieces if isinstance(table, Chunks) else [table]
     enabled = progress if table.num_rows >= 16 * _BATCH else False
     with progress_bar(table.num_rows, desc=f"writing {name}", unit="row", enabled=enabled) as bar:
-        for batch in table.to_batches(max_chunksize=_BATCH):
-            conn.executemany(sql, zip(*(column.to_pylist() for column in _plain(batch).columns), strict=True))
-            bar.update(batch.num_rows)
+        for piece in pieces:
+            for batch in piece.select(names).to_batches(max_chunksize=_BATCH):
+                conn.executemany(sql, zip(*(column.to_pylist() for column in _plain(batch).columns), strict=True))
+                bar.update(batch.num_rows)
     return int(table.num_rows)
 
 

@@ -284,6 +284,14 @@ def test_envelopes_parquet_folders_and_facts_give_their_own_tables(tmp_path: Pat
     with sqlite3.connect(tmp_path / "facts.db") as db:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert tables == {"facts"}
+    # the messages waited in a file beside the database while the inputs were read: it is gone
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "claude.mve.json",
+        "env.db",
+        "facts.db",
+        "folder",
+        "folder.db",
+    ]
 
 
 def test_a_file_given_twice_needs_dedupe(tmp_path: Path) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._convert.zips import kept_open
 from .._plural import count
-from .common import check_inputs, check_output_file, notes
+from .common import check_inputs, check_output_file, conversion_notes, notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -43,15 +44,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.output)
-    found = check_inputs(args.files, use="frames")
-    from .._sqlite import require_writer, sqlite_tables, write_sqlite
+    with kept_open():  # each zip given is opened once, from its resolving to its last reading
+        found = check_inputs(args.files, use="frames")
+        from .._sqlite import require_writer, sqlite_tables, write_sqlite
 
-    require_writer()
-
-    progress = False if args.quiet else None
-    with notes():
-        tables = sqlite_tables(found, dedupe=args.dedupe, progress=progress)
-        written = write_sqlite(tables, args.output, progress=progress)
+        require_writer()
+        progress = False if args.quiet else None
+        with (
+            notes(),
+            sqlite_tables(
+                found,
+                args.output,
+                dedupe=args.dedupe,
+                progress=progress,
+                on_conversion=lambda log, provider: conversion_notes(log, provider, quiet=args.quiet),
+            ) as tables,
+        ):
+            written = write_sqlite(tables, args.output, progress=progress)
     if not args.quiet:
         rows = ", ".join(f"{name}: {count(n, 'row')}" for name, n in written.items())
         print(f"memvelope: wrote {args.output} ({rows})", file=sys.stderr)
