@@ -19,8 +19,11 @@ creates, with its keys, indexes and full-text index:
 * ``messages_fts``, an FTS5 index of the messages' ``text`` made by ``sqlite-utils``' ``enable_fts``
   (with its triggers), which Datasette offers as full-text search.
 
-The rows go in a table at a time and a batch at a time (a batch is turned into Python values only when
-it is inserted), into a temporary file beside the target that replaces it once complete.
+The inputs are read as :func:`memvelope_tools.to_parquet` reads them
+(:func:`memvelope_tools._tables.streamed_tables`): each envelope and export once, as a stream of batches,
+the conversations kept and the messages waiting in a file of Arrow record batches beside the target. The
+rows go in a table at a time and a batch at a time (a batch is turned into Python values only when it is
+inserted), into a temporary file beside the target that replaces it once complete.
 """
 
 from __future__ import annotations
