@@ -1,12 +1,12 @@
 """Benchmark: ``to_sqlite`` against ``to_parquet`` of the same envelope file, time and peak memory.
 
-Both read the input by the same route into the same Arrow tables; ``to_sqlite`` then writes them a batch
-of rows at a time, builds the indexes and the full-text index. Builds a synthetic, seeded envelope
-(``benchmarks/frames.py``'s) of ``--messages`` messages, writes it to a temporary file, and runs each
-writer in a fresh process, one of each per round for ``--repeat`` rounds, printing the best of each:
-rows/s (messages) and peak memory (peak RSS minus the RSS after imports) against the file size, the
-database's size, and the ratio of the peaks (target: ``to_sqlite`` at most 1.25x ``to_parquet``: writing
-SQLite holds one batch of rows as Python objects beyond the tables both hold).
+Both read the input by the same route (a stream of batches, the messages waiting in a file of Arrow
+record batches beside the output); ``to_sqlite`` then inserts them a batch at a time and builds the indexes
+and the full-text index. Builds a synthetic, seeded envelope (``benchmarks/frames.py``'s) of ``--messages``
+messages, writes it to a temporary file, and runs each writer in a fresh process, one of each per round for
+``--repeat`` rounds, printing the best of each: rows/s (messages) and peak memory (peak RSS minus the RSS
+after imports) against the file size, the output's size, and the ratio of the peaks (target: ``to_sqlite``
+at most 1.25x ``to_parquet``: writing SQLite holds one batch of rows as Python objects at a time).
 
 Usage: ``python benchmarks/sqlite.py [--messages 300000] [--seed 7] [--repeat 3]``.
 """
