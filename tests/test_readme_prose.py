@@ -105,7 +105,6 @@ def test_the_performance_section_is_the_latest_figures_and_docs_keep_the_record(
         "Nodes and inventory",
         "History across exports",
         "Report and topics",
-        "The SQLite database",
     )
     for flow in flows:
         assert f"**{flow}**" in section, flow
