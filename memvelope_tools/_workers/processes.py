@@ -3,8 +3,9 @@ bound to this process, and tasks run in them or on a Dask cluster."""
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._signals import bind_to_parent, held
@@ -110,3 +111,61 @@ def _padded(gathered: list[Any], futures: list[Any]) -> list[Any]:
         return gathered
     done = iter(gathered)
     return [next(done) if f.status == "finished" else None for f in futures]
+
+
+def each_done(
+    task: Callable[[Any], Any], items: Iterable[Any], *, workers: int | None, client: Any = None, window: int = 0
+) -> Iterator[tuple[Any, Any]]:
+    """``task`` of each item, ``(item, result)`` yielded as each finishes (not in order): on the Dask
+    cluster of a ``dask.distributed`` ``client``, in ``workers`` worker processes (None: one per
+    core; the result is None for a task that raised or whose process or worker was lost), or here,
+    one after the other, when ``workers`` is 1. At most ``window`` tasks (default: four per worker
+    thread) are out at once, so neither the items nor the results pile up here."""
+    pending = iter(items)
+    if client is None and workers == 1:
+        for item in pending:
+            yield item, task(item)
+        return
+    if client is not None:
+        yield from _each_done_on_dask(task, pending, client, window)
+        return
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    count = workers or os.cpu_count() or 1
+    pool = start_pool(count, preload=[task.__module__])
+    try:
+        out: dict[Any, Any] = {}
+        for item in itertools.islice(pending, window or 4 * count):
+            out[pool.submit(task, item)] = item
+        while out:
+            finished, _ = wait(out, return_when=FIRST_COMPLETED)
+            for future in finished:
+                item = out.pop(future)
+                for more in itertools.islice(pending, 1):
+                    out[pool.submit(task, more)] = more
+                yield item, None if future.exception() is not None else future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _each_done_on_dask(
+    task: Callable[[Any], Any], pending: Iterator[Any], client: Any, window: int
+) -> Iterator[tuple[Any, Any]]:
+    from distributed import as_completed
+
+    threads = sum(client.nthreads().values()) or 1
+    out: dict[str, Any] = {}
+    queue = as_completed()  # type: ignore[no-untyped-call]
+    for item in itertools.islice(pending, window or 4 * threads):
+        future = client.submit(task, item, pure=False)
+        out[future.key] = item
+        queue.add(future)  # type: ignore[no-untyped-call]
+    for future in queue:
+        item = out.pop(future.key)
+        for more in itertools.islice(pending, 1):
+            added = client.submit(task, more, pure=False)
+            out[added.key] = more
+            queue.add(added)  # type: ignore[no-untyped-call]
+        result = future.result() if future.status == "finished" else None
+        future.release()
+        yield item, result
