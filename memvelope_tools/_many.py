@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import socket
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -206,7 +207,8 @@ def _write_partitions(envelope: str, base: Path, label: str, record: dict[str, A
     try:
         written = tables.to_parquet(scratch, progress=False)
         del tables
-        marker = {k: v for k, v in {**record, **rows, "write": write}.items() if k not in ("action", "output")}
+        marker = {k: v for k, v in record.items() if k not in ("action", "output")}
+        marker.update(rows, write=write, written_by=f"{socket.gethostname()}:{os.getpid()}")
         staged = {}
         for table in PARTITIONED_TABLES:
             stage = output_folder(base / table) / f".{KEY}={label}.{write}.tmp"
