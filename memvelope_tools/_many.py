@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import platform
 import shutil
-import socket
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -143,11 +143,13 @@ def convert_donation(job: Donation) -> dict[str, Any]:
             record["size_bytes"], record["mtime_ns"] = fingerprint(job.input)
         known = job.known
         if known is not None and known.get("size_bytes") == record.get("size_bytes"):
-            if known.get("mtime_ns") != record.get("mtime_ns"):
+            same_time = known.get("mtime_ns") == record.get("mtime_ns")
+            if not same_time:
                 sha = _digest(job.input)
-            same = sha is None or sha == known.get("sha256")
-            if same and (job.envelope is None or os.path.isfile(job.envelope)):
-                return {**known, **record, "status": "done", "action": "unchanged"}
+            if same_time or (sha is not None and sha == known.get("sha256")):
+                if job.envelope is None or os.path.isfile(job.envelope):
+                    return {**known, **record, "status": "done", "action": "unchanged"}
+                return {**known, **_recorded(record, convert_one(job.input, job.envelope))}  # its partitions stay
         record["sha256"] = sha or _digest(job.input)
     if job.dataset is None:
         assert job.envelope is not None
@@ -208,7 +210,7 @@ def _write_partitions(envelope: str, base: Path, label: str, record: dict[str, A
         written = tables.to_parquet(scratch, progress=False)
         del tables
         marker = {k: v for k, v in record.items() if k not in ("action", "output")}
-        marker.update(rows, write=write, written_by=f"{socket.gethostname()}:{os.getpid()}")
+        marker.update(rows, write=write, written_by=f"{platform.node()}:{os.getpid()}")
         staged = {}
         for table in PARTITIONED_TABLES:
             stage = output_folder(base / table) / f".{KEY}={label}.{write}.tmp"

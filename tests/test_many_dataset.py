@@ -322,3 +322,15 @@ def test_progress_counts_donations_done_of_the_total(tmp_path: Path, capsys: pyt
     err = capsys.readouterr().err
     shown = re.findall(r"donations:.*?\| (\d)/3 ", err)  # tqdm redraws at most ten times a second
     assert shown[0] == "0" and set(shown) <= {"0", "1", "2", "3"} and len(set(shown)) > 1
+
+
+def test_an_envelope_asked_for_again_leaves_the_partitions_as_they_are(tmp_path: Path) -> None:
+    inputs = _donations(tmp_path / "in", 2)
+    base, out = tmp_path / "dataset", tmp_path / "envelopes"
+    mv.convert_many(inputs, out, parquet=base, workers=1)
+    before = _files(base)
+    (out / "p011.mve.json").unlink()
+    done = mv.convert_many(inputs, out, parquet=base, workers=1).set_index("source")
+    assert done["action"].to_dict() == {"p010": "unchanged", "p011": "converted"}
+    assert (out / "p011.mve.json").read_bytes() == mv.dumps_canonical(convert(inputs[1], fast=False))
+    assert _files(base) == before
