@@ -85,34 +85,6 @@ def start_pool(workers: int, *, preload: Sequence[str] = ()) -> ProcessPoolExecu
     return executor
 
 
-def run_each(task: Callable[..., Any], *arguments: Sequence[Any], workers: int | None, client: Any = None) -> list[Any]:
-    """``task`` of the items of ``arguments`` taken side by side, the results in their order: on the Dask
-    cluster of a ``dask.distributed`` ``client`` (None in the place of a task that failed there), in
-    ``workers`` worker processes (None: one per core; a fork server imports the task's module once), or
-    in this process when there is one task or ``workers`` is 1. Worker processes import the calling
-    script, so a script that asks for them keeps its work under ``if __name__ == "__main__":``."""
-    columns = [list(column) for column in arguments]
-    count = len(columns[0]) if columns else 0
-    if client is not None:
-        futures = client.map(task, *columns, pure=False)
-        return _padded(client.gather(futures, errors="skip"), futures)
-    if count <= 1 or workers == 1:
-        return [task(*call) for call in zip(*columns, strict=True)]
-    pool = start_pool(min(workers or os.cpu_count() or 1, count), preload=[task.__module__])
-    try:
-        return list(pool.map(task, *columns))
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _padded(gathered: list[Any], futures: list[Any]) -> list[Any]:
-    """``client.gather(errors="skip")`` drops failed tasks: put None back in their places."""
-    if len(gathered) == len(futures):
-        return gathered
-    done = iter(gathered)
-    return [next(done) if f.status == "finished" else None for f in futures]
-
-
 def each_done(
     task: Callable[[Any], Any], items: Iterable[Any], *, workers: int | None, client: Any = None, window: int = 0
 ) -> Iterator[tuple[Any, Any]]:
