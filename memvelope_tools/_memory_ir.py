@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -237,14 +237,22 @@ def build_memory_ir(read: MemoryRead, envelope: Mapping[str, Any], *, clock: Clo
     return build_ir(provider, MODE, dedup(candidates), clock=clock)
 
 
-def memory_ir(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = None) -> dict[str, Any]:
+def memory_ir(
+    export: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *more: str | os.PathLike[str],
+    zip_limits: ZipLimits | None = None,
+) -> dict[str, Any]:
     """What the provider remembered, read from an export, as a Facts IR document (``memvelope-ir-v0``)
     that validates against the export's envelope.
 
     Parameters
     ----------
-    *paths
-        The export, as ``convert`` takes it: a zip as downloaded, a folder, or conversation files.
+    export
+        The export, as :func:`memvelope_tools.memory_frame` takes it: a zip as downloaded, a folder or a
+        conversation file (one holding a single conversation is read as if inside [ ]), or a list of
+        paths, all of one provider.
+    *more
+        Further paths, as if in the list.
     zip_limits
         Limits against zip bombs (the defaults of ``convert``).
 
@@ -258,17 +266,20 @@ def memory_ir(*paths: str | os.PathLike[str], zip_limits: ZipLimits | None = Non
     ------
     ConversionError
         When the export cannot be read, or does not convert (the facts need its envelope).
+    InputError
+        When a path is not an export (the message says what it is), or the paths hold both providers'
+        exports (``bad-source``).
 
     Examples
     --------
     >>> import memvelope_tools as mv                                         # doctest: +SKIP
     >>> mv.write_ir(mv.memory_ir("chatgpt-export.zip"), "memories.mv.json")  # doctest: +SKIP
     """
-    from ._convert.pipeline import convert
-    from ._memory.read import read_memory
+    from ._memory.read import envelope_of, paths_of, read_memory
 
+    paths = paths_of(export, more)
     read = read_memory(*paths, zip_limits=zip_limits)
-    return build_memory_ir(read, convert(*paths, zip_limits=zip_limits))
+    return build_memory_ir(read, envelope_of(paths, read, zip_limits))
 
 
 def add_memory(

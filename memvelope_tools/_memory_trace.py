@@ -18,8 +18,9 @@ The rules are deterministic word matching, no model:
 * **Traced.** Custom instructions always are (the user wrote them). Another item is traced when a fact
   supports it (for a snapshot entry, the conversation it is listed in does not count as its own) or,
   for a memory write, when the user message before the write shares two of its content words (or half,
-  when that is fewer). A snapshot entry that repeats a memory write is traced and supported as the
-  write is.
+  when that is fewer). A snapshot entry is also traced, and supported as they are, when it is made of
+  traced memory writes or earlier snapshot entries: those whose content words are all in it hold every
+  one of its own (a write it repeats, or several it merges into one entry).
 """
 
 from __future__ import annotations
@@ -309,6 +310,27 @@ def _day(value: Any) -> str | None:
     return value.strftime("%Y-%m-%d") if isinstance(value, pd.Timestamp) and not pd.isna(value) else None
 
 
+def _merged(frame: pd.DataFrame, traced: list[bool], supporting: list[list[int]]) -> None:
+    """Trace each snapshot entry through what it was made of: the memory writes and earlier snapshot
+    entries whose content words are all in it. It is traced, and supported as they are, when those of
+    them that are traced hold every one of its content words (one write it repeats, or several it merges)."""
+    import pandas as pd
+
+    kinds = [str(k) for k in frame["kind"]]
+    words = [content_words(str(t)) for t in frame["text"]]
+    firsts = [None if pd.isna(t) else t for t in frame["first_seen"]]
+    snapshots = [i for i, kind in enumerate(kinds) if kind == "snapshot"]
+    snapshots.sort(key=lambda i: (firsts[i] is None, firsts[i] or pd.Timestamp(0, tz="UTC"), i))
+    writes = [i for i, kind in enumerate(kinds) if kind == "saved"]
+    done: list[int] = []  # snapshot entries traced so far, oldest first
+    for i in snapshots:
+        parts = [j for j in (*writes, *done) if words[j] and words[j] <= words[i] and traced[j]]
+        if words[i] and parts and frozenset().union(*(words[j] for j in parts)) >= words[i]:
+            traced[i] = True
+            supporting[i] = sorted(set(supporting[i]).union(*(supporting[j] for j in parts)))
+        done.append(i)
+
+
 def add_trace(frame: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     """``frame`` (of :func:`memvelope_tools._memory.memory_frame`) with the columns :data:`TRACE_COLUMNS`.
 
@@ -384,18 +406,7 @@ def add_trace(frame: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
         own = item["kind"] in _USERS_OWN
         traced.append(bool(found) or said or own)
         superseded.append(later)
-    # a snapshot entry repeating a memory write is traced and supported as that write is
-    by_text: dict[str, int] = {}
-    kinds = [str(k) for k in frame["kind"]]
-    texts = [" ".join(str(t).split()) for t in frame["text"]]
-    for i, kind in enumerate(kinds):
-        if kind == "saved":
-            by_text.setdefault(texts[i], i)
-    for i, kind in enumerate(kinds):
-        j = by_text.get(texts[i])
-        if kind == "snapshot" and j is not None:
-            traced[i] = traced[i] or traced[j]
-            supporting[i] = sorted(set(supporting[i]) | set(supporting[j]))
+    _merged(frame, traced, supporting)
     out = frame.copy()
     out["supporting_facts"] = pd.Series(supporting, index=out.index, dtype=object)
     out["traced"] = pd.Series(traced, index=out.index, dtype="boolean")

@@ -10,7 +10,8 @@ on the active path, conformance A9). The kinds of item:
 ``snapshot``
     One entry of a ChatGPT memory snapshot (``content_type: "model_editable_context"``,
     ``model_set_context``): the memory as the model was shown it when that conversation began. A snapshot
-    lists its entries as ``N. [YYYY-MM-DD]. text``; the bracketed day is ``stated_date``.
+    lists its entries as ``N. [YYYY-MM-DD]. text``; the bracketed day is ``stated_date``. Its
+    ``on_active_path`` is that of the last snapshot listing it.
 ``about_user`` / ``about_model``
     ChatGPT custom instructions: ``user_editable_context`` (``user_profile`` / ``user_instructions``, the
     text inside their fenced block) or, in older exports, ``metadata.user_context_message_data``

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from .._convert.sources import ZipLimits
 from .items import KINDS, MEMORY_COLUMNS, MemoryRead
-from .read import read_memory_of
+from .read import combined, paths_of, read_memories
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
 def memory_frame(
-    *paths: str | os.PathLike[str],
+    export: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *more: str | os.PathLike[str],
     facts: Any = None,
     zip_limits: ZipLimits | None = None,
     progress: bool | None = None,
@@ -25,8 +27,13 @@ def memory_frame(
 
     Parameters
     ----------
-    *paths
-        The export, as ``convert`` takes it: a zip as downloaded, a folder, or conversation files.
+    export
+        An export as downloaded (its zip or folder) or a conversation file, or a list of paths: several
+        exports, or the parts of one. Each path is read; the paths of one provider make that provider's
+        memory (an export's conversation zip and memory zip, its part files), and exports of both
+        providers give the items of each.
+    *more
+        Further paths, as if in the list.
     facts
         Optional: a Facts IR distilled from the same history (a document, or a path to one). The frame
         then gains ``supporting_facts``, ``traced`` and ``superseded_by``: the facts that support each
@@ -45,12 +52,17 @@ def memory_frame(
         :data:`KINDS`; ``ts``, ``first_seen`` and ``last_seen`` are UTC timestamps; ``message_id`` is the
         envelope's ``m…`` id where the text is also in the envelope. ``frame.attrs["notes"]`` lists what
         the export cannot say (a format that keeps no memory records is named there, never reported as
-        "no memories"); ``frame.attrs["provider"]`` is the export's provider.
+        "no memories"; with both providers' exports, each note begins with the provider's name);
+        ``frame.attrs["provider"]`` is the export's provider (None for exports of both: the ``provider``
+        column says whose each item is).
 
     Raises
     ------
     ConversionError
-        When the export cannot be read or holds neither a conversation nor a memory file.
+        When a path cannot be read, or no path holds a conversation or a memory file.
+    InputError
+        When a path is not an export (a manifest, an envelope: the message says what it is), or the list
+        holds something other than paths.
     FormatError
         When ``facts`` is given and is not a Facts IR.
 
@@ -71,7 +83,7 @@ def memory_frame(
     from .._convert.pipeline import gc_paused
 
     with gc_paused():  # the items are gone before the collector runs again: it has nothing of them to visit
-        read = read_memory_of(paths, zip_limits, progress, prepare)
+        read = combined(read_memories(paths_of(export, more), zip_limits, progress, prepare))
         for thread in preparing:
             thread.join()
         frame = items_frame(read)

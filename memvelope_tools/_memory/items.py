@@ -47,6 +47,13 @@ NO_RECORDS: Final = (
     "remembers nothing)"
 )
 
+#: The note a ChatGPT export gets when it keeps no system or tool message but custom instructions were read.
+INSTRUCTIONS_ONLY: Final = (
+    "this export format keeps no memory records (no system or tool messages, where ChatGPT records the "
+    "memories it saves and the snapshots it is shown); the custom instructions listed were read from the "
+    "conversations, what else ChatGPT remembers is not in them (this does not mean it remembers nothing)"
+)
+
 
 @dataclass(slots=True)
 class MemoryItem:
@@ -82,6 +89,7 @@ class MemoryRead:
     provider: str | None
     items: list[MemoryItem]
     notes: list[str]
+    singles: list[str] = field(default_factory=list)  # the parts read as single conversations, by name
 
 
 class Seen(NamedTuple):
@@ -170,9 +178,15 @@ class Folding:
                 item.conversation_title = title
                 item.message_id = message_id
                 item.node_id = node_id
-                item.on_active_path = on_path
+                if kind != "snapshot":
+                    item.on_active_path = on_path
                 item.preceding_user_message = preceding
                 item.project_id = project
+            if kind == "snapshot" and (
+                (stamp is not None and (item.last_seen is None or stamp > item.last_seen))
+                or (stamp == item.last_seen and on_path)
+            ):  # a snapshot entry is where the last snapshot listing it is
+                item.on_active_path = on_path
             if where not in item.seen_in:
                 item.seen_in.add(where)
                 item.count += 1

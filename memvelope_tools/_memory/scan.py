@@ -45,8 +45,10 @@ class Scan:
     seen: Folding = field(default_factory=lambda: Folding())
     records: bool = False  # some element holds a system or tool message
     singles: list[Any] = field(default_factory=list)  # parts holding one conversation object
+    single_names: list[str] = field(default_factory=list)  # those parts' names
     documents: list[tuple[str, str]] = field(default_factory=list)  # parts showing another provider's export
     source: str | None = None  # the part the first elements are in
+    foldings: dict[str, Folding] | None = None  # where each provider's sightings go, once it is detected
 
     def decide(self) -> None:
         """Detect the provider from the first elements, as conversion does, and read those elements;
@@ -58,6 +60,8 @@ class Scan:
             if exc.reason == "unsupported-provider":
                 raise
             self.error = exc
+        if self.provider is not None and self.foldings is not None:
+            self.seen = self.foldings.setdefault(self.provider, Folding())
         if self.provider == "chatgpt":
             for element in self.head:
                 chatgpt_conversation(element, self.seen)
@@ -69,15 +73,16 @@ def scan_export(
     progress: bool | None,
     started: Callable[[], object] | None = None,
     workers: int | None = None,
+    foldings: dict[str, Folding] | None = None,
 ) -> Scan:
     """Read the conversation parts as conversion does, parsing only the elements that may hold memory:
     in this process, or, for a large export, in worker processes (a batch of elements each, as
     conversion's, their sightings taken in order). ``started`` is called once the workers run (at once
-    when there are none)."""
+    when there are none). With ``foldings``, the sightings go to the detected provider's folding there."""
     from .._convert.parallel import workers_for
     from .._convert.pipeline import gc_paused
 
-    found = Scan()
+    found = Scan(foldings=foldings)
     expansion = expand(paths, limits)
     parts = expansion.parts
     total = sum(p.size or 0 for p in parts) or None
@@ -101,6 +106,7 @@ def scan_export(
                     value = load_part(part, Reader(JS))
                     if registry.provider_of(value) in registry.SUPPORTED:
                         found.singles.append(value)
+                        found.single_names.append(part.name)
                     elif (shown := registry.document_provider(value)) is not None:
                         found.documents.append((shown, part.name))
             if not found.decided:

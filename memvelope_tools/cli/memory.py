@@ -31,11 +31,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="list what ChatGPT or Claude remembered about you, or write it as a Facts IR",
         description=(
             "Read what the provider itself remembered about you from the export (the same PATHs "
-            "`memvelope convert` takes): ChatGPT's saved memories (on every branch of a conversation), "
+            "`memvelope convert` takes, or several exports: the PATHs of each provider are read as "
+            "that provider's, so a ChatGPT and a Claude export list both): ChatGPT's saved memories "
+            "(on every branch of a conversation), "
             "the memory snapshots the model was shown, your custom instructions with each version, "
             "Claude's account and project memory. Prints them oldest first, each with its date and the "
-            "conversation it came from. With -o, writes them as a Facts IR document (memvelope-ir-v0) "
-            "that validates against the export's envelope.\n\n"
+            "conversation it came from. With -o, writes one provider's as a Facts IR document "
+            "(memvelope-ir-v0) that validates against the export's envelope.\n\n"
             "Exit status: 0 when the export was read, 1 when it could not be.\n\n"
             "Examples:\n  memvelope memory ~/Downloads/chatgpt-export.zip\n"
             "  memvelope memory claude-export.zip -o memories.mv.json\n"
@@ -128,20 +130,21 @@ def render(read: MemoryRead) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._memory.read import read_memory
+    from .._memory.read import only, read_memories
 
     if args.output:
         check_output_file(args.output)
-    read = read_memory(*args.paths, progress=False if args.quiet else None)
+    reads = read_memories(args.paths, progress=False if args.quiet else None)
     if not args.output:
-        sys.stdout.write(render(read))
+        sys.stdout.write("\n".join(map(render, reads)))
         sys.stdout.flush()
         return 0
-    from .._convert.pipeline import convert
+    read = only(reads)
     from .._ir.write import write_ir
+    from .._memory.read import envelope_of
     from .._memory_ir import build_memory_ir
 
-    doc = build_memory_ir(read, convert(*args.paths))
+    doc = build_memory_ir(read, envelope_of(args.paths, read))
     write_ir(doc, args.output)
     if not args.quiet:
         print(
