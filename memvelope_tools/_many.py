@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from ._atomic import atomic_write, folder_lock, output_folder
+from ._atomic import folder_lock, output_folder
 from ._frames.folders import KEY, MARKER, PART, PARTITIONED_TABLES, finished, partition
 from ._partitions import (
     MANIFEST_COLUMNS,
@@ -148,7 +148,7 @@ def convert_donation(job: Donation) -> dict[str, Any]:
                 sha = _digest(job.input)
             if same_time or (sha is not None and sha == known.get("sha256")):
                 if job.envelope is None or os.path.isfile(job.envelope):
-                    return {**known, **record, "status": "done", "action": "unchanged"}
+                    return {**known, **record, "status": "done", "action": "unchanged", "reason": None, "error": None}
                 return {**known, **_recorded(record, convert_one(job.input, job.envelope))}  # its partitions stay
         record["sha256"] = sha or _digest(job.input)
     if job.dataset is None:
@@ -217,7 +217,10 @@ def _write_partitions(envelope: str, base: Path, label: str, record: dict[str, A
             stage.mkdir()
             staged[table] = stage
             os.replace(written[table], stage / PART)
-            atomic_write(stage / MARKER, json.dumps(marker, ensure_ascii=False).encode("utf-8"))
+            with open(stage / MARKER, "wb") as fh:  # the folder is renamed into place whole, the marker with it
+                fh.write(json.dumps(marker, ensure_ascii=False).encode("utf-8"))
+                fh.flush()
+                os.fsync(fh.fileno())
         old = []
         with held():  # a stop lands before the partitions are swapped or after, never between
             for table, stage in staged.items():
@@ -362,7 +365,10 @@ def _each(
                 records[order[job.label]] = record
                 bar.update(1)
                 if manifest is not None:
-                    manifest[1][job.label] = {k: v for k, v in record.items() if k != "action"}
+                    kept = {k: v for k, v in record.items() if k != "action"}
+                    if record["status"] == "failed" and job.known is not None:  # finished before: its partitions stay
+                        kept = {**job.known, "reason": record["reason"], "error": record["error"]}
+                    manifest[1][job.label] = kept
                     if time.monotonic() - last >= MANIFEST_EVERY:
                         write_manifest(*manifest[:1], manifest[1].values())
                         last = time.monotonic()
@@ -400,7 +406,9 @@ def convert_many(
     ``_manifest.json`` records every donation as they finish. Run again on the same folder, a donation
     finished before whose file is unchanged (same size and modification time, or same SHA-256) is not
     converted again and its partitions are not rewritten; new and changed ones are converted; what a
-    run stopped part-way left unfinished is removed first. A donation is known by its absolute path.
+    run stopped part-way left unfinished is removed first. A donation is known by its absolute path. A
+    donation finished before that fails now (its file was removed or damaged) keeps its partitions: its
+    row stays ``done``, with this run's reason and error.
 
     Parameters
     ----------

@@ -334,3 +334,16 @@ def test_an_envelope_asked_for_again_leaves_the_partitions_as_they_are(tmp_path:
     assert done["action"].to_dict() == {"p010": "unchanged", "p011": "converted"}
     assert (out / "p011.mve.json").read_bytes() == mv.dumps_canonical(convert(inputs[1], fast=False))
     assert _files(base) == before
+
+
+def test_a_finished_donation_that_breaks_keeps_its_partitions_and_is_named_as_failed(tmp_path: Path) -> None:
+    inputs = _donations(tmp_path / "in", 2)
+    base = tmp_path / "dataset"
+    mv.convert_many(inputs, parquet=base, workers=1)
+    before = _files(base)
+    inputs[1].write_text('[{"uuid": "x", "chat_messages": [}')
+    done = mv.convert_many(inputs, parquet=base, workers=1).set_index("source")
+    assert done["action"].to_dict() == {"p010": "unchanged", "p011": "failed"}
+    assert done.loc["p011", "status"] == "done" and done.loc["p011", "reason"] == "invalid-json"
+    assert _files(base) == before
+    assert main(["convert-many", *map(str, inputs), "--parquet", str(base), "-q"]) == 1
