@@ -40,7 +40,7 @@ from ._partitions import (
 )
 from ._progress import progress_bar
 from ._signals import held
-from ._workers.processes import each_done
+from ._workers.processes import Lost, each_done
 from .errors import MemvelopeError, OutputError
 
 #: Seconds between two writes of the manifest while donations finish (it is written at the end too).
@@ -357,10 +357,10 @@ def _each(
     try:
         with progress_bar(len(jobs), desc="donations", unit="donation", enabled=progress) as bar:
             for job, record in _done(jobs, workers, client):
-                if record is None:
+                if isinstance(record, Lost):
                     record = _recorded(
                         {"source": job.label, "input": job.input, "output": job.envelope},
-                        Failed(job.input, "the worker running it failed or was lost", "internal"),
+                        Failed(job.input, f"the worker running it failed or was lost ({record.error})", "internal"),
                     )
                 records[order[job.label]] = record
                 bar.update(1)

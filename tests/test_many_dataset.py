@@ -361,3 +361,25 @@ def test_a_finished_donation_that_breaks_keeps_its_partitions_and_is_named_as_fa
     assert done.loc["p011", "status"] == "done" and done.loc["p011", "reason"] == "invalid-json"
     assert _files(base) == before
     assert main(["convert-many", *map(str, inputs), "--parquet", str(base), "-q"]) == 1
+
+
+@pytest.mark.slow
+def test_a_donation_whose_dask_task_fails_is_recorded_with_the_cause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    distributed = pytest.importorskip("distributed")
+    from memvelope_tools import _many
+
+    def no_room(job: _many.Donation) -> dict[str, object]:
+        raise MemoryError("no room left on the worker")
+
+    monkeypatch.setattr(_many, "convert_donation", no_room)
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as local,
+        distributed.Client(local) as client,
+    ):
+        done = mv.convert_many([mv.sample_path("claude")], parquet=tmp_path / "dataset", scheduler=client)
+    row = done.iloc[0]
+    assert (row["status"], row["action"], row["reason"]) == ("failed", "failed", "internal")
+    assert row["error"] == "the worker running it failed or was lost (MemoryError: no room left on the worker)"
+    assert _manifest(tmp_path / "dataset").loc["claude-export", "reason"] == "internal"

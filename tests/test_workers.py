@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memvelope_tools._workers.processes import each_done, fork_context, worker_context
+from memvelope_tools._workers.processes import Lost, each_done, fork_context, worker_context
 from memvelope_tools._workers.threads import run_on_threads
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,19 +65,20 @@ def _halve_or_fail(n: int) -> int:
     return _halve(n)
 
 
-def test_a_task_whose_worker_process_dies_is_none_beside_the_others() -> None:
-    assert sorted(each_done(_halve_or_fail, [4, 3], workers=2), key=str) == [(3, None), (4, 2)]
+def test_a_task_whose_worker_process_dies_is_lost_beside_the_others() -> None:
+    done = dict(each_done(_halve_or_fail, [4, 3], workers=2))
+    assert done[4] == 2 and isinstance(done[3], Lost) and done[3].error.startswith("BrokenProcessPool: ")
 
 
 @pytest.mark.slow
-def test_a_task_that_fails_on_a_dask_cluster_is_none_in_its_place() -> None:
+def test_a_task_that_fails_on_a_dask_cluster_says_why() -> None:
     distributed = pytest.importorskip("distributed")
     with (
         distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster,
         distributed.Client(cluster) as client,
     ):
         done = dict(each_done(_halve, iter([4, 3, 8, 10, 12]), workers=None, client=client, window=2))
-    assert done == {4: 2, 3: None, 8: 4, 10: 5, 12: 6}
+    assert done == {4: 2, 3: Lost("ValueError: 3 is odd"), 8: 4, 10: 5, 12: 6}
 
 
 def test_calls_on_threads_run_on_threads_of_their_own_and_the_first_error_is_raised() -> None:

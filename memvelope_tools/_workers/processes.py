@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._signals import bind_to_parent, held
@@ -90,7 +91,7 @@ def each_done(
 ) -> Iterator[tuple[Any, Any]]:
     """``task`` of each item, ``(item, result)`` yielded as each finishes (not in order): on the Dask
     cluster of a ``dask.distributed`` ``client``, in ``workers`` worker processes (None: one per
-    core; the result is None for a task that raised or whose process or worker was lost), or here,
+    core; for a task that raised, or whose process or worker was lost, the result is a :class:`Lost`), or here,
     one after the other, when ``workers`` is 1. At most ``window`` tasks (default: four per worker
     thread) are out at once, so neither the items nor the results pile up here."""
     pending = iter(items)
@@ -115,7 +116,7 @@ def each_done(
                 item = out.pop(future)
                 for more in itertools.islice(pending, 1):
                     out[pool.submit(task, more)] = more
-                yield item, None if future.exception() is not None else future.result()
+                yield item, _outcome(future)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -138,6 +139,25 @@ def _each_done_on_dask(
             added = client.submit(task, more, pure=False)
             out[added.key] = more
             queue.add(added)  # type: ignore[no-untyped-call]
-        result = future.result() if future.status == "finished" else None
+        result = _outcome(future)
         future.release()
         yield item, result
+
+
+@dataclass(frozen=True)
+class Lost:
+    """A task that did not return: it raised, or its worker process or Dask worker was lost (``error`` says why)."""
+
+    error: str
+
+
+def _outcome(future: Any) -> Any:
+    """What a finished future gives: its result, or a :class:`Lost` saying why there is none."""
+    try:
+        exc = future.exception()
+    except BaseException as lost:  # cancelled (the scheduler dropped it)
+        exc = lost
+    if exc is None:
+        return future.result()
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return Lost(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
