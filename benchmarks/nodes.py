@@ -49,7 +49,8 @@ elif what == "nodes_frame":
     rows = len(mv.nodes_frame(parts, progress=False))
 elif what == "nodes_frame_1":
     from memvelope_tools._frames.columns import NODE_COLUMNS, to_pandas
-    from memvelope_tools._whole.nodes import export_input, nodes_table
+    from memvelope_tools._whole.export import export_input
+    from memvelope_tools._whole.nodes import nodes_table
     table, _ = nodes_table(export_input(parts, "benchmark"), workers=1, progress=False)
     rows = len(to_pandas(table, NODE_COLUMNS, None))
 else:

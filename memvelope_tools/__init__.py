@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._tables import read_parquet, to_parquet
     from ._topics import topics
     from ._validate import validate
+    from ._vault.vault import to_markdown
     from ._whole.frames import assets_frame, projects_frame
     from ._whole.inventory import inventory
     from ._whole.nodes import nodes_frame
@@ -92,6 +93,8 @@ _LAZY: dict[str, str] = {
     # what the export holds beyond the envelope's prose
     "nodes_frame": "memvelope_tools._whole.nodes",
     "inventory": "memvelope_tools._whole.inventory",
+    # one Markdown note per conversation, kept current
+    "to_markdown": "memvelope_tools._vault.vault",
 }
 _SUBMODULES = ("plot",)
 
@@ -137,6 +140,7 @@ __all__ = [
     "sample_path",
     "search",
     "sniff",
+    "to_markdown",
     "to_parquet",
     "topics",
     "validate",

@@ -4,7 +4,7 @@
 ``conversations.parquet`` and ``messages.parquet`` (from envelopes, and
 from exports, converted in memory), ``facts.parquet`` (from Facts IR documents) and, when an input is an
 export, ``nodes.parquet`` (every message node of it, see :func:`memvelope_tools.nodes_frame`); for exports
-given by path, also ``assets.parquet`` and ``projects.parquet`` (:mod:`memvelope_tools._whole.sections`). Columns and
+given by path, also ``assets.parquet`` and ``projects.parquet`` (:mod:`memvelope_tools._whole.export`). Columns and
 types are those of :mod:`memvelope_tools._frames` (the Arrow schema is derived from the same
 declaration; ``provider`` names each conversation's and message's provider), compressed with
 zstd. Each file's schema metadata carries ``memvelope.format`` and ``memvelope.provider`` (the tags
@@ -59,15 +59,16 @@ def write_tables(tables: Tables, folder: str | os.PathLike[str], progress: bool 
         layer: [{k: d[k] for k in ("source", "format", "provider")} for d in records]
         for layer, records in described.items()
     }
-    if tables.nodes is not None:
-        exports = set(tables.nodes.column("source").unique().to_pylist())
+    nodes = tables.whole.get("nodes")
+    if nodes is not None:
+        exports = set(nodes.column("source").unique().to_pylist())
         described["nodes"] = [d for d in described["envelope"] if d["source"] in exports]
     ir_docs = [{"source": d["source"], "meta": d["meta"], "archetype": d["archetype"]} for d in tables.irs]
     parts: dict[str, list[pa.Table]] = {
         "conversations": [tables.conversations] if described["envelope"] else [],
         "messages": [tables.messages] if described["envelope"] and tables.messages is not None else [],
         "facts": [tables.facts] if described["ir"] else [],
-        "nodes": [tables.nodes] if tables.nodes is not None else [],
+        "nodes": [nodes] if nodes is not None else [],
     }
     run = uuid.uuid4().hex.encode()
     names = [table_name for table_name in TABLES if parts[table_name]]

@@ -501,8 +501,8 @@ def usage_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[st
     >>> html = usage_section("chatgpt-export.zip")  # doctest: +SKIP
     """
     from ._frames.columns import NODE_COLUMNS, to_pandas
+    from ._whole.export import export_input
     from ._whole.inventory import nodes_and_inventory
-    from ._whole.nodes import export_input
 
     table, found = nodes_and_inventory(export_input(export, "the report"), progress=False)
     nodes = to_pandas(table, NODE_COLUMNS, None)

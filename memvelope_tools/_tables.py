@@ -26,7 +26,6 @@ from ._parquet import read_frames, write_tables
 from ._read import Source
 from ._sources import resolve
 from ._tags import ENVELOPE_TAG, IR_TAG
-from ._whole.nodes import export_nodes
 
 if TYPE_CHECKING:
     import pyarrow.dataset as pads
@@ -40,9 +39,9 @@ class Tables:
     without them), ``facts`` the Facts IR documents' facts. ``documents`` has one record per
     document: its ``source`` label, ``format`` (the tag), ``provider``, and for a Facts IR
     document its ``meta`` and ``archetype``. ``whole`` holds the tables read from the whole exports
-    among the documents (``assets``, ``projects``; see :mod:`memvelope_tools._whole.sections`), written
-    beside the others. ``nodes`` holds the message nodes of the documents that were exports (see
-    :func:`memvelope_tools.nodes_frame`), None when they were not read.
+    among the documents, when they were read: ``nodes`` (their message nodes, see
+    :func:`memvelope_tools.nodes_frame`), and for the exports on disk ``assets`` and ``projects`` (see
+    :func:`memvelope_tools._whole.export.whole_tables`), written beside the others.
     """
 
     conversations: pa.Table
@@ -50,7 +49,6 @@ class Tables:
     facts: pa.Table
     documents: list[dict[str, Any]] = field(default_factory=list)
     whole: dict[str, pa.Table] = field(default_factory=dict)
-    nodes: pa.Table | None = None
 
     @property
     def envelopes(self) -> list[dict[str, Any]]:
@@ -64,7 +62,7 @@ class Tables:
 
     def to_pandas(self, *, tz: str | None = None) -> dict[str, pd.DataFrame]:
         """The frames: ``conversations``, ``messages`` (when read), ``facts``, ``archetype`` and ``nodes``
-        (when read).
+        (when the whole exports were read).
 
         Parameters
         ----------
@@ -99,8 +97,8 @@ class Tables:
             sources=[d["source"] for d in irs],
             tz=tz,
         )
-        if self.nodes is not None:
-            frames["nodes"] = to_pandas(self.nodes, NODE_COLUMNS, tz)
+        if "nodes" in self.whole:
+            frames["nodes"] = to_pandas(self.whole["nodes"], NODE_COLUMNS, tz)
         return frames
 
     def to_parquet(self, folder: str | os.PathLike[str], *, progress: bool | None = None) -> dict[str, Path]:
@@ -143,7 +141,7 @@ def read_tables(
     sources: Sequence[str] | None = None,
     progress: bool | None = None,
     with_messages: bool = True,
-    with_nodes: bool = False,
+    with_whole: bool = False,
 ) -> Tables:
     """Read documents into one :class:`Tables`, each document loaded and checked once.
 
@@ -161,9 +159,10 @@ def read_tables(
         Show bars on stderr for large inputs (default: on a terminal).
     with_messages : bool, default True
         Read the messages' texts (else ``messages`` is None and reading is faster).
-    with_nodes : bool, default False
-        Also read the message nodes of the documents that are exports (``nodes``; see
-        :func:`memvelope_tools.nodes_frame`): the export is read once more for them.
+    with_whole : bool, default False
+        Also read the documents that are exports whole (``whole``: their ``nodes``, and for those on
+        disk their ``assets`` and ``projects``; see :func:`memvelope_tools._whole.export.whole_tables`):
+        each export is read once more for them.
 
     Returns
     -------
@@ -183,16 +182,18 @@ def read_tables(
     >>> tables.conversations.num_rows > 0 and tables.facts.num_rows == 0
     True
     """
-    if not with_nodes:
+    if not with_whole:
         read = read_documents(
             doc_or_docs, layer, dedupe=dedupe, sources=sources, progress=progress, with_messages=with_messages
         )
         return Tables(read.conversations, read.messages, read.facts, read.records)
+    from ._whole.export import whole_tables
+
     inputs = resolve(doc_or_docs, "frames", list_means="documents", labels=sources, caller="a frame function")
     resolved: list[Any] = list(inputs)  # taken as they are, so nothing is resolved twice
     read = read_documents(resolved, layer, dedupe=dedupe, progress=progress, with_messages=with_messages)
-    nodes = export_nodes(inputs, progress=progress)
-    return Tables(read.conversations, read.messages, read.facts, read.records, nodes=nodes)
+    whole = whole_tables(inputs, progress=progress)
+    return Tables(read.conversations, read.messages, read.facts, read.records, whole)
 
 
 def to_parquet(
@@ -212,10 +213,11 @@ def to_parquet(
         several documents.
     folder : str or os.PathLike
         The folder to write ``conversations.parquet``, ``messages.parquet`` and ``facts.parquet`` into,
-        and, when an export is given by path, ``assets.parquet`` and ``projects.parquet`` (the columns of
-        :func:`memvelope_tools.assets_frame` and :func:`memvelope_tools.projects_frame`, after ``source``).
-        and ``nodes.parquet`` when an input is an export: its every message node, on every branch (the
-        columns of :func:`memvelope_tools.nodes_frame`; ``dedupe`` does not apply to it).
+        ``nodes.parquet`` when an input is an export: its every message node, on every branch (the
+        columns of :func:`memvelope_tools.nodes_frame`; ``dedupe`` does not apply to it), and, when an
+        export is given by path, ``assets.parquet`` and ``projects.parquet`` (the columns of
+        :func:`memvelope_tools.assets_frame` and :func:`memvelope_tools.projects_frame`, after ``source``),
+        read in the same pass as its nodes.
     sources : list of str, optional
         One label per document (default: see :func:`memvelope_tools._sources.labels_of`).
     dedupe : bool, default False
@@ -245,10 +247,7 @@ def to_parquet(
     ...     sorted(mv.to_parquet(mv.sample_path("chatgpt"), out))
     ['assets', 'conversations', 'messages', 'nodes', 'projects']
     """
-    from ._whole.sections import whole_tables
-
-    tables = read_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress, with_nodes=True)
-    tables.whole = whole_tables(doc_or_docs, [d["source"] for d in tables.documents])
+    tables = read_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress, with_whole=True)
     return tables.to_parquet(folder, progress=progress)
 
 

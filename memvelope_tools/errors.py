@@ -34,6 +34,7 @@ Reason = Literal[
     "bad-parquet",
     "bad-history",
     "bad-manifest",
+    "bad-vault",
     # writing
     "output",
     "not-json",

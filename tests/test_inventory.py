@@ -11,6 +11,7 @@ from test_nodes import COLLECTED, REAL, msg, need, tree, write
 
 import memvelope_tools as mv
 from memvelope_tools.cli import main
+from memvelope_tools.errors import InputError
 
 BRANCHED = tree(
     ("root", None, None),
@@ -126,3 +127,12 @@ def test_a_missing_export_is_one_error_line(tmp_path: Path, capsys: pytest.Captu
     assert main(["inventory", str(tmp_path / "nowhere.zip")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no such file or folder" in err
+
+
+def test_an_export_given_as_bytes_is_refused_before_it_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memvelope_tools._whole import read
+
+    data = Path(mv.sample_path("chatgpt")).read_bytes()
+    monkeypatch.setattr(read, "read_parts", lambda *args, **kwargs: pytest.fail("the export was read"))
+    with pytest.raises(InputError, match="reads an export's files on disk"):
+        mv.inventory(data)

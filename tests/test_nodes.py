@@ -15,7 +15,8 @@ import pytest
 import memvelope_tools as mv
 from memvelope_tools._frames.columns import NODE_COLUMNS
 from memvelope_tools._providers.nodes import KINDS
-from memvelope_tools._whole.nodes import export_input, nodes_table
+from memvelope_tools._whole.export import export_input
+from memvelope_tools._whole.nodes import nodes_table
 from memvelope_tools.errors import InputError, MixedProvidersWarning
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -409,6 +410,29 @@ def test_surrogates_count_as_the_messages_frame_counts_them(tmp_path: Path) -> N
     with pytest.warns(UnicodeWarning):
         nodes = assert_joins(path)
     assert nodes["chars"].tolist() == [len("pair 😀 lone \ufffd")]
+
+
+def test_surrogates_past_the_first_conversations_are_counted_too(tmp_path: Path) -> None:
+    # The conversations after the first few are read a batch at a time, and only the texts of those whose
+    # JSON escapes a lone surrogate are looked at for one: here the ninth element (the seventh conversation,
+    # after an element that is none), on a branch the envelope leaves out and on its active path. Each lone
+    # surrogate counts as the U+FFFD it becomes, the pair as one character.
+    plain = [tree(("u", None, msg("user", "plain \u00e9 text", 1)), id=f"c{i}") for i in range(6)]
+    odd = tree(
+        ("u", None, msg("user", "question", 1)),
+        ("a1", "u", msg("assistant", "lost \ud800 branch", 2)),
+        ("a2", "u", msg("assistant", "kept \udfff reply \ud83d\ude00", 3)),
+        id="odd",
+        current="a2",
+    )
+    body = ", ".join([*map(json.dumps, plain), '{"not": "a conversation"}', json.dumps(odd)])
+    path = tmp_path / "conversations.json"
+    path.write_text("[" + body + "]")
+    nodes = mv.nodes_frame(path)
+    odd_rows = nodes[nodes["conversation_id"] == "odd"]
+    chars = dict(zip(odd_rows["node_id"], odd_rows["chars"], strict=True))
+    assert chars == {"u": len("question"), "a1": len("lost \ufffd branch"), "a2": len("kept \ufffd reply 😀")}
+    assert set(nodes["chars"][nodes["conversation_id"] == "c0"]) == {len("plain é text")}
 
 
 # ---- inputs -------------------------------------------------------------------------------------------

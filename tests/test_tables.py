@@ -49,15 +49,15 @@ def test_one_read_gives_every_frame(tmp_path: Path) -> None:
 
 
 def test_the_table_set_writes_what_to_parquet_writes(tmp_path: Path) -> None:
-    written = read_tables([EXPORT, FACTS], with_nodes=True).to_parquet(tmp_path / "a")
-    assert sorted(written) == ["conversations", "facts", "messages", "nodes"]
+    written = read_tables([EXPORT, FACTS], with_whole=True).to_parquet(tmp_path / "a")
+    # the whole export given by path: its nodes, files and projects beside the envelope's tables
+    assert sorted(written) == ["assets", "conversations", "facts", "messages", "nodes", "projects"]
     again = to_parquet([EXPORT, FACTS], tmp_path / "b")
     a, b = read_parquet(tmp_path / "a"), read_parquet(tmp_path / "b")
     assert sorted(a) == ["archetype", "conversations", "facts", "messages", "nodes"]
     for name in a:
         pd.testing.assert_frame_equal(a[name], b[name])
-    # to_parquet also reads the whole export given by path: its files and projects
-    assert sorted(again) == sorted([*written, "assets", "projects"])
+    assert sorted(again) == sorted(written)
 
 
 def test_a_layer_is_enforced() -> None:

@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 from conftest import COLLECTED
-from whole_exports import chatgpt, message, write_folder, write_zip
+from whole_exports import T0, chatgpt, message, write_folder, write_zip
 
 import memvelope_tools as mv
-from memvelope_tools._whole.files import unconverted_note
-from memvelope_tools._whole.sections import inventory_sections, unconverted_files, verify_manifest
+from memvelope_tools._convert import sources
+from memvelope_tools._sources import resolve_one
+from memvelope_tools._whole import read
+from memvelope_tools._whole.export import READERS, export_inputs, finish, read_nodes
+from memvelope_tools._whole.files import list_export, unconverted_note
+from memvelope_tools._whole.sections import inventory_sections, read_whole, unconverted_files, verify_manifest
 from memvelope_tools.cli import main
 from memvelope_tools.errors import FormatError
 
@@ -216,6 +221,103 @@ def test_inventory_sections(tmp_path: Path) -> None:
     assert found["verify"]["size_mismatch"] == [{"path": "user.json", "expected": 1, "actual": 11}]
     assert inventory_sections(path)["verify"] is None
     json.dumps(found)  # the inventory writes it as JSON
+
+
+def _count_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the export parts opened from now on, in order."""
+    opened: list[str] = []
+    real = sources.Part.open
+
+    def counting(self: sources.Part) -> Any:
+        opened.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(sources.Part, "open", counting)
+    return opened
+
+
+def test_the_inventory_of_a_zip_reads_its_conversations_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_zip(tmp_path / "export.zip", {**PARTS, **SIDE})
+    opened = _count_opens(monkeypatch)
+    found = mv.inventory(path)
+    # the nodes, the files and the projects from one reading of each part
+    assert [name for name in opened if "conversations-" in name] == [f"{path}!{name}" for name in PARTS]
+    # file_00a (named twice, held), file_00b (missing), file_00z (held, named by no conversation)
+    assert found["assets"] == {"total": 3, "present": 2, "missing": 1}
+    assert [(p["project_id"], p["conversations"]) for p in found["projects"]] == [("g-p-1", 1)]
+    assert found["nodes"] == 4
+
+
+def test_to_parquet_reads_the_conversations_for_the_envelope_and_once_for_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_zip(tmp_path / "export.zip", {**PARTS, **SIDE})
+    opened = _count_opens(monkeypatch)
+    written = mv.to_parquet(path, tmp_path / "pq")
+    assert sorted(written) == ["assets", "conversations", "messages", "nodes", "projects"]
+    # once converted to the envelope, once read for the nodes, the files and the projects together
+    assert sorted(name for name in opened if "conversations-" in name) == sorted(
+        2 * [f"{path}!{name}" for name in PARTS]
+    )
+
+
+def test_projects_used_in_several_parts_are_counted_across_them(tmp_path: Path) -> None:
+    gpt = {"gizmo_id": "g-abc", "gizmo_type": "gpt"}
+    first = chatgpt("c1", [message("user", ["a"])], **gpt)
+    unnamed = {
+        k: v for k, v in chatgpt("", [message("user", ["b"])], **gpt).items() if k not in ("id", "conversation_id")
+    }
+    later = {**chatgpt("c2", [message("user", ["c"])], **gpt), "create_time": T0 + 5000, "update_time": T0 + 9000}
+    parts = {"conversations-000.json": [first, unnamed], "conversations-001.json": [later, unnamed]}
+    path = write_zip(tmp_path / "export.zip", parts)
+    # by hand: c1, c2 and the two conversations without an id use g-abc; from T0 to T0 + 9000 s
+    found = mv.inventory(path)["projects"]
+    assert found == [
+        {
+            "provider": "chatgpt",
+            "project_id": "g-abc",
+            "kind": "custom-gpt",
+            "name": None,
+            "conversations": 4,
+            "docs": None,
+        }
+    ]
+    assert found == inventory_sections(path)["projects"]  # the pass for the files and projects alone agrees
+    mv.to_parquet(path, tmp_path / "pq")  # its projects read in the pass of the nodes
+    [row] = pq.read_table(tmp_path / "pq" / "projects.parquet").to_pylist()
+    assert (row["conversations"], row["first_used"].isoformat(), row["last_used"].isoformat()) == (
+        4,
+        "2026-05-28T20:26:40+00:00",
+        "2026-05-28T22:56:40+00:00",
+    )
+
+
+@pytest.mark.slow
+def test_worker_processes_read_the_files_and_projects_the_pass_alone_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def sent(i: int) -> dict[str, Any]:
+        return message("user", [{"content_type": "image_asset_pointer", "asset_pointer": f"sediment://file_01{i}"}])
+
+    gpt = {"gizmo_id": "g-x", "gizmo_type": "gpt"}
+    parts = {
+        "conversations-000.json": [CONV, *(chatgpt(f"f{i}", [sent(i)]) for i in range(6))],
+        "conversations-001.json": [chatgpt(f"g{i}", [message("user", ["hi"])], **gpt) for i in range(6)],
+    }
+    path = write_zip(tmp_path / "export.zip", {**parts, **SIDE})
+    found = resolve_one(path, "export")
+    inputs = export_inputs([found], "test")
+    listing = list_export(inputs)
+    here: list[object] = []
+    real = read.take
+    monkeypatch.setattr(read, "take", lambda *args: here.append(args) or real(*args))
+    _, provider, readers = read_nodes(found, workers=2, beside=READERS)
+    assert here == []  # every batch was read in a worker process
+    assets, projects = finish(inputs, listing, readers, provider)
+    alone_assets, alone_projects, _ = read_whole(inputs, listing, False)
+    assert assets == alone_assets and projects == alone_projects
+    # file_00a twice, file_00b, file_010 .. file_015, and file_00z that no conversation names
+    assert len(assets) == 10 and [(p.project_id, p.conversations) for p in projects] == [("g-p-1", 1), ("g-x", 6)]
 
 
 def test_parquet_writes_assets_and_projects_for_an_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,6 +19,8 @@ from .._frames.folders import (
 )
 from ..errors import FormatError
 
+_MESSAGE_KEY = ("source", "conv_index", "position", "role", "ts")  # what names a message of a history folder
+
 
 def snapshots_table(snapshots: list[dict[str, Any]]) -> pa.Table:
     """The snapshots' rows as a table (:data:`SNAPSHOT_COLUMNS`)."""
@@ -41,12 +43,18 @@ def message_status(hits: pd.DataFrame, folder: str | os.PathLike[str]) -> pd.Dat
     ``role`` and ``ts``, as search results do) with a ``status`` column: ``current``, ``edited-away`` or
     ``deleted-upstream``; null where two of its messages share all five (an edit that kept the role and
     timestamp)."""
-    key = ["source", "conv_index", "position", "role", "ts"]
-    tables = read_tables(Path(folder), [*key, "status"])
+    tables = read_tables(Path(folder), [*_MESSAGE_KEY, "status"])
     if tables is None:
         raise FormatError("not a history folder (no snapshots.parquet)", reason="not-found", source=str(folder))
-    stored = to_pandas(tables["messages"], {k: MESSAGE_HISTORY_COLUMNS[k] for k in [*key, "status"]}, None)
-    stored = stored.drop_duplicates(key, keep=False)
+    stored = to_pandas(tables["messages"], {k: MESSAGE_HISTORY_COLUMNS[k] for k in [*_MESSAGE_KEY, "status"]}, None)
+    return status_from(hits, stored)
+
+
+def status_from(hits: pd.DataFrame, messages: pd.DataFrame) -> pd.DataFrame:
+    """``hits`` with the ``status`` column :func:`message_status` gives them, read from the history's
+    ``messages`` frame (as :func:`read_history` gives it) already in memory."""
+    key = list(_MESSAGE_KEY)
+    stored = messages.loc[:, [*key, "status"]].drop_duplicates(key, keep=False)
     found = hits.loc[:, key].reset_index(drop=True).merge(stored, on=key, how="left", sort=False)
     status = found["status"].astype(MESSAGE_HISTORY_COLUMNS["status"])
     return hits.assign(status=status.to_numpy())

@@ -130,43 +130,49 @@ class AssetReading:
         else:
             self._claude(conversation, part)
 
+    def extend(self, later: AssetReading) -> None:
+        """Add the files the conversations after these name."""
+        self.rows += later.rows
+
     # ---- ChatGPT ----
 
     def _chatgpt(self, conversation: dict[str, Any]) -> None:
         mapping = conversation.get("mapping")
         if type(mapping) is not dict:
             return
-        cid = _text(conversation.get("conversation_id")) or _text(conversation.get("id"))
-        title = conversation.get("title") if type(conversation.get("title")) is str else None
         for node_id, node in mapping.items():
             message = node.get("message") if type(node) is dict else None
-            if type(message) is dict:
-                author = message.get("author")
-                where = {
-                    "conversation_id": cid,
-                    "conversation_title": title,
-                    "node_id": node_id,
-                    "role": _text(author.get("role")) if type(author) is dict else None,
-                    "ts": render_timestamp(message.get("create_time"))
-                    or render_timestamp(conversation.get("create_time")),
-                }
-                self._message(message, where)
+            if type(message) is not dict:
+                continue
+            content = message.get("content")
+            parts = content.get("parts") if type(content) is dict else None
+            pointed = [part for part in parts if type(part) is dict] if type(parts) is list else []
+            metadata = message.get("metadata")
+            attachments = metadata.get("attachments") if type(metadata) is dict else None
+            if pointed or (type(attachments) is list and attachments):
+                self._message(conversation, node_id, message, pointed, attachments)
 
-    def _message(self, message: dict[str, Any], where: dict[str, Any]) -> None:
-        """The files one ChatGPT message names: its pointers, then its attachments (merged with the
-        pointer of the same file)."""
-        role = where["role"]
+    def _message(
+        self, conversation: dict[str, Any], node_id: str, message: dict[str, Any], parts: list[Any], attachments: Any
+    ) -> None:
+        """The files one ChatGPT message names: the pointers of its object ``parts``, then its
+        ``attachments`` (merged with the pointer of the same file)."""
+        author = message.get("author")
+        role = _text(author.get("role")) if type(author) is dict else None
+        title = conversation.get("title")
+        where = {
+            "conversation_id": _text(conversation.get("conversation_id")) or _text(conversation.get("id")),
+            "conversation_title": title if type(title) is str else None,
+            "node_id": node_id,
+            "role": role,
+            "ts": render_timestamp(message.get("create_time")) or render_timestamp(conversation.get("create_time")),
+        }
         here: dict[str, Asset] = {}
-        content = message.get("content")
-        parts = content.get("parts") if type(content) is dict else None
-        for part in parts if type(parts) is list else ():
-            if type(part) is dict:
-                for obj, key in _pointers(part, None, 0):
-                    pointer = known.pointer_id(obj["asset_pointer"])
-                    if pointer not in here:
-                        here[pointer] = self._add(_pointed(obj, key, role), where, pointer)
-        metadata = message.get("metadata")
-        attachments = metadata.get("attachments") if type(metadata) is dict else None
+        for part in parts:
+            for obj, key in _pointers(part, None, 0):
+                pointer = known.pointer_id(obj["asset_pointer"])
+                if pointer not in here:
+                    here[pointer] = self._add(_pointed(obj, key, role), where, pointer)
         for attached in attachments if type(attachments) is list else ():
             if type(attached) is not dict:
                 continue

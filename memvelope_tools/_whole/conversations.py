@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from .._convert.sources import expand
 from .._json.elements import FIELDS, JS, PartElements, Reader, Refused
@@ -31,6 +31,9 @@ class ConversationReader(Protocol):
 
     def take(self, conversation: dict[str, Any], provider: str, part: str) -> None:
         """One conversation (a ChatGPT or Claude one) of the part at ``part`` inside the export."""
+
+    def extend(self, later: Self) -> None:
+        """Add what another reader found in the conversations after those this one was handed."""
 
 
 def read_conversations(

@@ -34,6 +34,7 @@ __all__ = [
     "Listed",
     "Listing",
     "children",
+    "inside",
     "list_export",
     "side_files",
     "unconverted_in",
@@ -69,17 +70,22 @@ class Listing:
         return self._by_name.get(name)
 
     def relative(self, part_name: str) -> str:
-        """The path inside the export of a part (as :mod:`memvelope_tools._convert.sources` names it:
-        ``zip!member``, a path under a folder, a file given)."""
-        for path in self.inputs:
-            label = os.fspath(path)
-            if part_name.startswith(label + "!"):
-                return part_name[len(label) + 1 :]
-            if part_name.startswith(label + os.sep):
-                return Path(part_name[len(label) + 1 :]).as_posix()
-            if part_name == label:
-                return path.name
-        return known.base_name(part_name)
+        """The path inside the export of a part (see :func:`inside`)."""
+        return inside(self.inputs, part_name)
+
+
+def inside(inputs: Sequence[Path], part_name: str) -> str:
+    """The path inside the export whose files are ``inputs`` of a part (as
+    :mod:`memvelope_tools._convert.sources` names it: ``zip!member``, a path under a folder, a file given)."""
+    for path in inputs:
+        label = os.fspath(path)
+        if part_name.startswith(label + "!"):
+            return part_name[len(label) + 1 :]
+        if part_name.startswith(label + os.sep):
+            return Path(part_name[len(label) + 1 :]).as_posix()
+        if part_name == label:
+            return path.name
+    return known.base_name(part_name)
 
 
 def list_export(inputs: Sequence[Path]) -> Listing:

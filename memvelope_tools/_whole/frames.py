@@ -6,9 +6,9 @@ import os
 from typing import TYPE_CHECKING
 
 from .assets import ASSET_CATEGORIES, ASSET_COLUMNS, read_assets
+from .export import assets_table, export_inputs, projects_table
 from .files import list_export
 from .projects import PROJECT_CATEGORIES, PROJECT_COLUMNS, read_projects
-from .sections import assets_table, export_inputs, projects_table
 from .table import frame_of
 
 if TYPE_CHECKING:

@@ -1,7 +1,8 @@
 """What an export holds beyond the prose, counted in one pass over its nodes (see :func:`inventory`).
 
-Each batch of conversations is counted where it is read (in a worker process for a large export) and only
-the counts come back, so an inventory holds no node, and no Arrow, pandas or NumPy is loaded for it.
+Each batch of conversations is counted where it is read (in a worker process for a large export), its
+files and projects read from the same conversations there, and only the counts and those rows come back,
+so an inventory holds no node, and no Arrow, pandas or NumPy is loaded for it.
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 from .._providers.nodes import KINDS
 from .._sources import Input
-from .nodes import export_input, load_arrow
+from .export import READERS, export_input, export_inputs, finish, load_arrow, sections
+from .files import list_export
 from .pack import Packed, pack
-from .read import Piece, Whole, read_export
+from .read import Job, Piece, Whole, read_export
 from .rows import Node
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["Counts", "count_nodes", "export_files", "inventory", "nodes_and_inventory", "summary"]
+__all__ = ["Counts", "count_nodes", "inventory", "nodes_and_inventory", "summary"]
 
 InventorySource = str | os.PathLike[str] | bytes | Sequence[str | os.PathLike[str]]
 
@@ -63,8 +65,9 @@ class Counts:
         )
 
 
-def count_nodes(nodes: list[Node], provider: str) -> Counts:
-    """The counts of ``nodes`` (the rows of whole conversations; ``provider`` is not needed to count them).
+def count_nodes(nodes: list[Node], provider: str, lone: frozenset[int] | None = None) -> Counts:
+    """The counts of ``nodes`` (the rows of whole conversations; ``provider`` and ``lone`` are not needed
+    to count them).
 
     Parameters
     ----------
@@ -72,6 +75,8 @@ def count_nodes(nodes: list[Node], provider: str) -> Counts:
         Rows as :mod:`memvelope_tools._whole.rows` makes them.
     provider : str
         The export's provider.
+    lone : frozenset of int, optional
+        The conversations that may hold a lone surrogate (see :data:`memvelope_tools._whole.read.Consumer`).
 
     Returns
     -------
@@ -111,42 +116,6 @@ def count_nodes(nodes: list[Node], provider: str) -> Counts:
     return counts
 
 
-def export_files(found: Input, *, verify: bool = False, progress: bool | None = None) -> dict[str, Any]:
-    """The inventory's sections read from the export's files beside its conversations: ``assets``,
-    ``projects``, ``unconverted`` and ``verify`` (see :func:`memvelope_tools._whole.sections.inventory_sections`).
-
-    Parameters
-    ----------
-    found : Input
-        The resolved export.
-    verify : bool, default False
-        Also check the download against its ``export_manifest.json``.
-    progress : bool or None
-        Show a bar on long work.
-
-    Returns
-    -------
-    dict
-        ``assets`` (``total``, ``present``, ``missing``), ``projects``, ``unconverted`` and ``verify``
-        (None without ``verify``).
-
-    Raises
-    ------
-    memvelope_tools.errors.FormatError
-        With ``verify``, when the manifest is not shaped as a manifest.
-
-    Examples
-    --------
-    >>> import memvelope_tools as mv
-    >>> from memvelope_tools._sources import resolve_one
-    >>> export_files(resolve_one(mv.sample_path("claude"), "export"))["assets"]
-    {'total': 4, 'present': 3, 'missing': 1}
-    """
-    from .sections import inventory_sections
-
-    return inventory_sections(found, verify=verify, progress=progress)
-
-
 def inventory(export: InventorySource, *, verify: bool = False, progress: bool | None = None) -> dict[str, Any]:
     """What an export holds beyond the prose: its nodes by kind, the models, the tools, the branches.
 
@@ -170,13 +139,16 @@ def inventory(export: InventorySource, *, verify: bool = False, progress: bool |
     * ``first``, ``last``: the earliest and latest node time (UTC), None when no node is dated.
     * ``assets`` (``total``, ``present``, ``missing``: files counted once however many messages name them),
       ``projects``, ``unconverted`` (the files the spec does not convert) and, with ``verify``, ``verify``:
-      the download checked against its ``export_manifest.json`` (see :func:`export_files`).
+      the download checked against its ``export_manifest.json`` (see
+      :func:`memvelope_tools._whole.sections.inventory_sections`).
+
+    The conversations are read once, for the nodes, the files and the projects alike.
 
     Parameters
     ----------
     export
-        An export as downloaded: its zip, its folder, a ``conversations*.json`` part, a list of the parts
-        of one export (in order), or the bytes of a zip or part.
+        An export as downloaded: its zip, its folder, a ``conversations*.json`` part, or a list of the
+        parts of one export (in order), on disk (the files beside the conversations are read too).
     verify
         Also check the download against its ``export_manifest.json`` (``verify``: ``missing`` and
         ``size_mismatch`` lists).
@@ -195,10 +167,12 @@ def inventory(export: InventorySource, *, verify: bool = False, progress: bool |
     Raises
     ------
     memvelope_tools.errors.InputError
-        The input is no export (an envelope has no nodes: give the export), or is missing, empty, not
-        JSON, or another provider's export.
+        The input is no export (an envelope has no nodes: give the export), is given as bytes, or is
+        missing, empty, not JSON, or another provider's export.
     memvelope_tools.errors.ConversionError
         The export cannot be read (a part is not valid JSON, its provider cannot be told).
+    memvelope_tools.errors.FormatError
+        With ``verify``, when the manifest is not shaped as a manifest.
 
     Examples
     --------
@@ -208,10 +182,11 @@ def inventory(export: InventorySource, *, verify: bool = False, progress: bool |
     ('chatgpt', True)
     """
     found = export_input(export, "inventory()")
-    return {
-        **summary(read_export(found, count_nodes, texts=False, progress=progress), found),
-        **export_files(found, verify=verify, progress=progress),
-    }
+    inputs = export_inputs([found], "inventory")
+    whole = read_export(found, Job(count_nodes, texts=False, beside=READERS), progress=progress)
+    listing = list_export(inputs)
+    assets, projects = finish(inputs, listing, whole.readers, whole.provider)
+    return {**summary(whole, found), **sections(inputs, listing, assets, projects, verify=verify)}
 
 
 def summary(whole: Whole[Counts], found: Input) -> dict[str, Any]:
@@ -241,15 +216,17 @@ def summary(whole: Whole[Counts], found: Input) -> dict[str, Any]:
     }
 
 
-def packed_and_counted(nodes: list[Node], provider: str, *, source: str) -> tuple[Packed, Counts]:
+def packed_and_counted(
+    nodes: list[Node], provider: str, lone: frozenset[int] | None = None, *, source: str
+) -> tuple[Packed, Counts]:
     """A batch's nodes packed (see :func:`memvelope_tools._whole.nodes.nodes_table`) and counted."""
-    return pack(nodes, provider, source=source), count_nodes(nodes, provider)
+    return pack(nodes, provider, lone, source=source), count_nodes(nodes, provider)
 
 
 def nodes_and_inventory(found: Input, *, progress: bool | None = None) -> tuple[pa.Table, dict[str, Any]]:
     """The nodes of a resolved export (the table of ``nodes_frame``) and its inventory, from one pass."""
     make = functools.partial(packed_and_counted, source=found.label)
-    whole = read_export(found, make, progress=progress, meanwhile=load_arrow)
+    whole = read_export(found, Job(make), progress=progress, meanwhile=load_arrow)
     from .arrow import to_table  # after reading (see memvelope_tools._whole.nodes)
 
     table = to_table([Piece(p.value[0], p.conversations, p.kept, p.foreign) for p in whole.pieces])

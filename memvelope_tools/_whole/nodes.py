@@ -43,64 +43,28 @@ envelope message's text, and ``chars`` its length as :func:`memvelope_tools.mess
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._sources import Input, resolve
-from ..errors import InputError
-from .pack import pack
-from .read import read_export
+from .._sources import Input
+from .export import export_input, read_nodes
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["export_input", "export_nodes", "nodes_frame", "nodes_table"]
+__all__ = ["export_input", "nodes_frame", "nodes_table"]
 
 NodesSource = str | os.PathLike[str] | bytes | Sequence[str | os.PathLike[str]]
-
-
-def export_input(export: Any, caller: str) -> Input:
-    """``export`` resolved as one export (a list is its parts); InputError for anything else, an envelope
-    included: it keeps only the prose of the active path, so the nodes are not in it."""
-    [found] = resolve(export, "any", list_means="parts", caller=caller)
-    if found.kind != "export":
-        what = {"envelope": "an envelope", "ir": "a Facts IR document"}.get(found.kind, f"a {found.kind}")
-        raise InputError(
-            f"{what}, not an export: an envelope keeps only the prose of each conversation's active path, so "
-            "the nodes, branches and tools are not in it; give the export it came from (its zip, its folder "
-            "or its conversations*.json)",
-            reason="no-provider",
-            source=found.name,
-        )
-    return found
-
-
-def load_arrow() -> None:
-    """Import what turns the packed batches into a frame (Arrow, NumPy, pandas), while the workers read."""
-    from . import arrow  # noqa: F401
 
 
 def nodes_table(
     found: Input, *, with_text: bool = False, progress: bool | None = None, workers: int | None = None
 ) -> tuple[pa.Table, str]:
     """The nodes of a resolved export as an Arrow table (columns of ``nodes_frame``), and its provider."""
-    make = functools.partial(pack, source=found.label, with_text=with_text)
-    whole = read_export(found, make, progress=progress, workers=workers, meanwhile=load_arrow)
-    from .arrow import to_table
-
-    return to_table(whole.pieces, with_text=with_text), whole.provider
-
-
-def export_nodes(inputs: Sequence[Input], *, progress: bool | None = None) -> pa.Table | None:
-    """The nodes of the exports among ``inputs`` (resolved), in order, as one table (each export's rows
-    labelled with its label); None when no input is an export."""
-    tables = [nodes_table(found, progress=progress)[0] for found in inputs if found.kind == "export"]
-    import pyarrow as pa  # after reading (see the module docstring)
-
-    return pa.concat_tables(tables) if tables else None
+    table, provider, _ = read_nodes(found, with_text=with_text, progress=progress, workers=workers)
+    return table, provider
 
 
 def nodes_frame(

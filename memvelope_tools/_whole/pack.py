@@ -65,7 +65,8 @@ class Packed(NamedTuple):
 
 def strings(values: Any) -> Strings:
     """A string column (see the module docstring)."""
-    texts = ["" if v is None else v for v in values]
+    nulls = None in values
+    texts = ["" if v is None else v for v in values] if nulls else values
     try:
         data = "".join(texts).encode("utf-8")
     except UnicodeEncodeError:
@@ -74,10 +75,12 @@ def strings(values: Any) -> Strings:
     if len(data) != sum(map(len, texts)):  # not all ASCII: each value's bytes, not its characters
         lengths = (len(t.encode("utf-8")) for t in texts)
     ends = array("q", accumulate(lengths, initial=0))
-    return ends.tobytes(), data, bytes(v is None for v in values)
+    return ends.tobytes(), data, bytes([v is None for v in values]) if nulls else bytes(len(values))
 
 
-def pack(nodes: list[Node], provider: str, *, source: str, with_text: bool = False) -> Packed:
+def pack(
+    nodes: list[Node], provider: str, lone: frozenset[int] | None = None, *, source: str, with_text: bool = False
+) -> Packed:
     """The rows ``nodes`` of one batch packed (``conv_index`` counting from 0 within the batch).
 
     Parameters
@@ -86,6 +89,8 @@ def pack(nodes: list[Node], provider: str, *, source: str, with_text: bool = Fal
         The rows.
     provider : str
         The export's provider.
+    lone : frozenset of int, optional
+        The ordinals of the conversations whose texts may hold a lone surrogate (None: any may).
     source : str
         The export's label.
     with_text : bool
@@ -118,18 +123,18 @@ def pack(nodes: list[Node], provider: str, *, source: str, with_text: bool = Fal
         {name: array("q", col[name]).tobytes() for name in ("sibling", "siblings", "attachments")},
         (strings([t for names in tools for t in names]), array("i", accumulate(map(len, tools), initial=0)).tobytes()),
         array("q", map(len, texts)).tobytes(),
-        _odd(texts),
+        _odd(texts, col["ordinal"], lone),
         strings(texts) if with_text else None,
     )
 
 
-def _odd(texts: tuple[str, ...]) -> dict[int, str]:
-    """The texts that hold a surrogate, by row."""
-    try:
-        "".join(texts).encode("utf-8")
-    except UnicodeEncodeError:
-        return {i: t for i, t in enumerate(texts) if not _utf8(t)}
-    return {}
+def _odd(texts: tuple[str, ...], ordinals: tuple[int, ...], lone: frozenset[int] | None) -> dict[int, str]:
+    """The texts that hold a surrogate, by row (of the conversations ``lone`` names, or of all)."""
+    if lone is not None and not lone:
+        return {}
+    return {
+        i: t for i, t in enumerate(texts) if (lone is None or ordinals[i] in lone) and not t.isascii() and not _utf8(t)
+    }
 
 
 def _utf8(text: str) -> bool:

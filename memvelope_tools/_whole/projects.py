@@ -79,6 +79,7 @@ class Project:
     first_used: str | None = None
     last_used: str | None = None
     used_in: set[str] = field(default_factory=set, repr=False)
+    unnamed: int = field(default=0, repr=False)  # conversations without an id that use it
 
 
 def _text(value: object) -> str | None:
@@ -120,17 +121,30 @@ class ProjectReading:
             )
 
     def _use(self, provider: str, pid: str, kind: str, cid: str | None, start: object, end: object) -> None:
-        row = self.found.get((provider, pid))
+        used = Project(provider, pid, kind, used_in={cid} if cid else set(), unnamed=0 if cid else 1)
+        used.first_used = render_timestamp(start) or render_timestamp(end)
+        used.last_used = render_timestamp(end) or used.first_used
+        self._add(used)
+
+    def _add(self, used: Project) -> None:
+        """Count the conversations ``used`` (a row of uses only) holds towards its project."""
+        row = self.found.get((used.provider, used.project_id))
         if row is None:
-            row = self.found[(provider, pid)] = Project(provider, pid, kind)
-        row.used_in.add(cid or f"#{len(row.used_in)}")
-        row.conversations = len(row.used_in)
-        first = render_timestamp(start) or render_timestamp(end)
-        last = render_timestamp(end) or first
+            row = self.found[(used.provider, used.project_id)] = Project(used.provider, used.project_id, used.kind)
+        row.used_in |= used.used_in
+        row.unnamed += used.unnamed
+        row.conversations = len(row.used_in) + row.unnamed
+        first, last = used.first_used, used.last_used
         if first is not None and (row.first_used is None or first < row.first_used):
             row.first_used = first
         if last is not None and (row.last_used is None or last > row.last_used):
             row.last_used = last
+
+    def extend(self, later: ProjectReading) -> None:
+        """Count the conversations after these towards the projects they use."""
+        for used in later.found.values():
+            self._add(used)
+        self.claude_links = self.claude_links or later.claude_links
 
     def finish(self, inputs: Sequence[Path]) -> list[Project]:
         """The projects: Claude's, in the order of ``projects.json`` (then those only conversations name),

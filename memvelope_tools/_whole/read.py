@@ -1,16 +1,18 @@
 """One pass over an export's conversation parts, a batch of conversations at a time, each batch's nodes
-handed to a consumer that makes something small of them (Arrow record batches, counts).
+handed to a consumer that makes something small of them (Arrow record batches, counts), and each whole
+conversation to the readers asked for beside the nodes (the files and projects it names).
 
 The parts, the element reader, the provider detection and the worker processes are the converter's
 (:mod:`memvelope_tools._convert`): the first elements tell the provider as they tell it to the converter,
 and for a large export the later batches are parsed in worker processes that read their byte ranges
-themselves, as conversion's are. Only the consumer's result of each batch comes back, in order, so memory
-is bounded by the batches in flight, the largest conversation and what the consumer keeps.
+themselves, as conversion's are. Only the consumer's result of each batch and its readers come back, in
+order, so memory is bounded by the batches in flight, the largest conversation and what they keep.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import sys
@@ -21,13 +23,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from .._convert.assemble import detect_provider, mixed_providers
 from .._convert.parallel import batch_source, read_range, workers_for
 from .._convert.pipeline import describe, gc_paused
 from .._convert.sources import Part, expand
-from .._json.elements import FIELDS, JS, PartElements, Reader
+from .._json.elements import FIELDS, JS, LONE, PartElements, Reader
 from .._progress import progress_bar
 from .._providers import registry
 from .._providers.registry import DETECTION_WINDOW, OTHER
@@ -35,34 +37,52 @@ from .._sources import Input, explained
 from .._stable import CHANGED, Changed, Stamp
 from .._workers.processes import fork_context, start_pool
 from ..errors import ConversionError, MixedProvidersWarning
+from .conversations import ConversationReader
+from .files import inside
 from .rows import ROWS, Node
 
 T = TypeVar("T")
 
-#: What a consumer makes of one batch: ``(nodes, provider) -> result`` (a module-level function, or a
-#: ``functools.partial`` of one, so that worker processes can be handed it).
-Consumer = Callable[[list[Node], str], T]
+#: What a consumer makes of one batch: ``(nodes, provider, lone) -> result`` (a module-level function, or a
+#: ``functools.partial`` of one, so that worker processes can be handed it); ``lone`` holds the ordinals of
+#: the batch's conversations whose JSON escapes a lone surrogate (None: not known, any may), as only their
+#: texts can hold one.
+Consumer = Callable[[list[Node], str, "frozenset[int] | None"], T]
+
+
+@dataclass(frozen=True)
+class Job(Generic[T]):
+    """What is made of each batch: ``make``'s result of its nodes (``texts``: with every node's text, else
+    only those the envelope keeps carry theirs), and ``beside``: readers made afresh for the batch (each
+    called with no argument), handed each conversation of the export's provider whole."""
+
+    make: Consumer[T]
+    texts: bool = True
+    beside: tuple[Callable[[], ConversationReader], ...] = ()
 
 
 @dataclass
 class Piece(Generic[T]):
     """A consumer's result for one batch, with the batch's counts: conversations of the provider
     (``conversations``), of them those the envelope keeps (``kept``), and elements of the other
-    provider's shape (``foreign``, which conversion leaves out)."""
+    provider's shape (``foreign``, which conversion leaves out); and the batch's readers (``readers``)."""
 
     value: T
     conversations: int
     kept: int
     foreign: int
     notes: list[tuple[str, type[Warning]]] = field(default_factory=list)
+    readers: list[ConversationReader] = field(default_factory=list)
 
 
 @dataclass
 class Whole(Generic[T]):
-    """What one pass read: the provider, and the consumer's results in export order."""
+    """What one pass read: the provider, the consumer's results in export order, and the readers asked
+    for beside the nodes, each holding what it found in every batch, in order."""
 
     provider: str
     pieces: list[Piece[T]] = field(default_factory=list)
+    readers: list[ConversationReader] = field(default_factory=list)
 
     @property
     def conversations(self) -> int:
@@ -70,28 +90,36 @@ class Whole(Generic[T]):
         return sum(p.conversations for p in self.pieces)
 
 
-def take(elements: Iterable[object], provider: str, make: Consumer[T], texts: bool = True) -> Piece[T]:
-    """The consumer's result for the nodes of ``elements`` (parsed conversations of ``provider``); without
-    ``texts``, only the nodes the envelope keeps carry their text."""
+def take(
+    elements: Iterable[object], provider: str, job: Job[T], part: str = "", flags: Sequence[int] | None = None
+) -> Piece[T]:
+    """The job's piece of ``elements`` (parsed conversations of ``provider``, of the part at ``part`` inside
+    the export; ``flags``: the scanner's flags of each, when known)."""
     rows = ROWS[provider]
     other = registry.conversation_test(OTHER[provider])
+    readers = [new() for new in job.beside]
     out: list[Node] = []
+    lone: set[int] | None = None if flags is None else set()
     conversations = kept = foreign = 0
-    for element in elements:
+    for n, element in enumerate(elements):
         foreign += other(element)
-        found = rows(element, conversations, kept, out, texts)
+        found = rows(element, conversations, kept, out, job.texts)
         if found is None:
             continue
+        if lone is not None and flags is not None and flags[n] & LONE:
+            lone.add(conversations)
+        for reader in readers:
+            reader.take(element, provider, part)  # type: ignore[arg-type]  # a conversation: a dict
         conversations += 1
         kept += found
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        value = make(out, provider)
-    return Piece(value, conversations, kept, foreign, [(str(w.message), w.category) for w in caught])
+        value = job.make(out, provider, None if lone is None else frozenset(lone))
+    return Piece(value, conversations, kept, foreign, [(str(w.message), w.category) for w in caught], readers)
 
 
 def work(
-    source: bytes | tuple[str, int, int, Stamp], found: list[int], provider: str, make: Consumer[T], texts: bool
+    source: bytes | tuple[str, int, int, Stamp], found: list[int], provider: str, job: Job[T], part: str
 ) -> Piece[T]:
     """In a worker process: :func:`take` of the elements ``found`` (a scan's list, positions relative to
     the batch's first byte) in ``source`` (the batch's bytes, or the file range holding them);
@@ -100,7 +128,7 @@ def work(
         data = read_range(source)
         reader = Reader(JS)
         values = (reader.value(data, *found[k + 2 : k + FIELDS]) for k in range(0, len(found), FIELDS))
-        return take(values, provider, make, texts)
+        return take(values, provider, job, part, found[4::FIELDS])
 
 
 class _Pool(Generic[T]):
@@ -112,8 +140,16 @@ class _Pool(Generic[T]):
         self._meanwhile = meanwhile
         self.pending: deque[tuple[str, Future[Piece[T]]]] = deque()
 
-    def submit(self, tag: str, source: bytes | tuple[str, int, int, Stamp], found: list[int], *args: Any) -> None:
-        self.pending.append((tag, self._executor.submit(work, source, found, *args)))
+    def submit(
+        self,
+        tag: str,
+        source: bytes | tuple[str, int, int, Stamp],
+        found: list[int],
+        provider: str,
+        job: Job[T],
+        part: str,
+    ) -> None:
+        self.pending.append((tag, self._executor.submit(work, source, found, provider, job, part)))
 
     def full(self) -> bool:
         return len(self.pending) >= self._limit
@@ -143,6 +179,7 @@ class _Detection:
     def __init__(self, source: str | None) -> None:
         self.source = source
         self.head: list[object] = []
+        self.head_parts: list[str] = []  # the part of each of them, inside the export
         self.provider: str | None = None
         self.error: ConversionError | None = None
         self.non_arrays = 0
@@ -163,22 +200,33 @@ class _Detection:
                 raise
             self.error = exc  # raised once every part was read, so that a broken later part is named first
 
+    def take(self, job: Job[T]) -> list[Piece[T]]:
+        """The job's pieces of the first elements, a piece for each part they lie in."""
+        assert self.provider is not None
+        pieces: list[Piece[T]] = []
+        start = 0
+        for end in range(1, len(self.head) + 1):
+            if end == len(self.head) or self.head_parts[end] != self.head_parts[start]:
+                pieces.append(take(self.head[start:end], self.provider, job, self.head_parts[start]))
+                start = end
+        return pieces
+
 
 def read_parts(
     parts: Sequence[Part],
-    make: Consumer[T],
+    job: Job[T],
     *,
-    texts: bool = True,
     progress: bool | None = None,
     workers: int | None = None,
     meanwhile: Callable[[], object] | None = None,
+    inside: Callable[[str], str] | None = None,
 ) -> Whole[T]:
-    """Read every node of the export whose conversation parts are ``parts``, in order, handing each batch
-    of conversations to ``make`` (``texts``: with every node's text, else only those the envelope keeps
-    carry theirs). ``workers`` worker processes parse the batches after the first elements
+    """Read every node of the export whose conversation parts are ``parts``, in order, doing ``job`` on
+    each batch of conversations. ``workers`` worker processes parse the batches after the first elements
     (None: as ``convert`` chooses, one per core for an export of 32 MB or more; 1: none). With workers,
     ``meanwhile`` is called once, the first time this process waits for them (to import what the results
-    need here, say).
+    need here, say). ``inside`` gives the path inside the export of a part by its name (the readers beside
+    the nodes are told it; default: the name).
 
     Raises ConversionError (and InputError) as conversion does: a part that cannot be read or is not
     JSON, an export whose provider cannot be told, another provider's export.
@@ -194,11 +242,12 @@ def read_parts(
         with progress_bar(total, desc="reading nodes", unit="B", enabled=progress) as bar, gc_paused():
             for part in parts:
                 elements = PartElements(part, Reader(JS), on_bytes=bar.update)
-                _read_part(part, elements, detection, (make, texts), pool, results)
+                name = part.name if inside is None else inside(part.name)
+                _read_part(part, name, elements, detection, job, pool, results)
             if detection.waiting:
                 detection.decide()
                 if detection.provider is not None:
-                    results.append(take(detection.head, detection.provider, make, texts))
+                    results += detection.take(job)
             if pool is not None:
                 pool.idle()
             if detection.error is not None:
@@ -210,6 +259,11 @@ def read_parts(
     finally:
         if pool is not None:
             pool.close()
+    whole.readers = [new() for new in job.beside]
+    for piece in whole.pieces:
+        for reader, later in zip(whole.readers, piece.readers, strict=True):
+            reader.extend(later)
+        piece.readers = []
     for piece in whole.pieces:
         for text, category in piece.notes:
             warnings.warn(text, category, stacklevel=2)
@@ -239,9 +293,10 @@ def _next(pool: _Pool[T] | None) -> Piece[T]:
 
 def _read_part(
     part: Part,
+    name: str,
     elements: PartElements,
     detection: _Detection,
-    job: tuple[Consumer[T], bool],
+    job: Job[T],
     pool: _Pool[T] | None,
     results: list[Piece[T] | None],
 ) -> None:
@@ -256,6 +311,7 @@ def _read_part(
         k = 0
         while k < len(found) and detection.waiting:
             detection.head += elements.values(buf, found[k : k + FIELDS], offset)
+            detection.head_parts.append(name)
             k += FIELDS
             if len(detection.head) == DETECTION_WINDOW:
                 detection.decide()
@@ -267,21 +323,21 @@ def _read_part(
             # The first elements go to a worker with the rest of this range when they all lie in it, so that
             # this process is free to read on; else this process takes them.
             if pool is None or len(detection.head) * FIELDS != k:
-                results.append(take(detection.head, provider, *job))
+                results += detection.take(job)
             else:
                 k = 0
         if k == len(found):
             continue
         rest = found[k:]
         if pool is None:
-            results.append(take(elements.values(buf, rest, offset), provider, *job))
+            results.append(take(elements.values(buf, rest, offset), provider, job, name, rest[4::FIELDS]))
             continue
         while pool.full():
             _settle(pool, results)
         stamp = elements.stamp
         at = None if part.path is None or stamp is None else (part.path, offset + elements.skip, stamp)
         source, shifted = batch_source(buf, rest, at)
-        pool.submit(part.name, source, shifted, provider, *job)
+        pool.submit(part.name, source, shifted, provider, job, name)
         results.append(None)
     if not elements.is_array:
         detection.non_arrays += 1
@@ -316,13 +372,14 @@ def export_parts(found: Input) -> Iterator[list[Part]]:
 
 def read_export(
     found: Input,
-    make: Consumer[T],
+    job: Job[T],
     *,
-    texts: bool = True,
     progress: bool | None = None,
     workers: int | None = None,
     meanwhile: Callable[[], object] | None = None,
 ) -> Whole[T]:
-    """:func:`read_parts` of a resolved export."""
+    """:func:`read_parts` of a resolved export, its parts named by their path inside it."""
+    files = found.files()
+    naming = None if files is None else functools.partial(inside, tuple(files))
     with export_parts(found) as parts:
-        return read_parts(parts, make, texts=texts, progress=progress, workers=workers, meanwhile=meanwhile)
+        return read_parts(parts, job, progress=progress, workers=workers, meanwhile=meanwhile, inside=naming)

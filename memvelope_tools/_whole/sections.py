@@ -1,6 +1,5 @@
-"""What the commands and writers take from the whole export, each in one call: the inventory's sections,
-the files the spec does not convert, the check against the manifest, and the ``assets`` and ``projects``
-tables a Parquet dataset of an export holds (the conversations read once for both)."""
+"""What the commands take from the whole export beside its nodes, each in one call: the inventory's
+sections, the files the spec does not convert, the check against the manifest."""
 
 from __future__ import annotations
 
@@ -9,63 +8,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._sources import Input, resolve, resolve_one
-from ..errors import InputError
-from .assets import ASSET_CATEGORIES, ASSET_COLUMNS, Asset, AssetReading
+from .._sources import Input
+from .assets import Asset
 from .conversations import read_conversations
+from .export import READERS, export_inputs, finish, sections
 from .files import Listing, list_export, unconverted_in, verify_in
-from .projects import PROJECT_CATEGORIES, PROJECT_COLUMNS, Project, ProjectReading
-from .table import arrow_table
+from .projects import Project
 
 if TYPE_CHECKING:
-    import pyarrow as pa
-
     from .._convert.sources import ZipLimits
 
-__all__ = [
-    "assets_table",
-    "export_inputs",
-    "inventory_sections",
-    "projects_table",
-    "read_whole",
-    "unconverted_files",
-    "verify_manifest",
-    "whole_tables",
-]
-
-
-def export_inputs(paths: Sequence[Any], caller: str) -> tuple[Path, ...]:
-    """The files and folders of one export (paths, as ``convert`` takes them, or one resolved input),
-    each checked once; InputError for a wrong one, or for an export given as bytes."""
-    if len(paths) == 1 and isinstance(paths[0], Input):
-        export = paths[0]
-    else:
-        [export] = resolve(list(paths), "export", list_means="parts", caller=caller)
-    found = export.files()
-    if found is None:
-        raise InputError(
-            f"{caller} reads an export's files on disk: give its zip, folder or files", reason="bad-source"
-        )
-    return tuple(found)
-
-
-def assets_table(rows: Sequence[Asset]) -> pa.Table:
-    """``rows`` as an Arrow table of the assets' columns (``kind`` dictionary-encoded)."""
-    return arrow_table(rows, ASSET_COLUMNS, ASSET_CATEGORIES)
-
-
-def projects_table(rows: Sequence[Project]) -> pa.Table:
-    """``rows`` as an Arrow table of the projects' columns."""
-    return arrow_table(rows, PROJECT_COLUMNS, PROJECT_CATEGORIES)
+__all__ = ["inventory_sections", "read_whole", "unconverted_files", "verify_manifest"]
 
 
 def read_whole(
     inputs: Sequence[Path], listing: Listing, progress: bool | None
 ) -> tuple[list[Asset], list[Project], str | None]:
-    """The files and the projects of an export, and its provider, its conversations read once."""
-    assets, projects = AssetReading(), ProjectReading()
-    provider = read_conversations(inputs, listing, [assets, projects], progress)
-    return assets.finish(inputs, listing, provider), projects.finish(inputs), provider
+    """The files and the projects of an export, and its provider, its conversations read once (only
+    those that name a file or a project are parsed)."""
+    readers = [new() for new in READERS]
+    provider = read_conversations(inputs, listing, readers, progress)
+    return (*finish(inputs, listing, readers, provider), provider)
 
 
 def inventory_sections(
@@ -108,74 +71,7 @@ def inventory_sections(
     inputs = export_inputs(paths, "inventory")
     listing = list_export(inputs)
     assets, projects, _ = read_whole(inputs, listing, progress)
-    held: dict[tuple[Any, ...], bool] = {}
-    for row in assets:
-        key = (row.provider, row.pointer) if row.pointer else (row.provider, row.conversation_id, row.node_id, row.name)
-        held[key] = held.get(key, False) or bool(row.present)
-    present = sum(held.values())
-    return {
-        "assets": {"total": len(held), "present": present, "missing": len(held) - present},
-        "projects": [
-            {
-                "provider": p.provider,
-                "project_id": p.project_id,
-                "kind": p.kind,
-                "name": p.name,
-                "conversations": p.conversations,
-                "docs": None if p.docs is None else len(p.docs),
-            }
-            for p in projects
-        ],
-        "unconverted": unconverted_in(inputs, listing),
-        "verify": verify_in(inputs, listing) if verify else None,
-    }
-
-
-def whole_tables(sources: Any, labels: Sequence[str]) -> dict[str, pa.Table]:
-    """The ``assets`` and ``projects`` tables of the exports among ``sources`` (what ``to_parquet`` takes;
-    ``labels``: each one's label), a ``source`` column first; empty when none is an export on disk.
-
-    Parameters
-    ----------
-    sources
-        One source or a list of them: only exports given by path (or resolved inputs) are read.
-    labels
-        One label per source, in order (the ``source`` of the other tables).
-
-    Returns
-    -------
-    dict of str to pyarrow.Table
-        ``assets`` and ``projects``, when some source is an export.
-
-    Raises
-    ------
-    InputError
-        When an export cannot be read.
-
-    Examples
-    --------
-    >>> import memvelope_tools as mv
-    >>> sorted(whole_tables(mv.sample_path("claude"), ["claude-export.zip"]))
-    ['assets', 'projects']
-    """
-    import pyarrow as pa
-
-    items = list(sources) if isinstance(sources, list | tuple) else [sources]
-    parts: dict[str, list[pa.Table]] = {"assets": [], "projects": []}
-    for item, label in zip(items, labels, strict=True):
-        if not isinstance(item, str | os.PathLike | Input):
-            continue
-        found = item if isinstance(item, Input) else resolve_one(item, "any", label=label)
-        if found.kind != "export" or found.files() is None:
-            continue
-        inputs = export_inputs([found], "to_parquet()")
-        assets, projects, _ = read_whole(inputs, list_export(inputs), False)
-        for name, table in (("assets", assets_table(assets)), ("projects", projects_table(projects))):
-            column = pa.array([label] * table.num_rows, pa.string())
-            parts[name].append(table.add_column(0, "source", column))
-    if not parts["assets"]:
-        return {}
-    return {name: pa.concat_tables(tables) for name, tables in parts.items()}
+    return sections(inputs, listing, assets, projects, verify=verify)
 
 
 def unconverted_files(*paths: str | os.PathLike[str] | Input, limits: ZipLimits | None = None) -> list[dict[str, Any]]:

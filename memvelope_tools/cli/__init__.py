@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "info",
     "report",
     "parquet",
+    "markdown",
     "search",
     "topics",
     # what the provider remembered about the user
@@ -42,6 +43,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "inventory",
     "diff",
     "history",
+    "mcp",  # the history served to an AI assistant
     "distill",
     "convert_many",
     "sample",
@@ -50,7 +52,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 # Packages that only an extra installs: the extra to name when one is missing.
-EXTRAS: dict[str, str] = {"distributed": "dask", "dask": "dask", "jupyterlab": "notebooks"}
+EXTRAS: dict[str, str] = {"distributed": "dask", "dask": "dask", "jupyterlab": "notebooks", "mcp": "mcp"}
 
 
 def build_parser() -> argparse.ArgumentParser:

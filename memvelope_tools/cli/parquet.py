@@ -42,14 +42,12 @@ def run(args: argparse.Namespace) -> int:
     check_output_folder(args.output)
     found = check_inputs(args.files)
     from .._tables import read_tables
-    from .._whole.nodes import export_nodes
-    from .._whole.sections import whole_tables
+    from .._whole.export import whole_tables
 
     progress = False if args.quiet else None
     sources, labels = document_inputs(found, quiet=args.quiet)
     tables = read_tables(sources, sources=labels, dedupe=args.dedupe, progress=progress)
-    tables.whole = whole_tables(found, labels)
-    tables.nodes = export_nodes(found, progress=progress)
+    tables.whole = whole_tables(found, progress=progress)
     written = tables.to_parquet(args.output, progress=progress)
     if not args.quiet:
         import pyarrow.parquet as pq
