@@ -108,6 +108,25 @@ def test_history_benchmark_runs_and_the_second_add_changes_nothing(tmp_path: Pat
     assert "every file's bytes (the search index's too) unchanged: True" in out
 
 
+def test_many_benchmark_resumes_a_killed_run_to_the_same_dataset(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    out = _run(
+        "many.py",
+        "--donations",
+        "6",
+        "--size",
+        "20KB",
+        "--workers",
+        "2",
+        "--workdir",
+        str(tmp_path / "w"),
+        cwd=tmp_path,
+    )
+    figures = json.loads(out.strip().splitlines()[-1])
+    resumed = figures["runs"]["dask, 2 workers, resumed"]
+    assert resumed["converted"] + resumed["unchanged"] == 6 and resumed["unchanged"] >= 3
+
+
 def test_sqlite_benchmark_runs(tmp_path: Path) -> None:
     out = _run("sqlite.py", "--messages", "3000", "--repeat", "1", cwd=tmp_path)
     assert "peak memory to_sqlite / to_parquet:" in out
