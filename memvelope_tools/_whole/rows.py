@@ -67,17 +67,19 @@ def _string(value: object) -> str | None:
 def places(
     parents: list[tuple[Any, object]], order: Callable[[str], dict[Any, int] | None] | None = None
 ) -> dict[Any, tuple[int, int]]:
-    """Each node's place among the nodes with the same parent, and how many there are: ``parents`` holds
-    ``(node key, parent)`` in document order; a node whose parent is no string has none (place 1 of 1).
-    ``order`` gives, for a parent, the rank of its children as it lists them (those it does not list come
-    after, in document order), or None when it lists none."""
+    """The place of each node that has siblings among the nodes with the same parent, and how many there
+    are (a node left out is place 1 of 1): ``parents`` holds ``(node key, parent)`` in document order; a
+    node whose parent is no string has none. ``order`` gives, for a parent, the rank of its children as it
+    lists them (those it does not list come after, in document order), or None when it lists none."""
     groups: dict[str, list[Any]] = {}
     for key, parent in parents:
         if type(parent) is str:
             groups.setdefault(parent, []).append(key)
     found: dict[Any, tuple[int, int]] = {}
     for parent, group in groups.items():
-        if len(group) > 1 and order is not None and (ranks := order(parent)):
+        if len(group) < 2:
+            continue
+        if order is not None and (ranks := order(parent)):
             group.sort(key=lambda key: ranks.get(key, len(ranks)))
         for n, key in enumerate(group, 1):
             found[key] = (n, len(group))
@@ -115,8 +117,8 @@ def chatgpt_text(content: object) -> str:
 class ChatgptTree(NamedTuple):
     """A ChatGPT conversation's nodes as the rows see them: the envelope's ``selection``, the ``id()`` of
     the nodes on the path it takes (``on_path``; None: every node, in the spec's fallback), the mapping's
-    nodes that are objects (``(key, node)`` in its own-property order) and each one's place among its
-    siblings (``where``, see :func:`places`; a node missing there is place 1 of 1)."""
+    nodes that are objects (``(key, node)`` in its own-property order) and the place of each one that
+    has siblings (``where``, see :func:`places`; a node missing there is place 1 of 1)."""
 
     selection: chatgpt.Selection
     on_path: set[int] | None
