@@ -82,6 +82,34 @@ class _Texts:
         return " ".join(self.rng.choices(_WORDS, k=self.rng.randint(2, 7))).capitalize()
 
 
+#: The themes of ``generate(themes=True)``: a conversation draws a few words of one into each message.
+_THEMES: Final = (
+    "garlic onion simmer oven recipe butter roast pasta sauce flour dough spice",
+    "marathon pace stretch knee tempo sprint hydration stride trail recovery interval mileage",
+    "invoice mortgage budget savings pension tax deposit interest loan insurance expense broker",
+    "guitar chord melody rhythm scale riff amplifier strings drummer lyrics studio chorus",
+    "garden compost tomato seedling soil pruning mulch watering basil orchard weeds greenhouse",
+    "kubernetes container cluster deployment ingress helm pod namespace autoscaler terraform rollout registry",
+    "telescope galaxy nebula orbit planet comet asteroid eclipse lunar stellar cosmic observatory",
+    "toddler bedtime nursery diaper stroller tantrum lullaby playground preschool babysitter pacifier crib",
+)
+
+
+class _Themes:
+    """One theme per conversation, a sentence of its words added to each of its messages; drawn from a
+    generator of their own, so an export with themes holds the same conversations otherwise."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.words: list[str] = []
+
+    def next(self) -> None:
+        self.words = self.rng.choice(_THEMES).split()
+
+    def sentence(self) -> str:
+        return " ".join(self.rng.choices(self.words, k=self.rng.randint(3, 8))).capitalize() + "."
+
+
 def _uuid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
@@ -167,6 +195,7 @@ def _chatgpt_conversation(
     written: int,
     turns: int,
     mem: random.Random | None = None,
+    theme: _Themes | None = None,
 ) -> dict[str, Any]:
     model = rng.choice(_MODELS)
     t = rng.uniform(1.60e9, 1.78e9)
@@ -181,7 +210,8 @@ def _chatgpt_conversation(
         return key
 
     def text(long: bool) -> str:
-        return sur.maybe(written, texts.message(long))
+        body = texts.message(long)
+        return sur.maybe(written, body if theme is None else f"{body}\n\n{theme.sentence()}")
 
     root = add(None, None)
     head = add(_gpt_message(rng, "system", {"content_type": "text", "parts": [""]}, t, model, root, hidden=True), root)
@@ -403,17 +433,20 @@ def _turns(rng: random.Random) -> int:
 
 
 def _conversations(
-    provider: str, seed: int, every: int, memory: bool = False
+    provider: str, seed: int, every: int, memory: bool = False, themes: bool = False
 ) -> Iterator[tuple[dict[str, Any], _Surrogates]]:
     rng = random.Random(seed)
     texts = _Texts(rng)
     sur = _Surrogates(rng, every)
     # Memory nodes draw from their own generator, so an export with them holds the same conversations.
     mem = random.Random(seed + 1) if memory and provider == "chatgpt" else None
+    theme = _Themes(seed + 2) if themes and provider == "chatgpt" else None
     written = 0
     while True:
         if provider == "chatgpt":
-            conv = _chatgpt_conversation(rng, texts, sur, written, _turns(rng), mem)
+            if theme is not None:
+                theme.next()
+            conv = _chatgpt_conversation(rng, texts, sur, written, _turns(rng), mem, theme)
         else:
             conv = _claude_conversation(rng, texts, sur, written, _turns(rng))
         written = yield conv, sur  # type: ignore[misc]
@@ -428,6 +461,7 @@ def generate(
     shards: int = 1,
     lone_surrogate_every: int = LONE_SURROGATE_EVERY,
     memory: bool = False,
+    themes: bool = False,
 ) -> list[Path]:
     """Write an export of about ``size`` bytes into ``folder``; return the part files in order.
 
@@ -437,6 +471,8 @@ def generate(
     ``memory`` (ChatGPT only), about one turn in 12 saves a memory (an assistant message to the ``bio``
     tool and the tool's notice) and half the conversations open with a memory snapshot
     (``model_editable_context``); they come from a generator of their own, so the rest is unchanged.
+    With ``themes`` (ChatGPT only), each conversation has one of a few themes and each of its messages
+    ends with a sentence of the theme's words (what topics find), from a generator of their own too.
     """
     if provider not in ("chatgpt", "claude"):
         raise ValueError(f"provider must be 'chatgpt' or 'claude', not {provider!r}")
@@ -447,7 +483,7 @@ def generate(
     ascii_only = provider == "chatgpt"
     names = ["conversations.json"] if shards == 1 else [f"conversations-{i:03d}.json" for i in range(shards)]
     per_shard = size / shards
-    stream = _conversations(provider, seed, lone_surrogate_every, memory)
+    stream = _conversations(provider, seed, lone_surrogate_every, memory, themes)
     conv, _ = next(stream)
     total = 0
     paths = []
@@ -492,9 +528,13 @@ def main() -> int:
     parser.add_argument("--shards", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--memory", action="store_true", help="ChatGPT: add memory writes and snapshots")
+    parser.add_argument("--themes", action="store_true", help="ChatGPT: a theme per conversation, for topics")
     args = parser.parse_args()
     size = parse_size(args.size)
-    for path in generate(args.folder, args.provider, size, seed=args.seed, shards=args.shards, memory=args.memory):
+    found = generate(
+        args.folder, args.provider, size, seed=args.seed, shards=args.shards, memory=args.memory, themes=args.themes
+    )
+    for path in found:
         print(path)
     return 0
 

@@ -1,25 +1,31 @@
-"""The text of a chat history as one frame, for search and topics.
+"""The text of a chat history, as one frame or a batch at a time, for search and topics.
 
 A *history* is whatever :func:`memvelope_tools.messages_frame` takes (envelopes as paths, bytes,
 binary files or parsed dicts), a messages frame, a Parquet folder written by
 :func:`memvelope_tools.to_parquet` (or the dict :func:`memvelope_tools.read_parquet` returns),
 or a list mixing them. :func:`history_frame` turns it into one messages frame with the
-conversation ``title`` beside each message.
+conversation ``title`` beside each message; :func:`history_stream` hands it on a batch at a time, each
+batch a table of the same columns (:data:`HISTORY_COLUMNS`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
+import pyarrow as pa
 
+from ._convert.log import ConversionLog
 from ._frames import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, STRING, conform
 from ._frames.columns import require_columns, to_pandas
 from ._frames.documents import envelope_tables
 from ._load import open_input
 from ._parquet import read_frames
 from ._sources import Input, resolve
+from ._stream import ROWS, give_back_memory, stream
+from ._tags import ENVELOPE_TAG
+from .errors import FormatError
 
 #: The columns of a history frame: those of a messages frame that search and topics use, and the title.
 HISTORY_COLUMNS: dict[str, Any] = {
@@ -98,3 +104,68 @@ def _from_documents(documents: list[Any], labels: list[str]) -> pd.DataFrame:
     conversations, messages = envelope_tables(documents, sources=labels)
     assert messages is not None
     return from_tables(to_pandas(messages, MESSAGE_COLUMNS, None), to_pandas(conversations, CONVERSATION_COLUMNS, None))
+
+
+class HistorySink(Protocol):
+    """What takes the history batches of one input, in order (see :func:`history_stream`)."""
+
+    def add(self, history: pa.Table) -> None:
+        """Work on one batch of messages, each with its conversation's title."""
+
+    def restart(self) -> None:
+        """Forget the batches of this input taken so far: it is read again from its start."""
+
+
+def history_stream(
+    found: Input, sink: HistorySink, *, rows: int = ROWS, progress: bool | None = None, log: ConversionLog | None = None
+) -> str | None:
+    """Give ``sink`` the messages of a history (any input search and topics take), each with its
+    conversation's ``title`` (the columns of :data:`HISTORY_COLUMNS`), about ``rows`` at a time: an envelope
+    or export as :func:`~memvelope_tools._stream.stream` reads it (its provider is returned), a Parquet
+    folder or frames sliced (None is). A conversation's messages may be split between two batches only
+    where the history given holds them apart."""
+    if found.kind in ("export", "envelope"):
+        return stream(found, _Titled(sink), rows=rows, progress=progress, log=log)
+    if found.kind == "parquet":
+        assert found.path is not None
+        frame = from_parquet(found.path)
+    elif found.kind == "tables":
+        frame = from_tables(found.value["messages"], found.value.get("conversations"))
+    elif found.kind == "frame":
+        frame = from_messages(found.value)
+    else:
+        raise FormatError(
+            f"expected an envelope ({ENVELOPE_TAG}), found a Facts IR document",
+            reason="wrong-layer",
+            source=found.name or found.label,
+        )
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    del frame
+    for start in range(0, max(table.num_rows, 1), rows):
+        sink.add(table.slice(start, rows))
+        give_back_memory()
+    return None
+
+
+class _Titled:
+    """A sink of :func:`~memvelope_tools._stream.stream` giving a :class:`HistorySink` each batch's messages
+    with their conversations' titles."""
+
+    def __init__(self, sink: HistorySink) -> None:
+        self.sink = sink
+
+    def add(self, conversations: pa.Table, messages: pa.Table) -> None:
+        self.sink.add(history_batch(conversations, messages))
+
+    def restart(self) -> None:
+        self.sink.restart()
+
+
+def history_batch(conversations: pa.Table, messages: pa.Table) -> pa.Table:
+    """One batch's messages as a history batch: the columns search and topics read, and each message's
+    conversation's title (the batch's conversations are numbered on, one after the other)."""
+    first = int(conversations.column("conv_index")[0].as_py()) if conversations.num_rows else 0
+    at = pa.array(messages.column("conv_index").to_numpy() - first)
+    return pa.table(
+        {**{name: messages.column(name) for name in _NEEDED}, "title": conversations.column("title").take(at)}
+    )

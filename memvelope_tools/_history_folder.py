@@ -57,7 +57,7 @@ from ._frames.folders import (
 )
 from ._history.folder import snapshots_table
 from ._history.keys import message_hashes
-from ._history.merge import Held, Merge, Merged, Whole
+from ._history.merge import Held, HeldAlready, Merge, Merged, Whole
 from ._history.snapshots import convert_all, read_snapshot, snapshot_date
 from ._json.elements import read_windows
 from ._json.walker import Fallback
@@ -104,13 +104,15 @@ def add_to_history(
     -------
     dict
         The export's snapshot row (``source``, ``provider``, ``date``, ``date_source``, counts and
-        what changed) and ``added``: False when the folder already held this very export, in which
-        case no file was written.
+        what changed) and ``added``: False when the folder already held this very export (its newest or
+        an older one: the same date and provider, the same numbers of conversations and messages, no
+        message the folder lacks), in which case no file was written and the row is the held one's.
 
     Raises
     ------
     memvelope_tools.errors.FormatError
-        When the export cannot be read, is older than the folder's newest export of its provider,
+        When the export cannot be read, is older than the folder's newest export of its provider
+        and not held (the message lists the commands that build a new folder with it in its place),
         or the folder is not a history folder.
     memvelope_tools.errors.OutputError
         When the folder cannot be written.
@@ -200,7 +202,11 @@ def _add_locked(
                 merge.add(snap.convs, snap.msgs)
                 provider = snap.provider
             when, rule = snapshot_date(named if named is not None else export, date, label, merge.newest)
-            written = _commit(base, found, merge.finish(provider, when, rule), part)
+            try:
+                merged = merge.finish(provider, when, rule)
+            except HeldAlready as held:
+                return {**held.row, "added": False}
+            written = _commit(base, found, merged, part)
         finally:
             part.discard()
     if written["added"]:

@@ -2,7 +2,7 @@
 
 ``to_parquet`` (:func:`memvelope_tools._tables.to_parquet`, through :func:`write_tables`) writes
 ``conversations.parquet`` and ``messages.parquet`` (from envelopes, and
-from exports, converted in memory), ``facts.parquet`` (from Facts IR documents) and, when an input is an
+from exports, converted as they are read), ``facts.parquet`` (from Facts IR documents) and, when an input is an
 export, ``nodes.parquet`` (every message node of it, see :func:`memvelope_tools.nodes_frame`); for exports
 given by path, also ``assets.parquet`` and ``projects.parquet`` (:mod:`memvelope_tools._whole.export`). Columns and
 types are those of :mod:`memvelope_tools._frames` (the Arrow schema is derived from the same
@@ -22,12 +22,15 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ._atomic import atomic_outputs, output_folder
@@ -37,6 +40,7 @@ from ._frames.columns import (
 )
 from ._frames.folders import RUN_KEY, TABLES, read_folder
 from ._progress import progress_bar
+from ._tags import ENVELOPE_TAG, IR_TAG
 
 if TYPE_CHECKING:
     from ._tables import Tables
@@ -45,6 +49,17 @@ if TYPE_CHECKING:
 ArchetypeFrame = Callable[..., pd.DataFrame]
 
 _ROW_GROUP = 128 * 1024
+#: The text a row group holds, about: a group ends at the row that reaches it (the group is held in memory
+#: while it is written).
+_GROUP_BYTES = 32 << 20
+
+
+@dataclass
+class Chunks:
+    """A table given a piece at a time (each piece a table of its columns, in order), and its number of rows."""
+
+    num_rows: int
+    pieces: Iterable[pa.Table]
 
 
 def write_tables(tables: Tables, folder: str | os.PathLike[str], progress: bool | None) -> dict[str, Path]:
@@ -53,26 +68,45 @@ def write_tables(tables: Tables, folder: str | os.PathLike[str], progress: bool 
     A table is written when its documents are there: conversations and messages for envelopes,
     facts for Facts IR documents, nodes when ``tables`` holds the nodes of exports.
     """
+    parts: dict[str, pa.Table | Chunks] = {}
+    if tables.envelopes:
+        parts["conversations"] = tables.conversations
+        if tables.messages is not None:
+            parts["messages"] = tables.messages
+    if tables.irs:
+        parts["facts"] = tables.facts
+    return write_dataset(folder, tables.documents, parts, tables.whole, progress)
+
+
+def write_dataset(
+    folder: str | os.PathLike[str],
+    documents: list[dict[str, Any]],
+    parts: dict[str, pa.Table | Chunks],
+    whole: dict[str, pa.Table],
+    progress: bool | None,
+) -> dict[str, Path]:
+    """Write the tables ``parts`` holds (``conversations``, ``messages``, ``facts``) and the whole exports'
+    tables ``whole`` holds (``nodes``, ``assets``, ``projects``) into ``folder`` (created if missing), their
+    metadata made from ``documents`` (a record per document, as :class:`~memvelope_tools._tables.Tables` holds
+    them); return the paths written."""
     out = output_folder(folder)
-    described = {"envelope": tables.envelopes, "ir": tables.irs}
     described = {
-        layer: [{k: d[k] for k in ("source", "format", "provider")} for d in records]
-        for layer, records in described.items()
+        layer: [{k: d[k] for k in ("source", "format", "provider")} for d in documents if d["format"] == tag]
+        for layer, tag in (("envelope", ENVELOPE_TAG), ("ir", IR_TAG))
     }
-    nodes = tables.whole.get("nodes")
+    nodes = whole.get("nodes")
     if nodes is not None:
         exports = set(nodes.column("source").unique().to_pylist())
         described["nodes"] = [d for d in described["envelope"] if d["source"] in exports]
-    ir_docs = [{"source": d["source"], "meta": d["meta"], "archetype": d["archetype"]} for d in tables.irs]
-    parts: dict[str, list[pa.Table]] = {
-        "conversations": [tables.conversations] if described["envelope"] else [],
-        "messages": [tables.messages] if described["envelope"] and tables.messages is not None else [],
-        "facts": [tables.facts] if described["ir"] else [],
-        "nodes": [nodes] if nodes is not None else [],
-    }
+        parts = {**parts, "nodes": nodes}
+    ir_docs = [
+        {"source": d["source"], "meta": d["meta"], "archetype": d["archetype"]}
+        for d in documents
+        if d["format"] == IR_TAG
+    ]
     run = uuid.uuid4().hex.encode()
-    names = [table_name for table_name in TABLES if parts[table_name]]
-    whole = {name: table for name, table in tables.whole.items() if name not in TABLES}
+    names = [table_name for table_name in TABLES if table_name in parts]
+    whole = {name: table for name, table in whole.items() if name not in TABLES}
     with atomic_outputs(out, [f"{table_name}.parquet" for table_name in [*names, *whole]]) as open_file:
         for table_name in names:
             layer = {"facts": "ir", "nodes": "nodes"}.get(table_name, "envelope")
@@ -81,10 +115,10 @@ def write_tables(tables: Tables, folder: str | os.PathLike[str], progress: bool 
             if table_name == "facts":
                 meta[b"memvelope.ir"] = json.dumps(ir_docs, ensure_ascii=False).encode("utf-8")
             schema = arrow_schema(TABLES[table_name]).with_metadata(meta)
-            table = pa.concat_tables(parts[table_name]).cast(schema)
-            parts[table_name] = []
-            _write(table, open_file(f"{table_name}.parquet"), f"{table_name}.parquet", progress)
-            del table
+            part = parts.pop(table_name)
+            chunks = part if isinstance(part, Chunks) else Chunks(part.num_rows, [part])
+            del part
+            _write_chunks(chunks, schema, open_file(f"{table_name}.parquet"), f"{table_name}.parquet", progress)
         for table_name, table in whole.items():  # the whole exports' tables: their own columns, the same run
             meta = {**_metadata(described["envelope"]), RUN_KEY: run}
             table = table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
@@ -118,15 +152,53 @@ def _metadata(described: list[dict[str, Any]]) -> dict[bytes, bytes]:
 
 
 def _write(table: pa.Table, fh: BinaryIO, name: str, progress: bool | None) -> None:
-    enabled = progress if table.num_rows >= 4 * _ROW_GROUP else False
+    _write_chunks(Chunks(table.num_rows, [table]), table.schema, fh, name, progress)
+
+
+def _write_chunks(chunks: Chunks, schema: pa.Schema, fh: BinaryIO, name: str, progress: bool | None) -> None:
+    """Write the pieces of ``chunks``, cast to ``schema``, in row groups of :data:`_ROW_GROUP` rows, or fewer
+    where their text reaches :data:`_GROUP_BYTES` (the row that reaches it ends the group); the last group is
+    the rest, and a table without rows one empty group. Where groups end depends on the rows only, not on
+    how they were cut into pieces."""
+    enabled = progress if chunks.num_rows >= 4 * _ROW_GROUP else False
+    held: list[pa.Table] = []
+    rows = size = 0
+    written = False
     with (
-        progress_bar(table.num_rows, desc=f"writing {name}", unit="row", enabled=enabled) as bar,
-        pq.ParquetWriter(fh, table.schema, compression="zstd") as writer,
+        progress_bar(chunks.num_rows, desc=f"writing {name}", unit="row", enabled=enabled) as bar,
+        pq.ParquetWriter(fh, schema, compression="zstd") as writer,
     ):
-        for start in range(0, max(table.num_rows, 1), _ROW_GROUP):
-            chunk = table.slice(start, _ROW_GROUP)
-            writer.write_table(chunk, row_group_size=_ROW_GROUP)
-            bar.update(chunk.num_rows)
+        for piece in chunks.pieces:
+            piece = piece.cast(schema)
+            sizes = np.cumsum(_text_bytes(piece))
+            start = 0
+            while start < piece.num_rows:
+                before = int(sizes[start - 1]) if start else 0
+                ends = sizes[start : start + _ROW_GROUP - rows] - before
+                take = min(len(ends), int(np.searchsorted(ends, _GROUP_BYTES - size)) + 1)
+                held.append(piece.slice(start, take))
+                rows, size, start = rows + take, size + int(ends[take - 1]), start + take
+                if rows >= _ROW_GROUP or size >= _GROUP_BYTES:
+                    table = pa.concat_tables(held)
+                    writer.write_table(table, row_group_size=rows)
+                    bar.update(rows)
+                    held, rows, size, written = [], 0, 0, True
+                    del table
+        if rows or not written:
+            writer.write_table(pa.concat_tables(held) if held else schema.empty_table(), row_group_size=max(rows, 1))
+            bar.update(rows)
+
+
+def _text_bytes(table: pa.Table) -> np.ndarray:
+    """Each row's bytes of text (of every string and binary column)."""
+    sizes = np.zeros(table.num_rows, dtype=np.int64)
+    for column in table.columns:
+        kind = column.type
+        if pa.types.is_dictionary(kind):
+            continue  # a few values, held once
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind):
+            sizes += pc.binary_length(column).fill_null(0).to_numpy()
+    return sizes
 
 
 # ---- for the other writers of Parquet datasets (the history folder) --------------------------------

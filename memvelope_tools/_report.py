@@ -15,7 +15,7 @@ import io
 import os
 import warnings
 from collections.abc import Callable, Collection, Sequence
-from typing import Any, TypeGuard
+from typing import Any, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pandas as pd
@@ -23,16 +23,19 @@ from matplotlib.figure import Figure
 
 from . import __version__
 from . import _charts as charts
-from . import _corpus as corpus
 from . import _usage_charts as usage
 from ._atomic import atomic_write
-from ._frames.envelopes import conversations_frame, messages_frame
+from ._convert.log import ConversionLog
+from ._convert.zips import kept_open
 from ._frames.facts import facts_frame
 from ._load import LoadSource, open_input
 from ._plural import count
 from ._providers import registry
-from ._read import layer_of
-from ._sources import identify, resolve
+from ._report_data import Gather, gathered_of
+from ._report_data import snippet as _snippet
+from ._sources import Input, resolve
+from ._stream import give_back_memory, stream
+from ._topic_units import Counted
 from .errors import FormatError, MemvelopeError, TopicsError
 
 __all__ = ["build_report", "memory_section", "usage_section", "write_report"]
@@ -42,7 +45,6 @@ CSP = (
     "base-uri 'none'; form-action 'none'"
 )
 _DPI = 100
-_SNIPPET = 140
 
 Document = dict[str, Any]
 Labelled = list[tuple[str, Document]]  # (label, document) pairs of one layer
@@ -124,26 +126,14 @@ def _day(ts: Any, tz: str) -> str:
     return "" if pd.isna(ts) else pd.Timestamp(ts).tz_convert(tz).strftime("%Y-%m-%d")
 
 
-def _snippet(text: Any) -> str:
-    if text is None or text is pd.NA:
-        return ""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
-
-
-def _load_all(
+def _inputs(
     sources: Sequence[LoadSource], labels: Sequence[str] | None, converted: Sequence[bool] | None
-) -> list[tuple[str, str, dict[str, Any]]]:
+) -> tuple[list[Input], list[bool]]:
+    """Each source resolved once, and whether it is shown as an export converted."""
     if converted is not None and len(converted) != len(sources):
         raise ValueError(f"converted= has {count(len(converted), 'value')} for {count(len(sources), 'document')}")
-    out: list[tuple[str, str, dict[str, Any]]] = []
     found = resolve(list(sources), "any", list_means="documents", labels=labels, caller="the report")
-    for i, item in enumerate(found):
-        doc = open_input(item, progress=False)
-        layer = layer_of(doc)
-        export = converted[i] if converted is not None else item.kind == "export"
-        out.append((item.label, "export" if export and layer == "envelope" else layer, doc))
-    return out
+    return found, list(converted) if converted is not None else [item.kind == "export" for item in found]
 
 
 def build_report(
@@ -156,6 +146,8 @@ def build_report(
     dedupe: bool = False,
     converted: Sequence[bool] | None = None,
     memory: Sequence[str | os.PathLike[str]] | None = None,
+    progress: bool | None = False,
+    on_conversion: Callable[[ConversionLog, str], object] | None = None,
 ) -> str:
     """The report page for envelopes, Facts IR documents and exports (anything
     :func:`~memvelope_tools._load` takes; each item of ``sources`` is one document), as a string.
@@ -164,31 +156,71 @@ def build_report(
     drops repeated conversations as the frames do; ``converted`` says which of ``sources`` are
     exports already converted in memory, shown as such (default: the inputs that are exports); ``memory``
     names the exports read for the sections only the export itself can give, how it was used and what the
-    provider remembered (default: each item of ``sources`` that is the path of an export)."""
+    provider remembered (default: each item of ``sources`` that is the path of an export). ``progress``
+    shows a bar while an export is converted; ``on_conversion`` is called with what each export's
+    conversion read and left out, and its provider.
+
+    Each input is resolved once and read a batch of conversations at a time: what the page shows is
+    gathered from each batch (see :mod:`memvelope_tools._report_data`) and the batch let go.
+    """
     _check_tz(tz)
-    history, sources = _history_input(list(sources))
-    docs = _load_all(list(sources), labels, converted) if history is None else []
-    if not docs and history is None:
+    with kept_open():  # an export's zip is opened once, for its conversations and its memory alike
+        return _build(list(sources), tz, top, title, labels, dedupe, converted, memory, progress, on_conversion)
+
+
+def _build(
+    sources: list[Any],
+    tz: str,
+    top: int,
+    title: str,
+    labels: Sequence[str] | None,
+    dedupe: bool,
+    converted: Sequence[bool] | None,
+    memory: Sequence[Any] | None,
+    progress: bool | None,
+    on_conversion: Callable[[ConversionLog, str], object] | None,
+) -> str:
+    history, sources = _history_input(sources)
+    inputs, shown_converted = _inputs(sources, labels, converted) if history is None else ([], [])
+    if not inputs and history is None:
         raise FormatError("no documents to report on", reason="no-input")
-    envs = [(label, doc) for label, layer, doc in docs if layer in ("envelope", "export")]
-    exports = {label for label, layer, _ in docs if layer == "export"}
-    irs = [(label, doc) for label, layer, doc in docs if layer == "ir"]
-    parts = [f"<h1>{_e(title)}</h1>"]
-    msgs = convs = facts = None
+    envs: list[tuple[str, str]] = []  # (label, provider)
+    exports: set[str] = set()
+    irs: Labelled = []
+    gather = Gather()
+    for found, export in zip(inputs, shown_converted, strict=True):
+        if found.kind == "ir":
+            irs.append((found.label, open_input(found, progress=False)))
+            continue
+        log = ConversionLog()
+        gather.begin(found.label)
+        provider = stream(found, gather, progress=progress, log=log)
+        if log.parts and on_conversion is not None:
+            on_conversion(log, provider)
+        envs.append((found.label, provider))
+        if export:
+            exports.add(found.label)
+    data = gathered_of(history["messages"], history["conversations"]) if history is not None else None
     if envs:
-        env_labels = [label for label, _ in envs]
-        msgs = messages_frame([d for _, d in envs], sources=env_labels, progress=False, dedupe=dedupe)
-        convs = conversations_frame([d for _, d in envs], sources=env_labels, progress=False, dedupe=dedupe)
-    if irs:
-        facts = facts_frame([d for _, d in irs], sources=[label for label, _ in irs])
-    if history is not None:
-        msgs, convs = history["messages"], history["conversations"]
+        data = gather.finish(dedupe=dedupe)
+    del gather
+    give_back_memory()
+    # What only the export itself gives (how it was used, what the provider remembered) is read before
+    # topics loads its model, so that the two never hold memory at once; its sections still come last.
+    exports_read: list[Any] = [f for f in inputs if f.files() is not None] if memory is None else list(memory)
+    read_whole = [usage_section(export, tz=tz) for export in exports_read]
+    give_back_memory()
+    read_whole += [memory_section(export, tz=tz) for export in exports_read]
+    give_back_memory()
+    facts = facts_frame([d for _, d in irs], sources=[label for label, _ in irs]) if irs else None
+    msgs, convs = (data.msgs, data.convs) if data is not None else (None, None)
+    parts = [f"<h1>{_e(title)}</h1>"]
     parts.append(f'<p class="lead">{_e(_lead(msgs, convs, facts, tz))}</p>')
     if history is not None:
         parts.append(_history_section(history, tz))
     else:
         parts.append("<h2>Documents</h2>" + _documents_table(envs, irs, convs, msgs, tz, exports))
-    if msgs is not None and convs is not None:
+    if data is not None and msgs is not None and convs is not None:
         parts.append(
             '<h2>Activity</h2><div class="charts">'
             + _chart(
@@ -206,8 +238,8 @@ def build_report(
             + "</div>"
         )
         top_n = count(min(top, len(convs)), "conversation")
-        parts.append(f"<h2>Top {top_n} by length</h2>" + _top_table(convs, msgs, top, tz))
-        parts.append("<h2>Topics</h2>" + _topics_section(msgs, convs, tz))
+        parts.append(f"<h2>Top {top_n} by length</h2>" + _top_table(convs, data.openings, top, tz))
+        parts.append("<h2>Topics</h2>" + _topics_section(data.words, tz))
     if facts is not None:
         by_label = {label: doc for label, doc in irs}
         few = charts.few_facts_note(len(facts))
@@ -230,9 +262,7 @@ def build_report(
             + "</div>"
         )
         parts.append("<h2>Archetypes</h2>" + _archetype_table(irs))
-    read_whole = [s for s in sources if is_export_path(s)] if memory is None else list(memory)
-    parts += [usage_section(export, tz=tz) for export in read_whole]
-    parts += [memory_section(export, tz=tz) for export in read_whole]
+    parts += read_whole
     parts.append(
         f"<footer>Made with memvelope_tools {_e(__version__)}. A static page: no scripts, no "
         "network requests; every chart is embedded.</footer>"
@@ -265,7 +295,7 @@ def _lead(msgs: pd.DataFrame | None, convs: pd.DataFrame | None, facts: pd.DataF
 
 
 def _documents_table(
-    envs: Labelled,
+    envs: list[tuple[str, str]],
     irs: Labelled,
     convs: pd.DataFrame | None,
     msgs: pd.DataFrame | None,
@@ -273,7 +303,7 @@ def _documents_table(
     exports: Collection[str] = (),
 ) -> str:
     rows = []
-    for label, doc in envs:
+    for label, provider in envs:
         assert convs is not None and msgs is not None
         m = msgs[msgs["source"] == label]
         roles = m["role"].value_counts()
@@ -283,7 +313,7 @@ def _documents_table(
             [
                 ("", label),
                 ("", "export (converted)" if label in exports else "envelope"),
-                ("", doc["meta"]["source_provider"]),
+                ("", provider),
                 ("n", f"{n_conv:,}"),
                 ("n", f"{len(m):,}"),
                 ("n", f"{int(roles.get('user', 0)):,}"),
@@ -311,18 +341,14 @@ def _documents_table(
     )
 
 
-def _top_table(convs: pd.DataFrame, msgs: pd.DataFrame, top: int, tz: str) -> str:
-    """The longest conversations, each with its first user message; the document of each only when there are
-    several."""
+def _top_table(convs: pd.DataFrame, openings: dict[tuple[str, int], str], top: int, tz: str) -> str:
+    """The longest conversations, each with the snippet of its first user message (``openings``, by
+    ``source`` and ``conv_index``); the document of each only when there are several."""
     ranked = convs.sort_values(["n_messages", "chars"], ascending=False, kind="stable").head(max(0, top))
-    firsts = msgs[(msgs["role"] == "user")].drop_duplicates(["source", "conv_index"])
-    first_text: dict[tuple[Any, Any], Any] = {
-        (s, int(i)): t for s, i, t in zip(firsts["source"], firsts["conv_index"], firsts["text"], strict=True)
-    }
     several = convs["source"].nunique() > 1
     rows = []
     for rank, row in enumerate(ranked.itertuples(index=False), start=1):
-        opening = first_text.get((row.source, row.conv_index))
+        opening = openings.get((str(row.source), int(cast("int", row.conv_index))))
         rows.append(
             [
                 ("n", rank),
@@ -332,7 +358,7 @@ def _top_table(convs: pd.DataFrame, msgs: pd.DataFrame, top: int, tz: str) -> st
                 ("n", f"{row.chars:,}"),
                 ("d", _day(row.first_ts, tz)),
                 ("d", _day(row.last_ts, tz)),
-                ("snip", _snippet(opening) or ("(no user message)" if opening is None else "(no text)")),
+                ("snip", opening or ("(no user message)" if opening is None else "(no text)")),
             ]
         )
     header = ["#", "title", *(["document"] if several else []), "messages", "characters", "first", "last"]
@@ -360,11 +386,11 @@ def _archetype_table(irs: Labelled) -> str:
     return _table(["document", "style", "facts", "self ratio", "belief ratio", "distinct entities", "mode"], rows)
 
 
-def _topics_section(msgs: pd.DataFrame, convs: pd.DataFrame, tz: str) -> str:
+def _topics_section(counted: Counted, tz: str) -> str:
     from ._topics import topics
 
     try:
-        found = topics(corpus.from_tables(msgs, convs))  # as many as topics() finds by default
+        found = topics(counted)  # as many as topics() finds by default
     except TopicsError as exc:
         return f'<p class="lead">No topics: {_e(exc.msg)}.</p>'
     sizes = found.assignments["topic"].value_counts()
@@ -473,13 +499,14 @@ def _history_section(history: dict[str, pd.DataFrame], tz: str) -> str:
 # ---- how the export was used ---------------------------------------------------------------------
 
 
-def usage_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, tz: str = "UTC") -> str:
+def usage_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Input, *, tz: str = "UTC") -> str:
     """The report's section "How you used it" for one export, as HTML: what its nodes say beyond the prose.
 
     Parameters
     ----------
     export
-        The export (a path, or the paths of its parts), read once for its nodes and their inventory
+        The export (a path, the paths of its parts, or the export as the resolver found it), read once for
+        its nodes and their inventory
         (:func:`memvelope_tools.nodes_frame`, :func:`memvelope_tools.inventory`).
     tz
         The time zone months are shown in.
@@ -551,38 +578,16 @@ _MEMORY_KINDS = {
 }
 
 
-def is_export_path(source: Any) -> TypeGuard[str | os.PathLike[str]]:
-    """Whether ``source`` names an export on disk (whose memory the report can read).
-
-    Parameters
-    ----------
-    source
-        Anything :func:`build_report` takes as a source.
-
-    Returns
-    -------
-    bool
-        True for the path of a zip, a folder or a conversations part.
-
-    Raises
-    ------
-    None
-
-    Examples
-    --------
-    >>> is_export_path({"memvelope": "envelope-v0"})
-    False
-    """
-    return isinstance(source, str | os.PathLike) and identify(source).kind in ("zip", "folder", "export")
-
-
-def memory_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, tz: str = "UTC") -> str:
+def memory_section(
+    export: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Input, *, tz: str = "UTC"
+) -> str:
     """The report's section "What ChatGPT / Claude remembers about you" for one export, as HTML.
 
     Parameters
     ----------
     export
-        The export (a path, or the paths of its parts), read as :func:`memvelope_tools.memory_frame` reads it.
+        The export (a path, the paths of its parts, or the export as the resolver found it), read as
+        :func:`memvelope_tools.memory_frame` reads it.
     tz
         The time zone dates are shown in.
 
@@ -602,11 +607,14 @@ def memory_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     --------
     >>> html = memory_section("chatgpt-export.zip")  # doctest: +SKIP
     """
-    from ._memory.frame import memory_frame
+    from ._memory.frame import items_frame
     from ._memory.items import KINDS
+    from ._memory.read import read_memory_of
 
-    paths = [export] if isinstance(export, str | os.PathLike) else list(export)
-    frame = memory_frame(*paths, progress=False)
+    given: list[Any] = [export] if isinstance(export, str | os.PathLike | Input) else list(export)
+    # Read in this process: beside the threads the report runs, worker processes would each start a clean
+    # interpreter, costing more time and memory than they save.
+    frame = items_frame(read_memory_of(given, None, False, workers=1))
     name = registry.name(frame.attrs.get("provider"))
     head = f"<h2>What {_e(name)} remembers about you</h2>"
     caution = (

@@ -31,7 +31,7 @@ import contextlib
 import mmap
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -167,21 +167,42 @@ class Input:
 HISTORY_PARTS: Final = "messages"
 
 
+#: The file that makes a folder a partitioned dataset of many donations (see :mod:`memvelope_tools._partitions`).
+DATASET_MANIFEST: Final = "_manifest.json"
+
+
+def is_partitioned_dataset(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a partitioned dataset written by :func:`memvelope_tools.convert_many` (it
+    holds its manifest)."""
+    return (expand_user(path) / DATASET_MANIFEST).is_file()
+
+
 def is_history_folder(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a history folder: it holds ``snapshots.parquet``, ``state.parquet`` or a
-    ``messages`` folder of parts (whether the rest is there and whole is for its readers to say)."""
+    ``messages`` folder of parts (whether the rest is there and whole is for its readers to say), and
+    is not a partitioned dataset."""
     base = expand_user(path)
-    return any(os.path.lexists(base / name) for name in ("snapshots.parquet", "state.parquet", HISTORY_PARTS))
+    return not is_partitioned_dataset(base) and any(
+        os.path.lexists(base / name) for name in ("snapshots.parquet", "state.parquet", HISTORY_PARTS)
+    )
+
+
+#: Called with every source :func:`identify` is asked about (tests count how often an input is resolved).
+TRACE: list[Callable[[Any], object]] = []
 
 
 def identify(source: Any) -> Found:
     """Say what ``source`` (a path, bytes or a parsed value) is, from its first and last bytes when
     they tell, else from its parsed value. A file that cannot be read or parsed raises InputError;
     a folder or zip is listed, so one holding no export raises InputError too."""
+    for hook in TRACE:
+        hook(source)
     if isinstance(source, str | os.PathLike):
         path = expand_user(source)
         name = os.fspath(source)
         if path.is_dir():
+            if is_partitioned_dataset(path):
+                return Found("parquet-folder")
             if is_history_folder(path):
                 return Found("parquet-folder", "history")
             if (path / "messages.parquet").is_file():
@@ -450,7 +471,8 @@ def resolve(
     """The inputs in ``source``, each resolved once (see the module docstring for what it may be).
 
     ``list_means`` says what a list is; ``labels`` replaces the labels :func:`labels_of` gives (one
-    per input); ``caller`` names the function in the line for a list that could mean either.
+    per input); ``caller`` names the function in the line for a list that could mean either. An input
+    already resolved (an :class:`Input`; for ``"parts"``, one export alone) is taken as it is.
     """
     if isinstance(source, list | tuple):
         items = list(source)
@@ -490,6 +512,8 @@ def _check_not_parts(inputs: list[Input], caller: str) -> None:
 
 
 def _parts(items: list[Any], use: Use, caller: str) -> Input:
+    if len(items) == 1 and isinstance(items[0], Input) and items[0].kind == "export":
+        return items[0]  # resolved already: handed on as it is
     if not items:
         raise InputError("no input given", reason="not-found")
     if not all(isinstance(p, str | os.PathLike) for p in items):

@@ -5,26 +5,50 @@
 envelopes (an export is converted to its envelope's bytes in memory and read as that file is),
 the ``facts`` of the Facts IR documents, and a record per document. The frames are its pandas
 face (:meth:`Tables.to_pandas`), and the Parquet dataset its files (:meth:`Tables.to_parquet`).
+
+:func:`to_parquet` writes the same files without holding the messages: each envelope and export is read
+as a stream of batches (:func:`memvelope_tools._stream.stream`), whose messages are kept in a file of
+Arrow record batches beside the output until the dataset's metadata (every document's provider) is
+known, then written as the Parquet row groups.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ._frames.columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, NODE_COLUMNS, to_pandas
-from ._frames.documents import read_documents
+from ._atomic import output_folder
+from ._convert.log import ConversionLog
+from ._convert.zips import kept_open
+from ._frames.columns import (
+    CONVERSATION_COLUMNS,
+    FACT_COLUMNS,
+    MESSAGE_COLUMNS,
+    NODE_COLUMNS,
+    arrow_schema,
+    to_pandas,
+)
+from ._frames.documents import dedupe_mask, read_documents
 from ._frames.facts import archetype_frame
-from ._parquet import read_frames, write_tables
+from ._frames.folders import lazy_tables
+from ._parquet import Chunks, read_frames, write_dataset, write_tables
 from ._read import Source
-from ._sources import resolve
+from ._sources import Input, resolve
+from ._stream import stream
 from ._tags import ENVELOPE_TAG, IR_TAG
+from .errors import FormatError, OutputError
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as pads
 
 
 @dataclass
@@ -205,7 +229,7 @@ def to_parquet(
     Parameters
     ----------
     doc_or_docs : document or list of documents
-        Anything :func:`memvelope_tools.load` takes (an export is converted in memory); a list is
+        Anything :func:`memvelope_tools.load` takes (an export is converted as it is read); a list is
         several documents.
     folder : str or os.PathLike
         The folder to write ``conversations.parquet``, ``messages.parquet`` and ``facts.parquet`` into,
@@ -243,32 +267,207 @@ def to_parquet(
     ...     sorted(mv.to_parquet(mv.sample_path("chatgpt"), out))
     ['assets', 'conversations', 'messages', 'nodes', 'projects']
     """
-    tables = read_tables(doc_or_docs, dedupe=dedupe, sources=sources, progress=progress, with_whole=True)
-    return tables.to_parquet(folder, progress=progress)
+    with kept_open():
+        inputs = resolve(doc_or_docs, "frames", list_means="documents", labels=sources, caller="a frame function")
+        return stream_to_parquet(inputs, folder, dedupe=dedupe, progress=progress)
 
 
-def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Read a folder written by :func:`to_parquet` back into frames, dtypes included.
+def stream_to_parquet(
+    inputs: Sequence[Input],
+    folder: str | os.PathLike[str],
+    *,
+    dedupe: bool = False,
+    progress: bool | None = None,
+    on_conversion: Callable[[ConversionLog, str], object] | None = None,
+) -> dict[str, Path]:
+    """:func:`to_parquet` of inputs already resolved, each envelope and export read once as a stream of
+    batches (see the module docstring); ``on_conversion`` is called with what each export's conversion read
+    and left out, and its provider."""
+    from ._whole.export import whole_tables
+
+    out = Path(folder)
+    documents: list[dict[str, Any]] = []
+    facts: list[pa.Table] = []
+    with _made_for(out), _Spool(out) as spool:
+        for found in inputs:
+            if found.kind in ("export", "envelope"):
+                spool.begin()
+                log = ConversionLog()
+                try:
+                    provider = stream(found, spool, progress=progress, log=log)
+                except FormatError as exc:
+                    if exc.reason != "wrong-layer":
+                        raise
+                    spool.restart()  # a Facts IR document the resolver could not tell: read as one below
+                else:
+                    if log.parts and on_conversion is not None:
+                        on_conversion(log, provider)
+                    documents.append({"source": found.label, "format": ENVELOPE_TAG, "provider": provider})
+                    continue
+            taken: list[Any] = [found]  # as it is, so it is not resolved again
+            read = read_documents(taken, None, progress=progress)
+            documents += read.records
+            facts.append(read.facts)
+            if any(d["format"] == ENVELOPE_TAG for d in read.records):
+                spool.begin()
+                spool.add(read.conversations, read.messages)
+        whole = whole_tables(inputs, progress=progress)
+        parts: dict[str, pa.Table | Chunks] = {}
+        if any(d["format"] == ENVELOPE_TAG for d in documents):
+            conversations, messages = spool.tables(dedupe)
+            parts.update(conversations=conversations, messages=messages)
+        if any(d["format"] == IR_TAG for d in documents):
+            parts["facts"] = pa.concat_tables(facts)
+        return write_dataset(out, documents, parts, whole, progress)
+
+
+@contextlib.contextmanager
+def _made_for(folder: Path) -> Iterator[None]:
+    """``folder`` created (with its missing parents) for the block, and removed again, when the block fails,
+    if it was made here and nothing else was put in it."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    output_folder(folder)
+    try:
+        yield
+    except BaseException:
+        for made in missing:  # the deepest first
+            with contextlib.suppress(OSError):
+                made.rmdir()
+        raise
+
+
+class _Spool:
+    """A sink of the stream keeping the conversations tables it is given, and writing their messages to a
+    file of Arrow record batches in ``folder`` (removed when the block ends), read back a batch at a time."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.schema = arrow_schema(MESSAGE_COLUMNS)
+        self.convs: list[pa.Table] = []
+        self.batches = 0
+        self.rows = 0
+        self.dropped: list[range] = []  # the batches of an input read again
+        self.mark = (0, 0, 0)
+
+    def __enter__(self) -> _Spool:
+        with self._writing():
+            fd, name = tempfile.mkstemp(prefix=".messages.", suffix=".arrows.tmp", dir=self.folder)
+        self.path = Path(name)
+        self.file = os.fdopen(fd, "wb")
+        self.writer = pa.ipc.new_stream(self.file, self.schema)
+        return self
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A failure to write the file as an OutputError (a full disk, a folder no longer writable)."""
+        try:
+            yield
+        except OSError as exc:
+            if isinstance(exc, OutputError):
+                raise
+            raise OutputError(
+                f"cannot write output: {exc.strerror or exc}", reason="output", source=str(self.folder)
+            ) from exc
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(Exception):
+            self.writer.close()
+        self.file.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+    def begin(self) -> None:
+        """An input starts (see :meth:`restart`)."""
+        self.mark = (len(self.convs), self.batches, self.rows)
+
+    def restart(self) -> None:
+        """Forget what the input begun last gave so far: it is read again."""
+        convs, batches, self.rows = self.mark
+        del self.convs[convs:]
+        self.dropped.append(range(batches, self.batches))
+
+    def add(self, conversations: pa.Table, messages: pa.Table | None) -> None:
+        """Keep one batch: its conversations here, its messages in the file."""
+        self.convs.append(conversations)
+        if messages is None:
+            return
+        with self._writing():
+            for batch in messages.cast(self.schema).to_batches():
+                self.writer.write_batch(batch)
+                self.batches += 1
+        self.rows += messages.num_rows
+
+    def tables(self, dedupe: bool) -> tuple[pa.Table, Chunks]:
+        """The conversations, and the messages as they are read back from the file; without the repeated
+        conversations ``dedupe`` drops (as the frames' ``dedupe=True``)."""
+        self.writer.close()
+        self.file.flush()
+        empty = arrow_schema(CONVERSATION_COLUMNS).empty_table()
+        convs = pa.concat_tables(self.convs) if self.convs else empty
+        self.convs = []
+        if not dedupe or not convs.num_rows:
+            return convs, Chunks(self.rows, self._messages(None))
+        keep = dedupe_mask(convs)
+        kept = np.repeat(keep, convs.column("n_messages").to_numpy())
+        return convs.filter(pa.array(keep)), Chunks(int(kept.sum()), self._messages(kept))
+
+    def _messages(self, keep: np.ndarray | None) -> Iterator[pa.Table]:
+        dropped = {i for taken in self.dropped for i in taken}
+        at = 0
+        with pa.OSFile(os.fspath(self.path)) as source, pa.ipc.open_stream(source) as reader:
+            for i, batch in enumerate(reader):
+                if i in dropped:
+                    continue
+                table = pa.Table.from_batches([batch])
+                if keep is not None:
+                    table = table.filter(pa.array(keep[at : at + batch.num_rows]))
+                at += batch.num_rows
+                yield table
+
+
+@overload
+def read_parquet(folder: str | os.PathLike[str], *, lazy: Literal[False] = False) -> dict[str, pd.DataFrame]: ...
+
+
+@overload
+def read_parquet(folder: str | os.PathLike[str], *, lazy: Literal[True]) -> dict[str, pads.Dataset]: ...
+
+
+def read_parquet(
+    folder: str | os.PathLike[str], *, lazy: bool = False
+) -> dict[str, pd.DataFrame] | dict[str, pads.Dataset]:
+    """Read a folder written by :func:`to_parquet`, or the partitioned dataset of
+    :func:`memvelope_tools.convert_many`, back into frames, dtypes included; or, ``lazy``, open its
+    tables as pyarrow datasets that read nothing until asked.
 
     Keys are ``conversations``, ``messages``, ``facts`` and ``nodes`` for the files present, plus
-    ``archetype`` when ``facts.parquet`` carries the documents' ``meta`` and ``archetype``.
+    ``archetype`` when ``facts.parquet`` carries the documents' ``meta`` and ``archetype``. A
+    partitioned dataset gives ``conversations`` and ``messages`` of its finished donations, ``source``
+    being each donation's label.
 
     Parameters
     ----------
     folder
-        A folder written by :func:`to_parquet`.
+        A folder written by :func:`to_parquet` or by :func:`memvelope_tools.convert_many`.
+    lazy : bool, default False
+        Give each table as a ``pyarrow.dataset.Dataset`` in the frames' Arrow schema: filters and
+        column choices given to its ``to_table``, ``scanner`` or ``to_batches`` are pushed down (in a
+        partitioned dataset a filter on ``source`` opens only the donations it keeps), and a table is
+        read only as far as it is asked for.
 
     Returns
     -------
-    dict of str to pandas.DataFrame
-        The frames, by table name.
+    dict of str to pandas.DataFrame, or of str to pyarrow.dataset.Dataset
+        The frames (or, ``lazy``, the datasets), by table name.
 
     Raises
     ------
     memvelope_tools.errors.InputError
         No such folder (``not-found``, worded as for every input).
     memvelope_tools.errors.FormatError
-        The path is a file or a folder holding none of the files, or a file cannot be read (``bad-parquet``).
+        The path is a file or a folder holding none of the files, or a file cannot be read
+        (``bad-parquet``); a history folder asked for ``lazy`` (``bad-source``: its messages are
+        assembled from its parts when read).
 
     Examples
     --------
@@ -277,5 +476,11 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     >>> _ = mv.to_parquet(mv.sample_path("claude"), folder)
     >>> sorted(mv.read_parquet(folder))
     ['conversations', 'messages', 'nodes']
+    >>> import pyarrow.dataset as ds
+    >>> messages = mv.read_parquet(folder, lazy=True)["messages"]
+    >>> messages.to_table(columns=["role"], filter=ds.field("role") == "user").num_rows
+    45
     """
+    if lazy:
+        return lazy_tables(Path(folder))
     return read_frames(folder, archetype_frame)

@@ -13,11 +13,11 @@ and the text of all its messages; with ``unit="message"`` each message is one.
 
 **Words.** Text is lower-cased; fenced code blocks (```` ``` ````, also one left open), inline code
 (`` `...` ``) and URLs are removed; a word is a run of letters (digits and punctuation split words, so
-numbers never count) of at least two letters and at most :data:`MAX_WORD` (40). Chinese and Japanese
-do not separate words with spaces: a run of katakana is a word, hiragana (mostly grammar) is left
-out, and a run of Chinese characters is split at the one-character Chinese stop words (的, 了, 是,
-...) and stands for its overlapping character bigrams (``冒泡排序``: ``冒泡``, ``泡排``, ``排序``;
-a lone character is a word of one).
+numbers never count) of at least two letters and at most :data:`~memvelope_tools._topic_units.MAX_WORD`
+(40). Chinese and Japanese do not separate words with spaces: a run of katakana is a word, hiragana
+(mostly grammar) is left out, and a run of Chinese characters is split at the one-character Chinese
+stop words (的, 了, 是, ...) and stands for its overlapping character bigrams (``冒泡排序``: ``冒泡``,
+``泡排``, ``排序``; a lone character is a word of one).
 
 **Stop words.** scikit-learn's English list, the English list of the ``stop-words`` package, a few
 words of chat small talk, ``stop_words`` given here, and the ``stop-words`` list of every language
@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,10 +55,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _corpus as corpus
-from ._frames import STRING, TIMESTAMP
+from ._convert.log import ConversionLog
+from ._convert.zips import kept_open
+from ._corpus import history_stream
+from ._frames import STRING
 from ._plural import count
+from ._sources import resolve
 from ._topic_count import N_TOPICS, topic_count
+from ._topic_units import HAN, NOT_LETTER, Counted, Counting
 from .errors import TopicsError
 
 __all__ = ["N_TOPICS", "Topics", "topic_count", "topics"]
@@ -74,9 +78,6 @@ MAX_FEATURES = 20_000
 MAX_DF = 0.5
 #: The document-frequency rules apply to a history, or to a language's units, of at least this many units.
 MIN_UNITS_FOR_DF = 20
-#: The longest word counted, in letters: a longer run of letters (a key, an encoding, a run of one letter
-#: repeated) names no topic, and is dropped before it costs anything.
-MAX_WORD = 40
 #: Words of chat small talk that say nothing about a topic, in addition to the stop-word lists.
 _CHAT_WORDS = (
     "ok okay yes yeah sure thanks thank please hi hello hey let lets like just really also use using used "
@@ -84,14 +85,6 @@ _CHAT_WORDS = (
     "don doesn didn isn wasn aren weren won wouldn couldn shouldn haven hasn ll ve re"
 )
 CHAT_WORDS = frozenset(_CHAT_WORDS.split())
-# Fenced code blocks (also one left open), inline code and URLs.
-_NOT_PROSE = r"(?s)```.*?(?:```|$)|`[^`\n]*`|(?:https?://|www\.)\S+"
-_KANA_OR_HAN = r"[\x{3040}-\x{30ff}\x{3400}-\x{4dbf}\x{4e00}-\x{9fff}\x{f900}-\x{faff}]"
-_BATCH = 200_000
-_HAN = r"[\x{3400}-\x{4dbf}\x{4e00}-\x{9fff}\x{f900}-\x{faff}]"
-_HIRAGANA = r"[\x{3040}-\x{309f}]+"
-_KATAKANA = r"([\x{30a0}-\x{30ff}]+)"
-_NOT_LETTER = r"[^\p{L}\p{M}]+"
 _FREQS = {
     "W": "W-SUN",
     "week": "W-SUN",
@@ -214,19 +207,12 @@ def topics(
         raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
     if n_topics is not None and (isinstance(n_topics, bool) or not isinstance(n_topics, int) or n_topics < 1):
         raise ValueError(f"n_topics must be a positive int or None, got {n_topics!r}")
-    history = corpus.history_frame(source, caller="topics()")
-    units, unit_of_message = _units(history, unit)
+    units, counts, vocabulary = counted(source, unit)
     what = f"{unit}s"
     if units.empty:
         raise TopicsError(f"no {what} to find topics in: the history is empty")
     asked = n_topics is not None
     wanted = n_topics if n_topics is not None else topic_count(len(units))
-    texts = history["text"]
-    unit_of_text = unit_of_message
-    if unit == "conversation":
-        texts = pd.concat([texts, units["title"]], ignore_index=True)
-        unit_of_text = np.concatenate([unit_of_message, np.arange(len(units))])
-    counts, vocabulary = count_words(texts, unit_of_text, len(units))
 
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfTransformer
 
@@ -261,122 +247,37 @@ def topics(
 # ---- units ---------------------------------------------------------------------------------------
 
 
-def _units(history: pd.DataFrame, unit: str) -> tuple[pd.DataFrame, np.ndarray]:
-    """The units (one row each, with where they are and their time) and each message's unit number."""
-    n = len(history)
-    if unit == "message":
-        columns = ["source", "conv_index", "conversation_id", "title", "position", "role", "ts"]
-        return history.loc[:, columns].reset_index(drop=True), np.arange(n)
-    source = history["source"].astype(object).to_numpy()
-    conv_index = history["conv_index"].to_numpy(dtype=np.int64)
-    starts = np.ones(n, dtype=bool)
-    if n:
-        starts[1:] = (conv_index[1:] != conv_index[:-1]) | (source[1:] != source[:-1])
-    unit_of_message = np.cumsum(starts) - 1
-    first = np.flatnonzero(starts)
-    units = history.iloc[first][["source", "conv_index", "conversation_id", "title"]].reset_index(drop=True)
-    ts = history["ts"].groupby(unit_of_message).min() if n else history["ts"].iloc[:0]
-    units["ts"] = ts.reset_index(drop=True).astype(TIMESTAMP)
-    units["n_messages"] = np.diff(np.append(first, n)).astype(np.int64)
-    return units, unit_of_message
+def counted(
+    source: Any,
+    unit: str,
+    *,
+    progress: bool | None = None,
+    on_conversion: Callable[[ConversionLog, str], object] | None = None,
+) -> tuple[pd.DataFrame, Any, np.ndarray]:
+    """The units of the history ``source`` (one row each), their word counts and the words, read a batch at
+    a time, each input resolved once (a :class:`Counted` is taken as it is). ``progress`` shows a bar while
+    an export is converted; ``on_conversion`` is called with what each export's conversion read and left
+    out, and its provider."""
+    if isinstance(source, Counted):
+        if source.unit != unit:
+            raise ValueError(f"the words were counted per {source.unit}, not per {unit}")
+        return source.units, source.counts, source.vocabulary
+    with kept_open():
+        inputs = resolve(source, "history", list_means="documents", caller="topics()")
+        # The documents among the inputs come together where the first of them is, as the frames hold them.
+        first = next((i for i, found in enumerate(inputs) if found.kind not in _HELD), len(inputs))
+        order = sorted(range(len(inputs)), key=lambda i: i if inputs[i].kind in _HELD else first)
+        count = Counting(unit)
+        for i in order:
+            count.begin()
+            log = ConversionLog()
+            provider = history_stream(inputs[i], count, progress=progress, log=log)
+            if log.parts and provider is not None and on_conversion is not None:
+                on_conversion(log, provider)
+    return count.finish()
 
 
-def count_words(texts: pd.Series, unit_of_text: np.ndarray, n_units: int) -> tuple[Any, np.ndarray]:
-    """Word counts per unit (a sparse units × words matrix) and the words, in first-seen order.
-
-    Texts are worked on a batch at a time with Arrow kernels, so memory stays bounded whatever the size.
-    """
-    from scipy import sparse
-
-    array = pa.array(texts.astype(STRING).array, type=pa.string()) if len(texts) else pa.array([], pa.string())
-    array = array.cast(pa.large_string()).fill_null("")
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    words: dict[str, int] = {}
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
-    for start in range(0, len(array), _BATCH):
-        tokens, owners = _tokens(array.slice(start, _BATCH), unit_of_text[start : start + _BATCH])
-        encoded = tokens.dictionary_encode()
-        local = encoded.dictionary.to_pylist()
-        ids = np.fromiter((words.setdefault(w, len(words)) for w in local), dtype=np.int64, count=len(local))
-        batch = sparse.coo_matrix(
-            (np.ones(len(tokens), dtype=np.float32), (owners, ids[encoded.indices.to_numpy(zero_copy_only=False)])),
-            shape=(n_units, max(len(words), 1)),
-        ).tocsr()  # adds up repeated words
-        batch = batch.tocoo()
-        rows.append(batch.row)
-        cols.append(batch.col)
-        counts.append(batch.data)
-    matrix = sparse.csr_matrix(
-        (
-            np.concatenate([np.zeros(0, np.float32), *counts]),
-            (np.concatenate([np.zeros(0, np.int32), *rows]), np.concatenate([np.zeros(0, np.int32), *cols])),
-        ),
-        shape=(n_units, len(words)),
-    )
-    matrix.sum_duplicates()
-    return matrix, np.asarray(list(words), dtype=object)
-
-
-def _tokens(array: pa.Array, owner: np.ndarray) -> tuple[pa.Array, np.ndarray]:
-    """The words of the texts in ``array`` (see the module docstring), and the unit each belongs to."""
-    array = pc.utf8_lower(pc.replace_substring_regex(array, pattern=_NOT_PROSE, replacement=" "))
-    cjk = pc.any(pc.match_substring_regex(array, pattern=_KANA_OR_HAN)).as_py()
-    if cjk:
-        # Chinese and Japanese: a run of katakana (mostly loanwords) is a word, hiragana (mostly grammar)
-        # is left out, and a run of ideographs, split at Chinese stop characters, becomes its bigrams.
-        array = pc.replace_substring_regex(array, pattern=_HIRAGANA, replacement=" ")
-        array = pc.replace_substring_regex(array, pattern=_KATAKANA, replacement=" \\1 ")
-        array = pc.replace_substring_regex(array, pattern=_chinese_stop_characters(), replacement=" ")
-        array = pc.replace_substring_regex(array, pattern=f"({_HAN}+)", replacement=" \\1 ")
-    # Most words are letters between spaces; only the others need the (slower) regular expression.
-    split = pc.utf8_split_whitespace(array)
-    flat = pc.list_flatten(split)
-    owners = np.repeat(owner, pc.list_value_length(split).to_numpy(zero_copy_only=False))
-    alpha = pc.utf8_is_alpha(flat)
-    mixed = pc.split_pattern_regex(flat.filter(pc.invert(alpha)), pattern=_NOT_LETTER)
-    mixed_owners = np.repeat(
-        owners[~alpha.to_numpy(zero_copy_only=False)], pc.list_value_length(mixed).to_numpy(zero_copy_only=False)
-    )
-    tokens = pa.concat_arrays([flat.filter(alpha), pc.list_flatten(mixed)])
-    owners = np.concatenate([owners[alpha.to_numpy(zero_copy_only=False)], mixed_owners])
-    lengths = pc.utf8_length(tokens).to_numpy(zero_copy_only=False)
-    keep = (lengths >= 2) & (lengths <= MAX_WORD)
-    single = np.flatnonzero(lengths == 1)  # of one letter, only an ideograph is a word
-    if len(single):
-        keep[single] = pc.match_substring_regex(tokens.take(single), pattern=f"^{_HAN}$").to_numpy(zero_copy_only=False)
-    tokens, owners = tokens.filter(pa.array(keep)), owners[keep]
-    return _han_bigrams(tokens, owners) if cjk else (tokens, owners)
-
-
-def _han_bigrams(tokens: pa.Array, owners: np.ndarray) -> tuple[pa.Array, np.ndarray]:
-    """Each run of two ideographs or more in ``tokens`` replaced by its overlapping character bigrams
-    (``冒泡排序``: ``冒泡``, ``泡排``, ``排序``), which stand in for the words Chinese does not separate."""
-    runs = pc.match_substring_regex(tokens, pattern=f"^{_HAN}{{2,}}$").to_numpy(zero_copy_only=False)
-    if not runs.any():
-        return tokens, owners
-    where = np.flatnonzero(runs)
-    pieces: list[str] = []
-    counts = np.zeros(len(where), dtype=np.int64)
-    for i, run in enumerate(tokens.take(pa.array(where)).to_pylist()):
-        pieces.extend(run[j : j + 2] for j in range(len(run) - 1))
-        counts[i] = len(run) - 1
-    rest = ~runs
-    return (
-        pa.concat_arrays([tokens.filter(pa.array(rest)), pa.array(pieces, tokens.type)]),
-        np.concatenate([owners[rest], np.repeat(owners[where], counts)]),
-    )
-
-
-@functools.cache
-def _chinese_stop_characters() -> str:
-    """A pattern matching the one-character words of the ``stop-words`` Chinese list (的, 了, 是, ...)."""
-    from stop_words import get_stop_words
-
-    single = sorted({w for w in get_stop_words("chinese") if len(w) == 1})
-    return "[" + "".join(f"\\x{{{ord(c):x}}}" for c in single) + "]"
+_HELD = ("frame", "tables", "parquet")
 
 
 # ---- vocabulary ----------------------------------------------------------------------------------
@@ -387,7 +288,7 @@ def _words_of(items: Iterable[str]) -> set[str]:
     lowered = [item.lower() for item in items]
     if not lowered:
         return set()
-    parts = pc.list_flatten(pc.split_pattern_regex(pa.array(lowered, pa.string()), pattern=_NOT_LETTER))
+    parts = pc.list_flatten(pc.split_pattern_regex(pa.array(lowered, pa.string()), pattern=NOT_LETTER))
     return {w for w in parts.to_pylist() if w}
 
 
@@ -424,7 +325,7 @@ def _stop_words(
         rows.extend(hits)
         cols.extend([column] * len(hits))
     if "chinese" in names and len(vocabulary):
-        han = pc.match_substring_regex(pa.array(vocabulary.astype(str), pa.string()), pattern=f"^{_HAN}+$")
+        han = pc.match_substring_regex(pa.array(vocabulary.astype(str), pa.string()), pattern=f"^{HAN}+$")
         hits = np.flatnonzero(han.to_numpy(zero_copy_only=False)).tolist()
         rows.extend(hits)
         cols.extend([names.index("chinese")] * len(hits))

@@ -96,6 +96,32 @@ def test_nodes_benchmark_runs(tmp_path: Path) -> None:
     assert "nodes_frame" in out and "inventory" in out and out.count("target:") == 3
 
 
+def test_analysis_benchmark_runs(tmp_path: Path) -> None:
+    out = _run(
+        "analysis.py", "--size", "2MB", "--repeat", "1", "--growth", "--folder", str(tmp_path / "work"), cwd=tmp_path
+    )
+    assert "target report:" in out and "target topics:" in out and "target parquet:" in out and "growth:" in out
+
+
 def test_history_benchmark_runs_and_the_second_add_changes_nothing(tmp_path: Path) -> None:
     out = _run("history.py", "--size", "2MB", "--snapshots", "2", "--work", str(tmp_path / "work"), cwd=tmp_path)
     assert "every file's bytes (the search index's too) unchanged: True" in out
+
+
+def test_many_benchmark_resumes_a_killed_run_to_the_same_dataset(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    out = _run(
+        "many.py",
+        "--donations",
+        "6",
+        "--size",
+        "20KB",
+        "--workers",
+        "2",
+        "--workdir",
+        str(tmp_path / "w"),
+        cwd=tmp_path,
+    )
+    figures = json.loads(out.strip().splitlines()[-1])
+    resumed = figures["runs"]["dask, 2 workers, resumed"]
+    assert resumed["converted"] + resumed["unchanged"] == 6 and resumed["unchanged"] >= 3

@@ -101,3 +101,62 @@ def test_topics_json_and_a_note_when_lowered(tmp_path, capsys):
     data = json.loads(captured.out)
     assert data["units"] == 1 and len(data["topics"]) == 1 and data["topics"][0]["size"] == 1
     assert captured.err.startswith("memvelope: note: only 1 conversation with words")
+
+
+def test_search_labels_exports_by_their_file_name_as_mv_search_does(capsys):
+    claude = mv.sample_path("claude")
+    assert main(["search", str(claude), "ana", "--limit", "1", "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert row["source"] == claude.name == mv.search(claude, "ana", limit=1)["source"][0]
+
+
+def test_search_of_several_exports_names_the_conversation_by_its_title(tmp_path, capsys):
+    names = ["a" * 64 + "-2025-01-01-00-00-00.mve.json", "b" * 64 + "-2025-02-01-00-00-00.mve.json"]
+    for name, word in zip(names, ["first", "second"], strict=True):
+        mv.write_envelope(
+            {
+                "memvelope": "envelope-v0",
+                "meta": {"source_provider": "claude", "conversation_count": 1, "message_count": 1},
+                "conversations": [
+                    {
+                        "id": word,
+                        "title": f"The {word} talk",
+                        "created_at": None,
+                        "updated_at": None,
+                        "messages": [{"id": "m1", "role": "user", "ts": None, "text": f"otters, the {word} time"}],
+                    }
+                ],
+            },
+            tmp_path / name,
+        )
+    assert main(["search", *(str(tmp_path / n) for n in names), "otters"]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert len(rows) == 2
+    assert {title for title in ("The first talk", "The second talk") if any(title in r for r in rows)} == {
+        "The first talk",
+        "The second talk",
+    }
+    assert not any("aaaa" in r or "bbbb" in r for r in rows)
+
+
+def test_search_shows_a_title_match_with_a_marker(tmp_path, capsys):
+    path = tmp_path / "t.mve.json"
+    mv.write_envelope(
+        {
+            "memvelope": "envelope-v0",
+            "meta": {"source_provider": "claude", "conversation_count": 1, "message_count": 1},
+            "conversations": [
+                {
+                    "id": "c",
+                    "title": "Sourdough schedule",
+                    "created_at": None,
+                    "updated_at": None,
+                    "messages": [{"id": "m1", "role": "user", "ts": None, "text": "when to feed it"}],
+                }
+            ],
+        },
+        path,
+    )
+    assert main(["search", str(path), "sourdough"]) == 0
+    [row] = capsys.readouterr().out.splitlines()[1:]
+    assert "Sourdough schedule" in row and row.endswith("[title] when to feed it")

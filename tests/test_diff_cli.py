@@ -58,3 +58,18 @@ def test_an_envelope_beside_an_export_is_read_as_given(tmp_path: Path, capsys: p
     run = fresh("diff", str(envelope), str(GPT_NEW), "--json")
     assert (run.returncode, run.stderr) == (0, "")
     assert run.stdout == from_exports
+
+
+def test_a_chatgpt_export_against_a_claude_one_says_they_are_different_providers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["diff", str(GPT_OLD), str(CLAUDE_NEW)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "memvelope: note: the two exports are of different providers (chatgpt and claude), so no conversation "
+        "matches: compare two exports of one account\n"
+    )
+    # the older export's 5 ChatGPT conversations with ids are missing, its 2 without one unmatched; Claude's 3 new
+    assert captured.out.startswith("10 conversations: new 3, missing 5, unmatched 2\n")
+    assert main(["diff", str(CLAUDE_OLD), str(CLAUDE_NEW)]) == 0
+    assert capsys.readouterr().err == ""  # one provider: no note

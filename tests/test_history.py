@@ -50,18 +50,18 @@ def test_chatgpt_diff_gives_every_status_with_where_they_first_differ() -> None:
         ("g-edit", "Edited prompt", "edited", 2, 2, 0, "id"),  # the first prompt was edited
         ("g-regen", "Regenerated reply", "edited", 2, 2, 1, "id"),  # the reply was regenerated
         (NA, "No id", "grown", 2, 4, 2, "created_at+title"),
-        (NA, "Draft (renamed)", "unmatched", NA, 1, NA, NA),  # no id, and its title changed
+        # no id, and its title changed: matched by its first message, which begins no other
+        (NA, "Draft (renamed)", "unchanged", 1, 1, NA, "first message"),
         ("g-gone", "Deleted upstream", "missing", 2, NA, NA, NA),
-        (NA, "Draft", "unmatched", 1, NA, NA, NA),
     ]
     assert set(changes["provider"]) == {"chatgpt"}
     assert status_counts(changes) == {
         "new": 1,
         "missing": 1,
-        "unchanged": 1,
+        "unchanged": 2,
         "grown": 2,
         "edited": 2,
-        "unmatched": 2,
+        "unmatched": 0,
     }
 
 
@@ -127,21 +127,83 @@ def test_messages_compare_by_content_not_positional_ids() -> None:
     assert (row["status"], row["first_difference"]) == ("edited", 0)
 
 
-def test_a_repeated_id_matches_only_an_identical_conversation() -> None:
+def test_a_repeated_id_matches_an_identical_conversation_then_one_that_begins_alike() -> None:
     old = _envelope([_conv("d", "X", None, ["same"]), _conv("d", "X", None, ["other"])])
     new = _envelope([_conv("d", "X", None, ["same"]), _conv("d", "X", None, ["other", "more"])])
     changes = diff(old, new)
     assert rows(changes, ["status", "messages_before", "messages_after", "matched_by"]) == [
         ("unchanged", 1, 1, "content"),
-        ("unmatched", NA, 2, NA),
-        ("unmatched", 1, NA, NA),
+        ("grown", 1, 2, "first message"),  # continued: its first message begins no other
     ]
 
 
 def test_an_id_repeated_on_one_side_only_is_unmatched_not_new() -> None:
     old = _envelope([_conv("d", "X", None, ["a"]), _conv("d", "X", None, ["b"])])
     new = _envelope([_conv("d", "X", None, ["a", "c"])])
-    assert list(diff(old, new)["status"]) == ["unmatched", "unmatched", "unmatched"]
+    # the one that begins as the new one does is its older version; the other has no counterpart
+    assert list(diff(old, new)["status"]) == ["grown", "unmatched"]
+
+
+def test_conversations_that_begin_with_the_same_message_stay_unmatched() -> None:
+    old = _envelope([_conv(None, "A", None, ["hi"]), _conv(None, "B", None, ["hi"])])
+    new = _envelope([_conv(None, "A2", None, ["hi", "x"]), _conv(None, "B2", None, ["hi", "y"])])
+    assert list(diff(old, new)["status"]) == ["unmatched"] * 4
+
+
+def test_diff_history_and_a_history_folder_match_renamed_and_continued_conversations_alike(tmp_path: Path) -> None:
+    from memvelope_tools._history_folder import add_to_history
+
+    created = "2025-01-01T09:00:00Z"
+    old = _envelope(
+        [
+            _conv(None, "Trip", created, ["plan a trip", "where to?"]),  # no id
+            _conv("d", "X", None, ["alpha"]),  # an id given twice
+            _conv("d", "X", None, ["beta"]),
+        ]
+    )
+    new = _envelope(
+        [
+            _conv(None, "Trip to Rome", created, ["plan a trip", "where to?"]),  # renamed
+            _conv("d", "X", None, ["alpha"]),
+            _conv("d", "X", None, ["beta", "more"]),  # continued
+        ]
+    )
+    changes = diff(old, new)
+    assert rows(changes, ["title", "status", "matched_by"]) == [
+        ("Trip to Rome", "unchanged", "first message"),
+        ("X", "unchanged", "content"),
+        ("X", "grown", "first message"),
+    ]
+    h = history([old, new], dates=["2025-01-01", "2025-02-01"])
+    assert list(h["conversations"]["status"]) == ["current"] * 3
+    assert len(h["messages"]) == 2 + 1 + 2  # each message stored once
+    folder = tmp_path / "h"
+    add_to_history(old, folder, date="2025-01-01")
+    row = add_to_history(new, folder, date="2025-02-01")
+    counts = status_counts(changes)
+    assert {k: row[k] for k in ("new", "grown", "edited", "unchanged", "missing")} == {
+        k: counts[k] for k in ("new", "grown", "edited", "unchanged", "missing")
+    }
+    assert (row["new"], row["grown"], row["unchanged"], row["missing"]) == (0, 1, 2, 0)
+    from memvelope_tools._history.folder import read_history
+
+    stored = read_history(folder)
+    assert len(stored["messages"]) == 5 and set(stored["conversations"]["status"]) == {"current"}
+
+
+def test_a_history_folder_matches_an_id_no_longer_repeated_as_diff_does(tmp_path: Path) -> None:
+    from memvelope_tools._history.folder import read_history
+    from memvelope_tools._history_folder import add_to_history
+
+    old = _envelope([_conv("d", "X", None, ["alpha"]), _conv("d", "X", None, ["beta"])])
+    new = _envelope([_conv("d", "X", None, ["alpha", "more"])])  # every id its own again, one continued
+    assert rows(diff(old, new), ["status", "matched_by"]) == [("grown", "first message"), ("unmatched", NA)]
+    folder = tmp_path / "h"
+    add_to_history(old, folder, date="2025-01-01")
+    row = add_to_history(new, folder, date="2025-02-01")
+    assert (row["new"], row["grown"]) == (0, 1)
+    stored = read_history(folder)["messages"]
+    assert sorted(stored["text"]) == ["alpha", "beta", "more"]  # each message once
 
 
 def test_diff_of_a_conversation_that_shrank_is_edited() -> None:
@@ -174,9 +236,8 @@ def test_history_keeps_edited_away_and_deleted_messages() -> None:
         ("g-edit", "Edited prompt", jan, mar, "current"),
         ("g-regen", "Regenerated reply", jan, mar, "current"),
         (NA, "No id", jan, mar, "current"),
-        (NA, "Draft (renamed)", mar, mar, "current"),
+        (NA, "Draft (renamed)", jan, mar, "current"),  # renamed: matched by its first message, as diff matches it
         ("g-gone", "Deleted upstream", jan, jan, "deleted-upstream"),
-        (NA, "Draft", jan, jan, "deleted-upstream"),
     ]
     msgs = h["messages"]
     edit = msgs[msgs["conversation_id"] == "g-edit"]
@@ -196,8 +257,8 @@ def test_history_keeps_edited_away_and_deleted_messages() -> None:
     assert list(gone["status"]) == ["deleted-upstream", "deleted-upstream"]
     grow = msgs[msgs["conversation_id"] == "g-grow"]
     assert list(grow["first_seen"]) == [jan, jan, mar, mar]
-    # the old one's 13, then fresh 2, grown 2, edited 2, regenerated 1, grown without an id 2, renamed draft 1
-    assert len(msgs) == 13 + 2 + 2 + 2 + 1 + 2 + 1
+    # the old one's 13, then fresh 2, grown 2, edited 2, regenerated 1, grown without an id 2
+    assert len(msgs) == 13 + 2 + 2 + 2 + 1 + 2
 
 
 def test_history_snapshots_say_where_the_date_came_from_and_what_changed() -> None:
@@ -373,8 +434,8 @@ def test_cli_diff_summary_lists_the_changed_conversations_newest_first(capsys: p
 def test_cli_diff_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", str(GPT_OLD), str(GPT_NEW), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["counts"] == {"new": 1, "missing": 1, "unchanged": 1, "grown": 2, "edited": 2, "unmatched": 2}
-    assert len(out["conversations"]) == 8  # every conversation but the unchanged one
+    assert out["counts"] == {"new": 1, "missing": 1, "unchanged": 2, "grown": 2, "edited": 2, "unmatched": 0}
+    assert len(out["conversations"]) == 6  # every conversation but the unchanged ones
     regen = next(c for c in out["conversations"] if c["id"] == "g-regen")
     assert regen == {
         "provider": "chatgpt",

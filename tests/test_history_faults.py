@@ -234,9 +234,9 @@ def test_a_missing_or_damaged_part_is_refused_and_named(history_folder: Path) ->
 def test_history_check_says_whole_for_a_whole_folder(history_folder: Path) -> None:
     run = fresh("history", "check", os.fspath(history_folder))
     assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout == f"{history_folder}: whole (2 snapshots, 2 parts, 23 messages)\n"
+    assert run.stdout == f"{history_folder}: whole (2 snapshots, 2 parts, 22 messages)\n"
     checked = check_history(history_folder)
-    assert checked.ok and (checked.snapshots, checked.parts, checked.messages) == (2, 2, 23)
+    assert checked.ok and (checked.snapshots, checked.parts, checked.messages) == (2, 2, 22)
 
 
 def test_history_check_names_a_part_the_state_does_not_list(history_folder: Path) -> None:
@@ -370,3 +370,17 @@ def test_the_same_download_saved_twice_is_not_a_second_snapshot(tmp_path: Path) 
     again = add_to_history(twice, folder)
     assert again["added"] is False
     assert files(folder) == before
+
+
+def test_an_exports_envelope_added_after_it_is_not_a_second_snapshot(tmp_path: Path) -> None:
+    older, _ = mv.history_samples()
+    envelope = tmp_path / "older.mve.json"
+    mv.write_envelope(mv.convert(older), envelope)
+    folder = tmp_path / "h"
+    add_to_history(older, folder)  # dated by the date in the download's name
+    before = files(folder)
+    when = read_history(folder)["snapshots"]["date"].iloc[0]
+    again = add_to_history(envelope, folder, date=when.isoformat())
+    assert again["added"] is False
+    assert files(folder) == before
+    assert len(read_history(folder)["snapshots"]) == 1

@@ -76,7 +76,7 @@ def test_each_add_that_changes_the_messages_leaves_the_search_index_up_to_date(
     assert len(open_history_index(folder)) == 13
     add_to_history(NEW, folder, date="2025-03-01")
     stored = open_history_index(folder)
-    assert len(stored) == 23  # every message the history holds, the edited-away and deleted ones too
+    assert len(stored) == 22  # every message the history holds, the edited-away and deleted ones too
     assert stored.count("secret") == 1  # deleted upstream by the second export, still found
     stored.close()
     clear_cache()
@@ -117,7 +117,7 @@ def test_the_folder_holds_what_history_gives(tmp_path: Path) -> None:
     assert_holds_history(folder, [OLD, NEW])
     stored = read_history(folder)
     assert set(stored["messages"]["source"]) == {"conversations.json"}
-    assert list(stored["snapshots"]["new"]) == [7, 2]
+    assert list(stored["snapshots"]["new"]) == [7, 1]  # the renamed draft is matched by its first message
 
 
 def test_the_folder_is_a_parquet_folder_the_usual_readers_take(tmp_path: Path) -> None:
@@ -127,7 +127,7 @@ def test_the_folder_is_a_parquet_folder_the_usual_readers_take(tmp_path: Path) -
     add_to_history(OLD, folder, date="2025-01-01")
     add_to_history(NEW, folder, date="2025-03-01")
     frames = read_parquet(folder)
-    assert len(frames["messages"]) == 23 and len(frames["conversations"]) == 9
+    assert len(frames["messages"]) == 22 and len(frames["conversations"]) == 8
     found = search(folder, "cats")
     # the prompt an edit replaced is still found, under its own conversation's title
     assert list(found["title"]) == ["Edited prompt"]
@@ -163,6 +163,41 @@ def test_an_older_export_after_a_newer_one_is_refused(tmp_path: Path) -> None:
     assert files(folder) == before
 
 
+def test_an_older_export_the_folder_already_holds_is_said_to_be_held(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    add_to_history(NEW, folder, date="2025-03-01")
+    before = files(folder)
+    row = add_to_history(OLD, folder, date="2025-01-01")
+    assert (row["added"], row["snapshot"], row["messages"]) == (False, 0, 13)
+    assert main(["history", "add", str(OLD), "--to", str(folder), "--date", "2025-01-01"]) == 0
+    assert (
+        capsys.readouterr().out
+        == f"{folder} already holds this export (2025-01-01 00:00 UTC, given): nothing written\n"
+    )
+    assert files(folder) == before
+
+
+def test_a_backup_found_later_is_refused_with_the_commands_that_put_it_in_its_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    add_to_history(NEW, folder, date="2025-03-01")
+    before = files(folder)
+    assert main(["history", "add", str(OLD), "--to", str(folder), "--date", "2025-02-01"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    # both dates as the rest of the command line shows them, then every export in date order
+    assert "dated 2025-02-01 00:00 UTC, before the folder's newest chatgpt export (2025-03-01 00:00 UTC)" in err
+    add = "memvelope history add conversations.json --to NEW-FOLDER --date "
+    assert f"{add}2025-01-01T00:00:00Z; {add}2025-02-01T00:00:00Z; {add}2025-03-01T00:00:00Z" in err
+    assert "+00:00" not in err
+    assert files(folder) == before
+
+
 def test_a_parquet_folder_that_is_not_a_history_is_refused(tmp_path: Path) -> None:
     to_parquet(OLD, tmp_path / "p")
     with pytest.raises(FormatError, match="not a history folder"):
@@ -180,14 +215,14 @@ def test_cli_history_add_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert capsys.readouterr().out.splitlines() == [
         f"added conversations.json (2025-01-01 00:00 UTC, given) to {folder}: 7 conversations, 13 messages; new 7",
         f"added conversations.json (2025-03-01 00:00 UTC, given) to {folder}: 7 conversations, 17 messages; "
-        "new 2, grown 2, edited 2, unchanged 1, missing 2",
+        "new 1, grown 2, edited 2, unchanged 2, missing 1",
         f"{folder} already holds this export (2025-03-01 00:00 UTC, given): nothing written",
         f"{folder}: 2 snapshots",
         "  #0  2025-01-01 00:00 UTC, given  chatgpt  conversations.json: 7 conversations, 13 messages; new 7",
         "  #1  2025-03-01 00:00 UTC, given  chatgpt  conversations.json: 7 conversations, 17 messages; "
-        "new 2, grown 2, edited 2, unchanged 1, missing 2",
-        "conversations: 9 (current 7, deleted-upstream 2)",
-        "messages: 23 (current 17, edited-away 3, deleted-upstream 3)",
+        "new 1, grown 2, edited 2, unchanged 2, missing 1",
+        "conversations: 8 (current 7, deleted-upstream 1)",
+        "messages: 22 (current 17, edited-away 3, deleted-upstream 2)",
     ]
 
 
@@ -214,7 +249,47 @@ def test_search_of_a_history_folder_says_which_messages_the_provider_no_longer_h
     }
     assert "status" not in search(NEW, "dogs").columns  # not a history folder: results as ever
     assert main(["search", str(folder), "secret"]) == 0
-    assert "[deleted-upstream] ⟦Secret⟧ plans" in capsys.readouterr().out
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.split()[5] == "status" and row.split()[5] == "deleted-upstream" and row.endswith("⟦Secret⟧ plans")
+
+
+def test_search_of_a_history_folder_keeps_the_status_on_a_narrow_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    add_to_history(NEW, folder, date="2025-03-01")
+    monkeypatch.setenv("COLUMNS", "60")  # as a narrow terminal, or a pipe told its width
+    assert main(["search", str(folder), "cats OR dogs"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    statuses = {line.split()[5]: line for line in lines[1:]}  # rank, score, day, time, role, status
+    assert sorted(statuses) == ["current", "edited-away"]
+    assert "cats" in statuses["edited-away"] and "dogs" in statuses["current"]
+
+
+def test_search_of_a_history_folder_gives_a_message_edited_in_place_a_status_for_each_text(tmp_path: Path) -> None:
+    from memvelope_tools._search.function import search
+
+    def export(text: str) -> dict[str, Any]:
+        message = {"id": "m1", "role": "user", "ts": "2025-01-01T10:00:00Z", "text": text}
+        conv = {"id": "c", "title": "Pets", "created_at": None, "updated_at": None, "messages": [message]}
+        meta = {"source_provider": "claude", "conversation_count": 1, "message_count": 1}
+        return {"memvelope": "envelope-v0", "meta": meta, "conversations": [conv]}
+
+    folder = tmp_path / "h"
+    # the same message (id, role, time, place), its text changed between the two exports
+    add_to_history(export("tell me about ferrets"), folder, date="2025-01-02")
+    add_to_history(export("tell me about otters"), folder, date="2025-02-02")
+    found = search(folder, "ferrets OR otters")
+    assert dict(zip(found["snippet"], found["status"], strict=True)) == {
+        "tell me about ⟦ferrets⟧": "edited-away",
+        "tell me about ⟦otters⟧": "current",
+    }
+    # found by its title: shown as the most recent of its first messages
+    by_title = search(folder, "pets")
+    assert list(zip(by_title["snippet"], by_title["status"], by_title["matched"], strict=True)) == [
+        ("tell me about otters", "current", "title")
+    ]
 
 
 CLAUDE_OLD = HISTORY / "claude-old" / "conversations.json"
@@ -282,10 +357,10 @@ def test_each_add_writes_only_the_messages_it_saw_first(tmp_path: Path) -> None:
     add_to_history(NEW, folder, date="2025-04-01")  # nothing new: no part
     assert numbered(folder / "messages") == ["part-00000", "part-00001"]
     assert files(folder)[f"messages/{name}"] == first
-    assert [pq.read_metadata(folder / "messages" / name).num_rows for name in top(folder / "messages")] == [13, 10]
+    assert [pq.read_metadata(folder / "messages" / name).num_rows for name in top(folder / "messages")] == [13, 9]
     stored = read_history(folder)
-    assert len(stored["messages"]) == 23 and list(stored["snapshots"]["new"]) == [7, 2, 0]
-    assert (stored["messages"]["first_seen"] == pd.Timestamp("2025-03-01", tz="UTC")).sum() == 10
+    assert len(stored["messages"]) == 22 and list(stored["snapshots"]["new"]) == [7, 1, 0]
+    assert (stored["messages"]["first_seen"] == pd.Timestamp("2025-03-01", tz="UTC")).sum() == 9
 
 
 def test_a_folder_of_the_earlier_layout_is_read_and_its_next_add_writes_parts(tmp_path: Path) -> None:
@@ -317,8 +392,8 @@ def test_the_frame_functions_take_a_history_folder_and_a_parquet_folder(tmp_path
     stored = read_parquet(folder)
     pd.testing.assert_frame_equal(messages_frame(folder), stored["messages"])
     pd.testing.assert_frame_equal(conversations_frame(folder), stored["conversations"])
-    assert len(messages_frame(folder)) == 23 and set(messages_frame(folder)["source"]) == {"conversations.json"}
+    assert len(messages_frame(folder)) == 22 and set(messages_frame(folder)["source"]) == {"conversations.json"}
     to_parquet(NEW, tmp_path / "p")
     pd.testing.assert_frame_equal(messages_frame(tmp_path / "p"), read_parquet(tmp_path / "p")["messages"])
     both = messages_frame([folder, NEW])  # beside a document, each keeps its rows
-    assert len(both) == 23 + len(messages_frame(NEW))
+    assert len(both) == 22 + len(messages_frame(NEW))

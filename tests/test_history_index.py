@@ -112,7 +112,7 @@ def test_a_damaged_index_is_built_anew(tmp_path: Path) -> None:
     (folder / INDEX_FOLDER / "rows.arrow").write_bytes(b"not arrow")
     add_to_history(GPT_NEW, folder, date="2025-03-01")
     stored = search_history.open_history_index(folder)
-    assert len(stored) == 23
+    assert len(stored) == 22
     stored.close()
 
 

@@ -69,14 +69,14 @@ def test_a_mixed_pair_is_refused_by_read_parquet_and_search(tmp_path: Path):
 def test_a_write_that_fails_part_way_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     mv.to_parquet(envelope("old", 3), tmp_path)
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
-    real = _parquet._write
+    real = _parquet._write_chunks
 
-    def full_disk(table, fh, name, progress):
+    def full_disk(chunks, schema, fh, name, progress):
         if name == "messages.parquet":
             raise OSError(errno.ENOSPC, "No space left on device")
-        real(table, fh, name, progress)
+        real(chunks, schema, fh, name, progress)
 
-    monkeypatch.setattr(_parquet, "_write", full_disk)
+    monkeypatch.setattr(_parquet, "_write_chunks", full_disk)
     with pytest.raises(OutputError, match="No space left on device"):
         mv.to_parquet(envelope("new", 5), tmp_path)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before

@@ -680,3 +680,32 @@ def test_a_word_too_long_for_the_engine_is_left_out_and_the_rest_is_indexed():
     env = envelope(conv("l", "t", msg(1, "user", None, "x" * 70_000 + " tail"), msg(2, "user", None, "x marks")))
     assert list(mv.search(env, "tail")["position"]) == [0]
     assert list(mv.search(env, "x*")["position"]) == [1]
+
+
+def test_a_conversation_is_found_by_a_word_of_its_title_shown_as_its_first_message() -> None:
+    env = envelope(
+        conv(
+            "bread",
+            "Sourdough schedule",
+            msg(1, "user", "2025-01-02T08:00:00Z", "When should I feed the starter?"),
+            msg(2, "assistant", "2025-01-02T08:00:05Z", "Twice a day at room temperature."),
+        ),
+        conv("other", "Taxes", msg(1, "user", "2025-01-03T08:00:00Z", "my sourdough starter smells of acetone")),
+    )
+    hits = mv.search(env, "sourdough")
+    # the message that holds the word, and the first message of the conversation whose title holds it
+    assert sorted(zip(hits["conversation_id"], hits["position"], hits["matched"], strict=True)) == [
+        ("bread", 0, "title"),
+        ("other", 0, "text"),
+    ]
+    row = hits.set_index("conversation_id").loc["bread"]
+    assert (row["role"], row["title"]) == ("user", "Sourdough schedule")
+    assert row["snippet"] == "When should I feed the starter?"
+    both = mv.search(env, "sourdough schedule")
+    assert list(both["conversation_id"]) == ["bread"] and list(both["matched"]) == ["title"]
+    # a filter applies to the message a title match shows: the first message is the user's
+    assert list(mv.search(env, "sourdough", role="assistant")["conversation_id"]) == []
+    found = mv.search(env, "starter")
+    assert set(found["matched"]) == {"text"}
+    feed = mv.search(env, "feed OR schedule")  # the first message matched by its text and its title
+    assert feed.set_index("conversation_id").loc["bread", "matched"] == "text, title"

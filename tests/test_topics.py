@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 import memvelope_tools as mv
-from memvelope_tools._topics import Topics, count_words
+from memvelope_tools._topic_units import count_words
+from memvelope_tools._topics import Topics
 
 PLANTED = {
     "garden": "tomato compost seedling mulch pruning greenhouse trellis basil soil harvest",

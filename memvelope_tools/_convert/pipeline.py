@@ -340,15 +340,16 @@ def convert_body(
     progress: bool | None = None,
     workers: int | None = 1,
     on_provider: Callable[[str], Any] | None = None,
+    log: ConversionLog | None = None,
 ) -> dict[str, Any]:
     """Convert one export, giving ``write`` the text of its envelope's conversations array (what
     :func:`convert_stream` writes between the array's brackets) a piece at a time, in order, as it is
     made; nothing is held. ``workers`` are :func:`convert_stream`'s; ``on_provider`` is called with the
-    provider before the first piece is written. Returns the envelope's ``meta``; errors are
-    :func:`convert_stream`'s."""
+    provider before the first piece is written; ``log`` learns what was read and left out. Returns the
+    envelope's ``meta``; errors are :func:`convert_stream`'s."""
     inputs = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     expansion = expand(inputs, None)
-    log = ConversionLog()
+    log = log if log is not None else ConversionLog()
     log.ignored = expansion.ignored
     log.chose = expansion.chose
     total = sum(p.size or 0 for p in expansion.parts) or None
@@ -439,11 +440,17 @@ def open_export(
 
 
 def convert_export(
-    found: Input, write: Callable[[bytes], Any], *, progress: bool | None = None
+    found: Input,
+    write: Callable[[bytes], Any],
+    *,
+    progress: bool | None = None,
+    on_provider: Callable[[str], Any] | None = None,
+    log: ConversionLog | None = None,
 ) -> dict[str, Any] | None:
     """Convert a resolved export, giving ``write`` the text of its envelope's conversations array a piece
-    at a time (see :func:`memvelope_tools._convert.convert_body`); returns the envelope's meta, or None,
-    writing nothing, for an export given as bytes.
+    at a time (see :func:`memvelope_tools._convert.convert_body`, which also says when ``on_provider`` is
+    called); returns the envelope's meta, or None, writing nothing, for an export given as bytes. ``log``
+    learns what the conversion read and left out.
 
     The conversations are those ``memvelope convert`` writes, in the same bytes. Errors are
     :func:`open_export`'s.
@@ -451,7 +458,7 @@ def convert_export(
     if not found.parts or not all(isinstance(part, str | os.PathLike) for part in found.parts):
         return None
     with explained(found.parts):
-        return convert_body(list(found.parts), write, progress=progress)
+        return convert_body(list(found.parts), write, progress=progress, on_provider=on_provider, log=log)
 
 
 def _from_bytes(data: bytes, name: str | None, report: ConversionLog | None, progress: bool | None) -> dict[str, Any]:

@@ -27,10 +27,11 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO, Final
+from typing import IO, BinaryIO, Final
 
 from .._printable import printable
 from ..errors import ConversionError, InputError
+from .zips import open_nested, open_zip
 
 _ZIP_MAGIC: Final = (b"PK\x03\x04", b"PK\x05\x06")
 # What a damaged deflate, bzip2 (an OSError) or LZMA stream raises while a member is read.
@@ -297,7 +298,7 @@ def _check_limits(name: str, size: int, compressed: int, limits: ZipLimits) -> N
 
 def _open_zip(path: Path, label: str) -> zipfile.ZipFile:
     try:
-        return zipfile.ZipFile(path)
+        return open_zip(path)
     except zipfile.BadZipFile as exc:
         raise InputError(f"not a readable zip archive: {exc}", reason="bad-zip", source=label) from exc
     except OSError as exc:
@@ -325,18 +326,22 @@ _NESTED_IN_MEMORY: Final = 32 << 20  # a nested zip larger than this waits in an
 def _open_nested(part: Part) -> zipfile.ZipFile:
     """The zip that the member ``part`` holds, copied (within the limits) into memory when small, else
     into an unnamed temporary file that the system removes once it is closed."""
-    spool = tempfile.SpooledTemporaryFile(max_size=_NESTED_IN_MEMORY)  # noqa: SIM115 - lives as long as the zip
-    try:
-        with part.open() as fh:
-            shutil.copyfileobj(fh, spool, 1 << 18)
+
+    def copy() -> IO[bytes]:
+        spool = tempfile.SpooledTemporaryFile(max_size=_NESTED_IN_MEMORY)  # noqa: SIM115 - lives as long as the zip
+        try:
+            with part.open() as fh:
+                shutil.copyfileobj(fh, spool, 1 << 18)
+        except BaseException:
+            spool.close()
+            raise
         spool.seek(0)
-        return zipfile.ZipFile(spool)
+        return spool
+
+    try:
+        return open_nested((part.name, part.size), copy)
     except zipfile.BadZipFile as exc:
-        spool.close()
         raise InputError(f"not a readable zip archive: {exc}", reason="bad-zip", source=part.name) from exc
-    except BaseException:
-        spool.close()
-        raise
 
 
 def _members(archive: zipfile.ZipFile) -> tuple[dict[str, zipfile.ZipInfo], set[str]]:

@@ -233,7 +233,7 @@ def dedupe_tables(conv_table: pa.Table, msg_table: pa.Table | None) -> tuple[pa.
     """The tables without the conversations ``dedupe=True`` drops (see :mod:`memvelope_tools._frames`)."""
     if not conv_table.num_rows:
         return conv_table, msg_table
-    keep = _dedupe_mask(conv_table)
+    keep = dedupe_mask(conv_table)
     if msg_table is not None:
         # Map each message to its conversation's row number in the concatenated table.
         counts = conv_table.column("n_messages").to_numpy()
@@ -241,7 +241,9 @@ def dedupe_tables(conv_table: pa.Table, msg_table: pa.Table | None) -> tuple[pa.
     return conv_table.filter(pa.array(keep)), msg_table
 
 
-def _dedupe_mask(convs: pa.Table) -> np.ndarray:
+def dedupe_mask(convs: pa.Table) -> np.ndarray:
+    """Which conversations ``dedupe=True`` keeps: of those sharing an id, the one updated last (the later
+    one of a tie); every conversation without an id."""
     frame = pd.DataFrame(
         {
             "id": convs.column("conversation_id").to_pandas(types_mapper={pa.string(): STRING}.get),

@@ -10,6 +10,7 @@ parses a window at a time) give the same tables, checked as they are built: colu
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import queue
 import threading
@@ -38,6 +39,7 @@ from .text import Conversations, strings, text_columns_later
 _BATCH = 1 << 16
 _SINK_ROWS = 4096  # messages handed on as a batch, at least, by the functions that hand batches on
 _HAND_ON_BYTES = 1 << 20  # bytes of an export's envelope handed to the reading thread at a time
+_AHEAD = 8  # pieces of an export's envelope made before the reading thread takes them, at most
 _STR_OR_NONE = frozenset((str, type(None)))
 _Read = tuple[Conversations, pa.Array]  # columns, and the messages' timestamps parsed
 _Piece = tuple[int, int, "_Read | None"]  # conversations [start, end) of a window, read or to be parsed
@@ -186,15 +188,116 @@ def flatten_export(
     conversion runs in this thread, the reading (as :func:`flatten_file` reads) on another. Raises
     Fallback when the bytes must be read whole instead.
     """
-    pieces: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
     builder = _Builder(label, name, with_messages)
+    meta = _read_while_made(convert, lambda windows: _read_windows(windows, builder, stream_array(windows)))
+    if meta is None:
+        return None
+    check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=name)
+    provider = meta["source_provider"]
+    return builder.tables(provider), provider
+
+
+def flatten_export_batches(
+    convert: Callable[[Callable[[bytes], Any], Callable[[str], Any]], dict[str, Any] | None],
+    label: str,
+    name: str,
+    sink: Callable[[pa.Table, pa.Table], None],
+    *,
+    rows: int = _SINK_ROWS,
+    window: int | None = None,
+) -> str | None:
+    """The envelope ``convert(write, on_provider)`` makes, its tables given to ``sink`` a batch of whole
+    conversations at a time as it is made (as :func:`flatten_file_batches` gives them, ``window`` bytes
+    of it read at a time); returns its provider, or None when ``convert`` wrote nothing.
+
+    ``convert`` calls ``on_provider`` with the provider before it writes its first piece, and is
+    otherwise :func:`flatten_export`'s. The conversion runs in this thread; the reading, and ``sink``, on
+    another. Raises Fallback when the bytes must be read whole instead.
+    """
+    provider: list[str] = []
+
+    def read(windows: Windows) -> None:
+        _in_batches(windows, stream_array, label, name, sink, rows, lambda _: provider[0])
+
+    meta = _read_while_made(lambda write: convert(write, provider.append), read, window)
+    if meta is None:
+        return None
+    check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=name)
+    if provider and provider[0] != meta["source_provider"]:
+        raise Fallback
+    return str(meta["source_provider"])
+
+
+def flatten_batches(
+    doc: dict[str, Any],
+    label: str,
+    name: str,
+    sink: Callable[[pa.Table, pa.Table], None],
+    *,
+    rows: int = _SINK_ROWS,
+    owned: bool = False,
+) -> str:
+    """A parsed envelope (its tags and meta checked) as :func:`flatten` reads it, its tables given to
+    ``sink`` a batch of whole conversations (about ``rows`` messages) at a time; an ``owned`` one is
+    emptied on the way. Returns its provider."""
+    provider = str(doc["meta"]["source_provider"])
+    builder = _Builder(label, name, True)
+    convs = doc["conversations"]
+    lo = 0
+    with text.surrogates_summed():
+        while True:
+            hi, held = lo, 0
+            while hi < len(convs) and (held < rows or hi == lo):
+                held += _messages_in(convs[hi])
+                hi += 1
+            part = convs[lo:hi]
+            builder.add(part, release=True, bar=None)
+            if owned:
+                convs[lo:hi] = [None] * (hi - lo)
+            conv_table, msg_table = builder.take(provider)
+            assert msg_table is not None
+            sink(conv_table, msg_table)
+            lo = hi
+            if lo >= len(convs):
+                break
+    if owned:
+        doc["conversations"] = None
+    return provider
+
+
+def _messages_in(conversation: Any) -> int:
+    """How many messages a conversation not yet checked holds (1 when it holds no list of them)."""
+    messages = conversation.get("messages") if isinstance(conversation, dict) else None
+    return len(messages) if isinstance(messages, list) else 1
+
+
+def _read_while_made(
+    convert: Callable[[Callable[[bytes], Any]], dict[str, Any] | None],
+    read: Callable[[Windows], object],
+    window: int | None = None,
+) -> dict[str, Any] | None:
+    """Run ``convert(write)`` in this thread and ``read`` on another, over windows of the text of an
+    envelope's conversations array that ``convert`` gives ``write`` a piece at a time (with the array's
+    brackets around it); the meta ``convert`` returns, or None when it wrote nothing or the reading
+    failed first (``window``: the bytes of a window). What ``read`` raises is raised here."""
+    pieces: queue.Queue[bytes | None] = queue.Queue(maxsize=_AHEAD)
     failure: list[BaseException] = []
     held: list[bytes] = []
     size = 0
 
+    def put(piece: bytes | None) -> None:
+        # The conversion waits while the reader is _AHEAD pieces behind, so they are never held all at once.
+        while True:
+            try:
+                pieces.put(piece, timeout=0.1)
+                return
+            except queue.Full:
+                if not reader.is_alive():
+                    raise _ReaderFailed from None
+
     def hand_on() -> None:
         nonlocal size
-        pieces.put(b"".join(held))
+        put(b"".join(held))
         held.clear()
         size = 0
 
@@ -208,15 +311,14 @@ def flatten_export(
         if size >= _HAND_ON_BYTES:
             hand_on()
 
-    def read() -> None:
-        text = itertools.chain([b"["], iter(pieces.get, None), [b"]"])
-        windows = Windows.of_pieces(text)
+    def run() -> None:
+        windows = Windows.of_pieces(itertools.chain([b"["], iter(pieces.get, None), [b"]"]), window=window)
         try:
-            _read_windows(windows, builder, stream_array(windows))
+            read(windows)
         except BaseException as exc:  # raised in the converting thread
             failure.append(exc)
 
-    reader = threading.Thread(target=read, name="memvelope-frames")
+    reader = threading.Thread(target=run, name="memvelope-frames")
     reader.start()
     try:
         meta = convert(write)
@@ -224,15 +326,12 @@ def flatten_export(
     except _ReaderFailed:
         meta = None
     finally:
-        pieces.put(None)
+        with contextlib.suppress(_ReaderFailed):
+            put(None)
         reader.join()
     if failure:
         raise failure[0]
-    if meta is None:
-        return None
-    check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=name)
-    provider = meta["source_provider"]
-    return builder.tables(provider), provider
+    return meta
 
 
 class _ReaderFailed(Exception):

@@ -10,11 +10,16 @@ Matching rules (this package owns them):
 
 * **Conversations** match by provider and id. A conversation whose id is null, or occurs more than
   once in its export, matches by ``created_at`` and title when it has a ``created_at`` and that pair
-  is unique among its export's id-less conversations; otherwise it matches only an identical
-  conversation (same id, title, ``created_at`` and messages). :func:`diff` reports such a
-  conversation without a counterpart as ``unmatched`` rather than ``new`` or ``missing``: a renamed
-  or edited one cannot be told from a new one. The ``matched_by`` column says which rule matched
-  (``id``, ``created_at+title``, ``content``).
+  is unique among its export's id-less conversations; otherwise by its content (same id, title,
+  ``created_at`` and messages). A conversation that no key matches and that is not simply new (its
+  own id, which the other export does not hold) then matches one of the other export's left the same
+  way when both begin with the same message (role, text, timestamp) and that message begins no other
+  of them, of the same provider, on either side: so a renamed conversation without an id, or one
+  continued after an id was repeated, is matched. :func:`diff` reports a conversation still without
+  a counterpart as ``unmatched`` rather than ``new`` or ``missing``; a history keeps it as a
+  conversation of its own. The ``matched_by`` column says which rule matched (``id``,
+  ``created_at+title``, ``content``, ``first message``). :func:`diff` and :func:`history` (and a
+  history folder) take the rule from :func:`memvelope_tools._history.keys.match_conversations`.
 * **Messages** compare by role, text and timestamp, never by their positional ``m1``, ``m2`` ids.
   In a history, a message is the same message when it has the same role, text and timestamp at the
   same position of the same conversation; :class:`Merge` compares the three by a 64-bit hash of them

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,7 @@ import pyarrow as pa
 
 from .._frames.columns import NULLABLE_INT, STRING, TIMESTAMP, conform
 from .._read import Source
+from .keys import Side, first_hashes, match_conversations
 from .paths import Comparable, common_prefix, path_status
 from .snapshots import Snapshot, read_snapshots
 
@@ -63,6 +65,11 @@ def diff(old: Source, new: Source, *, workers: int | None = 1, progress: bool | 
     memvelope_tools.errors.MemvelopeError
         When either input is not an export or envelope.
 
+    Warns
+    -----
+    UserWarning
+        When the two exports are of different providers (no conversation can match).
+
     Examples
     --------
     >>> import memvelope_tools as mv
@@ -70,13 +77,19 @@ def diff(old: Source, new: Source, *, workers: int | None = 1, progress: bool | 
     >>> changes["status"].value_counts()  # doctest: +SKIP
     """
     a, b = read_snapshots([old, new], ["old", "new"], [None, None], dated=False, workers=workers, progress=progress)
+    if a.provider != b.provider:
+        warnings.warn(
+            f"the two exports are of different providers ({a.provider} and {b.provider}), so no conversation "
+            "matches: compare two exports of one account",
+            stacklevel=2,
+        )
     return diff_snapshots(a, b)
 
 
 def diff_snapshots(a: Snapshot, b: Snapshot) -> pd.DataFrame:
     """:func:`diff` of two snapshots already read."""
-    a_index = pd.Index(a.keys)
-    match = a_index.get_indexer(b.keys) if len(b.keys) else np.empty(0, dtype=np.int64)
+    matching = match_conversations(side(a), side(b))
+    match = matching.match
     found = np.flatnonzero(match >= 0)
     a_rows = match[found]
     a_len = a.convs.column("n_messages").to_numpy()
@@ -95,19 +108,12 @@ def diff_snapshots(a: Snapshot, b: Snapshot) -> pd.DataFrame:
     first_b = np.full(len(b.keys), -1, dtype=np.int64)
     status_b[found] = path_status(prefix, a_len[a_rows], b_len[found])
     first_b[found] = np.where(status_b[found] == "unchanged", -1, prefix)
-    a_ids = set(a.convs.column("conversation_id").drop_null().to_pylist())
-    b_ids = set(b.convs.column("conversation_id").drop_null().to_pylist())
-    b_id_list = b.convs.column("conversation_id").to_pylist()
     for row in np.flatnonzero(match < 0):
-        by_id = b.matched_by[row] == "id" and b_id_list[row] not in a_ids
-        status_b[row] = "new" if by_id else "unmatched"
+        status_b[row] = "unmatched" if matching.new_open[row] else "new"
     gone = np.ones(len(a.keys), dtype=bool)
     gone[a_rows] = False
     gone_rows = np.flatnonzero(gone)
-    a_id_list = a.convs.column("conversation_id").to_pylist()
-    status_a = [
-        "missing" if a.matched_by[row] == "id" and a_id_list[row] not in b_ids else "unmatched" for row in gone_rows
-    ]
+    status_a = ["unmatched" if matching.old_open[row] else "missing" for row in gone_rows]
 
     newer = b.convs.to_pandas(types_mapper={pa.string(): STRING}.get)
     older = a.convs.take(pa.array(gone_rows, pa.int64())).to_pandas(types_mapper={pa.string(): STRING}.get)
@@ -122,7 +128,7 @@ def diff_snapshots(a: Snapshot, b: Snapshot) -> pd.DataFrame:
             "messages_before": _nullable(before_b),
             "messages_after": newer["n_messages"],
             "first_difference": _nullable(first_b),
-            "matched_by": [rule if m >= 0 else None for m, rule in zip(match, b.matched_by, strict=True)],
+            "matched_by": matching.rule,
             "created_at": newer["created_at"],
             "updated_at": newer["updated_at"],
             "last_ts": newer["last_ts"],
@@ -146,6 +152,19 @@ def diff_snapshots(a: Snapshot, b: Snapshot) -> pd.DataFrame:
     frames = [f for f in (rows_b, rows_a) if len(f)]
     out = pd.concat(frames, ignore_index=True) if frames else rows_b
     return conform(out, DIFF_COLUMNS)
+
+
+def side(snap: Snapshot) -> Side:
+    """A snapshot as one side of :func:`match_conversations`."""
+    lengths = snap.convs.column("n_messages").to_numpy()
+    starts = snap.starts
+    return Side(
+        snap.keys,
+        snap.matched_by,
+        snap.convs.column("provider").to_numpy(zero_copy_only=False),
+        snap.convs.column("conversation_id").to_pylist(),
+        lambda rows: first_hashes(snap.msgs, starts[rows], lengths[rows]),
+    )
 
 
 def _nullable(values: np.ndarray) -> pd.arrays.IntegerArray:

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from .._frames.columns import conform, to_pandas
+from .._frames.columns import STRING, conform, to_pandas
 from .._frames.folders import (
     CONVERSATION_HISTORY_COLUMNS,
     MESSAGE_HISTORY_COLUMNS,
@@ -56,8 +56,8 @@ def status_from(hits: pd.DataFrame, messages: pd.DataFrame) -> pd.DataFrame:
     key = list(_MESSAGE_KEY)
     stored = messages.loc[:, [*key, "status"]].drop_duplicates(key, keep=False)
     found = hits.loc[:, key].reset_index(drop=True).merge(stored, on=key, how="left", sort=False)
-    status = found["status"].astype(MESSAGE_HISTORY_COLUMNS["status"])
-    return hits.assign(status=status.to_numpy())
+    status = found["status"].astype(MESSAGE_HISTORY_COLUMNS["status"]).astype(STRING)
+    return hits.assign(status=pd.Series(status.array, index=hits.index))
 
 
 def read_history(folder: str | os.PathLike[str], *, tz: str | None = None) -> dict[str, pd.DataFrame]:

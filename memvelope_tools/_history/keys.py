@@ -6,6 +6,8 @@ import hashlib
 import itertools
 import json
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -92,3 +94,85 @@ def _mix(x: np.ndarray) -> np.ndarray:
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         mixed: np.ndarray = z ^ (z >> np.uint64(31))
     return mixed
+
+
+def key_rule(key: str) -> str:
+    """The rule that gave a conversation key (``id``, ``created_at+title`` or ``content``)."""
+    kind = key.split(":", 2)[1]
+    return {"id": "id", "created": "created_at+title"}.get(kind, "content")
+
+
+@dataclass
+class Side:
+    """One side of a match: each conversation's key, the rule that gave it, its provider and id, and
+    ``first``, which gives the hash of the first message (None: it has none) of the rows asked for."""
+
+    keys: np.ndarray
+    rules: np.ndarray
+    providers: np.ndarray
+    ids: list[str | None]
+    first: Callable[[np.ndarray], list[int | None]]
+
+
+@dataclass
+class Matching:
+    """How the conversations of a newer side match an older one's: ``match`` (each newer
+    conversation's row on the older side, -1: none), ``rule`` (the rule that matched it, None: none),
+    and which conversations left without a counterpart are ``unmatched`` rather than new or missing
+    (``new_open``, ``old_open``)."""
+
+    match: np.ndarray
+    rule: np.ndarray
+    new_open: np.ndarray
+    old_open: np.ndarray
+
+
+def match_conversations(old: Side, new: Side) -> Matching:
+    """Match the conversations of ``new`` to those of ``old`` by the package's matching rules: by key,
+    then, among those left that are not simply new or missing, by their first message."""
+    found = pd.Index(old.keys).get_indexer(new.keys) if len(new.keys) else np.zeros(0, dtype=np.int64)
+    found = found.astype(np.int64)
+    rule = np.array([new.rules[i] if m >= 0 else None for i, m in enumerate(found)], dtype=object)
+    old_taken = np.zeros(len(old.keys), dtype=bool)
+    old_taken[found[found >= 0]] = True
+    old_ids = {i for i in old.ids if i is not None}
+    new_ids = {i for i in new.ids if i is not None}
+    new_open = np.array(
+        [m < 0 and not (r == "id" and i not in old_ids) for m, r, i in zip(found, new.rules, new.ids, strict=True)],
+        dtype=bool,
+    )
+    old_open = np.array(
+        [not t and not (r == "id" and i not in new_ids) for t, r, i in zip(old_taken, old.rules, old.ids, strict=True)],
+        dtype=bool,
+    )
+    new_rows, old_rows = np.flatnonzero(new_open), np.flatnonzero(old_open)
+    if len(new_rows) and len(old_rows):
+        pairs = _first_message_pairs(
+            list(zip(new.providers[new_rows].tolist(), new.first(new_rows), strict=True)),
+            list(zip(old.providers[old_rows].tolist(), old.first(old_rows), strict=True)),
+        )
+        for n, o in pairs:
+            found[new_rows[n]] = old_rows[o]
+            rule[new_rows[n]] = "first message"
+            new_open[new_rows[n]] = old_open[old_rows[o]] = False
+    return Matching(found, rule, new_open, old_open)
+
+
+def _first_message_pairs(new: list[tuple[str, int | None]], old: list[tuple[str, int | None]]) -> list[tuple[int, int]]:
+    """Pairs of (new, old) places whose (provider, first message) is the same and begins no other on either side."""
+    new_count = Counter(k for k in new if k[1] is not None)
+    old_at = {k: n for n, k in enumerate(old) if k[1] is not None}
+    old_count = Counter(k for k in old if k[1] is not None)
+    return [
+        (n, old_at[k]) for n, k in enumerate(new) if k[1] is not None and new_count[k] == 1 and old_count.get(k, 0) == 1
+    ]
+
+
+def first_hashes(msgs: pa.Table, starts: np.ndarray, lengths: np.ndarray) -> list[int | None]:
+    """The hash (:func:`message_hashes`) of the message at each of ``starts``, None where ``lengths`` is 0."""
+    has = lengths > 0
+    hashed = message_hashes(msgs.take(pa.array(starts[has], pa.int64()))) if has.any() else np.zeros(0, np.uint64)
+    out: list[int | None] = [None] * len(starts)
+    for place, value in zip(np.flatnonzero(has).tolist(), hashed.tolist(), strict=True):
+        out[place] = int(value)
+    return out

@@ -14,9 +14,9 @@ import pyarrow as pa
 from .._frames.columns import CONVERSATION_COLUMNS, MS
 from .._frames.folders import PART_COLUMNS, STATE_SCHEMA, empty_table
 from ..errors import FormatError
-from .keys import conversation_keys, id_key, message_hashes
+from .keys import Side, conversation_keys, id_key, key_rule, match_conversations, message_hashes
 from .paths import NO_TS, pairs, path_status
-from .snapshots import newest_in
+from .snapshots import newest_in, shown_date
 
 
 @dataclass
@@ -37,6 +37,14 @@ class Held:
     @classmethod
     def empty(cls) -> Held:
         return cls([], empty_table("conversations"), empty_table("state"))
+
+
+class HeldAlready(Exception):
+    """The export is one the history already holds (an older one than its newest): its snapshot row."""
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        super().__init__(row["source"])
+        self.row = row
 
 
 @dataclass
@@ -94,6 +102,7 @@ class Merge:
         self.ids: set[str] = set()
         self.n_convs = self.n_msgs = 0
         self.newest_ts: Any = None
+        self.held_ids: set[str] | None = None
 
     def newest(self) -> Any:
         """The newest timestamp of the batches added (None: none)."""
@@ -109,6 +118,7 @@ class Merge:
         s_len = convs.column("n_messages").to_numpy().astype(np.int64)
         s_start = np.cumsum(s_len) - s_len
         codes = self.key_index.get_indexer(keys) if len(keys) else np.zeros(0, dtype=np.int64)
+        self._match_open(convs, keys, codes, hashes, s_start, s_len)
         found = np.flatnonzero(codes >= 0)
         fc = codes[found]
         prefix = self._prefix(hashes, s_start[found], s_len[found], self.path_start[fc], self.path_len[fc])
@@ -140,6 +150,56 @@ class Merge:
         self.snap_codes.append(codes)
         self.n_convs += convs.num_rows
         self.n_msgs += msgs.num_rows
+
+    def _match_open(
+        self,
+        convs: pa.Table,
+        keys: np.ndarray,
+        codes: np.ndarray,
+        hashes: np.ndarray,
+        s_start: np.ndarray,
+        s_len: np.ndarray,
+    ) -> None:
+        """Match the batch's conversations that no key matched by the package's rule (as :func:`diff` does),
+        in place in ``codes`` and ``keys`` (a conversation so matched keeps the key the history knows it by);
+        :class:`Whole` when a batch keyed by id holds one that may match so."""
+        held = self.held.convs
+        if not self.whole:
+            # Keyed by id, a conversation no key matched is open (see match_conversations) when the
+            # history holds its id under another rule's key: then the export is merged whole.
+            if self.held_ids is None:
+                self.held_ids = set(held.column("conversation_id").drop_null().to_pylist())
+            ids = convs.column("conversation_id").to_pylist()
+            if any(ids[row] in self.held_ids for row in np.flatnonzero(codes < 0).tolist()):
+                raise Whole
+            return
+        conv_keys = held.column("conversation_key").to_numpy(zero_copy_only=False)
+        old = Side(
+            conv_keys,
+            np.array([key_rule(k) for k in conv_keys], dtype=object),
+            held.column("provider").to_numpy(zero_copy_only=False),
+            held.column("conversation_id").to_pylist(),
+            self._held_first,
+        )
+        new = Side(
+            keys,
+            np.array([key_rule(k) for k in keys], dtype=object),
+            convs.column("provider").to_numpy(zero_copy_only=False),
+            convs.column("conversation_id").to_pylist(),
+            lambda rows: [int(hashes[s_start[r]]) if s_len[r] else None for r in rows.tolist()],
+        )
+        matching = match_conversations(old, new)
+        for row in np.flatnonzero(matching.rule == "first message"):
+            codes[row] = self.conv_code[matching.match[row]]
+            keys[row] = self.keys[codes[row]]
+
+    def _held_first(self, rows: np.ndarray) -> list[int | None]:
+        """The hash of the first message the history holds on the path of each of its conversations ``rows``."""
+        out: list[int | None] = []
+        for code in self.conv_code[rows].tolist():
+            at = self.path_rows[self.path_start[code]] if self.path_len[code] else -1
+            out.append(int(self.hash[at]) if at >= 0 and self.pos[at] == 0 else None)
+        return out
 
     def _keys(self, convs: pa.Table, msgs: pa.Table) -> np.ndarray:
         """The batch's conversation keys: ``provider:id:ID`` while every id so far is its own (else
@@ -194,13 +254,10 @@ class Merge:
         date = int(when.value // 1_000_000)
         newest = latest(held.snapshots).get(provider)
         if newest is not None and date < newest:
-            shown = pd.Timestamp(newest, unit="ms", tz="UTC").isoformat()
-            raise FormatError(
-                f"this export is dated {when.isoformat()}, before the folder's newest {provider} export "
-                f"({shown}); add exports oldest first",
-                reason="bad-source",
-                source=self.label,
-            )
+            for held_row in held.snapshots:
+                if self._holds_it(held_row, provider, when):
+                    raise HeldAlready({**held_row})
+            raise FormatError(self._out_of_order(provider, when, rule), reason="bad-source", source=self.label)
         snap_codes = np.concatenate([np.zeros(0, dtype=np.int64), *self.snap_codes])
         in_snap = np.zeros(len(self.keys), dtype=bool)
         in_snap[snap_codes] = True
@@ -242,6 +299,33 @@ class Merge:
             }
         ).cast(STATE_SCHEMA)
         return Merged(row, Held(snapshots, convs, state), n_new)
+
+    def _holds_it(self, row: dict[str, Any], provider: str, when: pd.Timestamp) -> bool:
+        """Whether the snapshot ``row`` is this export: its provider, date, numbers of conversations and
+        messages, and no message the history does not hold."""
+        return (row["provider"], row["date"], row["conversations"], row["messages"]) == (
+            provider,
+            when,
+            self.n_convs,
+            self.n_msgs,
+        ) and not self.new
+
+    def _out_of_order(self, provider: str, when: pd.Timestamp, rule: str) -> str:
+        """What to do with an export older than the history's newest of its provider: every export again,
+        in date order, into a new folder."""
+        newest = pd.Timestamp(latest(self.held.snapshots)[provider], unit="ms", tz="UTC")
+        exports = [(s["date"], s["source"], s["date_source"]) for s in self.held.snapshots]
+        exports.append((when, self.label, rule))
+        steps = "; ".join(
+            f"memvelope history add {label} --to NEW-FOLDER"
+            + (f" --date {date:%Y-%m-%dT%H:%M:%SZ}" if how == "given" else "")
+            for date, label, how in sorted(exports, key=lambda e: e[0])
+        )
+        return (
+            f"this export is dated {shown_date(when)}, before the folder's newest {provider} export "
+            f"({shown_date(newest)}), and a history folder is built oldest first (add exports oldest first): "
+            f"to put it in its place, add every export again in date order to a new folder: {steps}"
+        )
 
     def _conversations(
         self, snap_codes: np.ndarray, in_snap: np.ndarray, date: int, snapshots: list[dict[str, Any]]

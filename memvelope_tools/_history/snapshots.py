@@ -215,6 +215,11 @@ def snapshot_date(source: Any, date: Any, label: str, newest: Any) -> tuple[pd.T
     return pd.Timestamp(found).tz_convert("UTC").as_unit("ms"), "newest timestamp"
 
 
+def shown_date(stamp: pd.Timestamp) -> str:
+    """A snapshot date as messages show it: ``2025-06-01 09:30 UTC``."""
+    return f"{stamp.tz_convert('UTC'):%Y-%m-%d %H:%M} UTC"
+
+
 def newest_in(convs: pa.Table, msgs: pa.Table) -> Any:
     """The newest timestamp of a snapshot's tables (its conversations' times and its messages'), None if none."""
     newest = [

@@ -20,13 +20,18 @@ a phrase, so ``東京`` finds "東京に行く". A query that cannot be run rais
 ``conversation_id``, ``title``, ``ts``, ``role``, ``position`` (as in the frames), ``snippet`` (up to
 about 24 words of the message around the matches, whitespace collapsed, each match between ``⟦`` and
 ``⟧``, brackets rare enough in real text not to be confused with it) and ``score`` (BM25, higher is
-better; a prefix counts each word it starts as that word). Equal scores put the most recent
-message first; undated messages come last. The results of a history folder (``memvelope history
-add``) also say each message's ``status`` there: ``current``, ``edited-away`` or
-``deleted-upstream``. ``role`` keeps one role; ``since`` (inclusive) and
+better; a prefix counts each word it starts as that word) and ``matched`` (``text``, ``title`` or
+``text, title``). Equal scores put the most recent message first; undated messages come last. The
+results of a history folder (``memvelope history add``) also say each message's ``status`` there:
+``current``, ``edited-away`` or ``deleted-upstream``. ``role`` keeps one role; ``since`` (inclusive) and
 ``until`` (exclusive) keep messages sent in that interval, given as anything
 :class:`pandas.Timestamp` reads, UTC when no offset is given (``since="2024-01-01",
 until="2025-01-01"`` is the year 2024); undated messages then drop out.
+
+**Titles** are searched too, each by the query on its own: a conversation whose title matches is a
+row showing its first message (in a history folder, the one seen last of its first messages),
+``matched`` ``title``, scored by BM25 among the titles; when that message's text matches too, it
+scores the higher of the two (``text, title``). The filters apply to that message.
 
 **The index** is built once per history and reused: in memory for the last few histories searched
 (recognised by their content, or for files by path, size and modification time; a frame's large

@@ -254,25 +254,36 @@ def writing(engine: tantivy.Index, heap: int) -> Iterator[tantivy.IndexWriter]:
 
 def add_rows(writer: tantivy.IndexWriter, rows: pa.Table, which: np.ndarray, first: int) -> None:
     """Add the rows ``which`` of ``rows`` as documents numbered from ``first`` on."""
-    import tantivy as t
-
     picked = (
         rows.select(["role", "ts", "text"]).take(pa.array(which, pa.int64())) if len(which) < rows.num_rows else rows
     )
     roles, times = picked.column("role").to_pylist(), picked.column("ts").to_pylist()
     doc = first
-    row = 0
     for batch in picked.column("text").chunks:
         for start in range(0, len(batch), BATCH):
-            for text in batch.slice(start, BATCH).to_pylist():
-                fields: dict[str, Any] = {"id": doc, "text": text}
-                if roles[row] is not None:
-                    fields["role"] = roles[row]
-                if times[row] is not None:
-                    fields["ts"] = times[row]
-                writer.add_document(t.Document(**fields))
-                row += 1
-                doc += 1
+            texts = batch.slice(start, BATCH).to_pylist()
+            at = slice(doc - first, doc - first + len(texts))
+            add_fields(writer, range(doc, doc + len(texts)), texts, roles[at], times[at])
+            doc += len(texts)
+
+
+def add_fields(
+    writer: tantivy.IndexWriter,
+    ids: Sequence[int],
+    texts: Sequence[str],
+    roles: Sequence[int | None],
+    times: Sequence[int | None],
+) -> None:
+    """Add a document per text, numbered ``ids``, with its role's code and time where they are known."""
+    import tantivy as t
+
+    for doc, text, role, ts in zip(ids, texts, roles, times, strict=True):
+        fields: dict[str, Any] = {"id": doc, "text": text}
+        if role is not None:
+            fields["role"] = role
+        if ts is not None:
+            fields["ts"] = ts
+        writer.add_document(t.Document(**fields))
 
 
 def as_indexed(batch: pa.Array) -> pa.StringArray:

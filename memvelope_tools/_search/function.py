@@ -43,7 +43,8 @@ def search(
     Returns
     -------
     pandas.DataFrame
-        The matches, best first, with their score and a snippet.
+        The matches, best first, with their score, a snippet and what they matched by (their text,
+        their conversation's title, or both); for a history folder, each message's status there.
 
     Raises
     ------
@@ -73,9 +74,12 @@ def search(
         index = folder_index(folder, damaged=exc.msg)
         hits = index.search(query, role=role, since=since, until=until, limit=limit)
     if folder is not None:
+        from .._frames.folders import check_tables
         from .._history.folder import message_status
         from .._sources import is_history_folder
 
         if is_history_folder(folder):
-            return message_status(hits, folder)
+            if "status" not in hits.columns:
+                return message_status(hits, folder)
+            check_tables(folder)  # its own index gave the status: the tables are of one history, none damaged
     return hits

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .._atomic import folder_lock
-from .._frames.folders import INDEX_FOLDER, PARTS, parts_of_file, unreadable
+from .._frames.folders import INDEX_FOLDER, PARTS, message_statuses, parts_of_file, unreadable
 from .._spec import ROLES
 from ..errors import FormatError, SearchIndexError
 from .engine import BATCH, FORMAT, PARTS_FILE, add_rows, as_indexed, engine_errors, open_engine, writing
@@ -148,8 +148,11 @@ def open_history_index(folder: Path) -> SearchIndex:
     chunks = [rows_table(path, part) for part in held]
     rows = pa.concat_tables(chunks) if chunks else part_rows_schema().empty_table()
     rows = rows.replace_schema_metadata({"format": FORMAT})
-    convs = _history_columns(folder, "conversations", ["conversation_key", "source", "conversation_id", "title"])
-    first_seen = _history_columns(folder, "state", ["first_seen"]).column("first_seen")
+    convs = _history_columns(
+        folder, "conversations", ["conversation_key", "source", "conversation_id", "title", "status"]
+    )
+    state = _history_columns(folder, "state", ["first_seen", "last_seen"])
+    first_seen = state.column("first_seen")
     if len(first_seen) != rows.num_rows:
         raise FormatError(
             f"the history's state has {len(first_seen)} messages, its parts {rows.num_rows} (damaged?)",
@@ -165,6 +168,7 @@ def open_history_index(folder: Path) -> SearchIndex:
             reason="bad-parquet",
             source=str(folder),
         )
+    seen = first_seen.cast(pa.int64()).to_numpy()
     in_history = np.empty(len(rank), dtype=np.int64)
     in_history[np.lexsort((first_seen.cast(pa.int64()).to_numpy(), rows.column("position").to_numpy(), rank))] = (
         np.arange(len(rank))
@@ -175,6 +179,7 @@ def open_history_index(folder: Path) -> SearchIndex:
     tie = np.empty(len(rank), dtype=np.int64)
     tie[np.lexsort((in_history, -ms, undated))] = np.arange(len(rank))
     source, conv_id, title = (convs.column(name) for name in ("source", "conversation_id", "title"))
+    status = message_statuses(convs.column("status").cast(pa.string()).take(pa.array(rank)), state.column("last_seen"))
 
     def names(found: list[int]) -> dict[str, list[Any]]:
         at = [int(rank[i]) for i in found]
@@ -183,11 +188,14 @@ def open_history_index(folder: Path) -> SearchIndex:
             "conv_index": at,
             "conversation_id": [conv_id[r].as_py() for r in at],
             "title": [title[r].as_py() for r in at],
+            "status": [status[i].as_py() for i in found],
         }
 
     try:
         with engine_errors(os.fspath(path)):
-            index = SearchIndex(open_engine(path, create=False), rows, path, tie=tie, names=names)
+            index = SearchIndex(
+                open_engine(path, create=False), rows, path, tie=tie, names=names, conversations=(rank, title, -seen)
+            )
             held_docs = index._searcher.num_docs
     except SearchIndexError as exc:
         raise Damaged(exc.msg) from None

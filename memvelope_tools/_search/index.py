@@ -24,6 +24,7 @@ from .engine import (
     FORMAT,
     PARTS_FILE,
     ROWS,
+    add_fields,
     add_rows,
     as_indexed,
     check_filters,
@@ -54,7 +55,11 @@ RESULT_COLUMNS: dict[str, Any] = {
     "position": INT,
     "snippet": STRING,
     "score": np.dtype("float64"),
+    "matched": STRING,
 }
+
+#: What a result row matched by: its message's text, its conversation's title, or both.
+MATCHED = ("text", "title", "text, title")
 
 
 MARKS = ("⟦", "⟧")
@@ -63,6 +68,7 @@ OLD_FILES = ("search.sqlite", "search.1.sqlite")  # an index in the format of ea
 #: Messages from which an index not kept beside a Parquet folder is kept in a temporary folder.
 DISK_MIN = 200_000
 _HEAP = 512 << 20  # bytes the engine's indexing threads buffer before writing
+_TITLE_HEAP = 32 << 20  # the same, indexing the titles
 
 
 class SearchIndex:
@@ -79,12 +85,17 @@ class SearchIndex:
         *,
         tie: np.ndarray | None = None,
         names: Callable[[list[int]], dict[str, list[Any]]] | None = None,
+        conversations: tuple[np.ndarray, pa.ChunkedArray, np.ndarray] | None = None,
     ) -> None:
         self._engine = engine
         self._rows = rows
         self._row_of = _row_of_doc(rows)
         self._tie = tie  # each row's place in the order that breaks equal scores (None: the rows' order)
         self._names = names  # the conversation columns of rows, when the rows do not hold them
+        # each row's conversation, the conversations' titles, and which of a conversation's first messages
+        # a title match shows (the lowest), when the rows do not hold them
+        self._conversations = conversations
+        self._titles: _Titles | None = None
         self._lock = threading.Lock()
         self.path = path
         engine.reload()
@@ -165,7 +176,14 @@ class SearchIndex:
             raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
         check_filters(role, since, until)
         with self._lock, self._engine_errors():
-            hits = self._best(filtered(engine_query(tree, self._searcher), role, since, until), limit)
+            in_text = self._best(
+                filtered(engine_query(tree, self._searcher), role, since, until), limit, self._searcher, self._row_of
+            )
+            titles = self._title_index()
+            in_title = self._best(
+                filtered(engine_query(tree, titles.searcher), role, since, until), limit, titles.searcher, titles.first
+            )
+        hits, matched = self._together(in_text, in_title, limit)
         # Row by row: taking rows from a table in many chunks joins its chunks first.
         shown: tuple[str, ...] = ("ts", "role", "position", "text")
         if self._names is None:
@@ -185,9 +203,13 @@ class SearchIndex:
                 "position": np.array(columns["position"], dtype=np.int64),
                 "snippet": [snippet(text, leaves, marks) for text in columns["text"]],
                 "score": np.array([score for _, score in hits], dtype=np.float64),
+                "matched": matched,
             }
         )
-        return conform(frame, RESULT_COLUMNS)
+        out = conform(frame, RESULT_COLUMNS)
+        if "status" in columns:  # a history folder's: where the message stands in its newest export
+            out["status"] = pd.Series(columns["status"], dtype=STRING)
+        return out
 
     def count(self, query: str, *, role: str | None = None, since: Any = None, until: Any = None) -> int:
         """How many messages match ``query`` (and the filters, as :meth:`search` takes them)."""
@@ -202,39 +224,110 @@ class SearchIndex:
         with engine_errors(None if self.path is None else os.fspath(self.path)):
             yield
 
-    def _best(self, query: tantivy.Query, limit: int | None) -> list[tuple[int, float]]:
-        """Row and score of the best ``limit`` matches: by score, then by row (rows follow the
-        order that breaks equal scores, see :func:`_fill`)."""
-        if limit == 0 or len(self) == 0:
+    def _best(
+        self, query: tantivy.Query, limit: int | None, searcher: tantivy.Searcher, row_of: np.ndarray | None
+    ) -> list[tuple[int, float]]:
+        """Row and score of the best ``limit`` matches of ``searcher`` (whose document ``d`` is row
+        ``row_of[d]``, row ``d`` when None): by score, then by row (rows follow the order that breaks
+        equal scores, see :func:`_fill`)."""
+        size = searcher.num_docs
+        if limit == 0 or size == 0:
             return []
-        want = count_matches(self._searcher, query) if limit is None else min(limit, len(self))
+        want = count_matches(searcher, query) if limit is None else min(limit, size)
         if want == 0:
             return []
         fetch = want + 16
         while True:
             # The engine orders equal scores its own way: fetch until the score at the cut is
             # passed (or every match is in), then order equal scores by row.
-            hits = self._searcher.search(query, fetch, count=False).hits
+            hits = searcher.search(query, fetch, count=False).hits
             if len(hits) < fetch or hits[-1][0] < hits[want - 1][0]:
                 break
             fetch *= 4
-        rows = self._searcher.fast_field_values("id", [address for _, address in hits])
-        if self._row_of is not None:
-            rows = [int(self._row_of[cast(int, doc)]) for doc in rows]
-        tie = self._tie
-        ranked = sorted(
-            zip(rows, (score for score, _ in hits), strict=True),
-            key=lambda hit: (-hit[1], hit[0] if tie is None else int(tie[cast(int, hit[0])])),
-        )
+        rows = searcher.fast_field_values("id", [address for _, address in hits])
+        if row_of is not None:
+            rows = [int(row_of[cast(int, doc)]) for doc in rows]
+        ranked = sorted(zip(rows, (score for score, _ in hits), strict=True), key=self._rank)
         return [(int(cast(int, row)), float(score)) for row, score in ranked[:want]]
+
+    def _rank(self, hit: tuple[Any, float]) -> tuple[float, int]:
+        """A hit's place: by score, then by the order that breaks equal scores."""
+        row = int(hit[0])
+        return -hit[1], row if self._tie is None else int(self._tie[row])
+
+    def _together(
+        self, in_text: list[tuple[int, float]], in_title: list[tuple[int, float]], limit: int | None
+    ) -> tuple[list[tuple[int, float]], list[str]]:
+        """The best ``limit`` of the rows matched by their text and the rows shown for a title that
+        matched (a row in both scores the higher of its two), and what each matched by."""
+        found: dict[int, tuple[float, str]] = {row: (score, MATCHED[0]) for row, score in in_text}
+        for row, score in in_title:
+            held = found.get(row)
+            found[row] = (score, MATCHED[1]) if held is None else (max(score, held[0]), MATCHED[2])
+        ranked = sorted(((row, score) for row, (score, _) in found.items()), key=self._rank)[:limit]
+        return ranked, [found[row][1] for row, _ in ranked]
+
+    def _title_index(self) -> _Titles:
+        """The index of the conversations' titles, built the first time a search needs it."""
+        if self._titles is None:
+            if self._conversations is not None:
+                conv_of, titles, prefer = self._conversations
+            else:
+                conv_of, titles = _conversations_of(self._rows)
+                prefer = np.arange(len(conv_of)) if self._tie is None else self._tie
+            self._titles = _Titles.build(self._rows, conv_of, titles, prefer)
+        return self._titles
 
     def close(self) -> None:
         """Let the index go (and remove the folder of one kept in a temporary folder)."""
         with self._lock:
             self._searcher = self._engine = self._rows = self._row_of = None  # type: ignore[assignment]
-            self._tie = self._names = None
+            self._tie = self._names = self._conversations = self._titles = None
             if self._temporary is not None:
                 self._temporary.cleanup()
+
+
+class _Titles:
+    """An index of the conversations' titles, in memory: document ``j`` is conversation ``j``'s title,
+    with the role and time of the message a title match shows (row ``first[j]``: the conversation's
+    first message, the one seen last of its first messages in a history)."""
+
+    def __init__(self, searcher: tantivy.Searcher, first: np.ndarray) -> None:
+        self.searcher, self.first = searcher, first
+
+    @classmethod
+    def build(cls, rows: pa.Table, conv_of: np.ndarray, titles: pa.ChunkedArray, prefer: np.ndarray) -> _Titles:
+        first = _first_rows(conv_of, rows.column("position").to_numpy(), len(titles), prefer)
+        held = np.flatnonzero(first >= 0)
+        text = as_indexed(titles.take(pa.array(held, pa.int64())).combine_chunks()).to_pylist()
+        shown = rows.select(["role", "ts"]).take(pa.array(first[held], pa.int64()))
+        engine = open_engine(None, create=True)
+        with writing(engine, _TITLE_HEAP) as writer:
+            add_fields(writer, held.tolist(), text, shown.column("role").to_pylist(), shown.column("ts").to_pylist())
+        engine.reload()
+        return cls(engine.searcher(), first)
+
+
+def _first_rows(conv_of: np.ndarray, position: np.ndarray, n_convs: int, prefer: np.ndarray) -> np.ndarray:
+    """Each conversation's first message (of those at its lowest position, the lowest in ``prefer``), -1
+    for one with none."""
+    order = np.lexsort((prefer, position, conv_of))
+    first = np.full(n_convs, -1, dtype=np.int64)
+    conv = conv_of[order]
+    starts = np.flatnonzero(np.r_[True, conv[1:] != conv[:-1]]) if len(conv) else np.zeros(0, dtype=np.int64)
+    first[conv[starts]] = order[starts]
+    return first
+
+
+def _conversations_of(rows: pa.Table) -> tuple[np.ndarray, pa.ChunkedArray]:
+    """Each row's conversation (numbered in the order first met) and each conversation's title."""
+    keys = pd.MultiIndex.from_arrays([rows.column("source").to_pandas(), rows.column("conv_index").to_numpy()])
+    codes, _ = pd.factorize(keys)
+    codes = codes.astype(np.int64)
+    n = int(codes.max()) + 1 if len(codes) else 0
+    at = np.full(n, -1, dtype=np.int64)
+    at[codes[::-1]] = np.arange(len(codes))[::-1]
+    return codes, rows.column("title").take(pa.array(at, pa.int64()))
 
 
 def _replace_folder(new: Path, path: Path) -> None:

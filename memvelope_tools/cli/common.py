@@ -14,7 +14,7 @@ from .._atomic import check_output_file, check_output_folder
 from .._convert.log import ConversionLog
 from .._plural import count
 from .._printable import printable
-from .._sources import Input, Use, resolve
+from .._sources import Input, Use, resolve, resolve_one
 
 __all__ = [
     "at_least",
@@ -90,7 +90,8 @@ def document_inputs(
     Parquet folder resolved (read as it streams), an export converted here (with its notes on
     stderr). Every path is resolved before any is read, so a wrong one is reported at once."""
     found = check_inputs(paths, use=use)
-    sources = [f if f.kind != "export" else opened(f, quiet=quiet) for f in found]
+    # An export converted here keeps its label, so that it is labelled as the library labels the path.
+    sources = [f if f.kind != "export" else resolve_one(opened(f, quiet=quiet), use, label=f.label) for f in found]
     return sources, [f.label for f in found]
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from .._plural import count
 from .._printable import printable
 from .._workers.children import converting_early
+from .common import notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -19,8 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "Compare an older and a newer export (or envelope) of one account, conversation by conversation: "
             "new (only in NEW), missing (only in OLD: deleted or archived upstream), unchanged, grown (NEW "
             "holds every message of OLD, in order, then more), edited (they share a beginning and then "
-            "differ: an edited prompt or a regenerated reply), unmatched (no id to match by, and no "
-            "counterpart by created time and title). Conversations match by provider and id; messages "
+            "differ: an edited prompt or a regenerated reply), unmatched (no id of its own to match by, and no "
+            "counterpart by created time and title, content or first message). Conversations match by provider "
+            "and id; messages "
             "compare by role, text and timestamp. Prints the counts per status and the conversations that "
             "changed, newest first; --json prints one JSON object instead. Neither input is changed.\n\n"
             "Examples:\n  memvelope diff old-export.zip new-export.zip\n"
@@ -44,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     progress = False if args.quiet or args.json else None
-    with converting_early([args.old, args.new], progress) as converted:
+    with converting_early([args.old, args.new], progress) as converted, notes():
         from .._history.diff import diff, status_counts  # its libraries load while the exports convert
 
         old, new = converted()

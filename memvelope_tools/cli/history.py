@@ -32,9 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description=(
             "Add EXPORT (an export as downloaded or an envelope) to the history folder. Its date is --date, "
             "else the one in its download's file name, else its newest timestamp. Exports are added oldest "
-            "first; adding the folder's newest export again changes nothing. A file is replaced only when its "
-            "content changes, and only once every new file is written in full; an add that changes the messages "
-            "also brings the folder's search index up to date."
+            "first; adding an export the folder already holds changes nothing, and an older one it does not hold "
+            "is refused with the commands that add every export again, in date order, to a new folder. A file "
+            "is replaced only when its content changes, and only once every new file is written in full; an add "
+            "that changes the messages also brings the folder's search index up to date."
         ),
     )
     add.add_argument("export", metavar="EXPORT", help="the export or envelope to add")
@@ -110,7 +111,9 @@ def run_check(args: argparse.Namespace) -> int:
 
 def _when(row: dict[str, Any]) -> str:
     rule = {"given": "given", "file name": "from the file name", "newest timestamp": "its newest timestamp"}
-    return f"{row['date']:%Y-%m-%d %H:%M} UTC, {rule.get(row['date_source'], row['date_source'])}"
+    from .._history.snapshots import shown_date
+
+    return f"{shown_date(row['date'])}, {rule.get(row['date_source'], row['date_source'])}"
 
 
 def _counts(row: dict[str, Any]) -> str:

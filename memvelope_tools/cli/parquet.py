@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._convert.zips import kept_open
 from .._plural import count
-from .common import check_inputs, check_output_folder, document_inputs
+from .common import check_inputs, check_output_folder, conversion_notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -15,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="write envelopes, Facts IR files and exports as Parquet files for DuckDB, Polars, pandas, Spark",
         description=(
             "Write conversations.parquet and messages.parquet (from envelopes, and from exports, converted "
-            "in memory), facts.parquet (from Facts IR files) and, when a FILE is an export, nodes.parquet "
+            "as they are read), facts.parquet (from Facts IR files) and, when a FILE is an export, nodes.parquet "
             "(every message node of it, on every branch, as nodes_frame() gives them) into FOLDER, created "
             "if missing; for an export, also assets.parquet (the files uploaded or generated, and whether the "
             "download holds them) and projects.parquet (Claude projects, ChatGPT projects and custom GPTs). Several "
@@ -40,15 +41,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     check_output_folder(args.output)
-    found = check_inputs(args.files)
-    from .._tables import read_tables
-    from .._whole.export import whole_tables
+    with kept_open():  # each zip given is opened once, from its resolving to its last reading
+        found = check_inputs(args.files)
+        from .._tables import stream_to_parquet
 
-    progress = False if args.quiet else None
-    sources, labels = document_inputs(found, quiet=args.quiet)
-    tables = read_tables(sources, sources=labels, dedupe=args.dedupe, progress=progress)
-    tables.whole = whole_tables(found, progress=progress)
-    written = tables.to_parquet(args.output, progress=progress)
+        written = stream_to_parquet(
+            found,
+            args.output,
+            dedupe=args.dedupe,
+            progress=False if args.quiet else None,
+            on_conversion=lambda log, provider: conversion_notes(log, provider, quiet=args.quiet),
+        )
     if not args.quiet:
         import pyarrow.parquet as pq
 

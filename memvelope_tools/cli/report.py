@@ -8,7 +8,9 @@ import sys
 import warnings
 from typing import Any
 
-from .common import at_least, check_inputs, check_output_file, document_inputs, notes
+from .._convert.log import ConversionLog
+from .._convert.zips import kept_open
+from .common import at_least, check_inputs, check_output_file, conversion_notes, notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -19,8 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "Write one self-contained HTML page about the given documents: activity charts, summary "
             "tables, the longest conversations and, for Facts IR documents, fact charts and archetypes. "
             "Each FILE is an envelope, a Facts IR document or an export (zip, folder or part file), "
-            "converted in memory first. The page needs no server and no network, and runs no script; it contains "
-            "conversation titles and opening messages, so read it before you share it.\n\n"
+            "converted as it is read, a batch of conversations at a time. The page needs no server and no "
+            "network, and runs no script; it contains conversation titles and opening messages, so read it "
+            "before you share it.\n\n"
             "Examples:\n  memvelope report ~/Downloads/chatgpt-export.zip -o report.html\n"
             "  memvelope report history.mve.json facts.mv.json -o report.html --tz Europe/Berlin"
         ),
@@ -42,31 +45,36 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.output)
-    found = check_inputs(args.paths, use="history")
-    folders = [path for path, item in zip(args.paths, found, strict=True) if item.kind == "parquet"]
-    from .._report import write_report
-    from .._sources import is_history_folder
+    with kept_open():  # each zip given is opened once, from its resolving to its last reading
+        found = check_inputs(args.paths, use="history")
+        folders = [path for path, item in zip(args.paths, found, strict=True) if item.kind == "parquet"]
+        from .._report import write_report
+        from .._sources import is_history_folder
 
-    sources: list[Any]
-    if folders and len(found) == 1 and is_history_folder(folders[0]):
-        sources, labels = list(folders), [found[0].label]
-    else:
-        check_inputs(folders)  # the report reads a Parquet folder only when it is a history folder, alone
-        sources, labels = document_inputs(found, quiet=args.quiet)
-    # Library warnings (a font to install) as notes, or not at all with --quiet.
-    said = warnings.catch_warnings(action="ignore") if args.quiet else notes()
-    with said:
-        write_report(
-            sources,
-            args.output,
-            tz=args.tz,
-            top=args.top,
-            title=args.title,
-            labels=labels,
-            dedupe=args.dedupe,
-            converted=[isinstance(s, dict) for s in sources],
-            memory=[path for path, item in zip(args.paths, found, strict=True) if item.kind == "export"],
-        )
+        sources: list[Any]
+        if folders and len(found) == 1 and is_history_folder(folders[0]):
+            sources = list(folders)
+        else:
+            check_inputs(folders)  # the report reads a Parquet folder only when it is a history folder, alone
+            sources = list(found)  # resolved once: handed on, never resolved again
+
+        def noted(log: ConversionLog, provider: str) -> None:
+            conversion_notes(log, provider, quiet=args.quiet)
+
+        # Library warnings (a font to install) as notes, or not at all with --quiet.
+        said = warnings.catch_warnings(action="ignore") if args.quiet else notes()
+        with said:
+            write_report(
+                sources,
+                args.output,
+                tz=args.tz,
+                top=args.top,
+                title=args.title,
+                labels=[item.label for item in found],
+                dedupe=args.dedupe,
+                progress=False if args.quiet else None,
+                on_conversion=noted,
+            )
     if not args.quiet:
         size = os.path.getsize(args.output) if os.path.isfile(args.output) else 0
         print(f"memvelope: wrote {args.output} ({size / 1024:.0f} KiB)", file=sys.stderr)

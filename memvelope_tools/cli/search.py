@@ -16,7 +16,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "search",
         help="full-text search over the messages of envelopes, exports or a Parquet folder",
         description=(
-            "Print the messages matching QUERY, best first (BM25), with the match marked in a snippet. "
+            "Print the messages matching QUERY, best first (BM25), with the match marked in a snippet; a "
+            "conversation whose title matches is shown as its first message, [title] before its snippet. "
+            "A history folder's matches have a status column (current, edited-away, deleted-upstream). "
             "Each PATH is an envelope, an export zip or folder (converted in memory first), or a "
             "folder written by 'memvelope parquet' (its index is kept there in search-index/ and "
             "rebuilt when the Parquet files change).\n\n"
@@ -68,26 +70,31 @@ def run(args: argparse.Namespace) -> int:
 
 
 def table(hits: Any, width: int) -> str:
-    """The matches as a plain-text table fitted to ``width`` columns."""
+    """The matches as a plain-text table fitted to ``width`` columns: only the snippet, last, is cut to fit.
+
+    A history folder's matches have a ``status`` column of their own; a match found by its
+    conversation's title has ``[title]`` before its snippet; the conversation is named by its title."""
     import pandas as pd
 
-    several = hits["source"].nunique() > 1
+    with_status = "status" in hits.columns
     rows = []
-    for rank, hit in enumerate(hits.itertuples(index=False), start=1):
-        when = "" if pd.isna(hit.ts) else hit.ts.strftime("%Y-%m-%d %H:%M")
-        title = "" if pd.isna(hit.title) else str(hit.title)
-        where = f"{hit.source}: {title}" if several else title
-        status = getattr(hit, "status", None)  # a history folder's: is the message still in the latest export?
-        snippet = f"[{status}] {hit.snippet}" if isinstance(status, str) and status != "current" else hit.snippet
-        role = printable(str(hit.role))
-        rows.append((str(rank), f"{hit.score:.2f}", when, role, clip(where or "(untitled)", 32), snippet))
-    header = ("#", "score", "sent (UTC)", "role", "conversation", "snippet")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
-    room = max(20, width - sum(widths) - 2 * 5)
+    for rank, hit in enumerate(hits.to_dict("records"), start=1):
+        when = "" if pd.isna(hit["ts"]) else hit["ts"].strftime("%Y-%m-%d %H:%M")
+        title = "" if pd.isna(hit["title"]) else str(hit["title"])
+        marker = "[title] " if "title" in str(hit.get("matched", "")) else ""
+        cells = [str(rank), f"{hit['score']:.2f}", when, printable(str(hit["role"]))]
+        if with_status:
+            cells.append("" if pd.isna(hit["status"]) else str(hit["status"]))
+        rows.append((*cells, clip(title or "(untitled)", 32), marker, str(hit["snippet"])))
+    header = ("#", "score", "sent (UTC)", "role", *(["status"] if with_status else []), "conversation", "", "snippet")
+    fixed = len(header) - 2
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(fixed)]
+    room = max(20, width - sum(widths) - 2 * fixed)
     lines = []
     for row in [header, *rows]:
-        cells = [row[i].rjust(widths[i]) if i < 2 else row[i].ljust(widths[i]) for i in range(5)]
-        lines.append("  ".join([*cells, clip(row[5], room, keep="⟦")]).rstrip())
+        cells = [row[i].rjust(widths[i]) if i < 2 else row[i].ljust(widths[i]) for i in range(fixed)]
+        marker = row[fixed]  # kept whole: the snippet after it is cut to fit
+        lines.append("  ".join([*cells, marker + clip(row[fixed + 1], room - len(marker), keep="⟦")]).rstrip())
     return "\n".join(lines)
 
 

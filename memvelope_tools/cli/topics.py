@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 
+from .._convert.zips import kept_open
 from .._plural import count, plural
 from .._printable import printable
 from .._topic_count import N_TOPICS
 from ..errors import InputError
-from .common import at_least, check_inputs, document_inputs, notes
+from .common import at_least, check_inputs, conversion_notes, notes
 
 
 def read_word_list(path: str) -> list[str]:
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description=(
             "Find topics in the conversations (or messages) of the given histories and print one line "
             "per topic: its size, share and top terms. Each PATH is an envelope, an export zip or folder "
-            "(converted in memory first), or a folder written by 'memvelope parquet'. Code, URLs, numbers "
+            "(converted as it is read), or a folder written by 'memvelope parquet'. Code, URLs, numbers "
             "and stop words are left out (--stop-words adds your own); the same input gives the same topics.\n\n"
             "Example:\n  memvelope topics history.mve.json -n 8 --stop-words my-words.txt"
         ),
@@ -67,14 +68,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    inputs = check_inputs(args.paths, use="history")
-    extra = read_word_list(args.stop_words) if args.stop_words is not None else []
-    from .._topics import topics
+    with kept_open():  # each zip given is opened once, from its resolving to its last reading
+        inputs = check_inputs(args.paths, use="history")
+        extra = read_word_list(args.stop_words) if args.stop_words is not None else []
+        from .._topic_units import Counted
+        from .._topics import counted, topics
 
-    with notes():
-        sources, _ = document_inputs(inputs, use="history")
-        source = sources if len(sources) > 1 else sources[0]
-        found = topics(source, args.topics, unit=args.unit, seed=args.seed, stop_words=extra)
+        with notes():
+            # Each input as resolved here, read a batch at a time (an export converted as it is read).
+            words = Counted(args.unit, *counted(inputs, args.unit, on_conversion=conversion_notes))
+            found = topics(words, args.topics, unit=args.unit, seed=args.seed, stop_words=extra)
     sizes = found.assignments["topic"].value_counts()
     total = len(found.assignments)
     rows = []

@@ -1,0 +1,165 @@
+"""The analyses past conversion against converting: time and peak memory of ``report``, ``topics`` and
+``parquet``.
+
+Generates (or reuses) a seeded ChatGPT export with themes (``generate.py --themes``) of ``--size`` and zips
+it as a download is zipped, then runs each command in a fresh process, timed from outside (interpreter start and imports
+included), fastest of ``--repeat`` runs, interleaved so that each sees the same load:
+
+* ``convert``: ``memvelope convert EXPORT.zip -o OUT -q`` (the baseline);
+* ``report``: ``memvelope report EXPORT.zip -o OUT.html -q``;
+* ``topics``: ``memvelope topics EXPORT.zip`` (its output thrown away);
+* ``parquet``: ``memvelope parquet EXPORT.zip -o OUT/ -q``.
+
+Peak memory is the largest sum of the resident memory of the process and every process it started,
+sampled every 20 ms (with psutil), or, without psutil, the largest resident memory of any one of them.
+It prints wall time, peak memory, each as a ratio (time to converting's time, memory to the export's
+JSON), and the targets: ``report`` and ``topics`` within 3x converting's time, ``parquet`` within 1.5x,
+peak memory at most 1.5x the export's JSON.
+
+``--growth`` also measures ``report`` on an export ten times smaller, to show how peak memory grows
+with the number of conversations (the target: less than 2x for 10x the conversations).
+
+Examples:
+  python benchmarks/analysis.py                         # a 200 MB export
+  python benchmarks/analysis.py --size 1GB --repeat 1
+  python benchmarks/analysis.py --growth --repeat 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from generate import generate, parse_size  # noqa: E402
+
+MEASURES = ("convert", "report", "topics", "parquet")
+#: Each measure's time at most, as a multiple of converting's.
+TARGET_TIME = {"report": 3.0, "topics": 3.0, "parquet": 1.5}
+TARGET_MEMORY = 1.5
+
+
+def export_zip(size_text: str, folder: Path | None) -> tuple[Path, int]:
+    """The zipped generated export of ``size_text`` (made once, then reused), and the size of its JSON."""
+    where = folder or Path(tempfile.gettempdir()) / f"memvelope-bench-analysis-{size_text}"
+    where.mkdir(parents=True, exist_ok=True)
+    zipped = where / "chatgpt-export.zip"
+    if not zipped.is_file():
+        print(f"generating a {size_text} ChatGPT export in {where} ...", flush=True)
+        parts = generate(where / "json", "chatgpt", parse_size(size_text), seed=0, themes=True)
+        partial = zipped.with_suffix(".partial")
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
+            for part in parts:
+                archive.write(part, part.name)
+        partial.rename(zipped)
+    with zipfile.ZipFile(zipped) as archive:
+        return zipped, sum(i.file_size for i in archive.infolist() if i.filename.endswith(".json"))
+
+
+def command(what: str, export: Path, out: Path) -> list[str]:
+    """The command line of measure ``what``."""
+    base = [sys.executable, "-m", "memvelope_tools"]
+    if what == "convert":
+        return [*base, "convert", str(export), "-o", str(out / "export.mve.json"), "-q"]
+    if what == "report":
+        return [*base, "report", str(export), "-o", str(out / "report.html"), "-q"]
+    if what == "parquet":
+        return [*base, "parquet", str(export), "-o", str(out / "parquet"), "-q"]
+    return [*base, "topics", str(export)]
+
+
+def measure(argv: list[str]) -> dict[str, Any]:
+    """Wall time and peak memory (MB) of ``argv`` run to its end in a fresh process."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    start = time.perf_counter()
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    peak = 0
+    if psutil is not None:
+        proc = psutil.Process(child.pid)
+        while child.poll() is None:
+            total = 0
+            with contextlib.suppress(psutil.Error):
+                for p in [proc, *proc.children(recursive=True)]:
+                    with contextlib.suppress(psutil.Error):  # a process that ended meanwhile
+                        total += p.memory_info().rss
+            peak = max(peak, total)
+            time.sleep(0.02)
+    _, stderr = child.communicate()
+    wall = time.perf_counter() - start
+    if child.returncode != 0:
+        last = stderr.decode(errors="replace").strip().splitlines()[-1:] or [str(child.returncode)]
+        raise SystemExit(f"{' '.join(argv[3:5])} failed: {last[0]}")
+    if psutil is None:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    return {"wall": wall, "mb": peak / 1e6}
+
+
+def run_all(export: Path, measures: tuple[str, ...], repeat: int) -> tuple[dict[str, dict[str, Any]], list[float]]:
+    """The fastest run of each measure, and the load averages seen meanwhile."""
+    runs: dict[str, list[dict[str, Any]]] = {what: [] for what in measures}
+    load = [os.getloadavg()[0]]
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(repeat):
+            for what in measures:
+                runs[what].append(measure(command(what, export, Path(tmp))))
+            load.append(os.getloadavg()[0])
+    return {what: min(found, key=lambda r: r["wall"]) for what, found in runs.items()}, load
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", default="200MB", help="size of the export's JSON (default: %(default)s)")
+    parser.add_argument("--folder", type=Path, help="where the export is generated (default: the temp dir)")
+    parser.add_argument("--repeat", type=int, default=2, help="runs per measure, the fastest counts")
+    parser.add_argument("--growth", action="store_true", help="also report on an export ten times smaller")
+    args = parser.parse_args()
+    export, size = export_zip(args.size, args.folder)
+    mb = size / 1e6
+    results, load = run_all(export, MEASURES, args.repeat)
+    base = results["convert"]["wall"]
+    print(f"export: {export} ({export.stat().st_size / 1e6:,.0f} MB zipped, {mb:,.0f} MB of JSON)")
+    print(f"{'measure':<10} {'wall s':>8} {'x convert':>10} {'peak MB':>9} {'x JSON':>7}")
+    for what, r in results.items():
+        print(f"{what:<10} {r['wall']:>8.2f} {r['wall'] / base:>10.2f} {r['mb']:>9.0f} {r['mb'] / mb:>7.2f}")
+    for what, most in TARGET_TIME.items():
+        r = results[what]
+        speed = "met" if r["wall"] / base <= most else "NOT met"
+        memory = "met" if r["mb"] / mb <= TARGET_MEMORY else "NOT met"
+        print(
+            f"target {what}: within {most:g}x converting ({r['wall'] / base:.2f}, {speed}); "
+            f"peak at most {TARGET_MEMORY:g}x the JSON ({r['mb'] / mb:.2f}, {memory})"
+        )
+    if args.growth:
+        small_size = f"{parse_size(args.size) / 10 / 1e6:g}MB"
+        small, small_json = export_zip(small_size, None if args.folder is None else args.folder / "small")
+        smaller, more_load = run_all(small, ("report",), args.repeat)
+        load += more_load
+        grown = results["report"]["mb"] / smaller["report"]["mb"]
+        verdict = "met" if grown < 2 else "NOT met"
+        print(
+            f"growth: report peaks at {smaller['report']['mb']:.0f} MB on {small_json / 1e6:,.0f} MB of JSON and "
+            f"{results['report']['mb']:.0f} MB on {mb:,.0f} MB: {grown:.2f}x for 10x the conversations "
+            f"(target < 2x: {verdict})"
+        )
+    print(f"load average (1 min) while measuring: {min(load):.1f}-{max(load):.1f}, on {os.cpu_count()} cores")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

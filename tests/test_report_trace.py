@@ -1,0 +1,106 @@
+"""One route: a report (or the topics) of an export zip resolves its input once and opens the zip once,
+for its conversations, its topics and the provider's memory alike."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import pytest
+
+import memvelope_tools as mv
+from memvelope_tools import _sources
+from memvelope_tools._report import build_report
+from memvelope_tools.cli import main
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture
+def traced(monkeypatch):
+    """The sources the resolver is asked about and the zips opened (every ``zipfile.ZipFile`` made, but for
+    the zips on Python's own import path, which the import system opens)."""
+    resolved: list[object] = []
+    opened: list[object] = []
+    monkeypatch.setattr(_sources, "TRACE", [resolved.append])
+    made = zipfile.ZipFile.__init__
+
+    def counted(self, file, *args, **kwargs):
+        if str(file) not in sys.path:
+            opened.append(file)
+        made(self, file, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "__init__", counted)
+    return resolved, opened
+
+
+@pytest.fixture
+def export(tmp_path) -> Path:
+    path = tmp_path / "chatgpt-export.zip"
+    shutil.copy(mv.sample_path("chatgpt"), path)
+    return path
+
+
+def test_the_command_resolves_the_zip_once_and_opens_it_once(traced, export, tmp_path):
+    resolved, opened = traced
+    out = tmp_path / "report.html"
+    assert main(["report", str(export), "-o", str(out), "-q"]) == 0
+    assert [Path(str(s)) for s in resolved] == [export]
+    assert [Path(str(f)) for f in opened] == [export]
+    page = out.read_text(encoding="utf-8")
+    # and it read all it shows from that one opening: conversations, topics, memory
+    assert "40 conversations, 114 messages" in page
+    assert "8 topics found" in page
+    assert "What ChatGPT remembers about you" in page
+
+
+def test_the_function_resolves_the_zip_once_and_opens_it_once(traced, export):
+    resolved, opened = traced
+    page = build_report([export])
+    assert [Path(str(s)) for s in resolved] == [export]
+    assert [Path(str(f)) for f in opened] == [export]
+    assert "What ChatGPT remembers about you" in page
+
+
+def test_the_zip_is_closed_when_the_report_is_done(monkeypatch, export):
+    closed: list[object] = []
+    close = zipfile.ZipFile.close
+
+    def counted(self):
+        if self.fp is not None:
+            closed.append(self.filename)
+        close(self)
+
+    monkeypatch.setattr(zipfile.ZipFile, "close", counted)
+    build_report([export])
+    assert [Path(str(f)) for f in closed] == [export]
+
+
+def test_topics_of_a_zip_resolve_it_once_and_open_it_once(traced, export, capsys):
+    resolved, opened = traced
+    assert main(["topics", str(export), "-n", "4"]) == 0
+    assert [Path(str(s)) for s in resolved] == [export]
+    assert [Path(str(f)) for f in opened] == [export]
+    assert capsys.readouterr().out.startswith("4 topics in 40 conversations")
+
+
+def test_parquet_of_a_zip_resolves_it_once_and_opens_it_once(traced, export, tmp_path):
+    resolved, opened = traced
+    out = tmp_path / "pq"
+    assert main(["parquet", str(export), "-o", str(out), "-q"]) == 0
+    assert [Path(str(s)) for s in resolved] == [export]
+    assert [Path(str(f)) for f in opened] == [export]
+    frames = mv.read_parquet(out)
+    assert len(frames["conversations"]) == 40 and len(frames["messages"]) == 114
+    assert {"nodes", "assets", "projects"} <= set(frames) | {p.stem for p in out.iterdir()}
