@@ -188,6 +188,8 @@ class SearchIndex:
         shown: tuple[str, ...] = ("ts", "role", "position", "text")
         if self._names is None:
             shown += ("source", "conv_index", "conversation_id", "title")
+            if "status" in self._rows.column_names:
+                shown += ("status",)
         columns = {name: [self._rows.column(name)[i].as_py() for i, _ in hits] for name in shown}
         if self._names is not None:
             columns.update(self._names([i for i, _ in hits]))
@@ -207,7 +209,7 @@ class SearchIndex:
             }
         )
         out = conform(frame, RESULT_COLUMNS)
-        if "status" in columns:  # a history folder's: where the message stands in its newest export
+        if "status" in columns:  # a history folder's message's own, where it stands in the folder's newest export
             out["status"] = pd.Series(columns["status"], dtype=STRING)
         return out
 
@@ -353,7 +355,8 @@ def _fill(engine: tantivy.Index, history: pd.DataFrame, fingerprint: str) -> pa.
 
 def result_rows(history: pd.DataFrame, fingerprint: str) -> pa.Table:
     """The rows a result shows, one per message of ``history`` in the order that breaks equal scores
-    (dated first, the most recent first, then history order), ``text`` as indexed."""
+    (dated first, the most recent first, then history order), ``text`` as indexed; each message's
+    ``status`` when ``history`` has one (:data:`memvelope_tools._corpus.STATUS_COLUMNS`)."""
     n = len(history)
     undated = history["ts"].isna().to_numpy()
     ms = np.where(undated, 0, history["ts"].to_numpy(dtype="datetime64[ms]").view(np.int64))
@@ -362,6 +365,7 @@ def result_rows(history: pd.DataFrame, fingerprint: str) -> pa.Table:
     role = pa.array(codes[order], mask=codes[order] < 0)
     ts = pa.array(ms[order], mask=undated[order])
     texts = list(_index_batches(history["text"], order))
+    status = {"status": _column(history["status"], order)} if "status" in history.columns else {}
     return pa.table(
         {
             "source": _column(history["source"], order),
@@ -372,6 +376,7 @@ def result_rows(history: pd.DataFrame, fingerprint: str) -> pa.Table:
             "role": role,
             "ts": ts,
             "text": pa.chunked_array(texts, type=pa.string()),
+            **status,
         }
     ).replace_schema_metadata({"format": FORMAT, "fingerprint": fingerprint})
 
