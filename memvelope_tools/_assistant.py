@@ -146,7 +146,7 @@ class HistoryView:
         )
         position = self._msgs["position"].to_numpy()
         self._messages_of = {key: rows[np.argsort(position[rows], kind="stable")] for key, rows in groups.items()}
-        self._index = SearchIndex.build(corpus.from_tables(self._msgs, self._convs, status=self._history))
+        self._index = SearchIndex.build(corpus.from_tables(self._msgs, self._convs, history_folder=self._history))
         self._handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "search": self._search,
             "get_conversation": self._get_conversation,

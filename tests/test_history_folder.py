@@ -286,7 +286,7 @@ def test_search_of_a_history_folder_gives_a_message_edited_in_place_a_status_for
     ]
 
 
-def test_a_history_folder_searched_with_an_index_kept_in_memory_gives_the_same_statuses(
+def test_a_history_folder_searched_with_an_index_kept_in_memory_answers_as_its_own_index_does(
     edited_in_place: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memvelope_tools._search import history as search_history
@@ -303,6 +303,10 @@ def test_a_history_folder_searched_with_an_index_kept_in_memory_gives_the_same_s
         "tell me about ⟦ferrets⟧": "edited-away",
         "tell me about ⟦otters⟧": "current",
     }
+    by_title = search(edited_in_place, "pets")  # shown as the most recent of its first messages
+    assert list(zip(by_title["snippet"], by_title["status"], by_title["matched"], strict=True)) == [
+        ("tell me about otters", "current", "title")
+    ]
 
 
 CLAUDE_OLD = HISTORY / "claude-old" / "conversations.json"
