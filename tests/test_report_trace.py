@@ -115,3 +115,14 @@ def test_search_of_a_zip_resolves_it_once_and_opens_it_once(traced, export, caps
     hits = json.loads(capsys.readouterr().out)
     assert hits and all(hit["source"] == "chatgpt-export.zip" for hit in hits)
     assert "Dripping kitchen tap" in {hit["title"] for hit in hits}
+
+
+def test_doctor_of_a_zip_resolves_it_once_and_opens_it_once(traced, export, capsys):
+    resolved, opened = traced
+    assert main(["doctor", "--json", str(export)]) == 0
+    assert [Path(str(s)) for s in resolved] == [export]
+    assert [Path(str(f)) for f in opened] == [export]
+    report = json.loads(capsys.readouterr().out)
+    # the sample's 40 conversations and 114 messages (its envelope's), and the memory read from the same opening
+    assert report["converts"] is True and report["conversations_kept"] == 40 and report["messages_kept"] == 114
+    assert report["memory"]["items"] > 0
