@@ -97,13 +97,14 @@ def test_a_generated_export_matches_as_when_read_whole(generated, batches):
     assert same_hits(streamed, whole(generated)) > 0
 
 
-def test_a_large_history_is_written_to_a_temporary_folder_as_it_streams(generated, batches, monkeypatch):
-    monkeypatch.setattr(search_index, "DISK_MIN", 50)
+@pytest.mark.parametrize("bound", [("DISK_MIN", 50), ("DISK_TEXT", 20_000)], ids=["messages", "text"])
+def test_a_large_history_is_written_to_a_temporary_folder_as_it_streams(generated, batches, monkeypatch, bound):
+    monkeypatch.setattr(search_index, *bound)
     streamed = index_for(generated)
     assert streamed.path is None and streamed._temporary is not None
     folder = Path(streamed._temporary.name)
     assert (folder / "search-index" / "rows.arrow").is_file()
-    monkeypatch.setattr(search_index, "DISK_MIN", 10**9)
+    monkeypatch.setattr(search_index, bound[0], 10**9)
     read_whole = whole(generated)
     assert read_whole._temporary is None
     assert same_hits(streamed, read_whole) > 0

@@ -1,10 +1,11 @@
 """The index of a history built from its batches as they stream (see
 :func:`memvelope_tools._corpus.history_stream`): each batch's messages are added to the index and let go.
 
-A history of fewer than :data:`~memvelope_tools._search.index.DISK_MIN` messages is indexed in memory, as
-:meth:`~memvelope_tools._search.index.SearchIndex.build` indexes it; from that many on, the index and the rows
-a result shows are written to a temporary folder as the batches come, and the rows are read back mapped
-from the file. The rows keep the history's order; the order that breaks equal scores is kept beside them.
+A history of fewer than :data:`~memvelope_tools._search.index.DISK_MIN` messages and
+:data:`~memvelope_tools._search.index.DISK_TEXT` bytes of text is indexed in memory, as
+:meth:`~memvelope_tools._search.index.SearchIndex.build` indexes it; from either on, the index and the rows a
+result shows are written to a temporary folder as the batches come, and the rows are read back mapped from
+the file. The rows keep the history's order; the order that breaks equal scores is kept beside them.
 """
 
 from __future__ import annotations
@@ -85,27 +86,29 @@ def tie_order(rows: pa.Table) -> np.ndarray:
 
 class Indexing:
     """A :class:`~memvelope_tools._corpus.HistorySink` that indexes each batch it is given (held until
-    :data:`~memvelope_tools._search.index.DISK_MIN` messages are reached, then written to a temporary
+    :data:`~memvelope_tools._search.index.DISK_MIN` messages or
+    :data:`~memvelope_tools._search.index.DISK_TEXT` bytes of text are reached, then written to a temporary
     folder as it comes)."""
 
     def __init__(self, digest: bool) -> None:
         self.held: list[pa.Table] = []
         self.n = 0
-        self.mark = (0, 0)
+        self.text = 0  # bytes of text held
+        self.mark = (0, 0, 0)
         self.digest = hashlib.blake2b(digest_size=20) if digest else None
         self.digest_mark = self.digest.copy() if self.digest is not None else None
         self.disk: _Disk | None = None
 
     def begin(self) -> None:
         """An input starts (see :meth:`restart`)."""
-        self.mark = (len(self.held), self.n)
+        self.mark = (len(self.held), self.n, self.text)
         self.digest_mark = self.digest.copy() if self.digest is not None else None
 
     def restart(self) -> None:
         """Forget what the input begun last gave so far: it is read again."""
         if self.disk is not None and self.disk.docs > self.mark[1]:
             raise Again
-        held, self.n = self.mark
+        held, self.n, self.text = self.mark
         del self.held[held:]
         self.digest = self.digest_mark.copy() if self.digest_mark is not None else None
 
@@ -126,11 +129,13 @@ class Indexing:
             self.disk.add(rows)
             return
         self.held.append(rows)
-        if self.n >= held_index.DISK_MIN:
+        self.text += rows.column("text").nbytes
+        if self.n >= held_index.DISK_MIN or self.text >= held_index.DISK_TEXT:
             self.disk = _Disk()
             for table in self.held:
                 self.disk.add(table)
             self.held.clear()
+            self.text = 0
 
     def hexdigest(self) -> str | None:
         return None if self.digest is None else self.digest.hexdigest()
