@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._history_folder import add_to_history
     from ._ir import compute_archetype, distill_llm, distill_structured, write_ir
     from ._load import convert, load, read, sniff
+    from ._many import convert_many
     from ._memory.frame import memory_frame
     from ._memory_ir import memory_ir
     from ._read import layer_of
@@ -69,6 +70,7 @@ _LAZY: dict[str, str] = {
     "messages_frame": "memvelope_tools._frames.envelopes",
     "facts_frame": "memvelope_tools._frames.facts",
     "to_parquet": "memvelope_tools._tables",
+    "convert_many": "memvelope_tools._many",
     "read_parquet": "memvelope_tools._tables",
     "compute_archetype": "memvelope_tools._ir",
     "write_ir": "memvelope_tools._ir",
@@ -113,6 +115,7 @@ __all__ = [
     "compute_archetype",
     "conversations_frame",
     "convert",
+    "convert_many",
     "diff",
     "distill_llm",
     "distill_structured",

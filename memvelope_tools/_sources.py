@@ -167,11 +167,24 @@ class Input:
 HISTORY_PARTS: Final = "messages"
 
 
+#: The file that makes a folder a partitioned dataset of many donations (see :mod:`memvelope_tools._partitions`).
+DATASET_MANIFEST: Final = "_manifest.json"
+
+
+def is_partitioned_dataset(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a partitioned dataset written by :func:`memvelope_tools.convert_many` (it
+    holds its manifest)."""
+    return (expand_user(path) / DATASET_MANIFEST).is_file()
+
+
 def is_history_folder(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a history folder: it holds ``snapshots.parquet``, ``state.parquet`` or a
-    ``messages`` folder of parts (whether the rest is there and whole is for its readers to say)."""
+    ``messages`` folder of parts (whether the rest is there and whole is for its readers to say), and
+    is not a partitioned dataset."""
     base = expand_user(path)
-    return any(os.path.lexists(base / name) for name in ("snapshots.parquet", "state.parquet", HISTORY_PARTS))
+    return not is_partitioned_dataset(base) and any(
+        os.path.lexists(base / name) for name in ("snapshots.parquet", "state.parquet", HISTORY_PARTS)
+    )
 
 
 #: Called with every source :func:`identify` is asked about (tests count how often an input is resolved).
@@ -188,6 +201,8 @@ def identify(source: Any) -> Found:
         path = expand_user(source)
         name = os.fspath(source)
         if path.is_dir():
+            if is_partitioned_dataset(path):
+                return Found("parquet-folder")
             if is_history_folder(path):
                 return Found("parquet-folder", "history")
             if (path / "messages.parquet").is_file():

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -39,12 +39,16 @@ from ._frames.columns import (
 )
 from ._frames.documents import dedupe_mask, read_documents
 from ._frames.facts import archetype_frame
+from ._frames.folders import lazy_tables
 from ._parquet import Chunks, read_frames, write_dataset, write_tables
 from ._read import Source
 from ._sources import Input, resolve
 from ._stream import stream
 from ._tags import ENVELOPE_TAG, IR_TAG
 from .errors import FormatError, OutputError
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as pads
 
 
 @dataclass
@@ -421,28 +425,49 @@ class _Spool:
                 yield table
 
 
-def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Read a folder written by :func:`to_parquet` back into frames, dtypes included.
+@overload
+def read_parquet(folder: str | os.PathLike[str], *, lazy: Literal[False] = False) -> dict[str, pd.DataFrame]: ...
+
+
+@overload
+def read_parquet(folder: str | os.PathLike[str], *, lazy: Literal[True]) -> dict[str, pads.Dataset]: ...
+
+
+def read_parquet(
+    folder: str | os.PathLike[str], *, lazy: bool = False
+) -> dict[str, pd.DataFrame] | dict[str, pads.Dataset]:
+    """Read a folder written by :func:`to_parquet`, or the partitioned dataset of
+    :func:`memvelope_tools.convert_many`, back into frames, dtypes included; or, ``lazy``, open its
+    tables as pyarrow datasets that read nothing until asked.
 
     Keys are ``conversations``, ``messages``, ``facts`` and ``nodes`` for the files present, plus
-    ``archetype`` when ``facts.parquet`` carries the documents' ``meta`` and ``archetype``.
+    ``archetype`` when ``facts.parquet`` carries the documents' ``meta`` and ``archetype``. A
+    partitioned dataset gives ``conversations`` and ``messages`` of its finished donations, ``source``
+    being each donation's label.
 
     Parameters
     ----------
     folder
-        A folder written by :func:`to_parquet`.
+        A folder written by :func:`to_parquet` or by :func:`memvelope_tools.convert_many`.
+    lazy : bool, default False
+        Give each table as a ``pyarrow.dataset.Dataset`` in the frames' Arrow schema: filters and
+        column choices given to its ``to_table``, ``scanner`` or ``to_batches`` are pushed down (in a
+        partitioned dataset a filter on ``source`` opens only the donations it keeps), and a table is
+        read only as far as it is asked for.
 
     Returns
     -------
-    dict of str to pandas.DataFrame
-        The frames, by table name.
+    dict of str to pandas.DataFrame, or of str to pyarrow.dataset.Dataset
+        The frames (or, ``lazy``, the datasets), by table name.
 
     Raises
     ------
     memvelope_tools.errors.InputError
         No such folder (``not-found``, worded as for every input).
     memvelope_tools.errors.FormatError
-        The path is a file or a folder holding none of the files, or a file cannot be read (``bad-parquet``).
+        The path is a file or a folder holding none of the files, or a file cannot be read
+        (``bad-parquet``); a history folder asked for ``lazy`` (``bad-source``: its messages are
+        assembled from its parts when read).
 
     Examples
     --------
@@ -451,5 +476,11 @@ def read_parquet(folder: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     >>> _ = mv.to_parquet(mv.sample_path("claude"), folder)
     >>> sorted(mv.read_parquet(folder))
     ['conversations', 'messages', 'nodes']
+    >>> import pyarrow.dataset as ds
+    >>> messages = mv.read_parquet(folder, lazy=True)["messages"]
+    >>> messages.to_table(columns=["role"], filter=ds.field("role") == "user").num_rows
+    45
     """
+    if lazy:
+        return lazy_tables(Path(folder))
     return read_frames(folder, archetype_frame)

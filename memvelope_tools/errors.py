@@ -33,6 +33,7 @@ Reason = Literal[
     "invalid-envelope",
     "bad-parquet",
     "bad-history",
+    "bad-manifest",
     "bad-vault",
     # writing
     "output",

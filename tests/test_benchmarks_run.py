@@ -106,3 +106,22 @@ def test_analysis_benchmark_runs(tmp_path: Path) -> None:
 def test_history_benchmark_runs_and_the_second_add_changes_nothing(tmp_path: Path) -> None:
     out = _run("history.py", "--size", "2MB", "--snapshots", "2", "--work", str(tmp_path / "work"), cwd=tmp_path)
     assert "every file's bytes (the search index's too) unchanged: True" in out
+
+
+def test_many_benchmark_resumes_a_killed_run_to_the_same_dataset(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    out = _run(
+        "many.py",
+        "--donations",
+        "6",
+        "--size",
+        "20KB",
+        "--workers",
+        "2",
+        "--workdir",
+        str(tmp_path / "w"),
+        cwd=tmp_path,
+    )
+    figures = json.loads(out.strip().splitlines()[-1])
+    resumed = figures["runs"]["dask, 2 workers, resumed"]
+    assert resumed["converted"] + resumed["unchanged"] == 6 and resumed["unchanged"] >= 3

@@ -370,3 +370,17 @@ def test_the_same_download_saved_twice_is_not_a_second_snapshot(tmp_path: Path) 
     again = add_to_history(twice, folder)
     assert again["added"] is False
     assert files(folder) == before
+
+
+def test_an_exports_envelope_added_after_it_is_not_a_second_snapshot(tmp_path: Path) -> None:
+    older, _ = mv.history_samples()
+    envelope = tmp_path / "older.mve.json"
+    mv.write_envelope(mv.convert(older), envelope)
+    folder = tmp_path / "h"
+    add_to_history(older, folder)  # dated by the date in the download's name
+    before = files(folder)
+    when = read_history(folder)["snapshots"]["date"].iloc[0]
+    again = add_to_history(envelope, folder, date=when.isoformat())
+    assert again["added"] is False
+    assert files(folder) == before
+    assert len(read_history(folder)["snapshots"]) == 1

@@ -9,7 +9,7 @@ import pytest
 from generate import generate
 
 from memvelope_tools._convert import convert, dumps_canonical
-from memvelope_tools._many import Converted, convert_many, output_names
+from memvelope_tools._many import Converted, output_names, run_many
 from memvelope_tools._workers.processes import worker_context
 from memvelope_tools.cli import main
 
@@ -41,7 +41,7 @@ def _check(result, exports: list[Path], out: Path) -> None:
 @pytest.mark.slow
 def test_convert_many_in_worker_processes(exports: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "out"
-    _check(convert_many(exports, out, workers=2), exports, out)
+    _check(run_many(exports, out, workers=2), exports, out)
 
 
 @pytest.mark.slow
@@ -53,24 +53,11 @@ def test_worker_processes_are_not_forked_from_a_process_running_threads(exports:
     other.start()
     try:
         assert worker_context().get_start_method() in {"forkserver", "spawn"}
-        result = convert_many(exports, tmp_path / "out", workers=2)
+        result = run_many(exports, tmp_path / "out", workers=2)
     finally:
         stop.set()
         other.join()
     _check(result, exports, tmp_path / "out")
-
-
-def test_convert_many_to_parquet_with_source_column(exports: list[Path], tmp_path: Path) -> None:
-    pytest.importorskip("pyarrow")
-    from memvelope_tools._tables import read_parquet
-
-    result = convert_many(exports, tmp_path / "out", workers=1, parquet=tmp_path / "dataset")
-    frames = read_parquet(tmp_path / "dataset")
-    convs = frames["conversations"]
-    assert set(convs["source"].astype(str)) == {str(exports[0]), str(exports[2])}
-    counts = convs.groupby(convs["source"].astype(str)).size().to_dict()
-    assert counts == {c.input: c.conversations for c in result.converted}
-    assert len(frames["messages"]) == sum(c.messages for c in result.converted)
 
 
 def test_output_names_are_unique() -> None:
@@ -91,7 +78,7 @@ def test_convert_many_on_a_dask_cluster(exports: list[Path], tmp_path: Path) -> 
         distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster,
         distributed.Client(cluster) as client,
     ):
-        result = convert_many(exports, out, client=client)
+        result = run_many(exports, out, scheduler=client)
     _check(result, exports, out)
     assert all(isinstance(c, Converted) for c in result.converted)
 

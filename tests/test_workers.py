@@ -7,11 +7,12 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from memvelope_tools._workers.processes import fork_context, run_each, worker_context
+from memvelope_tools._workers.processes import Lost, each_done, fork_context, worker_context
 from memvelope_tools._workers.threads import run_on_threads
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,10 +41,15 @@ def test_a_process_of_one_thread_forks_its_workers_and_children_alike() -> None:
     assert done.stdout.split() == ["fork", "fork"]
 
 
-def test_tasks_run_in_worker_processes_come_back_in_order() -> None:
-    assert run_each(divmod, [7, 9, 11, 13], [2, 4, 3, 5], workers=2) == [(3, 1), (2, 1), (3, 2), (2, 3)]
-    assert run_each(divmod, [7], [2], workers=None) == [(3, 1)]  # one task: run here
-    assert run_each(divmod, [], [], workers=2) == []
+def _square(n: int) -> int:
+    return n * n
+
+
+def test_tasks_run_in_worker_processes_each_come_back_with_its_item() -> None:
+    done = list(each_done(_square, iter(range(10)), workers=2, window=3))
+    assert sorted(done) == [(n, n * n) for n in range(10)]
+    assert list(each_done(_square, [7, 8], workers=1)) == [(7, 49), (8, 64)]  # here, in order
+    assert list(each_done(_square, [], workers=2)) == []
 
 
 def _halve(n: int) -> int:
@@ -52,14 +58,27 @@ def _halve(n: int) -> int:
     return n // 2
 
 
+def _halve_or_fail(n: int) -> int:
+    if n == 3:
+        time.sleep(0.5)  # the other task is done by then
+        os._exit(1)  # the worker process dies
+    return _halve(n)
+
+
+def test_a_task_whose_worker_process_dies_is_lost_beside_the_others() -> None:
+    done = dict(each_done(_halve_or_fail, [4, 3], workers=2))
+    assert done[4] == 2 and isinstance(done[3], Lost) and done[3].error.startswith("BrokenProcessPool: ")
+
+
 @pytest.mark.slow
-def test_a_task_that_fails_on_a_dask_cluster_is_none_in_its_place() -> None:
+def test_a_task_that_fails_on_a_dask_cluster_says_why() -> None:
     distributed = pytest.importorskip("distributed")
     with (
         distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster,
         distributed.Client(cluster) as client,
     ):
-        assert run_each(_halve, [4, 3, 8], workers=None, client=client) == [2, None, 4]
+        done = dict(each_done(_halve, iter([4, 3, 8, 10, 12]), workers=None, client=client, window=2))
+    assert done == {4: 2, 3: Lost("ValueError: 3 is odd"), 8: 4, 10: 5, 12: 6}
 
 
 def test_calls_on_threads_run_on_threads_of_their_own_and_the_first_error_is_raised() -> None:

@@ -12,7 +12,7 @@ import re
 import shutil
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .._plural import count
-from .._sources import HISTORY_PARTS, Found, is_history_folder, refuse
+from .._sources import HISTORY_PARTS, Found, is_history_folder, is_partitioned_dataset, refuse
 from ..errors import FormatError
 from .columns import (
     CONVERSATION_COLUMNS,
@@ -34,6 +34,9 @@ from .columns import (
     TIMESTAMP,
     arrow_schema,
 )
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as pads
 
 #: The tables of a folder written by :func:`memvelope_tools.to_parquet`, each a file of its name.
 TABLES: dict[str, dict[str, Any]] = {
@@ -58,6 +61,8 @@ def read_folder(base: Path) -> tuple[dict[str, pa.Table], dict[bytes, bytes]]:
         refuse(Found("missing"), os.fspath(base), "history")
     if not base.is_dir():
         raise FormatError("a file, not a folder written by to_parquet", reason="not-found", source=str(base))
+    if is_partitioned(base):
+        return read_partitioned(base), {}
     if is_parted(base):
         held = read_tables(base)
         assert held is not None
@@ -89,6 +94,11 @@ def read_folder(base: Path) -> tuple[dict[str, pa.Table], dict[bytes, bytes]]:
         raise FormatError(
             "no conversations.parquet, messages.parquet or facts.parquet here", reason="not-found", source=str(base)
         )
+    _same_run(base, runs)
+    return tables, facts_meta
+
+
+def _same_run(base: Path, runs: dict[str, bytes | None]) -> None:
     if "conversations" in runs and "messages" in runs and runs["conversations"] != runs["messages"]:
         raise FormatError(
             "conversations.parquet and messages.parquet were written by two different runs (a write that failed "
@@ -96,7 +106,121 @@ def read_folder(base: Path) -> tuple[dict[str, pa.Table], dict[bytes, bytes]]:
             reason="bad-parquet",
             source=str(base),
         )
-    return tables, facts_meta
+
+
+def lazy_tables(base: Path) -> dict[str, pads.Dataset]:
+    """The tables of a folder written by :func:`memvelope_tools.to_parquet`, or of a partitioned dataset,
+    as pyarrow datasets in the schema of :data:`TABLES` (see :func:`memvelope_tools.read_parquet`)."""
+    import pyarrow.dataset as ds
+
+    if not base.exists():
+        refuse(Found("missing"), os.fspath(base), "history")
+    if not base.is_dir():
+        raise FormatError("a file, not a folder written by to_parquet", reason="not-found", source=str(base))
+    if is_partitioned(base):
+        return datasets(base)
+    if is_history_folder(base):
+        raise FormatError(
+            "a history folder is read whole (its messages are assembled from its parts): read it without lazy",
+            reason="bad-source",
+            source=str(base),
+        )
+    found: dict[str, pads.Dataset] = {}
+    runs: dict[str, bytes | None] = {}
+    for table_name, columns in TABLES.items():
+        path = base / f"{table_name}.parquet"
+        if not path.is_file():
+            continue
+        try:
+            schema = pq.read_schema(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise FormatError(f"cannot read Parquet file: {exc}", reason="bad-parquet", source=str(path)) from None
+        missing = [c for c in columns if c not in schema.names]
+        if missing:
+            raise FormatError(f"missing column(s) {', '.join(missing)}", reason="bad-parquet", source=str(path))
+        runs[table_name] = (schema.metadata or {}).get(RUN_KEY)
+        found[table_name] = ds.dataset(str(path), schema=arrow_schema(columns), format="parquet")
+    if not found:
+        raise FormatError(
+            "no conversations.parquet, messages.parquet or facts.parquet here", reason="not-found", source=str(base)
+        )
+    _same_run(base, runs)
+    return found
+
+
+# ---- partitioned datasets -------------------------------------------------------------------------
+#
+# The folder :func:`memvelope_tools.convert_many` writes a donation at a time (its layout and how it
+# is written: :mod:`memvelope_tools._partitions`), read back here.
+
+#: The tables of a partitioned dataset, each a folder of partitions.
+PARTITIONED_TABLES: dict[str, dict[str, Any]] = {"conversations": CONVERSATION_COLUMNS, "messages": MESSAGE_COLUMNS}
+#: The column that names a donation, and the key of its partitions' folders.
+KEY = "source"
+MARKER = "_donation.json"
+PART = "part-0.parquet"
+
+#: Whether a folder is a partitioned dataset (it holds its manifest, written before any partition).
+is_partitioned = is_partitioned_dataset
+
+
+def partition(base: Path, table: str, label: str) -> Path:
+    """The folder of ``label``'s partition of ``table``."""
+    return base / table / f"{KEY}={label}"
+
+
+def finished(base: Path) -> dict[str, dict[str, Any]]:
+    """The finished donations of the dataset ``base``: label -> the record its partitions carry."""
+    done: dict[str, dict[str, Any]] = {}
+    first, *others = PARTITIONED_TABLES
+    folder = base / first
+    if not folder.is_dir():
+        return done
+    for entry in os.scandir(folder):
+        if not entry.name.startswith(f"{KEY}=") or not entry.is_dir(follow_symlinks=False):
+            continue
+        label = entry.name[len(KEY) + 1 :]
+        record = _marker(Path(entry.path))
+        if record is None or any(_marker(partition(base, t, label)) != record for t in others):
+            continue
+        done[label] = record
+    return done
+
+
+def _marker(folder: Path) -> dict[str, Any] | None:
+    try:
+        record = json.loads((folder / MARKER).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and (folder / PART).is_file() else None
+
+
+def datasets(base: Path) -> dict[str, pads.Dataset]:
+    """Each table of the partitioned dataset ``base`` as a pyarrow dataset of its finished partitions,
+    ``source`` a partition key (a filter on it reads only the partitions it keeps)."""
+    import pyarrow.dataset as ds
+
+    done = sorted(finished(base))
+    key = ds.partitioning(pa.schema([(KEY, pa.string())]), flavor="hive")
+    out = {}
+    for table, columns in PARTITIONED_TABLES.items():
+        files = [str(partition(base, table, label) / PART) for label in done]
+        out[table] = ds.dataset(
+            files,
+            schema=arrow_schema(columns),
+            format="parquet",
+            partitioning=key,
+            partition_base_dir=str(base / table),
+        )
+    return out
+
+
+def read_partitioned(base: Path) -> dict[str, pa.Table]:
+    """The tables of the partitioned dataset ``base``, whole, donations in label order."""
+    try:
+        return {name: dataset.to_table() for name, dataset in datasets(base).items()}
+    except (pa.ArrowException, OSError) as exc:
+        raise FormatError(f"cannot read Parquet file: {exc}", reason="bad-parquet", source=str(base)) from None
 
 
 # ---- history folders ------------------------------------------------------------------------------

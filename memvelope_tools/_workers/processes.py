@@ -3,8 +3,10 @@ bound to this process, and tasks run in them or on a Dask cluster."""
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._signals import bind_to_parent, held
@@ -84,29 +86,78 @@ def start_pool(workers: int, *, preload: Sequence[str] = ()) -> ProcessPoolExecu
     return executor
 
 
-def run_each(task: Callable[..., Any], *arguments: Sequence[Any], workers: int | None, client: Any = None) -> list[Any]:
-    """``task`` of the items of ``arguments`` taken side by side, the results in their order: on the Dask
-    cluster of a ``dask.distributed`` ``client`` (None in the place of a task that failed there), in
-    ``workers`` worker processes (None: one per core; a fork server imports the task's module once), or
-    in this process when there is one task or ``workers`` is 1. Worker processes import the calling
-    script, so a script that asks for them keeps its work under ``if __name__ == "__main__":``."""
-    columns = [list(column) for column in arguments]
-    count = len(columns[0]) if columns else 0
+def each_done(
+    task: Callable[[Any], Any], items: Iterable[Any], *, workers: int | None, client: Any = None, window: int = 0
+) -> Iterator[tuple[Any, Any]]:
+    """``task`` of each item, ``(item, result)`` yielded as each finishes (not in order): on the Dask
+    cluster of a ``dask.distributed`` ``client``, in ``workers`` worker processes (None: one per
+    core; for a task that raised, or whose process or worker was lost, the result is a :class:`Lost`), or here,
+    one after the other, when ``workers`` is 1. At most ``window`` tasks (default: four per worker
+    thread) are out at once, so neither the items nor the results pile up here."""
+    pending = iter(items)
+    if client is None and workers == 1:
+        for item in pending:
+            yield item, task(item)
+        return
     if client is not None:
-        futures = client.map(task, *columns, pure=False)
-        return _padded(client.gather(futures, errors="skip"), futures)
-    if count <= 1 or workers == 1:
-        return [task(*call) for call in zip(*columns, strict=True)]
-    pool = start_pool(min(workers or os.cpu_count() or 1, count), preload=[task.__module__])
+        yield from _each_done_on_dask(task, pending, client, window)
+        return
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    count = workers or os.cpu_count() or 1
+    pool = start_pool(count, preload=[task.__module__])
     try:
-        return list(pool.map(task, *columns))
+        out: dict[Any, Any] = {}
+        for item in itertools.islice(pending, window or 4 * count):
+            out[pool.submit(task, item)] = item
+        while out:
+            finished, _ = wait(out, return_when=FIRST_COMPLETED)
+            for future in finished:
+                item = out.pop(future)
+                for more in itertools.islice(pending, 1):
+                    out[pool.submit(task, more)] = more
+                yield item, _outcome(future)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _padded(gathered: list[Any], futures: list[Any]) -> list[Any]:
-    """``client.gather(errors="skip")`` drops failed tasks: put None back in their places."""
-    if len(gathered) == len(futures):
-        return gathered
-    done = iter(gathered)
-    return [next(done) if f.status == "finished" else None for f in futures]
+def _each_done_on_dask(
+    task: Callable[[Any], Any], pending: Iterator[Any], client: Any, window: int
+) -> Iterator[tuple[Any, Any]]:
+    from distributed import as_completed
+
+    threads = sum(client.nthreads().values()) or 1
+    out: dict[str, Any] = {}
+    queue = as_completed()  # type: ignore[no-untyped-call]
+    for item in itertools.islice(pending, window or 4 * threads):
+        future = client.submit(task, item, pure=False)
+        out[future.key] = item
+        queue.add(future)  # type: ignore[no-untyped-call]
+    for future in queue:
+        item = out.pop(future.key)
+        for more in itertools.islice(pending, 1):
+            added = client.submit(task, more, pure=False)
+            out[added.key] = more
+            queue.add(added)  # type: ignore[no-untyped-call]
+        result = _outcome(future)
+        future.release()
+        yield item, result
+
+
+@dataclass(frozen=True)
+class Lost:
+    """A task that did not return: it raised, or its worker process or Dask worker was lost (``error`` says why)."""
+
+    error: str
+
+
+def _outcome(future: Any) -> Any:
+    """What a finished future gives: its result, or a :class:`Lost` saying why there is none."""
+    try:
+        exc = future.exception()
+    except BaseException as lost:  # cancelled (the scheduler dropped it)
+        exc = lost
+    if exc is None:
+        return future.result()
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return Lost(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
