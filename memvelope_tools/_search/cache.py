@@ -279,7 +279,7 @@ def _history_folder_index(folder: Path, damaged: str | None) -> SearchIndex:
                 raise  # a part that cannot be read
             failure = (exc.strerror or str(exc)) if isinstance(exc, OSError) else exc.msg
             warnings.warn(f"cannot write {path} ({failure}); keeping the index in memory only", stacklevel=4)
-            return _remember(key, SearchIndex.build(corpus.from_parquet(folder), fingerprint=key))
+            return _remember(key, SearchIndex.build(corpus.from_history_folder(folder), fingerprint=key))
         try:
             return _remember(key, open_history_index(folder))
         except Unusable as exc:

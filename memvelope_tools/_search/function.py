@@ -93,11 +93,8 @@ def search_inputs(
         hits = index.search(query, role=role, since=since, until=until, limit=limit)
     if folder is not None:
         from .._frames.folders import check_tables
-        from .._history.folder import message_status
         from .._sources import is_history_folder
 
         if is_history_folder(folder):
-            if "status" not in hits.columns:
-                return message_status(hits, folder)
-            check_tables(folder)  # its own index gave the status: the tables are of one history, none damaged
+            check_tables(folder)  # the statuses its index gave are of one history, none of its tables damaged
     return hits
