@@ -102,7 +102,7 @@ def write_dataset(
     ir_docs = [
         {"source": d["source"], "meta": d["meta"], "archetype": d["archetype"]}
         for d in documents
-        if d["format"] == IR_TAG
+        if d["format"] == IR_TAG and d["meta"] is not None  # None: read from a facts.parquet that lacks them
     ]
     run = uuid.uuid4().hex.encode()
     names = [table_name for table_name in TABLES if table_name in parts]

@@ -83,8 +83,8 @@ def to_sqlite(
     Parameters
     ----------
     doc_or_docs : document or list of documents
-        Anything the frame functions take (an export is converted in memory, a Parquet folder is read
-        as it is); a list is several documents. A history folder (``memvelope history add``) is given
+        Anything the frame functions take (an export is converted in memory, a Parquet folder gives every
+        table it holds); a list is several documents. A history folder (``memvelope history add``) is given
         on its own: its conversations and messages are written with their ``status``, ``first_seen``
         and ``last_seen``, and its ``snapshots``.
     path : str or os.PathLike
@@ -102,8 +102,9 @@ def to_sqlite(
     dict of str to int
         The tables written and their number of rows: ``conversations`` and ``messages`` (when an
         envelope or an export is given), ``facts`` (when a Facts IR document is), and
-        ``nodes``, ``memory``, ``assets``, ``projects`` when an input is an export given by path
-        (``snapshots``, ``conversations`` and ``messages`` for a history folder). The database also
+        ``nodes``, ``memory``, ``assets``, ``projects`` when an input is an export given by path, the
+        tables a Parquet folder holds (all but ``memory``, read from an export only), and ``snapshots``,
+        ``conversations`` and ``messages`` for a history folder. The database also
         holds ``messages_fts``, the full-text index of the messages' text.
 
     Raises

@@ -39,7 +39,7 @@ from ._frames.columns import (
 )
 from ._frames.documents import dedupe_mask, read_documents
 from ._frames.facts import archetype_frame
-from ._frames.folders import lazy_tables
+from ._frames.folders import folder_contents, lazy_tables
 from ._parquet import Chunks, read_frames, write_dataset, write_tables
 from ._read import Source
 from ._sources import Input, resolve
@@ -229,8 +229,8 @@ def to_parquet(
     Parameters
     ----------
     doc_or_docs : document or list of documents
-        Anything :func:`memvelope_tools.load` takes (an export is converted as it is read); a list is
-        several documents.
+        Anything :func:`memvelope_tools.load` takes (an export is converted as it is read), or a Parquet
+        folder, whose every table is written again; a list is several documents.
     folder : str or os.PathLike
         The folder to write ``conversations.parquet``, ``messages.parquet`` and ``facts.parquet`` into,
         ``nodes.parquet`` when an input is an export: its every message node, on every branch (the
@@ -314,8 +314,20 @@ def streamed_tables(
 
     documents: list[dict[str, Any]] = []
     facts: list[pa.Table] = []
+    in_folders: dict[int, dict[str, pa.Table]] = {}  # the whole exports' tables each Parquet folder holds
     with _Spool(folder) as spool:
-        for found in inputs:
+        for at, found in enumerate(inputs):
+            if found.kind == "parquet" and found.path is not None:
+                held, records = folder_contents(found.path)
+                documents += records
+                if "conversations" in held:
+                    spool.begin()
+                    empty = arrow_schema(MESSAGE_COLUMNS).empty_table()
+                    spool.add(held.pop("conversations"), held.pop("messages", empty))
+                if "facts" in held:
+                    facts.append(held.pop("facts"))
+                in_folders[at] = held
+                continue
             if found.kind in ("export", "envelope"):
                 spool.begin()
                 log = ConversionLog()
@@ -337,14 +349,18 @@ def streamed_tables(
             if any(d["format"] == ENVELOPE_TAG for d in read.records):
                 spool.begin()
                 spool.add(read.conversations, read.messages)
-        whole = whole_tables(inputs, progress=progress)
         parts: dict[str, pa.Table | Chunks] = {}
         if any(d["format"] == ENVELOPE_TAG for d in documents):
             conversations, messages = spool.tables(dedupe)
             parts.update(conversations=conversations, messages=messages)
         if any(d["format"] == IR_TAG for d in documents):
             parts["facts"] = pa.concat_tables(facts)
-        yield documents, parts, whole
+        whole: dict[str, list[pa.Table]] = {}
+        for at, found in enumerate(inputs):
+            held = in_folders[at] if at in in_folders else whole_tables([found], progress=progress)
+            for name, table in held.items():
+                whole.setdefault(name, []).append(table)
+        yield documents, parts, {name: pa.concat_tables(tables) for name, tables in whole.items()}
 
 
 @contextlib.contextmanager
@@ -466,7 +482,8 @@ def read_parquet(
     :func:`memvelope_tools.convert_many`, back into frames, dtypes included; or, ``lazy``, open its
     tables as pyarrow datasets that read nothing until asked.
 
-    Keys are ``conversations``, ``messages``, ``facts`` and ``nodes`` for the files present, plus
+    Keys are ``conversations``, ``messages``, ``facts`` and ``nodes`` for the files present (not those an
+    earlier write left: a file whose run id differs from ``conversations.parquet``'s), plus
     ``archetype`` when ``facts.parquet`` carries the documents' ``meta`` and ``archetype``. A
     partitioned dataset gives ``conversations`` and ``messages`` of its finished donations, ``source``
     being each donation's label.

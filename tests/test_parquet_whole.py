@@ -153,3 +153,34 @@ def test_two_writers_at_once_never_leave_a_mixed_folder(tmp_path: Path):
     tags = {cid.split("-")[0] for cid in tables["conversations"]["conversation_id"]}
     assert len(tags) == 1 and tags == {mid.split("-")[0] for mid in tables["messages"]["message_id"]}
     assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+def _contents(folder: Path) -> dict[str, tuple[list[dict], dict[bytes, bytes]]]:
+    """Each file's rows and its ``memvelope.*`` metadata but the run id."""
+    held = {}
+    for path in sorted(folder.glob("*.parquet")):
+        table = pq.read_table(path)
+        meta = {k: v for k, v in (table.schema.metadata or {}).items() if k.startswith(b"memvelope.") and k != RUN_KEY}
+        held[path.stem] = (table.to_pylist(), meta)
+    return held
+
+
+def test_a_parquet_folder_written_again_keeps_every_table_and_what_its_files_say(tmp_path: Path):
+    export, facts = mv.sample_path("chatgpt"), mv.sample_path("facts-chatgpt")
+    mv.to_parquet([export, facts], tmp_path / "first")
+    written = mv.to_parquet(tmp_path / "first", tmp_path / "again")
+    names = ["assets", "conversations", "facts", "messages", "nodes", "projects"]
+    assert sorted(written) == names
+    first = _contents(tmp_path / "first")
+    assert sorted(first) == names and all(rows for rows, _ in first.values())
+    assert _contents(tmp_path / "again") == first
+    assert sorted(mv.read_parquet(tmp_path / "again")) == ["archetype", "conversations", "facts", "messages", "nodes"]
+
+
+def test_the_files_an_earlier_write_left_are_not_read(tmp_path: Path):
+    mv.to_parquet([mv.sample_path("chatgpt"), mv.sample_path("facts-chatgpt")], tmp_path)
+    mv.to_parquet(envelope("a", 3), tmp_path)  # writes conversations and messages only
+    assert (tmp_path / "nodes.parquet").is_file() and (tmp_path / "facts.parquet").is_file()
+    assert sorted(mv.read_parquet(tmp_path)) == ["conversations", "messages"]
+    assert sorted(mv.read_parquet(tmp_path, lazy=True)) == ["conversations", "messages"]
+    assert mv.to_sqlite(tmp_path, tmp_path / "a.db") == {"conversations": 3, "messages": 3}

@@ -279,7 +279,8 @@ def test_envelopes_parquet_folders_and_facts_give_their_own_tables(tmp_path: Pat
     mv.to_parquet(claude, tmp_path / "folder")
     frames = {"conversations": len(mv.conversations_frame(claude)), "messages": len(mv.messages_frame(claude))}
     assert mv.to_sqlite(tmp_path / "claude.mve.json", tmp_path / "env.db") == frames
-    assert mv.to_sqlite(tmp_path / "folder", tmp_path / "folder.db") == frames
+    whole = {name: len(getattr(mv, f"{name}_frame")(claude)) for name in ("nodes", "assets", "projects")}
+    assert mv.to_sqlite(tmp_path / "folder", tmp_path / "folder.db") == {**frames, **whole}
     assert mv.to_sqlite(FACTS, tmp_path / "facts.db") == {"facts": len(mv.facts_frame(FACTS))}
     with sqlite3.connect(tmp_path / "facts.db") as db:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -303,3 +304,44 @@ def test_a_file_given_twice_needs_dedupe(tmp_path: Path) -> None:
     assert not (tmp_path / "twice.db").exists()
     once = mv.to_sqlite([env, env], tmp_path / "once.db", dedupe=True)
     assert once == {"conversations": 40, "messages": len(mv.messages_frame(env))}
+
+
+def _contents(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every table of the database (the full-text index's own tables left out) and its rows, in order."""
+    with sqlite3.connect(path) as db:
+        names = [
+            row[0]
+            for row in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'messages_fts%'"
+            )
+        ]
+        return {name: db.execute(f"SELECT * FROM {name} ORDER BY rowid").fetchall() for name in names}
+
+
+def test_a_parquet_folder_gives_every_table_it_holds(export_db: tuple[Path, dict[str, int]], tmp_path: Path) -> None:
+    path, direct = export_db
+    mv.to_parquet([EXPORT, FACTS], tmp_path / "folder")
+    counts = mv.to_sqlite(tmp_path / "folder", tmp_path / "folder.db")
+    # the memory is read from an export's files: a Parquet folder holds none
+    assert counts == {name: rows for name, rows in direct.items() if name != "memory"}
+    assert {"facts", "nodes", "assets", "projects"} <= set(counts)
+    expected = _contents(path)
+    del expected["memory"]
+    assert _contents(tmp_path / "folder.db") == expected
+    with sqlite3.connect(tmp_path / "folder.db") as db:
+        assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_the_partitioned_dataset_of_convert_many_gives_its_conversations_and_messages(tmp_path: Path) -> None:
+    claude = mv.sample_path("claude")
+    mv.convert_many([EXPORT, claude], parquet=tmp_path / "dataset", workers=1)
+    counts = mv.to_sqlite(tmp_path / "dataset", tmp_path / "dataset.db")
+    by_label = {"chatgpt-export": EXPORT, "claude-export": claude}
+    assert counts == {
+        "conversations": sum(len(mv.conversations_frame(e)) for e in by_label.values()),
+        "messages": sum(len(mv.messages_frame(e)) for e in by_label.values()),
+    }
+    with sqlite3.connect(tmp_path / "dataset.db") as db:
+        per_source = dict(db.execute("SELECT source, count(*) FROM messages GROUP BY source").fetchall())
+        assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert per_source == {label: len(mv.messages_frame(e)) for label, e in by_label.items()}

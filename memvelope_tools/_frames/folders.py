@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from .._plural import count
 from .._sources import HISTORY_PARTS, Found, is_history_folder, is_partitioned_dataset, refuse
+from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import FormatError
 from .columns import (
     CONVERSATION_COLUMNS,
@@ -95,7 +96,76 @@ def read_folder(base: Path) -> tuple[dict[str, pa.Table], dict[bytes, bytes]]:
             "no conversations.parquet, messages.parquet or facts.parquet here", reason="not-found", source=str(base)
         )
     _same_run(base, runs)
+    for name in _earlier(runs):
+        del tables[name]
+        if name == "facts":
+            facts_meta = {}
     return tables, facts_meta
+
+
+#: The whole exports' tables a folder written by :func:`memvelope_tools.to_parquet` holds beside those of
+#: :data:`TABLES` (when an export was given by path), each a file of its name in the columns it was written with.
+WHOLE_FILES = ("assets", "projects")
+
+
+def folder_contents(base: Path) -> tuple[dict[str, pa.Table], list[dict[str, Any]]]:
+    """Every table of a Parquet folder, as :func:`memvelope_tools.to_parquet` writes them again: those
+    :func:`folder_tables` reads, then ``assets`` and ``projects`` when the run that wrote its other files wrote
+    them; and a record per document it was written from, envelopes first (``source``, ``format``,
+    ``provider``, and for a Facts IR document ``meta`` and ``archetype``, as
+    :class:`memvelope_tools._tables.Tables` holds them; ``meta`` and ``archetype`` are None for a
+    ``facts.parquet`` that does not carry them)."""
+    tables, facts_meta = read_folder(base)
+    runs = {name: (table.schema.metadata or {}).get(RUN_KEY) for name, table in tables.items()}
+    for name in WHOLE_FILES:
+        path = base / f"{name}.parquet"
+        if not path.is_file() or is_partitioned(base) or is_history_folder(base):
+            continue
+        try:
+            table = pq.read_table(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise FormatError(f"cannot read Parquet file: {exc}", reason="bad-parquet", source=str(path)) from None
+        if name not in _earlier({**runs, name: (table.schema.metadata or {}).get(RUN_KEY)}):
+            tables[name] = table
+    return tables, _envelope_records(tables.get("conversations")) + _ir_records(tables.get("facts"), facts_meta)
+
+
+def _envelope_records(conversations: pa.Table | None) -> list[dict[str, Any]]:
+    """The envelopes a folder's conversations were read from: as its metadata describes them, else one per
+    ``source`` of its rows."""
+    if conversations is None:
+        return []
+    described = (conversations.schema.metadata or {}).get(b"memvelope.sources")
+    if described is not None:
+        return [{**d, "format": ENVELOPE_TAG} for d in json.loads(described)]
+    pairs = conversations.select(["source", "provider"]).to_pylist()
+    return [
+        {"source": s, "format": ENVELOPE_TAG, "provider": p}
+        for s, p in dict.fromkeys((r["source"], r["provider"]) for r in pairs)
+    ]
+
+
+def _ir_records(facts: pa.Table | None, facts_meta: dict[bytes, bytes]) -> list[dict[str, Any]]:
+    """The Facts IR documents a folder's facts were read from: with their ``meta`` and ``archetype`` where
+    ``facts.parquet`` carries them, else one per ``source`` of its rows."""
+    if facts is None:
+        return []
+    if b"memvelope.ir" in facts_meta:
+        docs = json.loads(facts_meta[b"memvelope.ir"])
+        return [{"source": d["source"], "format": IR_TAG, "provider": d["meta"]["provider"], **d} for d in docs]
+    providers = {d["source"]: d["provider"] for d in json.loads(facts_meta.get(b"memvelope.sources", b"[]"))}
+    labels = dict.fromkeys(facts.column("source").to_pylist())
+    return [
+        {"source": s, "format": IR_TAG, "provider": providers.get(s, ""), "meta": None, "archetype": None}
+        for s in labels
+    ]
+
+
+def _earlier(runs: dict[str, bytes | None]) -> list[str]:
+    """The tables (name -> the run that wrote its file) left by an earlier write than the one that wrote
+    ``conversations.parquet``: a write replaces only the files of the tables it has."""
+    latest = runs.get("conversations")
+    return [] if latest is None else [name for name, run in runs.items() if run != latest]
 
 
 def _same_run(base: Path, runs: dict[str, bytes | None]) -> None:
@@ -145,6 +215,8 @@ def lazy_tables(base: Path) -> dict[str, pads.Dataset]:
             "no conversations.parquet, messages.parquet or facts.parquet here", reason="not-found", source=str(base)
         )
     _same_run(base, runs)
+    for name in _earlier(runs):
+        del found[name]
     return found
 
 
