@@ -1,10 +1,9 @@
 """One stream of Arrow record batches per input: its conversations and messages, a batch of whole
 conversations at a time, read in one pass from the input as the resolver found it.
 
-* An export given by path is converted as ``memvelope convert`` converts it (a large one by worker
-  processes, where they may start), and its envelope's conversations are read while they are made (the
-  conversion in this thread, the reading and the consumer on another); nothing of the envelope is held
-  but the batch at hand.
+* An export given by path is converted as ``memvelope convert`` converts it, and its envelope's
+  conversations are read while they are made (the conversation in this thread, the reading and the
+  consumer on another); nothing of the envelope is held but the batch at hand.
 * An envelope file is read a window at a time.
 * An envelope given parsed or as bytes, an export given as bytes, and an envelope the windowed reading
   refuses (an unusual file, read whole to say what is wrong with it) are read whole, then handed on in
@@ -36,7 +35,6 @@ from ._json.walker import Fallback
 from ._read import check
 from ._sources import Input
 from ._tags import ENVELOPE_TAG
-from ._workers.processes import may_start_workers
 from .errors import FormatError
 
 __all__ = ["ROWS", "Sink", "give_back_memory", "stream"]
@@ -99,11 +97,10 @@ def stream(
 
 def _export(found: Input, sink: Sink, rows: int, progress: bool | None, log: ConversionLog | None, window: int) -> str:
     label, name = found.label, found.name or found.label
-    workers = None if may_start_workers() else 1  # as ``memvelope convert`` converts, where it may
     try:
         provider = flatten_export_batches(
             lambda write, on_provider: convert_export(
-                found, write, progress=progress, on_provider=on_provider, log=log, workers=workers
+                found, write, progress=progress, on_provider=on_provider, log=log
             ),
             label,
             name,

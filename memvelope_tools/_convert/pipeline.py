@@ -446,12 +446,11 @@ def convert_export(
     progress: bool | None = None,
     on_provider: Callable[[str], Any] | None = None,
     log: ConversionLog | None = None,
-    workers: int | None = 1,
 ) -> dict[str, Any] | None:
     """Convert a resolved export, giving ``write`` the text of its envelope's conversations array a piece
     at a time (see :func:`memvelope_tools._convert.convert_body`, which also says when ``on_provider`` is
     called); returns the envelope's meta, or None, writing nothing, for an export given as bytes. ``log``
-    learns what the conversion read and left out; ``workers`` are :func:`convert_stream`'s.
+    learns what the conversion read and left out.
 
     The conversations are those ``memvelope convert`` writes, in the same bytes. Errors are
     :func:`open_export`'s.
@@ -459,9 +458,7 @@ def convert_export(
     if not found.parts or not all(isinstance(part, str | os.PathLike) for part in found.parts):
         return None
     with explained(found.parts):
-        return convert_body(
-            list(found.parts), write, progress=progress, on_provider=on_provider, log=log, workers=workers
-        )
+        return convert_body(list(found.parts), write, progress=progress, on_provider=on_provider, log=log)
 
 
 def _from_bytes(data: bytes, name: str | None, report: ConversionLog | None, progress: bool | None) -> dict[str, Any]:

@@ -279,10 +279,7 @@ def _read_while_made(
     """Run ``convert(write)`` in this thread and ``read`` on another, over windows of the text of an
     envelope's conversations array that ``convert`` gives ``write`` a piece at a time (with the array's
     brackets around it); the meta ``convert`` returns, or None when it wrote nothing or the reading
-    failed first (``window``: the bytes of a window). What ``read`` raises is raised here.
-
-    The other thread starts with the first piece, so that ``convert`` may start its worker processes
-    from a process of one thread (see :func:`memvelope_tools._workers.processes.fork_context`)."""
+    failed first (``window``: the bytes of a window). What ``read`` raises is raised here."""
     pieces: queue.Queue[bytes | None] = queue.Queue(maxsize=_AHEAD)
     failure: list[BaseException] = []
     held: list[bytes] = []
@@ -298,14 +295,8 @@ def _read_while_made(
                 if not reader.is_alive():
                     raise _ReaderFailed from None
 
-    def start() -> None:
-        if not started:
-            started.append(True)
-            reader.start()
-
     def hand_on() -> None:
         nonlocal size
-        start()
         put(b"".join(held))
         held.clear()
         size = 0
@@ -328,14 +319,13 @@ def _read_while_made(
             failure.append(exc)
 
     reader = threading.Thread(target=run, name="memvelope-frames")
-    started: list[bool] = []
+    reader.start()
     try:
         meta = convert(write)
         hand_on()
     except _ReaderFailed:
         meta = None
     finally:
-        start()
         with contextlib.suppress(_ReaderFailed):
             put(None)
         reader.join()

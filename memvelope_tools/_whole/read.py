@@ -15,6 +15,7 @@ import contextlib
 import functools
 import io
 import os
+import sys
 import tempfile
 import warnings
 from collections import deque
@@ -34,7 +35,7 @@ from .._providers import registry
 from .._providers.registry import DETECTION_WINDOW, OTHER
 from .._sources import Input, explained
 from .._stable import CHANGED, Changed, Stamp
-from .._workers.processes import may_start_workers, start_pool
+from .._workers.processes import fork_context, start_pool
 from ..errors import ConversionError, MixedProvidersWarning
 from .conversations import ConversationReader
 from .files import inside
@@ -232,7 +233,7 @@ def read_parts(
     """
     total = sum(p.size or 0 for p in parts) or None
     count = workers_for(total or 0, workers)
-    if workers is None and count > 1 and not may_start_workers():
+    if workers is None and count > 1 and not _may_start_workers():
         count = 1
     detection = _Detection(describe(parts))
     results: list[Piece[T] | None] = []  # None: the pool's next piece, in order
@@ -273,6 +274,16 @@ def read_parts(
             stacklevel=2,
         )
     return whole
+
+
+def _may_start_workers() -> bool:
+    """Whether worker processes can start without asking anything of the caller: they fork (this process
+    runs one thread), or the main module is no script file (a notebook, ``python -c``). A clean interpreter
+    started for a worker imports the main script again, which runs a script that is not guarded by
+    ``if __name__ == "__main__":`` once more."""
+    if fork_context() is not None:
+        return True
+    return getattr(sys.modules.get("__main__"), "__file__", None) is None
 
 
 def _next(pool: _Pool[T] | None) -> Piece[T]:

@@ -3,10 +3,8 @@ bound to this process, and tasks run in them or on a Dask cluster."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -38,36 +36,6 @@ def fork_context() -> ForkContext | None:
     if "fork" in multiprocessing.get_all_start_methods() and _one_thread():
         return multiprocessing.get_context("fork")
     return None
-
-
-_GUARDED: list[bool] = []  # set while the command line runs (see guarded_main)
-
-
-@contextlib.contextmanager
-def guarded_main() -> Iterator[None]:
-    """Within: the main module is the command line's, which starts nothing when a worker imports it
-    again (the ``memvelope`` script is guarded, and ``python -m``'s ``__main__`` is never imported again),
-    so :func:`may_start_workers` lets workers start from a fork server too."""
-    _GUARDED.append(True)
-    try:
-        yield
-    finally:
-        _GUARDED.pop()
-
-
-def may_start_workers() -> bool:
-    """Whether worker processes can start without asking anything of the caller: this process is no
-    worker of a pool itself, and the workers fork (this process runs one thread), or the main module is
-    no script file (a notebook, ``python -c``) or the command line's (see :func:`guarded_main`). A clean
-    interpreter started for a worker imports the main script again, which runs a script that is not
-    guarded by ``if __name__ == "__main__":`` once more."""
-    import multiprocessing
-
-    if multiprocessing.current_process().daemon:
-        return False  # a pool's worker may start no processes of its own
-    if fork_context() is not None or _GUARDED:
-        return True
-    return getattr(sys.modules.get("__main__"), "__file__", None) is None
 
 
 def worker_context(preload: Sequence[str] = ()) -> BaseContext:

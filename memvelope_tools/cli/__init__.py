@@ -24,7 +24,6 @@ from .._atomic import written_count, written_since
 from .._plural import count
 from .._printable import printable
 from .._signals import TERMINATED_STATUS, Terminated, terminate_as_interrupt
-from .._workers.processes import guarded_main
 from ..errors import MemvelopeError, MixedProvidersWarning, OutputError
 
 # One entry per subcommand module, in the order `--help` lists them: what a user does first (convert an
@@ -123,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout, sys.stdout = sys.stdout, _GuardedStdout(sys.stdout)
     first = written_count()
     try:
-        with terminate_as_interrupt(), guarded_main(), warnings.catch_warnings():
+        with terminate_as_interrupt(), warnings.catch_warnings():
             # Said by the command's own note, from its conversion log.
             warnings.simplefilter("ignore", MixedProvidersWarning)
             warnings.showwarning = _note
