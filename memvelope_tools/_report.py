@@ -35,8 +35,7 @@ from ._report_data import Gather, gathered_of
 from ._report_data import snippet as _snippet
 from ._sources import Input, resolve
 from ._stream import give_back_memory, stream
-from ._topic_units import Counted, import_model
-from ._workers.threads import meanwhile
+from ._topic_units import Counted
 from .errors import FormatError, MemvelopeError, TopicsError
 
 __all__ = ["build_report", "memory_section", "usage_section", "write_report"]
@@ -189,8 +188,6 @@ def _build(
     exports: set[str] = set()
     irs: Labelled = []
     gather = Gather()
-    if any(found.kind != "ir" for found in inputs):
-        meanwhile(import_model)  # for the topics, while the conversations are read
     for found, export in zip(inputs, shown_converted, strict=True):
         if found.kind == "ir":
             irs.append((found.label, open_input(found, progress=False)))

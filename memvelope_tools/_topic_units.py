@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections import deque
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -24,7 +22,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._frames.columns import INT, ROLE, STRING, TIMESTAMP, arrow_schema, to_pandas
-from ._workers.threads import text_pool, text_threads
 
 __all__ = ["HAN", "MAX_WORD", "NOT_LETTER", "Counted", "Counting", "Words", "count_words", "split_words"]
 
@@ -43,7 +40,6 @@ _KATAKANA = r"([\x{30a0}-\x{30ff}]+)"
 _BATCH: Final = 200_000
 _TEXTS: Final = 1 << 13  # texts split into words at a time, at most: the words of a slice are held until counted
 _TEXT_BYTES: Final = 1 << 20  # bytes of text split into words at a time, about (a longer text is split alone)
-_AHEAD: Final = 2 * text_threads()  # slices counted on the text threads at most, while the next batch is read
 _NO_TIME: Final = np.iinfo(np.int64).max
 _INT32: Final = np.iinfo(np.int32).max
 _HAN_BYTES: Final = 3  # bytes of UTF-8 of each character :data:`HAN` matches
@@ -66,34 +62,6 @@ class Counted:
     vocabulary: np.ndarray
 
 
-#: Word counts of a slice of texts: its words in the order first met, and the units, the words (as
-#: places in those words) and the counts of a sparse matrix.
-LocalCounts = tuple[list[str], np.ndarray, np.ndarray, np.ndarray]
-
-
-def local_counts(words: pa.Array, units: np.ndarray) -> LocalCounts:
-    """How often each of ``words`` is in each unit (``units``: the unit of the word at the same place)."""
-    from scipy import sparse
-
-    if not len(words):
-        return [], np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.float32)
-    encoded = words.dictionary_encode()
-    local = encoded.dictionary.to_pylist()
-    first = int(units.min())
-    batch = sparse.coo_matrix(
-        (np.ones(len(words), dtype=np.float32), (units - first, encoded.indices.to_numpy(zero_copy_only=False))),
-        shape=(int(units.max()) - first + 1, len(local)),
-    ).tocsr()  # adds up repeated words
-    batch = batch.tocoo()
-    # Twelve bytes a unit's word: the counts are what topics keeps of a history, and grow with it.
-    rows = (batch.row + first).astype(np.int32 if int(units.max()) < _INT32 else np.int64)
-    return local, rows, batch.col.astype(np.int32), batch.data
-
-
-def _split_and_count(texts: pa.Array, owners: np.ndarray) -> LocalCounts:
-    return local_counts(*split_words(texts, owners))
-
-
 class Words:
     """Word counts per unit, added a batch of words at a time: a sparse units × words matrix whose
     vocabulary grows as new words come."""
@@ -106,17 +74,26 @@ class Words:
 
     def add(self, words: pa.Array, units: np.ndarray) -> None:
         """Count ``words``, each of the unit at the same place of ``units``."""
-        self.take(local_counts(words, units))
+        from scipy import sparse
 
-    def take(self, counted: LocalCounts) -> None:
-        """Add counts :func:`local_counts` made, their words numbered on from those already known."""
-        local, rows, cols, counts = counted
-        if not len(rows):
+        if not len(words):
             return
-        ids = np.fromiter((self.ids.setdefault(w, len(self.ids)) for w in local), dtype=np.int32, count=len(local))
-        self.rows.append(rows)
-        self.cols.append(ids[cols])
-        self.counts.append(counts)
+        encoded = words.dictionary_encode()
+        local = encoded.dictionary.to_pylist()
+        ids = np.fromiter((self.ids.setdefault(w, len(self.ids)) for w in local), dtype=np.int64, count=len(local))
+        first = int(units.min())
+        batch = sparse.coo_matrix(
+            (
+                np.ones(len(words), dtype=np.float32),
+                (units - first, ids[encoded.indices.to_numpy(zero_copy_only=False)]),
+            ),
+            shape=(int(units.max()) - first + 1, len(self.ids)),
+        ).tocsr()  # adds up repeated words
+        batch = batch.tocoo()
+        # Twelve bytes a unit's word: the counts are what topics keeps of a history, and grow with it.
+        self.rows.append((batch.row + first).astype(np.int32 if int(units.max()) < _INT32 else np.int64))
+        self.cols.append(batch.col.astype(np.int32))
+        self.counts.append(batch.data)
 
     def mark(self) -> tuple[int, int]:
         """Where the counts and the words added so far end (see :meth:`forget`)."""
@@ -165,16 +142,13 @@ class Counting:
         self.places: list[pa.Table] = []
         self.times: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # units, earliest time, messages
         self.marks: tuple[int, tuple[Any, int] | None, int, int, tuple[int, int]] = (0, None, 0, 0, (0, 0))
-        self.pending: deque[Future[LocalCounts]] = deque()  # slices being counted on the text threads, in order
 
     def begin(self) -> None:
         """An input starts (see :meth:`restart`)."""
-        self._settle(0)
         self.marks = (self.n_units, self.last, len(self.places), len(self.times), self.words.mark())
 
     def restart(self) -> None:
         """Forget what the input begun last gave so far: it is read again."""
-        self._settle(0)
         self.n_units, self.last, places, times, words = self.marks
         del self.places[places:], self.times[times:]
         self.words.forget(words)
@@ -215,21 +189,12 @@ class Counting:
             base = int(ends[start - 1]) if start else 0
             stop = int(np.searchsorted(ends, base + _TEXT_BYTES, side="right"))
             stop = min(max(stop, start + 1), start + _TEXTS)
-            self.pending.append(
-                text_pool().submit(_split_and_count, texts.slice(start, stop - start), owners[start:stop])
-            )
-            self._settle(_AHEAD)
+            self.words.add(*split_words(texts.slice(start, stop - start), owners[start:stop]))
             start = stop
-
-    def _settle(self, most: int) -> None:
-        """Add the counts of the slices counted on the text threads, in order, until at most ``most`` are left."""
-        while len(self.pending) > most:
-            self.words.take(self.pending.popleft().result())
 
     def finish(self, keep: np.ndarray | None = None) -> tuple[pd.DataFrame, Any, np.ndarray]:
         """The units (one row each, in order), their word counts (units × words, CSR) and the words; only
         the units ``keep`` marks, when given."""
-        self._settle(0)
         columns = UNIT_COLUMNS[self.unit]
         if self.unit == "message":
             table = pa.concat_tables(self.places) if self.places else _empty(columns)
@@ -268,12 +233,6 @@ def count_words(texts: pd.Series, unit_of_text: np.ndarray, n_units: int) -> tup
     for start in range(0, len(array), _BATCH):
         words.add(*split_words(array.slice(start, _BATCH), unit_of_text[start : start + _BATCH]))
     return words.matrix(n_units)
-
-
-def import_model() -> None:
-    """Import what topics' model needs (scikit-learn): while the words are counted, on a thread of its own."""
-    import sklearn.decomposition
-    import sklearn.feature_extraction.text  # noqa: F401
 
 
 def split_words(array: pa.Array, owner: np.ndarray) -> tuple[pa.Array, np.ndarray]:

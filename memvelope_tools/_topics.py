@@ -62,8 +62,7 @@ from ._frames import STRING
 from ._plural import count
 from ._sources import resolve
 from ._topic_count import N_TOPICS, topic_count
-from ._topic_units import HAN, NOT_LETTER, Counted, Counting, import_model
-from ._workers.threads import meanwhile
+from ._topic_units import HAN, NOT_LETTER, Counted, Counting
 from .errors import TopicsError
 
 __all__ = ["N_TOPICS", "Topics", "topic_count", "topics"]
@@ -269,7 +268,6 @@ def counted(
         first = next((i for i, found in enumerate(inputs) if found.kind not in _HELD), len(inputs))
         order = sorted(range(len(inputs)), key=lambda i: i if inputs[i].kind in _HELD else first)
         count = Counting(unit)
-        meanwhile(import_model)
         for i in order:
             count.begin()
             log = ConversionLog()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memvelope_tools._workers.processes import Lost, each_done, fork_context, worker_context
-from memvelope_tools._workers.threads import meanwhile, run_on_threads
+from memvelope_tools._workers.threads import run_on_threads
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,17 +98,3 @@ def test_calls_on_threads_run_on_threads_of_their_own_and_the_first_error_is_rai
 
     with pytest.raises(OSError, match="No space left"):
         run_on_threads([record, fail, record], 2, name="memvelope-test")
-
-
-def test_a_call_meanwhile_runs_on_a_thread_of_its_own_and_its_error_is_dropped() -> None:
-    ran = threading.Event()
-    names: list[str] = []
-
-    def call() -> None:
-        names.append(threading.current_thread().name)
-        ran.set()
-        raise ModuleNotFoundError("No module named 'sklearn'")
-
-    meanwhile(call)
-    assert ran.wait(10)
-    assert names and names[0] != threading.current_thread().name

@@ -3,9 +3,7 @@ run at a time on threads of their own."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -55,15 +53,3 @@ def run_on_threads(calls: Sequence[Callable[[], object]], at_once: int, *, name:
             for future in futures:
                 future.cancel()
             raise
-
-
-def meanwhile(call: Callable[[], object]) -> None:
-    """Run ``call`` on a thread of its own, started now, while this thread works on; what it raises is
-    dropped (a call that imports modules, say: a later import of one waits for that thread's, and
-    raises what it would have raised)."""
-
-    def run() -> None:
-        with contextlib.suppress(Exception):
-            call()
-
-    threading.Thread(target=run, name="memvelope-meanwhile", daemon=True).start()
