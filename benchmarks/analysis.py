@@ -1,5 +1,5 @@
-"""The analyses past conversion against converting: time and peak memory of ``report``, ``topics`` and
-``parquet``.
+"""The analyses past conversion against converting: time and peak memory of ``report``, ``topics``,
+``parquet`` and ``search``.
 
 Generates (or reuses) a seeded ChatGPT export with themes (``generate.py --themes``) of ``--size`` and zips
 it as a download is zipped, then runs each command in a fresh process, timed from outside (interpreter start and imports
@@ -8,15 +8,16 @@ included), fastest of ``--repeat`` runs, interleaved so that each sees the same 
 * ``convert``: ``memvelope convert EXPORT.zip -o OUT -q`` (the baseline);
 * ``report``: ``memvelope report EXPORT.zip -o OUT.html -q``;
 * ``topics``: ``memvelope topics EXPORT.zip`` (its output thrown away);
-* ``parquet``: ``memvelope parquet EXPORT.zip -o OUT/ -q``.
+* ``parquet``: ``memvelope parquet EXPORT.zip -o OUT/ -q``;
+* ``search``: ``memvelope search EXPORT.zip QUERY`` (a word most messages hold; its output thrown away).
 
 CPU time is the command's and that of the processes it started (user and system), the steadier figure on
 a machine loaded by other work. Peak memory is the largest sum of the resident memory of the process and
 every process it started, sampled every 20 ms (with psutil), or, without psutil, the largest resident memory
-of any one of them.
-It prints wall time, CPU time and peak memory, each as a ratio (times to converting's, memory to the export's
-JSON), and the targets: ``report`` and ``topics`` within 3x converting's time, ``parquet`` within 1.5x,
-peak memory at most 1.5x the export's JSON.
+of any one of them. It prints wall time, CPU time and peak memory, each as a ratio (times to converting's,
+memory to the export's JSON), and the targets: ``report`` and ``topics`` within 3x converting's time,
+``search`` within 2x, ``parquet`` within 1.5x, peak memory at most 1.5x the export's JSON. ``--only``
+measures some of them (with ``convert`` always).
 
 ``--growth`` also measures ``report`` on an export ten times smaller, to show how peak memory grows
 with the number of conversations (the target: less than 2x for 10x the conversations).
@@ -25,6 +26,7 @@ Examples:
   python benchmarks/analysis.py                         # a 200 MB export
   python benchmarks/analysis.py --size 1GB --repeat 1
   python benchmarks/analysis.py --growth --repeat 1
+  python benchmarks/analysis.py --only search --repeat 1
 """
 
 from __future__ import annotations
@@ -45,9 +47,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generate import generate, parse_size  # noqa: E402
 
-MEASURES = ("convert", "report", "topics", "parquet")
+MEASURES = ("convert", "report", "topics", "parquet", "search")
 #: Each measure's time at most, as a multiple of converting's.
-TARGET_TIME = {"report": 3.0, "topics": 3.0, "parquet": 1.5}
+TARGET_TIME = {"report": 3.0, "topics": 3.0, "parquet": 1.5, "search": 2.0}
+QUERY = "the"
 TARGET_MEMORY = 1.5
 
 
@@ -77,6 +80,8 @@ def command(what: str, export: Path, out: Path) -> list[str]:
         return [*base, "report", str(export), "-o", str(out / "report.html"), "-q"]
     if what == "parquet":
         return [*base, "parquet", str(export), "-o", str(out / "parquet"), "-q"]
+    if what == "search":
+        return [*base, "search", str(export), QUERY]
     return [*base, "topics", str(export)]
 
 
@@ -133,10 +138,14 @@ def main() -> int:
     parser.add_argument("--folder", type=Path, help="where the export is generated (default: the temp dir)")
     parser.add_argument("--repeat", type=int, default=2, help="runs per measure, the fastest counts")
     parser.add_argument("--growth", action="store_true", help="also report on an export ten times smaller")
+    parser.add_argument("--only", nargs="+", choices=MEASURES[1:], help="measure only these (and convert)")
     args = parser.parse_args()
+    if args.growth and args.only and "report" not in args.only:
+        parser.error("--growth measures report: keep it in --only")
     export, size = export_zip(args.size, args.folder)
     mb = size / 1e6
-    results, load = run_all(export, MEASURES, args.repeat)
+    measures = MEASURES if not args.only else ("convert", *(m for m in MEASURES if m in args.only))
+    results, load = run_all(export, measures, args.repeat)
     base = results["convert"]["wall"]
     print(f"export: {export} ({export.stat().st_size / 1e6:,.0f} MB zipped, {mb:,.0f} MB of JSON)")
     cpu_base = results["convert"]["cpu"]
@@ -148,6 +157,8 @@ def main() -> int:
             f"{r['mb']:>9.0f} {r['mb'] / mb:>7.2f}"
         )
     for what, most in TARGET_TIME.items():
+        if what not in results:
+            continue
         r = results[what]
         speed = "met" if r["wall"] / base <= most else "NOT met"
         memory = "met" if r["mb"] / mb <= TARGET_MEMORY else "NOT met"

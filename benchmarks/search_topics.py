@@ -164,14 +164,14 @@ def history(n_messages: int, seed: int, topics: bool) -> Any:
 
 
 def _rank(index: Any, query: str, filters: dict[str, str]) -> list[tuple[int, float]]:
-    """What a search does before it reads the rows it shows: the best 50 rows and their scores,
-    like for like with the baseline's statement."""
+    """What a search does before it reads the rows it shows: the best 50 rows of the messages' texts and
+    their scores, like for like with the baseline's statement (the titles' index apart)."""
     engine = importlib.import_module("memvelope_tools._search.engine")
     tree = importlib.import_module("memvelope_tools._search.query").parse_query(query)
     matching = engine.filtered(
         engine.engine_query(tree, index._searcher), filters.get("role"), filters.get("since"), filters.get("until")
     )
-    return index._best(matching, 50)  # type: ignore[no-any-return]
+    return index._best(matching, 50, index._searcher, index._row_of)  # type: ignore[no-any-return]
 
 
 def _fts5_build(frame: Any, path: Path | None) -> tuple[sqlite3.Connection, float, float]:

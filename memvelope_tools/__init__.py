@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # the real signatures of the lazy names, for type checkers an
     from ._memory_ir import memory_ir
     from ._read import layer_of
     from ._search.function import search
+    from ._sqlite import to_sqlite
     from ._tables import read_parquet, to_parquet
     from ._topics import topics
     from ._validate import validate
@@ -72,6 +73,7 @@ _LAZY: dict[str, str] = {
     "to_parquet": "memvelope_tools._tables",
     "convert_many": "memvelope_tools._many",
     "read_parquet": "memvelope_tools._tables",
+    "to_sqlite": "memvelope_tools._sqlite",
     "compute_archetype": "memvelope_tools._ir",
     "write_ir": "memvelope_tools._ir",
     "distill_structured": "memvelope_tools._ir",
@@ -142,6 +144,7 @@ __all__ = [
     "sniff",
     "to_markdown",
     "to_parquet",
+    "to_sqlite",
     "topics",
     "validate",
     "write_envelope",

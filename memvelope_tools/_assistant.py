@@ -21,7 +21,7 @@ from . import _corpus as corpus
 from ._frames import CONVERSATION_COLUMNS, MESSAGE_COLUMNS
 from ._frames.columns import to_pandas
 from ._frames.documents import envelope_tables
-from ._history.folder import read_history, status_from
+from ._history.folder import read_history
 from ._memory.items import MemoryRead
 from ._memory.read import read_memory
 from ._search.index import SearchIndex
@@ -146,7 +146,7 @@ class HistoryView:
         )
         position = self._msgs["position"].to_numpy()
         self._messages_of = {key: rows[np.argsort(position[rows], kind="stable")] for key, rows in groups.items()}
-        self._index = SearchIndex.build(corpus.from_tables(self._msgs, self._convs))
+        self._index = SearchIndex.build(corpus.from_tables(self._msgs, self._convs, history_folder=self._history))
         self._handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "search": self._search,
             "get_conversation": self._get_conversation,
@@ -175,8 +175,6 @@ class HistoryView:
         query, limit = args["query"], args.get("limit", SEARCH_LIMIT[0])
         role, since, until = args.get("role"), args.get("since"), args.get("until")
         hits = self._index.search(query, role=role, since=since, until=until, limit=limit)
-        if self._history:
-            hits = status_from(hits, self._msgs)
         rows = []
         for hit in hits.to_dict("records"):
             rows.append(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
 import threading
@@ -61,6 +62,42 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, OSError):
+            raise OutputError(
+                f"cannot write output: {exc.strerror or exc}", reason="output", source=str(target)
+            ) from exc
+        raise
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield the path of an empty temporary file beside ``path``, for a writer that opens files by name
+    (a database); as :func:`atomic_output`, on success it is synced and replaces ``path`` at once, on any
+    failure it is removed and ``path`` is unchanged. Files the writer made beside it, named after it
+    with a suffix (a journal), are removed too."""
+    target = Path(path)
+    check_output_file(target)
+    if target.exists() and not target.is_file():
+        raise OutputError("output path is not a regular file", reason="output", source=str(target))
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        os.close(fd)
+    except OSError as exc:
+        raise OutputError(f"cannot write output: {exc.strerror}", reason="output", source=str(target)) from exc
+    try:
+        yield Path(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, new_file_mode(target))
+        with held():
+            os.replace(tmp, target)
+            _written.append(target)
+    except BaseException as exc:
+        for leftover in [tmp, *(str(p) for p in folder.glob(f"{glob.escape(Path(tmp).name)}-*"))]:
+            with contextlib.suppress(OSError):
+                os.unlink(leftover)
+        if isinstance(exc, OSError) and not isinstance(exc, OutputError):
             raise OutputError(
                 f"cannot write output: {exc.strerror or exc}", reason="output", source=str(target)
             ) from exc

@@ -17,9 +17,10 @@ import pandas as pd
 import pyarrow as pa
 
 from ._convert.log import ConversionLog
-from ._frames import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, STRING, conform
+from ._frames import CONVERSATION_COLUMNS, MESSAGE_COLUMNS, STRING, TIMESTAMP, conform
 from ._frames.columns import require_columns, to_pandas
 from ._frames.documents import envelope_tables
+from ._frames.folders import CONVERSATION_HISTORY_COLUMNS, MESSAGE_HISTORY_COLUMNS, read_tables
 from ._load import open_input
 from ._parquet import read_frames
 from ._sources import Input, resolve
@@ -35,7 +36,11 @@ HISTORY_COLUMNS: dict[str, Any] = {
     },
     "title": STRING,
 }
+#: The same, with each message's status in the history folder it was read from and when it was first seen there
+#: (see :func:`memvelope_tools.history`).
+FOLDER_COLUMNS: dict[str, Any] = {**HISTORY_COLUMNS, "status": STRING, "first_seen": TIMESTAMP}
 _NEEDED = tuple(name for name in HISTORY_COLUMNS if name != "title")
+_FOLDER_NEEDED = tuple(name for name in FOLDER_COLUMNS if name != "title")
 
 
 def history_frame(source: Any, *, caller: str = "this call") -> pd.DataFrame:
@@ -76,20 +81,37 @@ def history_of(inputs: list[Input]) -> pd.DataFrame:
     return pd.concat(ordered, ignore_index=True)
 
 
-def from_messages(messages: pd.DataFrame) -> pd.DataFrame:
-    """A messages frame (with a ``title`` column or without) as a history frame."""
-    require_columns(messages, _NEEDED, "a messages frame")
+def from_messages(messages: pd.DataFrame, *, history_folder: bool = False) -> pd.DataFrame:
+    """A messages frame (with a ``title`` column or without) as a history frame; with ``history_folder``,
+    a history folder's messages keeping their status and first sighting (:data:`FOLDER_COLUMNS`)."""
+    require_columns(messages, _FOLDER_NEEDED if history_folder else _NEEDED, "a messages frame")
     if "title" not in messages.columns:
         messages = messages.assign(title=pd.Series(pd.NA, index=messages.index, dtype=STRING))
-    return conform(messages, HISTORY_COLUMNS)
+    return conform(messages, FOLDER_COLUMNS if history_folder else HISTORY_COLUMNS)
 
 
-def from_tables(messages: pd.DataFrame, conversations: pd.DataFrame | None) -> pd.DataFrame:
-    """Messages with the titles of their conversations (matched on ``source`` and ``conv_index``)."""
+def from_tables(
+    messages: pd.DataFrame, conversations: pd.DataFrame | None, *, history_folder: bool = False
+) -> pd.DataFrame:
+    """Messages with the titles of their conversations (matched on ``source`` and ``conv_index``); with
+    ``history_folder``, as :func:`from_messages` keeps them."""
     if conversations is None or "title" in messages.columns:
-        return from_messages(messages)
+        return from_messages(messages, history_folder=history_folder)
     titles = conversations.loc[:, ["source", "conv_index", "title"]].drop_duplicates(["source", "conv_index"])
-    return from_messages(messages.merge(titles, on=["source", "conv_index"], how="left", sort=False))
+    titled = messages.merge(titles, on=["source", "conv_index"], how="left", sort=False)
+    return from_messages(titled, history_folder=history_folder)
+
+
+def from_history_folder(folder: Path) -> pd.DataFrame:
+    """The messages of the history folder ``folder``, each with its conversation's title and its status
+    and first sighting there (:data:`FOLDER_COLUMNS`); a FormatError naming the file when one of its files
+    cannot be read."""
+    wanted = {name: MESSAGE_HISTORY_COLUMNS[name] for name in _FOLDER_NEEDED}
+    tables = read_tables(folder, list(wanted))
+    assert tables is not None, f"{folder} is not a history folder"
+    titles = {name: CONVERSATION_HISTORY_COLUMNS[name] for name in ("source", "conv_index", "title")}
+    conversations = to_pandas(tables["conversations"].select(list(titles)), titles, None)
+    return from_tables(to_pandas(tables["messages"], wanted, None), conversations, history_folder=True)
 
 
 def from_parquet(folder: Path) -> pd.DataFrame:

@@ -283,12 +283,38 @@ def stream_to_parquet(
     """:func:`to_parquet` of inputs already resolved, each envelope and export read once as a stream of
     batches (see the module docstring); ``on_conversion`` is called with what each export's conversion read
     and left out, and its provider."""
+    out = Path(folder)
+    with (
+        _made_for(out),
+        streamed_tables(inputs, out, dedupe=dedupe, progress=progress, on_conversion=on_conversion) as (
+            documents,
+            parts,
+            whole,
+        ),
+    ):
+        return write_dataset(out, documents, parts, whole, progress)
+
+
+@contextlib.contextmanager
+def streamed_tables(
+    inputs: Sequence[Input],
+    folder: Path,
+    *,
+    dedupe: bool = False,
+    progress: bool | None = None,
+    on_conversion: Callable[[ConversionLog, str], object] | None = None,
+) -> Iterator[tuple[list[dict[str, Any]], dict[str, pa.Table | Chunks], dict[str, pa.Table]]]:
+    """Every table of inputs already resolved, as :func:`to_parquet` writes them, for the block: a record per
+    document (as :attr:`Tables.documents`), the ``conversations``, ``messages`` (as :class:`Chunks`, read
+    back from a file of Arrow record batches in the existing ``folder``, removed when the block ends) and
+    ``facts`` there are, and the whole exports' tables (``nodes``, ``assets``, ``projects``). Each envelope
+    and export is read once as a stream of batches; ``on_conversion`` is called with what each export's
+    conversion read and left out, and its provider."""
     from ._whole.export import whole_tables
 
-    out = Path(folder)
     documents: list[dict[str, Any]] = []
     facts: list[pa.Table] = []
-    with _made_for(out), _Spool(out) as spool:
+    with _Spool(folder) as spool:
         for found in inputs:
             if found.kind in ("export", "envelope"):
                 spool.begin()
@@ -318,7 +344,7 @@ def stream_to_parquet(
             parts.update(conversations=conversations, messages=messages)
         if any(d["format"] == IR_TAG for d in documents):
             parts["facts"] = pa.concat_tables(facts)
-        return write_dataset(out, documents, parts, whole, progress)
+        yield documents, parts, whole
 
 
 @contextlib.contextmanager

@@ -47,6 +47,24 @@ def write_parts(tmp_path: Path):
     return _write
 
 
+@pytest.fixture
+def edited_in_place(tmp_path: Path) -> Path:
+    """A history folder of two exports holding the same message (id, role, time, place), its text changed
+    between them from "tell me about ferrets" to "tell me about otters"."""
+    from memvelope_tools import add_to_history
+
+    def export(text: str) -> dict[str, object]:
+        message = {"id": "m1", "role": "user", "ts": "2025-01-01T10:00:00Z", "text": text}
+        conv = {"id": "c", "title": "Pets", "created_at": None, "updated_at": None, "messages": [message]}
+        meta = {"source_provider": "claude", "conversation_count": 1, "message_count": 1}
+        return {"memvelope": "envelope-v0", "meta": meta, "conversations": [conv]}
+
+    folder = tmp_path / "edited-in-place"
+    add_to_history(export("tell me about ferrets"), folder, date="2025-01-02")
+    add_to_history(export("tell me about otters"), folder, date="2025-02-02")
+    return folder
+
+
 @contextlib.contextmanager
 def engine_running(name: str, work: str = "scan") -> Iterator[None]:
     """Run the block with the engine ``name``, then assert that ``work`` ran there and never with the other.

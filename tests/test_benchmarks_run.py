@@ -126,3 +126,8 @@ def test_many_benchmark_resumes_a_killed_run_to_the_same_dataset(tmp_path: Path)
     figures = json.loads(out.strip().splitlines()[-1])
     resumed = figures["runs"]["dask, 2 workers, resumed"]
     assert resumed["converted"] + resumed["unchanged"] == 6 and resumed["unchanged"] >= 3
+
+
+def test_sqlite_benchmark_runs(tmp_path: Path) -> None:
+    out = _run("sqlite.py", "--messages", "3000", "--repeat", "1", cwd=tmp_path)
+    assert "peak memory to_sqlite / to_parquet:" in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import warnings
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import pandas as pd
 import pytest
 
 from memvelope_tools import _history_folder
-from memvelope_tools._frames.folders import HISTORY_ID_KEY
+from memvelope_tools._frames.folders import HISTORY_ID_KEY, INDEX_FOLDER
 from memvelope_tools._history.folder import read_history
 from memvelope_tools._history.history import history
 from memvelope_tools._history.merge import Merge
@@ -267,19 +268,12 @@ def test_search_of_a_history_folder_keeps_the_status_on_a_narrow_terminal(
     assert "cats" in statuses["edited-away"] and "dogs" in statuses["current"]
 
 
-def test_search_of_a_history_folder_gives_a_message_edited_in_place_a_status_for_each_text(tmp_path: Path) -> None:
+def test_search_of_a_history_folder_gives_a_message_edited_in_place_a_status_for_each_text(
+    edited_in_place: Path,
+) -> None:
     from memvelope_tools._search.function import search
 
-    def export(text: str) -> dict[str, Any]:
-        message = {"id": "m1", "role": "user", "ts": "2025-01-01T10:00:00Z", "text": text}
-        conv = {"id": "c", "title": "Pets", "created_at": None, "updated_at": None, "messages": [message]}
-        meta = {"source_provider": "claude", "conversation_count": 1, "message_count": 1}
-        return {"memvelope": "envelope-v0", "meta": meta, "conversations": [conv]}
-
-    folder = tmp_path / "h"
-    # the same message (id, role, time, place), its text changed between the two exports
-    add_to_history(export("tell me about ferrets"), folder, date="2025-01-02")
-    add_to_history(export("tell me about otters"), folder, date="2025-02-02")
+    folder = edited_in_place  # the same message (id, role, time, place), its text changed between two exports
     found = search(folder, "ferrets OR otters")
     assert dict(zip(found["snippet"], found["status"], strict=True)) == {
         "tell me about ⟦ferrets⟧": "edited-away",
@@ -287,6 +281,29 @@ def test_search_of_a_history_folder_gives_a_message_edited_in_place_a_status_for
     }
     # found by its title: shown as the most recent of its first messages
     by_title = search(folder, "pets")
+    assert list(zip(by_title["snippet"], by_title["status"], by_title["matched"], strict=True)) == [
+        ("tell me about otters", "current", "title")
+    ]
+
+
+def test_a_history_folder_searched_with_an_index_kept_in_memory_answers_as_its_own_index_does(
+    edited_in_place: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvelope_tools._search import history as search_history
+    from memvelope_tools._search.function import search
+
+    def refused(path: Path) -> Any:
+        raise PermissionError(13, "Permission denied")
+
+    shutil.rmtree(edited_in_place / INDEX_FOLDER)
+    monkeypatch.setattr(search_history, "new_folder", refused)  # its index cannot be written beside it
+    with pytest.warns(UserWarning, match="in memory only"):
+        found = search(edited_in_place, "ferrets OR otters")
+    assert dict(zip(found["snippet"], found["status"], strict=True)) == {
+        "tell me about ⟦ferrets⟧": "edited-away",
+        "tell me about ⟦otters⟧": "current",
+    }
+    by_title = search(edited_in_place, "pets")  # shown as the most recent of its first messages
     assert list(zip(by_title["snippet"], by_title["status"], by_title["matched"], strict=True)) == [
         ("tell me about otters", "current", "title")
     ]

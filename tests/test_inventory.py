@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_nodes import COLLECTED, REAL, msg, need, tree, write
@@ -70,6 +71,55 @@ def test_claude_tools_count_each_tool_use(tmp_path: Path) -> None:
     assert found["tools"] == {"web_search": 2}
     assert found["models"] == {"claude-3-opus": 2}
     assert found["branches"]["regenerated_replies"] == 1 and found["branches"]["abandoned_nodes"] == 0
+
+
+def test_times_at_the_edges_count_as_the_envelope_renders_them(tmp_path: Path) -> None:
+    # The envelope renders a number by truncating to the millisecond (never rounding), a number at or above
+    # 1e12 as milliseconds, a text with an offset as its UTC instant; out of years 0001-9999 and non-numbers
+    # (true) are undated. Each month below is the UTC month of that rendering.
+    def reply(model: str, t: object) -> dict[str, Any]:
+        return msg("assistant", "r", None, create_time=t, metadata={"model_slug": model})
+
+    conv = tree(
+        ("a", None, reply("gpt-4o", 1_706_745_599.9999)),  # 2024-01-31T23:59:59.999Z, not February
+        ("b", "a", reply("gpt-4o", 1_709_251_200_000)),  # milliseconds: 2024-03-01T00:00:00.000Z
+        ("c", "b", reply("o3", "2024-05-01T00:30:00+01:00")),  # 2024-04-30T23:30:00.000Z
+        ("d", "c", reply("o3", 1e20)),  # past year 9999: undated
+        ("e", "d", reply("o3", -1.5)),  # 1969-12-31T23:59:58.500Z
+        ("f", "e", reply("o3", True)),  # no number: undated
+        ("g", "f", msg("user", "q", None, create_time="2024-06-01")),  # 2024-06-01T00:00:00.000Z
+        current="g",
+    )
+    chat = [
+        {"uuid": "h", "sender": "human", "text": "q", "created_at": "2024-07-31T23:59:59.9999-00:30"},
+        {"uuid": "i", "sender": "assistant", "text": "r", "created_at": "2024-07-31T23:59:59.9999-00:30"},
+        {"uuid": "j", "sender": "assistant", "text": "r", "created_at": "1706745599.9999"},
+    ]
+    found = mv.inventory(write(tmp_path, conv))
+    assert found["models_by_month"] == {
+        "1969-12": {"o3": 1},
+        "2024-01": {"gpt-4o": 1},
+        "2024-03": {"gpt-4o": 1},
+        "2024-04": {"o3": 1},
+    }
+    assert found["models"] == {"o3": 4, "gpt-4o": 2}  # the undated replies still name their model
+    assert (found["first"], found["last"]) == ("1969-12-31T23:59:58.500Z", "2024-06-01T00:00:00.000Z")
+    found = mv.inventory(write(tmp_path, {"uuid": "k", "model": "claude-3-opus", "chat_messages": chat}, name="c.json"))
+    # 23:59:59.999 at -00:30 is 00:29:59.999 on August 1st; the bare number is read as seconds
+    assert found["models_by_month"] == {"2024-01": {"claude-3-opus": 1}, "2024-08": {"claude-3-opus": 1}}
+    assert (found["first"], found["last"]) == ("2024-01-31T23:59:59.999Z", "2024-08-01T00:29:59.999Z")
+
+
+def test_the_inventory_makes_no_node_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memvelope_tools._whole import rows
+
+    def refuse(*args: object) -> bool | None:
+        raise AssertionError("a node row was made")
+
+    monkeypatch.setitem(rows.ROWS, "chatgpt", refuse)
+    monkeypatch.setitem(rows.ROWS, "claude", refuse)
+    assert mv.inventory(write(tmp_path, BRANCHED))["nodes"] == 8
+    assert mv.inventory(mv.sample_path("claude"))["provider"] == "claude"
 
 
 def test_librechat_tree_counted_by_hand() -> None:

@@ -147,6 +147,33 @@ def test_a_session_over_a_history_folder_lists_four_tools_and_answers_each(histo
     assert snapshot(history_folder) == before  # nothing written: no index, no cache
 
 
+def test_a_message_edited_in_place_has_a_status_for_each_of_its_texts(edited_in_place: Path) -> None:
+    """The fixture's one message kept its id, role, time and place while its text changed from
+    "tell me about ferrets" to "tell me about otters": search and get_conversation show both texts,
+    the old one edited-away, the new one current; a match of its conversation's title "Pets" shows the
+    text seen last, as search over the folder does."""
+
+    async def work(client: ClientSession) -> tuple[dict[str, Any], ...]:
+        hits = answer(await client.call_tool("search", {"query": "ferrets OR otters"}))
+        by_title = answer(await client.call_tool("search", {"query": "pets"}))
+        conversation = answer(await client.call_tool("get_conversation", {"id": "c"}))
+        return hits, by_title, conversation
+
+    hits, by_title, conversation = served(edited_in_place, work)
+    assert hits["matches"] == 2
+    assert {hit["snippet"]: hit["status"] for hit in hits["hits"]} == {
+        "tell me about ⟦ferrets⟧": "edited-away",
+        "tell me about ⟦otters⟧": "current",
+    }
+    assert all(hit["position"] == hits["hits"][0]["position"] for hit in hits["hits"])
+    assert [(m["text"], m["status"]) for m in conversation["messages"]] == [
+        ("tell me about ferrets", "edited-away"),
+        ("tell me about otters", "current"),
+    ]
+    assert conversation["status"] == "current"
+    assert [(hit["snippet"], hit["status"]) for hit in by_title["hits"]] == [("tell me about otters", "current")]
+
+
 def test_a_session_over_an_export_reads_its_memory_and_conversations() -> None:
     export = mv.sample_path("chatgpt")
     remembered = mv.memory_frame(export)

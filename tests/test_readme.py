@@ -54,7 +54,7 @@ README = ROOT / "README.md"
 
 #: What the test runs: python blocks and console blocks from the scratch folder, console blocks in the
 #: clone, and blocks that do not run.
-EXPECTED_COUNTS = {"python": 19, "console": 16, "clone-only": 2, "skipped": 4}
+EXPECTED_COUNTS = {"python": 20, "console": 17, "clone-only": 2, "skipped": 4}
 
 _FENCE = re.compile(r"^```(\S*)\s*$")
 _MARK = re.compile(r"^<!-- readme-test: (skip|clone-only) \((.+)\) -->$")

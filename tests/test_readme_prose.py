@@ -123,6 +123,7 @@ def test_the_performance_section_is_the_latest_figures_and_docs_keep_the_record(
         "history.py",
         "analysis.py",
         "many.py",
+        "sqlite.py",
     ):
         assert f"benchmarks/{script}" in record, script
     for date in ("1 December 2026", "2 December 2026"):

@@ -3,6 +3,7 @@ for its conversations, its topics and the provider's memory alike."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import zipfile
@@ -104,3 +105,24 @@ def test_parquet_of_a_zip_resolves_it_once_and_opens_it_once(traced, export, tmp
     frames = mv.read_parquet(out)
     assert len(frames["conversations"]) == 40 and len(frames["messages"]) == 114
     assert {"nodes", "assets", "projects"} <= set(frames) | {p.stem for p in out.iterdir()}
+
+
+def test_search_of_a_zip_resolves_it_once_and_opens_it_once(traced, export, capsys):
+    resolved, opened = traced
+    assert main(["search", str(export), "kitchen tap", "--json"]) == 0
+    assert [Path(str(s)) for s in resolved] == [export]
+    assert [Path(str(f)) for f in opened] == [export]
+    hits = json.loads(capsys.readouterr().out)
+    assert hits and all(hit["source"] == "chatgpt-export.zip" for hit in hits)
+    assert "Dripping kitchen tap" in {hit["title"] for hit in hits}
+
+
+def test_doctor_of_a_zip_resolves_it_once_and_opens_it_once(traced, export, capsys):
+    resolved, opened = traced
+    assert main(["doctor", "--json", str(export)]) == 0
+    assert [Path(str(s)) for s in resolved] == [export]
+    assert [Path(str(f)) for f in opened] == [export]
+    report = json.loads(capsys.readouterr().out)
+    # the sample's 40 conversations and 114 messages (its envelope's), and the memory read from the same opening
+    assert report["converts"] is True and report["conversations_kept"] == 40 and report["messages_kept"] == 114
+    assert report["memory"]["items"] > 0

@@ -438,14 +438,22 @@ def test_a_frame_without_the_message_columns_is_refused():
 
 @pytest.fixture
 def builds(monkeypatch):
+    """The size of each index built, from a frame or from the batches of envelopes and exports read now."""
     calls: list[int] = []
     original = SearchIndex.build.__func__
+    streamed = search_cache.streamed_index
 
     def counting(cls, history, **kw):
         calls.append(len(history))
         return original(cls, history, **kw)
 
+    def counting_streamed(inputs, **kw):
+        index, digest = streamed(inputs, **kw)
+        calls.append(len(index))
+        return index, digest
+
     monkeypatch.setattr(SearchIndex, "build", classmethod(counting))
+    monkeypatch.setattr(search_cache, "streamed_index", counting_streamed)
     return calls
 
 

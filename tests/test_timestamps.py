@@ -6,40 +6,52 @@ import math
 
 import pytest
 
+from memvelope_tools._convert.timestamps import month_of_ms, number_ms, render_ms
 from memvelope_tools._convert.timestamps import render_timestamp as ts
 
+NUMBERS = [
+    (0, "1970-01-01T00:00:00.000Z"),
+    (1700000000, "2023-11-14T22:13:20.000Z"),
+    (1700000000.123456, "2023-11-14T22:13:20.123Z"),
+    (1700000000.9999, "2023-11-14T22:13:20.999Z"),  # truncated, never rounded
+    (1.005, "1970-01-01T00:00:01.004Z"),  # 1.005 * 1000 == 1004.9999999999999 as a double
+    (1700000000.0005, "2023-11-14T22:13:20.000Z"),
+    (999_999_999_999, None),  # seconds (< 10^12): year 33658, out of range
+    (1_000_000_000_000, "2001-09-09T01:46:40.000Z"),  # 10^12 itself is milliseconds
+    (1_700_000_000_123, "2023-11-14T22:13:20.123Z"),
+    (1.7e9, "2023-11-14T22:13:20.000Z"),  # an exponent is just a number
+    (-1, "1969-12-31T23:59:59.000Z"),
+    (-0.0005, "1970-01-01T00:00:00.000Z"),  # A13: Math.trunc(-0.5) is -0
+    (-0.0015, "1969-12-31T23:59:59.999Z"),  # trunc(-1.5) = -1 ms
+    (-62135596800, "0001-01-01T00:00:00.000Z"),
+    (-62135596801, None),
+    (253402300799.999, "9999-12-31T23:59:59.999Z"),
+    (253402300800, None),
+    (math.inf, None),
+    (-math.inf, None),
+    (10**400, None),  # a huge integer literal is Infinity as a double
+    (True, None),
+    (None, None),
+    ([], None),
+    ({}, None),
+]
 
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        (0, "1970-01-01T00:00:00.000Z"),
-        (1700000000, "2023-11-14T22:13:20.000Z"),
-        (1700000000.123456, "2023-11-14T22:13:20.123Z"),
-        (1700000000.9999, "2023-11-14T22:13:20.999Z"),  # truncated, never rounded
-        (1.005, "1970-01-01T00:00:01.004Z"),  # 1.005 * 1000 == 1004.9999999999999 as a double
-        (1700000000.0005, "2023-11-14T22:13:20.000Z"),
-        (999_999_999_999, None),  # seconds (< 10^12): year 33658, out of range
-        (1_000_000_000_000, "2001-09-09T01:46:40.000Z"),  # 10^12 itself is milliseconds
-        (1_700_000_000_123, "2023-11-14T22:13:20.123Z"),
-        (1.7e9, "2023-11-14T22:13:20.000Z"),  # an exponent is just a number
-        (-1, "1969-12-31T23:59:59.000Z"),
-        (-0.0005, "1970-01-01T00:00:00.000Z"),  # A13: Math.trunc(-0.5) is -0
-        (-0.0015, "1969-12-31T23:59:59.999Z"),  # trunc(-1.5) = -1 ms
-        (-62135596800, "0001-01-01T00:00:00.000Z"),
-        (-62135596801, None),
-        (253402300799.999, "9999-12-31T23:59:59.999Z"),
-        (253402300800, None),
-        (math.inf, None),
-        (-math.inf, None),
-        (10**400, None),  # a huge integer literal is Infinity as a double
-        (True, None),
-        (None, None),
-        ([], None),
-        ({}, None),
-    ],
-)
+
+@pytest.mark.parametrize(("value", "expected"), NUMBERS)
 def test_numbers(value: object, expected: str | None) -> None:
     assert ts(value) == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), NUMBERS)
+def test_numbers_as_milliseconds_and_months(value: object, expected: str | None) -> None:
+    # the milliseconds a number renders as, and its month, agree with its rendering
+    ms = number_ms(value)
+    assert (None if ms is None else render_ms(ms)) == expected
+    assert (None if ms is None else month_of_ms(ms)) == (expected and expected[:7])
+
+
+def test_a_text_is_no_number() -> None:
+    assert number_ms("1700000000") is None  # texts are rendered as texts
 
 
 @pytest.mark.parametrize(

@@ -57,7 +57,7 @@ def own_property_keys(mapping: dict[str, Any]) -> list[str]:
 
 def _index_keys(mapping: dict[str, Any]) -> list[str]:
     """The array-index keys of ``mapping`` (conformance A3), in ascending order."""
-    index_keys = [k for k in mapping if k[:1].isdigit() and _is_array_index(k)]
+    index_keys = [k for k in mapping if k.isdigit() and _is_array_index(k)]
     index_keys.sort(key=int)
     return index_keys
 

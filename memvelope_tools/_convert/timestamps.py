@@ -53,13 +53,45 @@ def render_ms(ms: int) -> str | None:
 
 
 def _from_number(value: float) -> str | None:
+    ms = _number_ms(value)
+    return None if ms is None else render_ms(ms)
+
+
+def _number_ms(value: float) -> int | None:
     if not math.isfinite(value):
         return None
     # IEEE-754 double multiplication, then truncation toward zero (conformance A13), never rounding.
     ms = value * 1000.0 if value < _SECONDS_LIMIT else value
     if not math.isfinite(ms):
         return None
-    return render_ms(math.trunc(ms))
+    return math.trunc(ms)
+
+
+def number_ms(value: object) -> int | None:
+    """The milliseconds since the epoch that :func:`render_timestamp` renders a JSON number as (so
+    ``render_ms(number_ms(v)) == render_timestamp(v)``); None for anything else, and for a number it
+    renders None."""
+    kind = type(value)
+    if kind is float:
+        ms = _number_ms(value)  # type: ignore[arg-type]
+    elif kind is int:
+        ms = _number_ms(to_double(value))  # type: ignore[arg-type]
+    else:
+        return None
+    return ms if ms is not None and _MIN_MS <= ms <= _MAX_MS else None
+
+
+def month_of_ms(ms: int) -> str:
+    """``YYYY-MM`` of the instant ``ms`` milliseconds after the epoch (in years 0001-9999), as
+    :func:`render_ms` renders it."""
+    day = ms // _MS_PER_DAY
+    month = _MONTHS.get(day)
+    if month is None:
+        month = _MONTHS[day] = (_EPOCH + timedelta(days=day)).isoformat()[:7]
+    return month
+
+
+_MONTHS: dict[int, str] = {}  # month of each day since the epoch, as asked
 
 
 def _from_string(text: str) -> str | None:

@@ -71,6 +71,13 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: 
     True
     """
     resolve(list(paths), "diagnose", list_means="parts", caller="doctor()")
+    return diagnose(paths, show_text=show_text, zip_limits=zip_limits)
+
+
+def diagnose(
+    paths: tuple[str | os.PathLike[str], ...], *, show_text: bool = False, zip_limits: ZipLimits | None = None
+) -> Diagnosis:
+    """:func:`doctor` of paths the resolver has already checked (they are not resolved again)."""
     expansion = expand(paths, zip_limits)
     parts: list[PartInfo] = []
     merged: list[object] = []

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from .._frames.columns import STRING, conform, to_pandas
+from .._frames.columns import conform, to_pandas
 from .._frames.folders import (
     CONVERSATION_HISTORY_COLUMNS,
     MESSAGE_HISTORY_COLUMNS,
@@ -18,8 +18,6 @@ from .._frames.folders import (
     read_tables,
 )
 from ..errors import FormatError
-
-_MESSAGE_KEY = ("source", "conv_index", "position", "role", "ts")  # what names a message of a history folder
 
 
 def snapshots_table(snapshots: list[dict[str, Any]]) -> pa.Table:
@@ -36,28 +34,6 @@ def frames_of(tables: dict[str, pa.Table], tz: str | None = None) -> dict[str, p
         "messages": MESSAGE_HISTORY_COLUMNS,
     }
     return {name: to_pandas(tables[name], columns[name], tz) for name in columns if name in tables}
-
-
-def message_status(hits: pd.DataFrame, folder: str | os.PathLike[str]) -> pd.DataFrame:
-    """``hits`` (rows naming messages of the history folder by ``source``, ``conv_index``, ``position``,
-    ``role`` and ``ts``, as search results do) with a ``status`` column: ``current``, ``edited-away`` or
-    ``deleted-upstream``; null where two of its messages share all five (an edit that kept the role and
-    timestamp)."""
-    tables = read_tables(Path(folder), [*_MESSAGE_KEY, "status"])
-    if tables is None:
-        raise FormatError("not a history folder (no snapshots.parquet)", reason="not-found", source=str(folder))
-    stored = to_pandas(tables["messages"], {k: MESSAGE_HISTORY_COLUMNS[k] for k in [*_MESSAGE_KEY, "status"]}, None)
-    return status_from(hits, stored)
-
-
-def status_from(hits: pd.DataFrame, messages: pd.DataFrame) -> pd.DataFrame:
-    """``hits`` with the ``status`` column :func:`message_status` gives them, read from the history's
-    ``messages`` frame (as :func:`read_history` gives it) already in memory."""
-    key = list(_MESSAGE_KEY)
-    stored = messages.loc[:, [*key, "status"]].drop_duplicates(key, keep=False)
-    found = hits.loc[:, key].reset_index(drop=True).merge(stored, on=key, how="left", sort=False)
-    status = found["status"].astype(MESSAGE_HISTORY_COLUMNS["status"]).astype(STRING)
-    return hits.assign(status=pd.Series(status.array, index=hits.index))
 
 
 def read_history(folder: str | os.PathLike[str], *, tz: str | None = None) -> dict[str, pd.DataFrame]:

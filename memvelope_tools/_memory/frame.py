@@ -14,6 +14,7 @@ from .read import combined, paths_of, read_memories
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 
 def memory_frame(
@@ -105,6 +106,56 @@ def _import_frames() -> None:
     from .._frames import columns  # noqa: F401
 
 
+def items_table(read: MemoryRead) -> pa.Table:
+    """The items already read as an Arrow table: the columns of :func:`memory_frame`, in their Arrow form
+    (``kind`` dictionary-encoded, ``conversation_ids`` a list of strings).
+
+    Parameters
+    ----------
+    read
+        What :func:`read_memory` returned.
+
+    Returns
+    -------
+    pyarrow.Table
+        One row per item, columns :data:`MEMORY_COLUMNS`.
+
+    Raises
+    ------
+    None
+
+    Examples
+    --------
+    >>> items_table(read_memory("export.zip")).num_rows  # doctest: +SKIP
+    15
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    from .._convert.pipeline import gc_paused
+    from .._frames.columns import dictionary, timestamps
+    from .._frames.text import strings
+
+    kinds = pd.CategoricalDtype(list(KINDS))
+    items = read.items
+    arrays: dict[str, pa.Array] = {}
+    with gc_paused():  # many small objects, no cycles
+        for name, kind in MEMORY_COLUMNS.items():
+            values = list(map(attrgetter(name), items))
+            if kind == "timestamp":
+                arrays[name] = timestamps(values, name, lambda i: f"items[{i}]")
+            elif kind == "string":  # unpaired surrogates become U+FFFD, with a warning, as in the other frames
+                arrays[name] = strings(values, name)
+            elif kind == "kind":
+                arrays[name] = dictionary(values, kinds)
+            elif kind == "list":
+                listed = [v if v is None else strings(v, name).to_pylist() for v in values]
+                arrays[name] = pa.array(listed, pa.list_(pa.string()))
+            else:
+                arrays[name] = pa.array(values, pa.int64() if kind == "int" else pa.bool_())
+    return pa.table(arrays)
+
+
 def items_frame(read: MemoryRead) -> pd.DataFrame:
     """The frame of :func:`memory_frame` for items already read.
 
@@ -130,8 +181,7 @@ def items_frame(read: MemoryRead) -> pd.DataFrame:
     import pyarrow as pa
 
     from .._convert.pipeline import gc_paused
-    from .._frames.columns import INT, OBJECT, STRING, TIMESTAMP, conform, dictionary, timestamps
-    from .._frames.text import strings
+    from .._frames.columns import INT, OBJECT, STRING, TIMESTAMP, conform
 
     kinds = pd.CategoricalDtype(list(KINDS))
     dtypes = {
@@ -143,22 +193,8 @@ def items_frame(read: MemoryRead) -> pd.DataFrame:
         "list": OBJECT,
     }
     columns = {name: dtypes[kind] for name, kind in MEMORY_COLUMNS.items()}
-    items = read.items
-    arrays: dict[str, pa.Array] = {}
+    table = items_table(read)
     with gc_paused():  # many small objects, no cycles
-        for name, kind in MEMORY_COLUMNS.items():
-            values = list(map(attrgetter(name), items))
-            if kind == "timestamp":
-                arrays[name] = timestamps(values, name, lambda i: f"items[{i}]")
-            elif kind == "string":  # unpaired surrogates become U+FFFD, with a warning, as in the other frames
-                arrays[name] = strings(values, name)
-            elif kind == "kind":
-                arrays[name] = dictionary(values, kinds)
-            elif kind == "list":
-                arrays[name] = pa.array([v if v is None else strings(v, name).to_pylist() for v in values])
-            else:
-                arrays[name] = pa.array(values, pa.int64() if kind == "int" else pa.bool_())
-        table = pa.table(arrays)
         frame = table.to_pandas(types_mapper={pa.string(): STRING, pa.bool_(): pd.BooleanDtype()}.get)
         for name in (name for name, kind in MEMORY_COLUMNS.items() if kind == "list"):
             frame[name] = table.column(name).to_pylist()  # lists, not arrays

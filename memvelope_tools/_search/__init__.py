@@ -40,7 +40,9 @@ folder on disk beside the Parquet files, in the folder ``search-index``, with a 
 files. When the files change, the next search says so in a warning and rebuilds the index; it is
 never used stale. An index of :data:`DISK_MIN` messages or more that is not kept beside a Parquet
 folder is kept in a temporary folder (removed once the index is no longer cached, or closed) rather
-than in memory.
+than in memory. Envelope files and exports are indexed as they are read, a batch of conversations at
+a time, so their whole history is never held at once; from :data:`DISK_TEXT` bytes of text on, their
+index goes to a temporary folder too.
 
 **The engine** is Tantivy, a search library in Rust: it indexes on two cores, and for a word, a
 prefix or words joined by ``OR`` it finds the best matches without scoring every message that

@@ -9,7 +9,7 @@ import os
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +18,11 @@ import pyarrow as pa
 
 from .. import _corpus as corpus
 from .._atomic import folder_lock
+from .._convert.log import ConversionLog
 from .._frames.folders import INDEX_FOLDER, PARTS, is_parted, require_history_files
-from .._sources import resolve
+from .._sources import Input, resolve
 from ..errors import SearchIndexError
+from .build import Again, Indexing
 from .engine import FORMAT
 from .history import open_history_index, update_history_index
 from .index import SearchIndex, folder_fingerprint
@@ -124,15 +126,26 @@ def _file_key(items: list[Any]) -> str | None:
     return "files:" + "\n".join(parts)
 
 
-def index_for(source: Any) -> SearchIndex:
-    """The search index of a history, built now or reused (see :mod:`memvelope_tools._search`)."""
+def index_for(source: Any, *, on_conversion: Callable[[ConversionLog, str], object] | None = None) -> SearchIndex:
+    """The search index of a history, built now or reused (see :mod:`memvelope_tools._search`); envelopes
+    and exports are indexed as they are read, a batch at a time. ``on_conversion`` is called with what each
+    export converted now read and left out, and its provider."""
     inputs = resolve(source, "history", list_means="documents", caller="search()")
     if len(inputs) == 1 and inputs[0].kind == "parquet" and inputs[0].path is not None:
         return folder_index(inputs[0].path)
-    items = [i.path if i.kind in ("envelope", "ir") and i.value is None else None for i in inputs]
+    items = [i.path if i.kind in ("envelope", "ir", "export") and i.value is None else None for i in inputs]
     file_key = _file_key(items) if items else None
     if file_key is not None and (index := _recall(file_key)) is not None:
         return index
+    if streamable(inputs):
+        index, digest = streamed_index(inputs, digest=file_key is None, on_conversion=on_conversion)
+        if digest is not None:
+            key = "stream:" + digest
+            if (held := _recall(key)) is not None:
+                index.close()
+                return held
+            _remember(key, index)
+        return _remember(file_key, index) if file_key is not None else index
     history = corpus.history_of(inputs)
     quick_key, pins = _frame_key(history)
     index = _recall(quick_key)
@@ -145,6 +158,40 @@ def index_for(source: Any) -> SearchIndex:
     if file_key is not None:
         _remember(file_key, index)
     return index
+
+
+def streamable(inputs: list[Input]) -> bool:
+    """Whether the index of ``inputs`` is built as they stream: envelopes and exports, none of them given
+    parsed (those are indexed from their frame)."""
+    return bool(inputs) and all(i.kind in ("envelope", "export") and not isinstance(i.value, dict) for i in inputs)
+
+
+def streamed_index(
+    inputs: list[Input],
+    *,
+    digest: bool,
+    on_conversion: Callable[[ConversionLog, str], object] | None = None,
+) -> tuple[SearchIndex, str | None]:
+    """The index of the envelopes and exports ``inputs`` (see :func:`streamable`), each read once, a batch
+    at a time, and, when ``digest``, a digest of the rows indexed (a key for the same content however it is
+    given; None when an input had to be read whole). ``on_conversion`` is called with what each export's
+    conversion read and left out, and its provider."""
+    sink = Indexing(digest)
+    try:
+        for found in inputs:
+            sink.begin()
+            log = ConversionLog()
+            provider = corpus.history_stream(found, sink, log=log)
+            if log.parts and provider is not None and on_conversion is not None:
+                on_conversion(log, provider)
+        return sink.finish(), sink.hexdigest()
+    except Again:
+        sink.abandon()
+        # An input read again from its start after rows were written: indexed whole from its frame.
+        return SearchIndex.build(corpus.history_of(inputs)), None
+    except BaseException:
+        sink.abandon()
+        raise
 
 
 def _forget_damaged(key: str, path: Path, damaged: str) -> None:
@@ -232,7 +279,7 @@ def _history_folder_index(folder: Path, damaged: str | None) -> SearchIndex:
                 raise  # a part that cannot be read
             failure = (exc.strerror or str(exc)) if isinstance(exc, OSError) else exc.msg
             warnings.warn(f"cannot write {path} ({failure}); keeping the index in memory only", stacklevel=4)
-            return _remember(key, SearchIndex.build(corpus.from_parquet(folder), fingerprint=key))
+            return _remember(key, SearchIndex.build(corpus.from_history_folder(folder), fingerprint=key))
         try:
             return _remember(key, open_history_index(folder))
         except Unusable as exc:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
-from .._sources import resolve
+from .._convert.log import ConversionLog
+from .._sources import Input, resolve
 from ..errors import SearchIndexError
 from .cache import folder_index, index_for
 from .query import parse_query
@@ -64,8 +66,24 @@ def search(
     """
     parse_query(query)  # a bad query fails before any index is built
     inputs = resolve(source, "history", list_means="documents", caller="search()")
+    return search_inputs(inputs, query, role=role, since=since, until=until, limit=limit)
+
+
+def search_inputs(
+    inputs: list[Input],
+    query: str,
+    *,
+    role: str | None = None,
+    since: Any = None,
+    until: Any = None,
+    limit: int | None = 50,
+    on_conversion: Callable[[ConversionLog, str], object] | None = None,
+) -> pd.DataFrame:
+    """:func:`search` of inputs already resolved; ``on_conversion`` is called with what each export
+    converted now read and left out, and its provider."""
+    parse_query(query)
     folder = inputs[0].path if len(inputs) == 1 and inputs[0].kind == "parquet" else None
-    index = index_for(inputs)
+    index = index_for(inputs, on_conversion=on_conversion)
     try:
         hits = index.search(query, role=role, since=since, until=until, limit=limit)
     except SearchIndexError as exc:
@@ -75,11 +93,8 @@ def search(
         hits = index.search(query, role=role, since=since, until=until, limit=limit)
     if folder is not None:
         from .._frames.folders import check_tables
-        from .._history.folder import message_status
         from .._sources import is_history_folder
 
         if is_history_folder(folder):
-            if "status" not in hits.columns:
-                return message_status(hits, folder)
-            check_tables(folder)  # its own index gave the status: the tables are of one history, none damaged
+            check_tables(folder)  # the statuses its index gave are of one history, none of its tables damaged
     return hits

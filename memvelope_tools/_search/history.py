@@ -19,7 +19,7 @@ from .._frames.folders import INDEX_FOLDER, PARTS, message_statuses, parts_of_fi
 from .._spec import ROLES
 from ..errors import FormatError, SearchIndexError
 from .engine import BATCH, FORMAT, PARTS_FILE, add_rows, as_indexed, engine_errors, open_engine, writing
-from .index import OLD_FILES, SearchIndex, new_folder, share_files
+from .index import OLD_FILES, SearchIndex, new_folder, seen_last_first, share_files
 from .parts import (
     Damaged,
     Indexed,
@@ -193,9 +193,9 @@ def open_history_index(folder: Path) -> SearchIndex:
 
     try:
         with engine_errors(os.fspath(path)):
-            index = SearchIndex(
-                open_engine(path, create=False), rows, path, tie=tie, names=names, conversations=(rank, title, -seen)
-            )
+            engine = open_engine(path, create=False)
+            shown = (rank, title, seen_last_first(seen))
+            index = SearchIndex(engine, rows, path, tie=tie, names=names, conversations=shown)
             held_docs = index._searcher.num_docs
     except SearchIndexError as exc:
         raise Damaged(exc.msg) from None

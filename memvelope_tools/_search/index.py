@@ -67,6 +67,9 @@ OLD_FILES = ("search.sqlite", "search.1.sqlite")  # an index in the format of ea
 
 #: Messages from which an index not kept beside a Parquet folder is kept in a temporary folder.
 DISK_MIN = 200_000
+#: Bytes of text from which the index of envelopes or exports, built as they are read, is kept in a
+#: temporary folder too (the batches read after it are written there as they come).
+DISK_TEXT = 32 << 20
 _HEAP = 512 << 20  # bytes the engine's indexing threads buffer before writing
 _TITLE_HEAP = 32 << 20  # the same, indexing the titles
 
@@ -188,6 +191,8 @@ class SearchIndex:
         shown: tuple[str, ...] = ("ts", "role", "position", "text")
         if self._names is None:
             shown += ("source", "conv_index", "conversation_id", "title")
+            if "status" in self._rows.column_names:
+                shown += ("status",)
         columns = {name: [self._rows.column(name)[i].as_py() for i, _ in hits] for name in shown}
         if self._names is not None:
             columns.update(self._names([i for i, _ in hits]))
@@ -207,7 +212,7 @@ class SearchIndex:
             }
         )
         out = conform(frame, RESULT_COLUMNS)
-        if "status" in columns:  # a history folder's: where the message stands in its newest export
+        if "status" in columns:  # a history folder's message's own, where it stands in the folder's newest export
             out["status"] = pd.Series(columns["status"], dtype=STRING)
         return out
 
@@ -274,7 +279,10 @@ class SearchIndex:
                 conv_of, titles, prefer = self._conversations
             else:
                 conv_of, titles = _conversations_of(self._rows)
-                prefer = np.arange(len(conv_of)) if self._tie is None else self._tie
+                if "first_seen" in self._rows.column_names:
+                    prefer = seen_last_first(self._rows.column("first_seen").to_numpy())
+                else:
+                    prefer = np.arange(len(conv_of)) if self._tie is None else self._tie
             self._titles = _Titles.build(self._rows, conv_of, titles, prefer)
         return self._titles
 
@@ -306,6 +314,12 @@ class _Titles:
             add_fields(writer, held.tolist(), text, shown.column("role").to_pylist(), shown.column("ts").to_pylist())
         engine.reload()
         return cls(engine.searcher(), first)
+
+
+def seen_last_first(first_seen: np.ndarray) -> np.ndarray:
+    """Which of a conversation's first messages in a history folder a title match shows, as ranks (the
+    lowest shown): the one seen last (``first_seen``: when each was first seen, in ms)."""
+    return -first_seen
 
 
 def _first_rows(conv_of: np.ndarray, position: np.ndarray, n_convs: int, prefer: np.ndarray) -> np.ndarray:
@@ -353,7 +367,9 @@ def _fill(engine: tantivy.Index, history: pd.DataFrame, fingerprint: str) -> pa.
 
 def result_rows(history: pd.DataFrame, fingerprint: str) -> pa.Table:
     """The rows a result shows, one per message of ``history`` in the order that breaks equal scores
-    (dated first, the most recent first, then history order), ``text`` as indexed."""
+    (dated first, the most recent first, then history order), ``text`` as indexed; each message's
+    ``status`` and ``first_seen`` (in ms) when ``history`` is a history folder's
+    (:data:`memvelope_tools._corpus.FOLDER_COLUMNS`)."""
     n = len(history)
     undated = history["ts"].isna().to_numpy()
     ms = np.where(undated, 0, history["ts"].to_numpy(dtype="datetime64[ms]").view(np.int64))
@@ -362,6 +378,10 @@ def result_rows(history: pd.DataFrame, fingerprint: str) -> pa.Table:
     role = pa.array(codes[order], mask=codes[order] < 0)
     ts = pa.array(ms[order], mask=undated[order])
     texts = list(_index_batches(history["text"], order))
+    sightings = {}
+    if "status" in history.columns:
+        seen = history["first_seen"].to_numpy(dtype="datetime64[ms]").view(np.int64)
+        sightings = {"status": _column(history["status"], order), "first_seen": pa.array(seen[order])}
     return pa.table(
         {
             "source": _column(history["source"], order),
@@ -372,6 +392,7 @@ def result_rows(history: pd.DataFrame, fingerprint: str) -> pa.Table:
             "role": role,
             "ts": ts,
             "text": pa.chunked_array(texts, type=pa.string()),
+            **sightings,
         }
     ).replace_schema_metadata({"format": FORMAT, "fingerprint": fingerprint})
 

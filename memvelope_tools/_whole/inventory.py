@@ -12,20 +12,22 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-from .._providers.nodes import KINDS
+from .._convert.chatgpt import stamp as chatgpt_stamp
+from .._convert.timestamps import month_of_ms, number_ms, render_ms, render_timestamp
+from .._providers.nodes import KINDS, chatgpt_facts, claude_facts
 from .._sources import Input
 from .export import READERS, export_input, export_inputs, finish, load_arrow, sections
 from .files import list_export
 from .pack import Packed, pack
 from .read import Job, Piece, Whole, read_export
-from .rows import Node
+from .rows import Node, chatgpt_tree, claude_prose, claude_tree, role_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["Counts", "count_nodes", "inventory", "nodes_and_inventory", "summary"]
+__all__ = ["Counting", "Counts", "count_nodes", "inventory", "nodes_and_inventory", "summary"]
 
 InventorySource = str | os.PathLike[str] | bytes | Sequence[str | os.PathLike[str]]
 
@@ -64,6 +66,23 @@ class Counts:
             max(dated, default=None),
         )
 
+    def node(self, kind: str, role: str, model: str | None, month: str | None, tools: list[str], sibling: int) -> None:
+        """Count one node: its kind, role, model, month (``YYYY-MM``, None when undated), the tools it
+        calls and its place among its siblings (from 1)."""
+        self.nodes += 1
+        self.kinds[kind] += 1
+        if role == "assistant" and model is not None:
+            self.models[model] += 1
+            if month is not None:
+                self.model_months[(month, model)] += 1
+        if tools:
+            self.tools.update(tools)
+        if sibling > 1:
+            if role == "user":
+                self.edited_prompts += 1
+            elif role == "assistant":
+                self.regenerated_replies += 1
+
 
 def count_nodes(nodes: list[Node], provider: str, lone: frozenset[int] | None = None) -> Counts:
     """The counts of ``nodes`` (the rows of whole conversations; ``provider`` and ``lone`` are not needed
@@ -88,22 +107,12 @@ def count_nodes(nodes: list[Node], provider: str, lone: frozenset[int] | None = 
     >>> count_nodes([], "chatgpt").nodes
     0
     """
-    counts = Counts(nodes=len(nodes))
+    counts = Counts()
     branched: set[int] = set()
     gpts: set[tuple[int, str]] = set()
     stamps = [node.ts for node in nodes if node.ts is not None]
     for node in nodes:
-        counts.kinds[node.kind] += 1
-        if node.role == "assistant" and node.model is not None:
-            counts.models[node.model] += 1
-            if node.ts is not None:
-                counts.model_months[(node.ts[:7], node.model)] += 1
-        counts.tools.update(node.tools)
-        if node.sibling > 1:
-            if node.role == "user":
-                counts.edited_prompts += 1
-            elif node.role == "assistant":
-                counts.regenerated_replies += 1
+        counts.node(node.kind, node.role, node.model, node.ts and node.ts[:7], node.tools, node.sibling)
         if node.siblings > 1:
             branched.add(node.ordinal)
         if not node.on_active_path:
@@ -114,6 +123,93 @@ def count_nodes(nodes: list[Node], provider: str, lone: frozenset[int] | None = 
     counts.custom_gpts.update(gpt for _, gpt in gpts)
     counts.first, counts.last = min(stamps, default=None), max(stamps, default=None)
     return counts
+
+
+class Counting:
+    """The counts of a batch's conversations (a :class:`~memvelope_tools._whole.read.Tally`), taken from
+    each conversation's tree (:mod:`memvelope_tools._whole.rows`) without making its node rows: what
+    :func:`count_nodes` counts of the rows, with each time read as a number where it is one."""
+
+    def __init__(self, provider: str) -> None:
+        self.counts = Counts()
+        self._add = self._chatgpt if provider == "chatgpt" else self._claude
+        self._ms: list[int] = []  # the times given as numbers, in milliseconds
+        self._rendered: list[str] = []  # the others, rendered
+
+    def add(self, element: object) -> bool | None:
+        """Count one element's nodes (see :class:`~memvelope_tools._whole.read.Tally`)."""
+        return self._add(element)
+
+    def result(self) -> Counts:
+        """The counts of the conversations taken."""
+        counts = self.counts
+        dated = self._rendered
+        if self._ms:
+            # render_ms is monotonic and renders every year alike, so the earliest and latest numbers'
+            # renderings rank among the rendered texts as their instants do
+            dated += [t for t in map(render_ms, (min(self._ms), max(self._ms))) if t is not None]
+        counts.first, counts.last = min(dated, default=None), max(dated, default=None)
+        return counts
+
+    def _month(self, value: object) -> str | None:
+        ms = number_ms(value)
+        if ms is not None:
+            self._ms.append(ms)
+            return month_of_ms(ms)
+        if value is None:
+            return None
+        ts = render_timestamp(value)
+        if ts is None:
+            return None
+        self._rendered.append(ts)
+        return ts[:7]
+
+    def _chatgpt(self, element: object) -> bool | None:
+        tree = chatgpt_tree(element)
+        if tree is None:
+            return None
+        assert type(element) is dict
+        counts = self.counts
+        selection, on_path, nodes, where = tree
+        branched = False
+        gpts: set[str] = set()
+        for key, node in nodes:
+            message = node.get("message")
+            if type(message) is not dict:
+                continue
+            facts = chatgpt_facts(message, element)
+            sibling, siblings = where.get(key, _ALONE)
+            month = self._month(chatgpt_stamp(node, message))
+            counts.node(facts.kind, role_of(facts.role), facts.model, month, facts.tools, sibling)
+            branched = branched or siblings > 1
+            if on_path is not None and id(node) not in on_path:
+                counts.abandoned_nodes += 1
+            if facts.custom_gpt is not None:
+                gpts.add(facts.custom_gpt)
+        counts.branched_conversations += branched
+        counts.custom_gpts.update(gpts)
+        return bool(selection.kept)
+
+    def _claude(self, element: object) -> bool | None:
+        tree = claude_tree(element)
+        if tree is None:
+            return None
+        assert type(element) is dict
+        counts = self.counts
+        kept, entries, where = tree
+        branched = False
+        for i, message in entries:
+            prose, _ = claude_prose(kept, i, message)
+            facts = claude_facts(message, element, bool(prose))
+            sibling, siblings = where.get(i, _ALONE)
+            month = self._month(message.get("created_at"))
+            counts.node(facts.kind, role_of(facts.role), facts.model, month, facts.tools, sibling)
+            branched = branched or siblings > 1
+        counts.branched_conversations += branched
+        return bool(kept)
+
+
+_ALONE: Final = (1, 1)
 
 
 def inventory(export: InventorySource, *, verify: bool = False, progress: bool | None = None) -> dict[str, Any]:
@@ -183,7 +279,7 @@ def inventory(export: InventorySource, *, verify: bool = False, progress: bool |
     """
     found = export_input(export, "inventory()")
     inputs = export_inputs([found], "inventory")
-    whole = read_export(found, Job(count_nodes, texts=False, beside=READERS), progress=progress)
+    whole = read_export(found, Job(None, beside=READERS, tally=Counting), progress=progress)
     listing = list_export(inputs)
     assets, projects = finish(inputs, listing, whole.readers, whole.provider)
     return {**summary(whole, found), **sections(inputs, listing, assets, projects, verify=verify)}

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from .._convert.assemble import detect_provider, mixed_providers
 from .._convert.parallel import batch_source, read_range, workers_for
@@ -42,6 +42,7 @@ from .files import inside
 from .rows import ROWS, Node
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 #: What a consumer makes of one batch: ``(nodes, provider, lone) -> result`` (a module-level function, or a
 #: ``functools.partial`` of one, so that worker processes can be handed it); ``lone`` holds the ordinals of
@@ -50,15 +51,29 @@ T = TypeVar("T")
 Consumer = Callable[[list[Node], str, "frozenset[int] | None"], T]
 
 
+class Tally(Protocol[T_co]):
+    """What takes a batch's conversations one at a time, for a job that needs no node rows."""
+
+    def add(self, element: object) -> bool | None:
+        """Take one element: None when it is no conversation of the provider, else whether the envelope
+        keeps the conversation."""
+
+    def result(self) -> T_co:
+        """What was made of the conversations taken."""
+
+
 @dataclass(frozen=True)
 class Job(Generic[T]):
     """What is made of each batch: ``make``'s result of its nodes (``texts``: with every node's text, else
-    only those the envelope keeps carry theirs), and ``beside``: readers made afresh for the batch (each
-    called with no argument), handed each conversation of the export's provider whole."""
+    only those the envelope keeps carry theirs), or with ``tally`` (called with the provider, afresh for
+    each batch) the result of its conversations, with no node rows made; and ``beside``: readers made
+    afresh for the batch (each called with no argument), handed each conversation of the export's
+    provider whole."""
 
-    make: Consumer[T]
+    make: Consumer[T] | None
     texts: bool = True
     beside: tuple[Callable[[], ConversationReader], ...] = ()
+    tally: Callable[[str], Tally[T]] | None = None
 
 
 @dataclass
@@ -96,6 +111,7 @@ def take(
     """The job's piece of ``elements`` (parsed conversations of ``provider``, of the part at ``part`` inside
     the export; ``flags``: the scanner's flags of each, when known)."""
     rows = ROWS[provider]
+    tally = None if job.tally is None else job.tally(provider)
     other = registry.conversation_test(OTHER[provider])
     readers = [new() for new in job.beside]
     out: list[Node] = []
@@ -103,7 +119,7 @@ def take(
     conversations = kept = foreign = 0
     for n, element in enumerate(elements):
         foreign += other(element)
-        found = rows(element, conversations, kept, out, job.texts)
+        found = rows(element, conversations, kept, out, job.texts) if tally is None else tally.add(element)
         if found is None:
             continue
         if lone is not None and flags is not None and flags[n] & LONE:
@@ -114,7 +130,11 @@ def take(
         kept += found
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        value = job.make(out, provider, None if lone is None else frozenset(lone))
+        if tally is not None:
+            value = tally.result()
+        else:
+            assert job.make is not None
+            value = job.make(out, provider, None if lone is None else frozenset(lone))
     return Piece(value, conversations, kept, foreign, [(str(w.message), w.category) for w in caught], readers)
 
 

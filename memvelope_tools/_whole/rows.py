@@ -10,10 +10,11 @@ this module only puts them side by side. The columns are those of ``nodes_frame`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final, NamedTuple
 
 from .._convert import chatgpt, claude
-from .._convert.prose import Drop, join_blocks, map_role, message_id
+from .._convert.prose import Drop, Message, join_blocks, map_role, message_id
 from .._convert.timestamps import render_timestamp
 from .._providers import nodes as kinds
 
@@ -64,19 +65,21 @@ def _string(value: object) -> str | None:
 
 
 def places(
-    parents: list[tuple[Any, object]], order: dict[Any, dict[Any, int]] | None = None
+    parents: list[tuple[Any, object]], order: Callable[[str], dict[Any, int] | None] | None = None
 ) -> dict[Any, tuple[int, int]]:
-    """Each node's place among the nodes with the same parent, and how many there are: ``parents`` holds
-    ``(node key, parent)`` in document order; a node whose parent is no string has none (place 1 of 1).
-    ``order`` gives, for a parent, the rank of its children as it lists them (those it does not list come
-    after, in document order)."""
+    """The place of each node that has siblings among the nodes with the same parent, and how many there
+    are (a node left out is place 1 of 1): ``parents`` holds ``(node key, parent)`` in document order; a
+    node whose parent is no string has none. ``order`` gives, for a parent, the rank of its children as it
+    lists them (those it does not list come after, in document order), or None when it lists none."""
     groups: dict[str, list[Any]] = {}
     for key, parent in parents:
         if type(parent) is str:
             groups.setdefault(parent, []).append(key)
     found: dict[Any, tuple[int, int]] = {}
     for parent, group in groups.items():
-        if len(group) > 1 and order is not None and (ranks := order.get(parent)):
+        if len(group) < 2:
+            continue
+        if order is not None and (ranks := order(parent)):
             group.sort(key=lambda key: ranks.get(key, len(ranks)))
         for n, key in enumerate(group, 1):
             found[key] = (n, len(group))
@@ -111,6 +114,39 @@ def chatgpt_text(content: object) -> str:
     return join_blocks(blocks)
 
 
+class ChatgptTree(NamedTuple):
+    """A ChatGPT conversation's nodes as the rows see them: the envelope's ``selection``, the ``id()`` of
+    the nodes on the path it takes (``on_path``; None: every node, in the spec's fallback), the mapping's
+    nodes that are objects (``(key, node)`` in its own-property order) and the place of each one that
+    has siblings (``where``, see :func:`places`; a node missing there is place 1 of 1)."""
+
+    selection: chatgpt.Selection
+    on_path: set[int] | None
+    nodes: list[tuple[str, dict[str, Any]]]
+    where: dict[Any, tuple[int, int]]
+
+
+def chatgpt_tree(element: object) -> ChatgptTree | None:
+    """The tree of one ChatGPT conversation; None when ``element`` is no ChatGPT conversation."""
+    mapping = chatgpt.mapping_of(element)
+    if mapping is None:
+        return None
+    assert type(element) is dict
+    selection = chatgpt.select(mapping, element.get("current_node"))
+    on_path = None if selection.fallback else {id(node) for node in selection.path}
+    nodes = [(key, node) for key in chatgpt.own_property_keys(mapping) if type(node := mapping[key]) is dict]
+
+    def order(parent: str) -> dict[Any, int] | None:
+        node = mapping.get(parent)
+        children = node.get("children") if type(node) is dict else None
+        if type(children) is not list or len(children) < 2:
+            return None
+        return {c: r for r, c in reversed(list(enumerate(children))) if type(c) is str}
+
+    where = places([(key, node.get("parent")) for key, node in nodes], order)
+    return ChatgptTree(selection, on_path, nodes, where)
+
+
 def chatgpt_rows(
     element: object, ordinal: int, conv_index: int, out: list[Node], with_text: bool = True
 ) -> bool | None:
@@ -118,26 +154,14 @@ def chatgpt_rows(
     own-property order) to ``out``. Returns None when ``element`` is no ChatGPT conversation, else whether
     the envelope keeps it (its rows then carry ``conv_index``). Without ``with_text`` only the nodes the
     envelope keeps get their text (the others get ``""``)."""
-    mapping = chatgpt.mapping_of(element)
-    if mapping is None:
+    tree = chatgpt_tree(element)
+    if tree is None:
         return None
     assert type(element) is dict
-    selection = chatgpt.select(mapping, element.get("current_node"))
+    selection, on_path, nodes, where = tree
     ids = chatgpt.message_ids(selection)
-    # The path the envelope takes: the active path, or in the spec's fallback every node.
-    on_path = None if selection.fallback else {id(node) for node in selection.path}
     index = conv_index if selection.kept else None
     cid = chatgpt.conversation_id(element)
-    keys = chatgpt.own_property_keys(mapping)
-    nodes = [(key, mapping[key]) for key in keys if type(mapping[key]) is dict]
-    order = {
-        key: ranks
-        for key, node in nodes
-        if type(node.get("children")) is list
-        and len(node["children"]) > 1
-        and (ranks := {c: r for r, c in reversed(list(enumerate(node["children"]))) if type(c) is str})
-    }
-    where = places([(key, node.get("parent")) for key, node in nodes], order)
     texts = {id(node): found.text for node, found in selection.kept}
     for key, node in nodes:
         message = node.get("message")
@@ -182,21 +206,15 @@ def claude_rows(element: object, ordinal: int, conv_index: int, out: list[Node],
     """Append a row per entry of one Claude conversation's ``chat_messages`` (in their order) to ``out``.
     Every entry is on the path the envelope takes (conformance A28). Returns None when ``element`` is no
     Claude conversation, else whether the envelope keeps it (its rows then carry ``conv_index``)."""
-    chat = claude.chat_messages(element)
-    if chat is None:
+    tree = claude_tree(element)
+    if tree is None:
         return None
     assert type(element) is dict
-    kept = {i: (n, found) for n, (i, found) in enumerate(claude.kept(chat), 1)}
+    kept, entries, where = tree
     index = conv_index if kept else None
     cid = claude.conversation_id(element)
-    entries = [(i, m) for i, m in enumerate(chat) if type(m) is dict]
-    where = places([(i, m.get("parent_message_uuid")) for i, m in entries])
     for i, message in entries:
-        if i in kept:
-            number, found = kept[i]
-            prose, mid = found.text, message_id(number)
-        else:
-            prose, mid = claude.message_text(message), None  # the kind asks whether it holds prose
+        prose, mid = claude_prose(kept, i, message)
         facts = kinds.claude_facts(message, element, bool(prose))
         sibling, siblings = where.get(i, (1, 1))
         out.append(
@@ -224,6 +242,35 @@ def claude_rows(element: object, ordinal: int, conv_index: int, out: list[Node],
             )
         )
     return index is not None
+
+
+class ClaudeTree(NamedTuple):
+    """A Claude conversation's entries as the rows see them: those the envelope keeps (``kept``: by their
+    index in ``chat_messages``, their number from 1 and their message), the entries that are objects
+    (``(index, entry)`` in order) and each one's place among its siblings (``where``, see :func:`places`)."""
+
+    kept: dict[int, tuple[int, Message]]
+    entries: list[tuple[int, dict[str, Any]]]
+    where: dict[Any, tuple[int, int]]
+
+
+def claude_tree(element: object) -> ClaudeTree | None:
+    """The entries of one Claude conversation; None when ``element`` is no Claude conversation."""
+    chat = claude.chat_messages(element)
+    if chat is None:
+        return None
+    kept = {i: (n, found) for n, (i, found) in enumerate(claude.kept(chat), 1)}
+    entries = [(i, m) for i, m in enumerate(chat) if type(m) is dict]
+    return ClaudeTree(kept, entries, places([(i, m.get("parent_message_uuid")) for i, m in entries]))
+
+
+def claude_prose(kept: dict[int, tuple[int, Message]], i: int, message: dict[str, Any]) -> tuple[str, str | None]:
+    """The prose of the entry at ``i`` (the envelope's text when it keeps the entry, else its text as
+    Claude's rule reads it, which tells its kind) and its envelope id (None when not kept)."""
+    if i in kept:
+        number, found = kept[i]
+        return found.text, message_id(number)
+    return claude.message_text(message), None
 
 
 def _thinking(message: dict[str, Any]) -> str:

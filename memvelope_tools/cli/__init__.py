@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "info",
     "report",
     "parquet",
+    "sqlite",
     "markdown",
     "search",
     "topics",
@@ -52,7 +53,13 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 # Packages that only an extra installs: the extra to name when one is missing.
-EXTRAS: dict[str, str] = {"distributed": "dask", "dask": "dask", "jupyterlab": "notebooks", "mcp": "mcp"}
+EXTRAS: dict[str, str] = {
+    "distributed": "dask",
+    "dask": "dask",
+    "jupyterlab": "notebooks",
+    "sqlite_utils": "sqlite",
+    "mcp": "mcp",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:

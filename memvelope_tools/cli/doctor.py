@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from .._convert.zips import kept_open
 from .._printable import printable
 from .._sources import resolve
 
@@ -38,10 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    resolve(args.paths, "export", list_means="parts", caller="memvelope doctor")  # a wrong file is one line
-    from .._doctor import doctor
+    with kept_open():  # each zip given is opened once, from its resolving to its last reading
+        resolve(args.paths, "export", list_means="parts", caller="memvelope doctor")  # a wrong file is one line
+        from .._doctor import diagnose
 
-    report = doctor(*args.paths, show_text=args.show_text)
+        report = diagnose(tuple(args.paths), show_text=args.show_text)
     if args.json:
         sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
     else:

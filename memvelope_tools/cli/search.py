@@ -6,9 +6,10 @@ import argparse
 import shutil
 from typing import Any
 
+from .._convert.zips import kept_open
 from .._printable import printable
 from .._spec import ROLES
-from .common import at_least, check_inputs, document_inputs, notes
+from .common import at_least, check_inputs, conversion_notes, document_inputs, notes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "Print the messages matching QUERY, best first (BM25), with the match marked in a snippet; a "
             "conversation whose title matches is shown as its first message, [title] before its snippet. "
             "A history folder's matches have a status column (current, edited-away, deleted-upstream). "
-            "Each PATH is an envelope, an export zip or folder (converted in memory first), or a "
+            "Each PATH is an envelope, an export zip or folder (indexed as it is converted), or a "
             "folder written by 'memvelope parquet' (its index is kept there in search-index/ and "
             "rebuilt when the Parquet files change).\n\n"
             'QUERY: words (all must occur; case and accents do not matter), "a phrase", a prefix*, '
@@ -42,21 +43,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    found = check_inputs(args.paths, use="history")
-    from .._search.function import search
-    from .._search.query import parse_query
+    with kept_open():  # each zip given is opened once, from its resolving to its last reading
+        found = check_inputs(args.paths, use="history")
+        from .._search.cache import streamable
+        from .._search.function import search, search_inputs
+        from .._search.query import parse_query
 
-    parse_query(args.query)  # a bad query is reported before anything is read
-    with notes():
-        sources, _ = document_inputs(found, use="history")
-        hits = search(
-            sources if len(sources) > 1 else sources[0],
-            args.query,
-            role=args.role,
-            since=args.since,
-            until=args.until,
-            limit=args.limit,
-        )
+        parse_query(args.query)  # a bad query is reported before anything is read
+        filters = {"role": args.role, "since": args.since, "until": args.until, "limit": args.limit}
+        with notes():
+            if streamable(found):  # envelopes and exports, indexed as they are read
+                hits = search_inputs(found, args.query, on_conversion=conversion_notes, **filters)
+            else:
+                sources, _ = document_inputs(found, use="history")
+                hits = search(sources if len(sources) > 1 else sources[0], args.query, **filters)
     if args.json:
         print(hits.to_json(orient="records", date_format="iso", force_ascii=False, indent=1) if len(hits) else "[]")
         return 0
