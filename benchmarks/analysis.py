@@ -11,12 +11,13 @@ included), fastest of ``--repeat`` runs, interleaved so that each sees the same 
 * ``parquet``: ``memvelope parquet EXPORT.zip -o OUT/ -q``;
 * ``search``: ``memvelope search EXPORT.zip QUERY`` (a word most messages hold; its output thrown away).
 
-Peak memory is the largest sum of the resident memory of the process and every process it started,
-sampled every 20 ms (with psutil), or, without psutil, the largest resident memory of any one of them.
-It prints wall time, peak memory, each as a ratio (time to converting's time, memory to the export's
-JSON), and the targets: ``report`` and ``topics`` within 3x converting's time, ``search`` within 2x,
-``parquet`` within 1.5x, peak memory at most 1.5x the export's JSON. ``--only`` measures some of them (with
-``convert`` always).
+CPU time is the command's and that of the processes it started (user and system), the steadier figure on
+a machine loaded by other work. Peak memory is the largest sum of the resident memory of the process and
+every process it started, sampled every 20 ms (with psutil), or, without psutil, the largest resident memory
+of any one of them. It prints wall time, CPU time and peak memory, each as a ratio (times to converting's,
+memory to the export's JSON), and the targets: ``report`` and ``topics`` within 3x converting's time,
+``search`` within 2x, ``parquet`` within 1.5x, peak memory at most 1.5x the export's JSON. ``--only``
+measures some of them (with ``convert`` always).
 
 ``--growth`` also measures ``report`` on an export ten times smaller, to show how peak memory grows
 with the number of conversations (the target: less than 2x for 10x the conversations).
@@ -91,6 +92,9 @@ def measure(argv: list[str]) -> dict[str, Any]:
         import psutil
     except ImportError:
         psutil = None
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     peak = 0
@@ -106,14 +110,14 @@ def measure(argv: list[str]) -> dict[str, Any]:
             time.sleep(0.02)
     _, stderr = child.communicate()
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the command's and its own children's, once ended
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if child.returncode != 0:
         last = stderr.decode(errors="replace").strip().splitlines()[-1:] or [str(child.returncode)]
         raise SystemExit(f"{' '.join(argv[3:5])} failed: {last[0]}")
     if psutil is None:
-        import resource
-
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-    return {"wall": wall, "mb": peak / 1e6}
+        peak = after.ru_maxrss * 1024
+    return {"wall": wall, "cpu": cpu, "mb": peak / 1e6}
 
 
 def run_all(export: Path, measures: tuple[str, ...], repeat: int) -> tuple[dict[str, dict[str, Any]], list[float]]:
@@ -144,9 +148,14 @@ def main() -> int:
     results, load = run_all(export, measures, args.repeat)
     base = results["convert"]["wall"]
     print(f"export: {export} ({export.stat().st_size / 1e6:,.0f} MB zipped, {mb:,.0f} MB of JSON)")
-    print(f"{'measure':<10} {'wall s':>8} {'x convert':>10} {'peak MB':>9} {'x JSON':>7}")
+    cpu_base = results["convert"]["cpu"]
+    heads = ("wall s", "x convert", "CPU s", "x convert", "peak MB", "x JSON")
+    print(f"{'measure':<10} " + " ".join(f"{h:>{w}}" for h, w in zip(heads, (8, 10, 7, 10, 9, 7), strict=True)))
     for what, r in results.items():
-        print(f"{what:<10} {r['wall']:>8.2f} {r['wall'] / base:>10.2f} {r['mb']:>9.0f} {r['mb'] / mb:>7.2f}")
+        print(
+            f"{what:<10} {r['wall']:>8.2f} {r['wall'] / base:>10.2f} {r['cpu']:>7.2f} {r['cpu'] / cpu_base:>10.2f} "
+            f"{r['mb']:>9.0f} {r['mb'] / mb:>7.2f}"
+        )
     for what, most in TARGET_TIME.items():
         if what not in results:
             continue

@@ -42,6 +42,7 @@ _TEXTS: Final = 1 << 13  # texts split into words at a time, at most: the words 
 _TEXT_BYTES: Final = 1 << 20  # bytes of text split into words at a time, about (a longer text is split alone)
 _NO_TIME: Final = np.iinfo(np.int64).max
 _INT32: Final = np.iinfo(np.int32).max
+_HAN_BYTES: Final = 3  # bytes of UTF-8 of each character :data:`HAN` matches
 _PLACE = {"source": STRING, "conv_index": INT, "conversation_id": STRING, "title": STRING}
 #: The columns of a unit, per kind of unit, as topics gives them.
 UNIT_COLUMNS: Final[dict[str, dict[str, Any]]] = {
@@ -273,14 +274,21 @@ def _han_bigrams(tokens: pa.Array, owners: np.ndarray) -> tuple[pa.Array, np.nda
     if not runs.any():
         return tokens, owners
     where = np.flatnonzero(runs)
-    pieces: list[str] = []
-    counts = np.zeros(len(where), dtype=np.int64)
-    for i, run in enumerate(tokens.take(pa.array(where)).to_pylist()):
-        pieces.extend(run[j : j + 2] for j in range(len(run) - 1))
-        counts[i] = len(run) - 1
+    taken = tokens.take(pa.array(where)).cast(pa.large_string())
+    # Every ideograph is three bytes of UTF-8: a bigram is the six bytes from a character's start.
+    offsets = np.frombuffer(taken.buffers()[1], dtype=np.int64)[taken.offset : taken.offset + len(taken) + 1]
+    data = np.frombuffer(taken.buffers()[2], dtype=np.uint8)
+    counts = np.diff(offsets) // _HAN_BYTES - 1
+    firsts = np.repeat(offsets[:-1], counts) + _HAN_BYTES * (
+        np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    )
+    pieces = data[firsts[:, None] + np.arange(2 * _HAN_BYTES)].ravel()
+    bigrams = pa.LargeStringArray.from_buffers(
+        len(firsts), pa.py_buffer(np.arange(len(firsts) + 1, dtype=np.int64) * 2 * _HAN_BYTES), pa.py_buffer(pieces)
+    )
     rest = ~runs
     return (
-        pa.concat_arrays([tokens.filter(pa.array(rest)), pa.array(pieces, tokens.type)]),
+        pa.concat_arrays([tokens.filter(pa.array(rest)), bigrams.cast(tokens.type)]),
         np.concatenate([owners[rest], np.repeat(owners[where], counts)]),
     )
 

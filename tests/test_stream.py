@@ -15,7 +15,7 @@ from memvelope_tools._corpus import history_stream
 from memvelope_tools._frames.documents import envelope_tables
 from memvelope_tools._sources import resolve_one
 from memvelope_tools._stream import stream
-from memvelope_tools._topic_units import Counting
+from memvelope_tools._topic_units import Counting, split_words
 
 
 class Batches:
@@ -189,3 +189,10 @@ def test_counts_of_an_input_read_again_are_not_doubled():
     assert list(words) == list(fresh_words)
     assert (counts != fresh_counts).nnz == 0
     assert np.asarray(counts.sum()).item() > 0
+
+
+def test_ideograph_runs_become_their_bigrams_after_the_other_words_each_of_its_text():
+    texts = pa.array(["冒泡排序 abc", "x 中文字"], pa.large_string())
+    words, owners = split_words(texts, np.array([3, 7]))
+    assert words.to_pylist() == ["abc", "冒泡", "泡排", "排序", "中文", "文字"]
+    assert owners.tolist() == [3, 3, 3, 3, 7, 7]
