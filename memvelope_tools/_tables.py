@@ -414,7 +414,8 @@ class _Spool:
     def __exit__(self, *exc: object) -> None:
         with contextlib.suppress(Exception):
             self.writer.close()
-        self.file.close()
+        with contextlib.suppress(OSError):  # the file is removed: what it failed to write is not needed
+            self.file.close()
         with contextlib.suppress(OSError):
             os.unlink(self.path)
 
@@ -442,8 +443,9 @@ class _Spool:
     def tables(self, dedupe: bool) -> tuple[pa.Table, Chunks]:
         """The conversations, and the messages as they are read back from the file; without the repeated
         conversations ``dedupe`` drops (as the frames' ``dedupe=True``)."""
-        self.writer.close()
-        self.file.flush()
+        with self._writing():
+            self.writer.close()
+            self.file.flush()
         empty = arrow_schema(CONVERSATION_COLUMNS).empty_table()
         convs = pa.concat_tables(self.convs) if self.convs else empty
         self.convs = []
