@@ -21,12 +21,10 @@ files and folders whose names start with ``_`` or ``.`` are not data.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
-import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,7 +33,7 @@ import pandas as pd
 
 from ._atomic import atomic_write
 from ._frames.columns import STRING
-from ._frames.folders import KEY, PARTITIONED_TABLES
+from ._frames.folders import KEY, PARTITIONED_TABLES, is_litter, remove_entries
 from ._sources import DATASET_MANIFEST
 from .errors import FormatError
 
@@ -122,22 +120,12 @@ def remove_unfinished(base: Path, done: Iterable[str]) -> list[str]:
     of donations not finished (not in ``done``); the names removed, relative to ``base``. Call it while
     no other run writes the folder."""
     keep = {f"{KEY}={label}" for label in done}
-    removed = []
-    for folder in (base, *(base / t for t in PARTITIONED_TABLES)):
-        if not folder.is_dir():
-            continue
-        for entry in os.scandir(folder):
-            litter = entry.name.startswith(".") and entry.name.endswith(".tmp")
-            orphan = folder != base and entry.name.startswith(f"{KEY}=") and entry.name not in keep
-            if not (litter or orphan):
-                continue
-            with contextlib.suppress(OSError):
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path)
-                else:
-                    os.unlink(entry.path)
-                removed.append(os.path.relpath(entry.path, base))
-    return removed
+
+    def unwanted(folder: Path, name: str) -> bool:
+        orphan = folder != base and name.startswith(f"{KEY}=") and name not in keep
+        return is_litter(name) or orphan
+
+    return remove_entries(base, [base, *(base / t for t in PARTITIONED_TABLES)], unwanted)
 
 
 def read_manifest(base: Path) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -462,12 +463,24 @@ def remove_litter(base: Path) -> list[str]:
     (killed, or stopped by a full disk); the names removed, relative to ``base``. Call it with the
     folder's lock held: every writer of the folder holds that lock while its temporaries exist, so
     those found then are no process's."""
+    return remove_entries(base, [base, base / PARTS], lambda _folder, name: is_litter(name))
+
+
+def is_litter(name: str) -> bool:
+    """Whether ``name`` is that of a writer's temporary file or folder (hidden, ending ``.tmp``)."""
+    return name.startswith(".") and name.endswith(".tmp")
+
+
+def remove_entries(base: Path, folders: Iterable[Path], unwanted: Callable[[Path, str], bool]) -> list[str]:
+    """Remove the entries of ``folders`` (each a real folder inside ``base``; others are passed over) that
+    ``unwanted(folder, name)`` picks, files and whole folders alike; the names removed, relative to
+    ``base``. An entry that cannot be removed is left."""
     removed = []
-    for folder in (base, base / PARTS):
+    for folder in folders:
         if folder.is_symlink() or not folder.is_dir():
             continue
         for entry in os.scandir(folder):
-            if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+            if not unwanted(folder, entry.name):
                 continue
             with contextlib.suppress(OSError):
                 if entry.is_dir(follow_symlinks=False):
