@@ -335,6 +335,8 @@ def _first_rows(conv_of: np.ndarray, position: np.ndarray, n_convs: int, prefer:
 
 def _conversations_of(rows: pa.Table) -> tuple[np.ndarray, pa.ChunkedArray]:
     """Each row's conversation (numbered in the order first met) and each conversation's title."""
+    if not rows.num_rows:  # pandas 2.2.0 cannot factorize an empty MultiIndex
+        return np.zeros(0, dtype=np.int64), rows.column("title").slice(0, 0)
     keys = pd.MultiIndex.from_arrays([rows.column("source").to_pandas(), rows.column("conv_index").to_numpy()])
     codes, _ = pd.factorize(keys)
     codes = codes.astype(np.int64)
