@@ -519,7 +519,7 @@ def line_column(data: bytes, offset: int) -> tuple[int, int]:
 # ---- a part's elements, read in bounded batches -------------------------------------------------
 
 _BOM: Final = b"\xef\xbb\xbf"
-CHUNK: Final = 8 << 20  # bytes read at a time (twice that, and on, while one element is unfinished)
+CHUNK: Final = 1 << 20  # bytes read at a time (twice that, and on, while one element is unfinished)
 _MAX_CHUNK: Final = 256 << 20
 BATCH: Final = 4 << 20  # bytes of elements scanned before they are handed on
 
@@ -569,6 +569,7 @@ class PartElements:
         eof, size, first, need_read = False, self.chunk, True, True
         while True:
             if need_read and not eof:
+                buf, offset, pos = buf[pos:], offset + pos, 0  # the part scanned goes before more is read
                 data = fh.read(size)
                 if self.on_bytes is not None:
                     self.on_bytes(len(data))
@@ -579,7 +580,8 @@ class PartElements:
                     self.skip = len(_BOM) if data.startswith(_BOM) else 0
                     data = data[self.skip :]
                     first = False
-                buf, offset, pos = buf[pos:] + data, offset + pos, 0
+                buf += data
+                del data  # else held beside the next chunk while it is read
             stop = pos + BATCH
             new_pos, new_state, found, error = scan(buf, pos, state, eof, stop, 0)
             if self.is_array is None and new_state != BEGIN:
