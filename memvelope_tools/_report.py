@@ -15,15 +15,12 @@ import io
 import os
 import warnings
 from collections.abc import Callable, Collection, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from . import __version__
-from . import _charts as charts
-from . import _usage_charts as usage
 from ._atomic import atomic_write
 from ._convert.log import ConversionLog
 from ._convert.zips import kept_open
@@ -37,6 +34,9 @@ from ._sources import Input, resolve
 from ._stream import give_back_memory, stream
 from ._topic_units import Counted
 from .errors import FormatError, MemvelopeError, TopicsError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["build_report", "memory_section", "usage_section", "write_report"]
 
@@ -86,6 +86,8 @@ def _chart(draw: Callable[[Any], Any], caption: str, size: tuple[float, float] =
 
 
 def _figure(draw: Callable[[Figure], Any], caption: str, size: tuple[float, float]) -> str:
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=size, dpi=_DPI, layout="constrained")
     draw(fig)
     data = base64.b64encode(_png(fig)).decode("ascii")
@@ -100,6 +102,8 @@ def _png(fig: Figure) -> bytes:
     draws twice: once to lay out, once to render)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.image import imsave
+
+    from . import _charts as charts
 
     canvas: Any = FigureCanvasAgg(fig)  # its draw and buffer are untyped
     with warnings.catch_warnings():
@@ -212,6 +216,9 @@ def _build(
     give_back_memory()
     read_whole += [memory_section(export, tz=tz) for export in exports_read]
     give_back_memory()
+    # Charts are drawn with libraries loaded only now, so that their memory and the stream's never add up.
+    from . import _charts as charts
+
     facts = facts_frame([d for _, d in irs], sources=[label for label, _ in irs]) if irs else None
     msgs, convs = (data.msgs, data.convs) if data is not None else (None, None)
     parts = [f"<h1>{_e(title)}</h1>"]
@@ -387,6 +394,7 @@ def _archetype_table(irs: Labelled) -> str:
 
 
 def _topics_section(counted: Counted, tz: str) -> str:
+    from . import _charts as charts
     from ._topics import topics
 
     try:
@@ -445,6 +453,8 @@ def _history_input(sources: list[Any]) -> tuple[dict[str, pd.DataFrame] | None, 
 
 def _history_section(history: dict[str, pd.DataFrame], tz: str) -> str:
     """The exports a history folder was built from, what each changed, and what the provider no longer has."""
+    from . import _charts as charts
+
     snaps, convs, msgs = history["snapshots"], history["conversations"], history["messages"]
     rows = [
         [
@@ -527,6 +537,7 @@ def usage_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[st
     --------
     >>> html = usage_section("chatgpt-export.zip")  # doctest: +SKIP
     """
+    from . import _usage_charts as usage
     from ._frames.columns import NODE_COLUMNS, to_pandas
     from ._whole.export import export_input
     from ._whole.inventory import nodes_and_inventory
@@ -607,6 +618,7 @@ def memory_section(
     --------
     >>> html = memory_section("chatgpt-export.zip")  # doctest: +SKIP
     """
+    from . import _charts as charts
     from ._memory.frame import items_frame
     from ._memory.items import KINDS
     from ._memory.read import read_memory_of

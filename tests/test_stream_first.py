@@ -1,0 +1,64 @@
+"""The analyses read their input before they load the libraries they draw and model with: the report's
+stream runs before matplotlib and scikit-learn are imported, topics' before scikit-learn, so that the
+memory of those libraries and that of the stream's batches never add up."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import memvelope_tools as mv
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("matplotlib", "sklearn")
+
+# Runs the command line in a fresh interpreter, noting which of HEAVY were imported when the stream began
+# (each call of memvelope_tools._stream.stream) and when the command ended.
+_SCRIPT = """
+import json, sys
+import memvelope_tools._stream as stream_module
+
+heavy = {heavy!r}
+seen = []
+original = stream_module.stream
+
+def noted(*args, **kwargs):
+    seen.append(sorted(m for m in heavy if m in sys.modules))
+    return original(*args, **kwargs)
+
+stream_module.stream = noted
+from memvelope_tools.cli import main
+
+code = main({argv!r})
+print(json.dumps({{"code": code, "at_stream": seen, "at_end": sorted(m for m in heavy if m in sys.modules)}}))
+"""
+
+
+def _loaded(argv: list[str]) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env["MPLBACKEND"] = "Agg"
+    script = _SCRIPT.format(heavy=HEAVY, argv=argv)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return dict(json.loads(run.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.slow
+def test_the_report_streams_its_export_before_it_loads_matplotlib_and_scikit_learn(tmp_path):
+    found = _loaded(["report", str(mv.sample_path("chatgpt")), "-o", str(tmp_path / "report.html"), "-q"])
+    assert found["code"] == 0
+    assert found["at_stream"] == [[]]  # one stream, with neither library loaded yet
+    assert found["at_end"] == ["matplotlib", "sklearn"]  # both were needed: charts and topics were made
+
+
+@pytest.mark.slow
+def test_topics_streams_its_export_before_it_loads_scikit_learn():
+    found = _loaded(["topics", str(mv.sample_path("chatgpt"))])
+    assert found["code"] == 0
+    assert found["at_stream"] == [[]]
+    assert found["at_end"] == ["sklearn"]  # the topics were found with it, and nothing was drawn
