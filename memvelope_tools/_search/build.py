@@ -132,9 +132,9 @@ class Indexing:
         self.text += rows.column("text").nbytes
         if self.n >= held_index.DISK_MIN or self.text >= held_index.DISK_TEXT:
             self.disk = _Disk()
-            for table in self.held:
-                self.disk.add(table)
-            self.held.clear()
+            self.held.reverse()
+            while self.held:  # each table let go once written, as the engine's buffer fills
+                self.disk.add(self.held.pop())
             self.text = 0
 
     def hexdigest(self) -> str | None:
