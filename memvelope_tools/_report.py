@@ -544,6 +544,8 @@ def usage_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[st
 
     table, found = nodes_and_inventory(export_input(export, "the report"), progress=False)
     nodes = to_pandas(table, NODE_COLUMNS, None)
+    del table
+    give_back_memory()  # what reading the export left, before the charts are drawn
     branches = found["branches"]
     lead = (
         f"Read from the export, not from the envelope: its {count(found['nodes'], 'message node')} in "
