@@ -51,7 +51,7 @@ ArchetypeFrame = Callable[..., pd.DataFrame]
 _ROW_GROUP = 128 * 1024
 #: The text a row group holds, about: a group ends at the row that reaches it (the group is held in memory
 #: while it is written).
-_GROUP_BYTES = 32 << 20
+_GROUP_BYTES = 16 << 20
 
 
 @dataclass
