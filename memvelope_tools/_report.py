@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import gc
 import html
 import io
 import os
@@ -116,6 +117,13 @@ def _png(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
+def _let_go() -> None:
+    """Free what is garbage (drawn figures hold reference cycles, freed only by a collection) and give the
+    memory back to the system, before the next part of the page loads more."""
+    gc.collect()
+    give_back_memory()
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, Any]]]) -> str:
     """``rows`` are sequences of ``(css class, value)``; values are escaped here."""
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
@@ -213,9 +221,9 @@ def _build(
     # topics loads its model, so that the two never hold memory at once; its sections still come last.
     exports_read: list[Any] = [f for f in inputs if f.files() is not None] if memory is None else list(memory)
     read_whole = [usage_section(export, tz=tz) for export in exports_read]
-    give_back_memory()
+    _let_go()
     read_whole += [memory_section(export, tz=tz) for export in exports_read]
-    give_back_memory()
+    _let_go()
     # Charts are drawn with libraries loaded only now, so that their memory and the stream's never add up.
     from . import _charts as charts
 
@@ -397,6 +405,7 @@ def _topics_section(counted: Counted, tz: str) -> str:
     from . import _charts as charts
     from ._topics import topics
 
+    _let_go()  # the charts drawn so far, before scikit-learn is loaded
     try:
         found = topics(counted)  # as many as topics() finds by default
     except TopicsError as exc:
