@@ -282,14 +282,13 @@ def _build(
         f"<footer>Made with memvelope_tools {_e(__version__)}. A static page: no scripts, no "
         "network requests; every chart is embedded.</footer>"
     )
-    return (
+    head = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body><main>\n"
-        + "\n".join(parts)
-        + "\n</main></body></html>\n"
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body><main>"
     )
+    return "\n".join([head, *parts, "</main></body></html>\n"])  # joined once: the page is copied once
 
 
 def write_report(sources: Sequence[LoadSource], path: str | os.PathLike[str], **options: Any) -> None:
@@ -410,6 +409,7 @@ def _topics_section(counted: Counted, tz: str) -> str:
         found = topics(counted)  # as many as topics() finds by default
     except TopicsError as exc:
         return f'<p class="lead">No topics: {_e(exc.msg)}.</p>'
+    give_back_memory()  # what finding them used, before they are drawn
     sizes = found.assignments["topic"].value_counts()
     assigned = int(sizes.sum()) or 1
     rows = []
