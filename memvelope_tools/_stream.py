@@ -73,6 +73,7 @@ def stream(
     Facts IR document.
     """
     window = window or _WINDOW
+    _lean_pool()
     sink = _Giving(sink)
     label, name = found.label, found.name or found.label
     if found.kind == "export":
@@ -147,6 +148,26 @@ class _Giving:
 
     def restart(self) -> None:
         self.sink.restart()
+
+
+def _lean_pool() -> None:
+    """Make Arrow allocate from jemalloc where pyarrow has it and no pool was chosen (``ARROW_DEFAULT_MEMORY_POOL``):
+    mimalloc, its default on Linux, keeps much of what a batch freed until asked, so the batches' memory piled up
+    between two :func:`give_back_memory` calls."""
+    global _pool_chosen
+    if _pool_chosen:
+        return
+    _pool_chosen = True
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        return
+    try:
+        pool = pa.jemalloc_memory_pool()
+    except NotImplementedError:  # a pyarrow built without it
+        return
+    pa.set_memory_pool(pool)
+
+
+_pool_chosen = False
 
 
 def give_back_memory() -> None:

@@ -1,6 +1,7 @@
 """The analyses read their input before they load the libraries they draw and model with: the report's
 stream runs before matplotlib and scikit-learn are imported, topics' before scikit-learn, so that the
-memory of those libraries and that of the stream's batches never add up."""
+memory of those libraries and that of the stream's batches never add up; and a stream makes Arrow allocate
+from a pool that gives memory back soon."""
 
 from __future__ import annotations
 
@@ -62,3 +63,48 @@ def test_topics_streams_its_export_before_it_loads_scikit_learn():
     assert found["code"] == 0
     assert found["at_stream"] == [[]]
     assert found["at_end"] == ["sklearn"]  # the topics were found with it, and nothing was drawn
+
+
+_POOL = """
+import sys
+import pyarrow as pa
+from memvelope_tools._sources import resolve_one
+from memvelope_tools._stream import stream
+
+class Nothing:
+    def add(self, conversations, messages):
+        pass
+
+    def restart(self):
+        pass
+
+before = pa.default_memory_pool().backend_name
+stream(resolve_one(sys.argv[1], "history"), Nothing(), progress=False)
+print(before, pa.default_memory_pool().backend_name)
+"""
+
+
+def _pools(chosen: str | None) -> list[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env.pop("ARROW_DEFAULT_MEMORY_POOL", None)
+    if chosen is not None:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
+    argv = [sys.executable, "-c", _POOL, str(mv.sample_path("chatgpt"))]
+    run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return run.stdout.split()
+
+
+@pytest.mark.slow
+def test_a_stream_makes_arrow_allocate_from_jemalloc_unless_a_pool_was_chosen():
+    """jemalloc gives what a batch freed back soon; mimalloc, Arrow's default on Linux, keeps it until asked."""
+    import pyarrow as pa
+
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        pytest.skip("this pyarrow has no jemalloc")
+    before, after = _pools(None)
+    assert after == "jemalloc"
+    assert before != "jemalloc"  # it was the stream that chose it
+    assert _pools("system") == ["system", "system"]  # the pool the user chose is kept
