@@ -487,6 +487,19 @@ def test_a_file_is_indexed_once_until_it_changes(tmp_path, builds):
     assert len(builds) == 2
 
 
+def test_an_export_is_indexed_once_until_its_file_changes(tmp_path, builds):
+    path = tmp_path / "export.zip"
+    path.write_bytes(mv.sample_path("chatgpt").read_bytes())
+    first = mv.search(path, "the", limit=None)
+    assert len(first) > 0
+    pd.testing.assert_frame_equal(mv.search(path, "the", limit=None), first)
+    assert len(builds) == 1
+    path.write_bytes(mv.sample_path("claude").read_bytes())
+    again = mv.search(path, "the", limit=None)
+    assert len(builds) == 2
+    assert set(again["conversation_id"]).isdisjoint(first["conversation_id"])  # the new file's conversations
+
+
 def test_a_parquet_folder_keeps_its_index_on_disk_and_rebuilds_it_when_the_files_change(tmp_path, builds):
     folder = tmp_path / "history"
     mv.to_parquet(envelope(conv("a", "first", msg(1, "user", None, "the lighthouse keeper"))), folder)
