@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import memvelope_tools as mv
@@ -247,6 +248,17 @@ def test_role_since_and_until_filter():
         mv.search(SYNTAX, "pandas", role="system")
     with pytest.raises(mv.QueryError, match="since="):
         mv.search(SYNTAX, "pandas", since="last tuesday-ish")
+
+
+def test_the_codes_of_roles_are_their_places_among_the_spec_roles_plain_or_dictionary_encoded():
+    # The envelope spec's roles are user then assistant; a role it does not know, or none, has no code.
+    plain = pa.array(["assistant", None, "user", "system"])
+    encoded = pa.array(["user", "user", None, "tool", "assistant"]).dictionary_encode()
+    for given, expected in ((plain, [1, None, 0, None]), (encoded, [0, 0, None, None, 1])):
+        codes = search_engine.role_codes(pa.chunked_array([given, given]))
+        assert codes.type == pa.int8()
+        assert codes.to_pylist() == expected * 2
+    assert search_engine.role_codes(pa.chunked_array([], pa.string())).to_pylist() == []
 
 
 def test_since_uses_utc_for_naive_times_and_converts_offsets():
