@@ -338,6 +338,14 @@ def test_cjk_does_not_match_characters_that_are_not_adjacent():
     assert mv.search(WORLD, "大阪").empty
 
 
+@pytest.mark.parametrize("others", [0, 5], ids=["most texts hold ideographs", "few texts do"])
+def test_texts_as_indexed_have_a_zero_width_space_after_each_ideograph_and_kana(others):
+    z = "\u200b"
+    given = ["東京に行く", "café ｶﾀｶﾅ", "naïve", None] + ["plain"] * others
+    expected = [f"東{z}京{z}に{z}行{z}く{z}", f"café ｶ{z}ﾀ{z}ｶ{z}ﾅ{z}", "naïve", ""] + ["plain"] * others
+    assert search_engine.as_indexed(pa.array(given)).to_pylist() == expected
+
+
 def test_snippets_mark_the_matches_and_keep_the_text_as_written():
     hits = mv.search(WORLD, "zurich OR creme OR 東京")
     snippets = dict(zip(hits["position"], hits["snippet"], strict=True))

@@ -37,7 +37,7 @@ _DOCS = 128  # texts converted to Python at a time while indexing
 # Ideographs and kana: a zero-width space (a separator to the tokenizer, invisible in a snippet)
 # after each makes every one a token of its own.
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
-_CJK_RE2 = "([" + "".join(f"\\x{{{ord(c):04x}}}" if c != "-" else "-" for c in _CJK_CLASS) + "])"
+_CJK_RE2 = "[" + "".join(f"\\x{{{ord(c):04x}}}" if c != "-" else "-" for c in _CJK_CLASS) + "]"
 _CJK = re.compile(f"([{_CJK_CLASS}])")
 _ZWSP = "\u200b"
 _WORD = re.compile(r"[^\W_]+")  # a run of letters and digits: a token to the engine
@@ -308,7 +308,11 @@ def as_indexed(batch: pa.Array) -> pa.StringArray:
     """Texts as indexed: null as empty, a zero-width space after each ideograph and kana."""
     batch = batch.fill_null("").cast(pa.string())
     wide = pc.invert(pc.string_is_ascii(batch))  # only text beyond ASCII can hold an ideograph
-    if pc.any(wide).as_py():
-        spaced = pc.replace_substring_regex(batch.filter(wide), pattern=_CJK_RE2, replacement="\\1" + _ZWSP)
-        batch = pc.replace_with_mask(batch, wide, spaced)
+    held = pc.sum(wide).as_py() or 0
+    # The whole match (\0) rather than a group: with no group to fill, RE2 needs its DFA alone (far less memory).
+    spaced = functools.partial(pc.replace_substring_regex, pattern=_CJK_RE2, replacement="\\0" + _ZWSP)
+    if 2 * held > len(batch):  # most texts: spaced all at once rather than picked out and put back
+        batch = spaced(batch)
+    elif held:
+        batch = pc.replace_with_mask(batch, wide, spaced(batch.filter(wide)))
     return cast(pa.StringArray, batch)
