@@ -24,8 +24,9 @@ from typing import Final, Literal
 
 Engine = Literal["c", "python"]
 ENGINES: Final[tuple[Engine, ...]] = ("c", "python")
-#: The kinds of work with two engines: JSON scanning, text columns, conversations read from JSON text.
-WORK: Final = ("scan", "text", "columns")
+#: The kinds of work with two engines: JSON scanning, text columns, conversations read from JSON text, the
+#: words topics counts.
+WORK: Final = ("scan", "text", "columns", "words")
 
 _lock = threading.Lock()
 _counts: Counter[tuple[str, Engine]] = Counter()
