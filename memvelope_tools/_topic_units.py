@@ -6,7 +6,9 @@ unit (where it is, its time) and the unit's word counts, added to a sparse matri
 batch by batch (:class:`Words`). The texts are let go with their batch. The words are those
 :func:`split_words` finds (the rules are in :mod:`memvelope_tools._topics`), in the order they were first met:
 a history read as one batch gives the vocabulary in the order topics always gave it, so that the
-factorisation, whose start depends on the order of the words, finds the same topics.
+factorisation, whose start depends on the order of the words, finds the same topics. :func:`split_words`
+(Arrow kernels) is the rule; where the C helper is built, :func:`counted_words` finds the same words, in
+the same order, in one pass over each slice of texts.
 """
 
 from __future__ import annotations
@@ -235,7 +237,7 @@ def _empty(columns: dict[str, Any]) -> pa.Table:
 def count_words(texts: pd.Series, unit_of_text: np.ndarray, n_units: int) -> tuple[Any, np.ndarray]:
     """Word counts per unit (a sparse units × words matrix) and the words, in first-seen order.
 
-    Texts are worked on a batch at a time with Arrow kernels, so memory stays bounded whatever the size.
+    Texts are worked on a batch at a time (see :func:`counted_words`), so memory stays bounded whatever the size.
     """
     array = pa.array(texts.astype(STRING).array, type=pa.string()) if len(texts) else pa.array([], pa.string())
     array = array.cast(pa.large_string()).fill_null("")

@@ -22,7 +22,7 @@ _textscan = text._textscan
 needs_textscan = pytest.mark.skipif(
     _textscan is None and os.environ.get("MEMVELOPE_REQUIRE_NATIVE") != "1", reason="C text helper not built"
 )
-EXAMPLES = max(200, int(os.environ.get("MEMVELOPE_FUZZ_EXAMPLES", "0")) // 10)
+EXAMPLES = max(100, int(os.environ.get("MEMVELOPE_FUZZ_EXAMPLES", "0")) // 10)
 
 # Pieces the rule treats in its own ways: case (also where lower-casing changes a character's size, or
 # maps a title-case or a sign to a letter), marks written apart, apostrophes, digits, code, URLs, every
@@ -164,6 +164,7 @@ def test_both_engines_count_each_word_of_each_unit_alike(texts: list[str], data:
     assert counted["c"][1] == dict(Counter(zip(reference_owners, reference, strict=True)))
 
 
+@pytest.mark.slow
 def test_every_code_point_is_split_as_the_arrow_kernels_split_it() -> None:
     if _textscan is None:
         pytest.skip("C text helper not built")

@@ -13,6 +13,8 @@
  *   extract(buf, spans) -> columns or None
  *       The same columns, and the conversations' own, straight from the JSON text of an envelope's
  *       conversations (see the section below), so that no Python object is made for them.
+ *   words(offsets, data, owners, index, blocks, max_word, counted) -> words or None
+ *       The words topics counts in UTF-8 texts of an Arrow column, in one pass (see its section).
  *
  * texts is a tuple (it cannot change while the GIL is released) of str; anything else in it is a
  * TypeError naming its index. Surrogates follow memvelope_tools._frames.text: a high surrogate followed
