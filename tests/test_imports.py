@@ -336,6 +336,14 @@ def test_the_levels_from_the_bottom_to_the_command_line_are_bounded() -> None:
     assert found["memvelope_tools._tags"] == 0 and found["memvelope_tools.errors"] == 0
 
 
+def test_drawing_code_reads_no_input() -> None:
+    """The chart modules draw the frames they are given; reading an input into frames is the public
+    layer's (``plot``) or the report's."""
+    graph = import_graph()
+    for drawing in ("memvelope_tools._charts", "memvelope_tools._usage_charts"):
+        assert not reaches(graph, drawing, "memvelope_tools._sources"), drawing
+
+
 def test_levels_count_the_longest_way_down() -> None:
     assert levels({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == {"a": 2, "b": 1, "c": 0}
 
