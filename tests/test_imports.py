@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "memvelope_tools"
@@ -322,11 +323,28 @@ def test_the_lazy_import_finder_finds_one(tmp_path: Path) -> None:
 
 #: Levels from the bottom of the package to its top (the command line and the demo), counting the
 #: ``__init__`` of each package on the way and the commands the command line loads by name: at most
-#: ten, so that the tower does not grow unseen. Ten is what one job per module takes: ``__main__``,
-#: ``cli``, ``cli.report``, ``_report``, ``_charts``, ``_frames.facts``, ``_frames.documents``,
-#: ``_convert.pipeline``, ``_convert.assemble``, ``_convert.chatgpt``, ``_convert.prose`` each import
-#: the next, and each does one job the others do not.
+#: ten, so that the tower does not grow unseen. Ten is what one job per module takes on the way from
+#: ``python -m memvelope_tools search`` to the bytes of an export (:data:`TALLEST`): starting the
+#: command line; building its parser with every command; the search command's options and output; the
+#: search of resolved inputs (the query, and the rebuild of a damaged index); which index serves them
+#: (one kept in memory, one beside a folder, or one built while the export streams); the history,
+#: messages and titles, of any kind of input; an export read as batches of rows; converting an
+#: export; converting its elements on several processes; reading the elements of a JSON array; the
+#: C scanner under that reader. Each imports the next at run time and does a job the others do not.
 MAX_LEVELS = 10
+TALLEST = (
+    "__main__",
+    "cli",
+    "cli.search",
+    "_search.function",
+    "_search.cache",
+    "_corpus",
+    "_stream",
+    "_convert.pipeline",
+    "_convert.parallel",
+    "_json.elements",
+    "_json._scan",
+)
 
 
 def test_the_levels_from_the_bottom_to_the_command_line_are_bounded() -> None:
@@ -334,6 +352,13 @@ def test_the_levels_from_the_bottom_to_the_command_line_are_bounded() -> None:
     top = max(found.values())
     assert top <= MAX_LEVELS, f"{max(found, key=found.__getitem__)} is {top} levels up"
     assert found["memvelope_tools._tags"] == 0 and found["memvelope_tools.errors"] == 0
+
+
+def test_the_tallest_chain_is_one_import_after_another() -> None:
+    graph, found = import_graph(), levels(import_graph())
+    names = [f"memvelope_tools.{name}" for name in TALLEST]
+    assert [found[name] for name in names] == list(range(MAX_LEVELS, -1, -1))
+    assert all(lower in graph[upper] for upper, lower in itertools.pairwise(names))
 
 
 def test_drawing_code_reads_no_input() -> None:
