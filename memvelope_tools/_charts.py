@@ -1,9 +1,9 @@
 """The drawing behind :mod:`memvelope_tools.plot`, whose docstring says what each chart takes and shows.
 
-The charts here draw what they are given: the topic charts take topics already found and
-:func:`memory_timeline` a memory frame; :mod:`memvelope_tools.plot` finds them from a history first, so
-that the report draws with this module without standing on topics and memory. The colours and the font
-fallback live here too.
+The charts here draw what they are given: frames, the ``(label, document)`` pairs of Facts IR documents
+already read, topics already found; :mod:`memvelope_tools.plot` reads them from any input first, so that
+the report draws with this module without standing on the readers, topics and memory. The colours and
+the font fallback live here too.
 """
 
 from __future__ import annotations
