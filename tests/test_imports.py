@@ -324,26 +324,25 @@ def test_the_lazy_import_finder_finds_one(tmp_path: Path) -> None:
 #: Levels from the bottom of the package to its top (the command line and the demo), counting the
 #: ``__init__`` of each package on the way and the commands the command line loads by name: at most
 #: ten, so that the tower does not grow unseen. Ten is what one job per module takes on the way from
-#: ``python -m memvelope_tools search`` to the bytes of an export (:data:`TALLEST`): starting the
-#: command line; building its parser with every command; the search command's options and output; the
-#: search of resolved inputs (the query, and the rebuild of a damaged index); which index serves them
-#: (one kept in memory, one beside a folder, or one built while the export streams); the history,
-#: messages and titles, of any kind of input; an export read as batches of rows; converting an
-#: export; converting its elements on several processes; reading the elements of a JSON array; the
-#: C scanner under that reader. Each imports the next at run time and does a job the others do not.
+#: ``python -m memvelope_tools history add`` to the format tags (:data:`TALLEST`): starting the command
+#: line; building its parser with every command; the history command's options and output; adding an
+#: export to a history folder; keeping the folder's search index up to date; the history (messages and
+#: titles) of any kind of input; envelopes as a Parquet dataset; reading back the Parquet folders the
+#: toolkit writes; the frames' columns and their types; the spec's field tables, derived from its
+#: schemas; the format tags. Each imports the next at run time and does a job the others do not.
 MAX_LEVELS = 10
 TALLEST = (
     "__main__",
     "cli",
-    "cli.search",
-    "_search.function",
-    "_search.cache",
+    "cli.history",
+    "_history_folder",
+    "_search.folder",
     "_corpus",
-    "_stream",
-    "_convert.pipeline",
-    "_convert.parallel",
-    "_json.elements",
-    "_json._scan",
+    "_parquet",
+    "_frames.folders",
+    "_frames.columns",
+    "_spec",
+    "_tags",
 )
 
 
