@@ -236,3 +236,14 @@ def test_the_bundled_samples_give_the_same_counts_and_topics_with_either_engine(
     c, python = found["c"], found["python"]
     assert c.terms.equals(python.terms)
     assert c.assignments.equals(python.assignments)
+
+
+def test_without_the_helper_the_arrow_route_counts_the_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memvelope_tools import _engine
+
+    monkeypatch.setattr(text, "_textscan", None)
+    before = _engine.ran().get(("words", "python"), 0)
+    dictionary, indices, units, counts = counted_words(pa.array(["Tomato tomato SOUP", "soup"]), np.array([0, 1]))
+    assert _engine.ran().get(("words", "python"), 0) == before + 1
+    found = {(int(u), dictionary[int(i)].as_py()): float(c) for u, i, c in zip(units, indices, counts, strict=True)}
+    assert found == {(0, "tomato"): 2.0, (0, "soup"): 1.0, (1, "soup"): 1.0}
