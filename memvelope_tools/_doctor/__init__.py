@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from .._convert.sources import Part, ZipLimits, expand
-from .._json.elements import JS, PartElements, Reader, load_part
+from .._json.elements import JS, PartElements, Reader, Refused, load_part
 from .._jsontypes import json_type
 from .._providers import registry
 from .._sources import resolve
@@ -116,9 +116,13 @@ def _read_part(order: int, part: Part, walk: Walk, singles: list[tuple[str, obje
         if not elements.is_array:
             break
         walk.array_part(part.name)
-        for value in elements.values(buf, found, offset):
-            walk.element(value, part.name)
-            count += 1
+        try:  # one element parsed at a time
+            for _, value in reader.children(buf, found, offset):
+                walk.element(value, part.name)
+                count += 1
+        except Refused as exc:
+            raise elements.error(exc) from None
+        del buf, found, value  # not held while the next batch is read
     if elements.is_array:
         walk.array_part(part.name)
         return PartInfo(order, part.name, part.size, "array", count, reader.replaced)
