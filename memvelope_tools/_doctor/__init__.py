@@ -107,8 +107,8 @@ def diagnose(
 
 
 def _read_part(order: int, part: Part, walk: Walk, singles: list[tuple[str, object]]) -> PartInfo:
-    """Read one part: an array's elements go to ``walk`` a batch at a time; a part of another top
-    level is read whole, and noted (in ``walk`` and ``singles``) for what it shows."""
+    """Read one part: an array's elements are read a batch at a time and go to ``walk`` one by one; a
+    part of another top level is read whole, and noted (in ``walk`` and ``singles``) for what it shows."""
     reader = Reader(JS)
     elements = PartElements(part, reader)
     count = 0
