@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from .._convert.sources import Part, ZipLimits, expand
+from .._gc import gc_paused
 from .._json.elements import JS, PartElements, Reader, Refused, load_part
 from .._jsontypes import json_type
 from .._providers import registry
@@ -74,8 +75,6 @@ def diagnose(
 
     Each part is read once, in bounded batches, and its elements are analysed and let go one at a time
     (see :class:`.walk.Walk`): memory holds a batch, the figures and the examples, not the export."""
-    from .._convert.pipeline import gc_paused
-
     expansion = expand(paths, zip_limits)
     parts: list[PartInfo] = []
     walk = Walk(show_text)
