@@ -684,7 +684,7 @@ class _ExportRead:
         self.counts = Counts()
         self.shown: list[Any] = []
         elements = (MemoryReading,) if self.path is not None else ()
-        job = Job(functools.partial(packed_and_counted, source=found.label), elements=elements)
+        job = Job(functools.partial(packed_and_counted, source=found.label), texts=False, elements=elements)
         self.passing = ExportPass(found, job, self._each, again=self._forget)
 
     def _each(self, piece: Any, before: int) -> None:

@@ -78,31 +78,63 @@ def counting(emit: Callable[[Conversation], None], bar: Bar) -> Callable[[Conver
 
 
 class _Tapping:
-    """The elements this process parses handed to ``beside``'s takers, a taker per range of a part; the
-    ranges read before the provider is known wait for it."""
+    """The elements this process parses handed to ``beside``'s takers, a taker per range of a part (see
+    :meth:`end_range`); the elements read before the provider is known wait for it."""
 
     def __init__(self, beside: Beside, assembler: Assembler) -> None:
         self.beside = beside
         self.assembler = assembler
-        self.waiting: list[tuple[str, list[Any], list[int], bytes]] = []
+        self.waiting: list[tuple[str, object, int, bytes, int, int]] = []
+        self.taker: Taker | None = None
 
-    def range(self, part: str, values: list[Any], found: list[int], buf: bytes) -> None:
-        """The elements ``values`` of the part named ``part``, scanned as ``found`` in ``buf``."""
-        self.waiting.append((part, values, found, buf))
-        self.flush()
+    def element(self, part: str, element: object, flags: int, buf: bytes, start: int, end: int) -> None:
+        """The next element, of the part named ``part``, its JSON text ``buf[start:end]``."""
+        if self.assembler.failed:
+            return  # only read on to report a broken later part
+        provider = self.assembler.provider
+        if provider is None or self.waiting:
+            self.waiting.append((part, element, flags, buf, start, end))
+            self.flush()
+            return
+        if self.taker is None:
+            self.taker = self.beside.start(provider, part)
+        self.taker.add(element, flags, buf, start, end)
+
+    def end_range(self) -> None:
+        """The range of elements ends: its taker's piece is handed on."""
+        if self.taker is not None:
+            self.beside.put(self.taker.piece())
+            self.taker = None
 
     def flush(self) -> None:
-        """Hand on the ranges waiting, once the provider is known."""
+        """Hand on the elements waiting, a piece per part, once the provider is known."""
         provider = self.assembler.provider
-        if provider is None or self.assembler.failed:
+        if provider is None or self.assembler.failed or not self.waiting:
             return
         waiting, self.waiting = self.waiting, []
-        for name, elements, children, data in waiting:
-            taker: Taker = self.beside.start(provider, name)
-            for n, element in enumerate(elements):
-                start, end, flags = children[n * FIELDS + 2 : n * FIELDS + 5]
-                taker.add(element, flags, data, start, end)
-            self.beside.put(taker.piece())
+        taker: Taker | None = None
+        for n, (part, element, flags, buf, start, end) in enumerate(waiting):
+            if taker is None:
+                taker = self.beside.start(provider, part)
+            taker.add(element, flags, buf, start, end)
+            if n + 1 == len(waiting) or waiting[n + 1][0] != part:
+                self.beside.put(taker.piece())
+                taker = None
+
+
+def _take(
+    assembler: Assembler, tapping: _Tapping | None, part: str, values: list[Any], found: list[int], buf: bytes
+) -> None:
+    """Give the assembler (and ``tapping``) the elements ``values``, scanned as ``found`` in ``buf``,
+    letting each go once taken."""
+    for n in range(len(values)):
+        element, values[n] = values[n], None
+        assembler.element(element)
+        if tapping is not None:
+            start, end, flags = found[n * FIELDS + 2 : n * FIELDS + 5]
+            tapping.element(part, element, flags, buf, start, end)
+    if tapping is not None:
+        tapping.end_range()
 
 
 def feed(
@@ -149,19 +181,12 @@ def feed(
                 assembler.skip(len(found) // FIELDS)  # read on only to report a broken later part
                 continue
             if pool is None:
-                values = elements.values(buf, found, offset)
-                for element in values:
-                    assembler.element(element)
-                if tapping is not None and not assembler.failed:
-                    tapping.range(part.name, values, found, buf)
+                _take(assembler, tapping, part.name, elements.values(buf, found, offset), found, buf)
                 continue
             k = 0  # the elements before the provider is known are taken here, the rest by the workers
             while k < len(found) and assembler.provider is None and not assembler.failed:
-                values = elements.values(buf, found[k : k + FIELDS], offset)
-                for element in values:
-                    assembler.element(element)
-                if tapping is not None and not assembler.failed:
-                    tapping.range(part.name, values, found[k : k + FIELDS], buf)
+                one = found[k : k + FIELDS]
+                _take(assembler, tapping, part.name, elements.values(buf, one, offset), one, buf)
                 k += FIELDS
             if k < len(found) and assembler.failed:
                 assembler.skip((len(found) - k) // FIELDS)
