@@ -161,7 +161,8 @@ def build_report(
     conversion read and left out, and its provider.
 
     Each input is resolved once and read a batch of conversations at a time: what the page shows is
-    gathered from each batch (see :mod:`memvelope_tools._report_data`) and the batch let go.
+    gathered from each batch (see :mod:`memvelope_tools._report_data`) and the batch let go; an export's
+    nodes and memory are read in the same pass as its conversations.
     """
     _check_tz(tz)
     with kept_open():  # an export's zip is opened once, for its conversations and its memory alike

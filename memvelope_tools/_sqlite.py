@@ -20,8 +20,9 @@ creates, with its keys, indexes and full-text index:
   (with its triggers), which Datasette offers as full-text search.
 
 The inputs are read as :func:`memvelope_tools.to_parquet` reads them
-(:func:`memvelope_tools._tables.streamed_tables`): each envelope and export once, as a stream of batches,
-the conversations kept and the messages waiting in a file of Arrow record batches beside the target. The
+(:func:`memvelope_tools._tables.streamed_tables`): each envelope and export once, as a stream of batches
+(an export's nodes, files, projects and memory made in the same pass as its conversations), the
+conversations kept and the messages and nodes waiting in files of Arrow record batches beside the target. The
 rows go in a table at a time and a batch at a time (a batch is turned into Python values only when it is
 inserted), into a temporary file beside the target that replaces it once complete.
 """

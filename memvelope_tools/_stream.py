@@ -12,7 +12,10 @@ conversations at a time, read in one pass from the input as the resolver found i
 Each batch is a conversations table (:data:`~memvelope_tools._frames.columns.CONVERSATION_COLUMNS`) and
 the messages table of the same conversations (:data:`~memvelope_tools._frames.columns.MESSAGE_COLUMNS`),
 ``conv_index`` numbered on from the batch before, so the batches of an input together are the tables
-the frame functions give for it. A consumer (:class:`Sink`) works on each batch and lets it go. Search and
+the frame functions give for it. A consumer (:class:`Sink`) works on each batch and lets it go. Beside it,
+the conversion of an export hands each conversation it parses to the consumers of the tables only the export
+gives (:class:`~memvelope_tools._whole.tap.ExportPass`: nodes, files, projects, memory), so the export is read
+once for all of them. Search and
 topics read a history, which may also be a Parquet folder or frames, through
 :func:`memvelope_tools._corpus.history_stream`.
 """

@@ -9,7 +9,8 @@ face (:meth:`Tables.to_pandas`), and the Parquet dataset its files (:meth:`Table
 :func:`to_parquet` writes the same files without holding the messages: each envelope and export is read
 as a stream of batches (:func:`memvelope_tools._stream.stream`), whose messages are kept in a file of
 Arrow record batches beside the output until the dataset's metadata (every document's provider) is
-known, then written as the Parquet row groups.
+known, then written as the Parquet row groups; an export's nodes (kept in a file the same way), files,
+projects and memory are made in the same pass as its conversations.
 """
 
 from __future__ import annotations
