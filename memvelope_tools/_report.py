@@ -266,7 +266,7 @@ def _build(
                 lambda ax: charts.facts_over_time(facts, ax=ax), "Facts per year of their effective date, by category."
             )
             + _chart(
-                lambda ax: charts.archetype_chart(by_label, ax=ax),
+                lambda ax: charts.archetype_chart(list(by_label.items()), ax=ax),
                 "Archetype: how much is about the user, standing beliefs, and the category mix.",
                 size=(7.2, 4.6 if len(irs) > 1 else 3.9),
             )

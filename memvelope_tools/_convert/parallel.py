@@ -91,7 +91,7 @@ def work(
     other provider's shape check) accepts, and hand each to the taker ``taker`` makes, when given;
     :class:`~memvelope_tools._stable.Changed` when the file read changed since the parent read it."""
     enabled = gc.isenabled()
-    gc.disable()  # parse trees hold no cycles (see pipeline.gc_paused)
+    gc.disable()  # parse trees hold no cycles (see memvelope_tools._gc)
     try:
         data = read_range(source)
         reader = Reader(JS, use_orjson=use_orjson)

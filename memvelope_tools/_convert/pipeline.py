@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import io
 import math
 import os
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from .._atomic import atomic_output
+from .._gc import gc_paused
 from .._json.elements import FIELDS, JS, PartElements, Reader
 from .._plural import count
 from .._progress import Bar, progress_bar
@@ -35,29 +35,7 @@ from .assemble import Assembler, Conversation, mixed_providers, rules
 from .envelope import SEPARATOR, Envelope, build_envelope, dumps_envelope, envelope_frame, fragment
 from .log import ConversionLog
 from .parallel import Beside, Piece, Pool, Taker, workers_for
-from .sources import Expansion, Part, ZipLimits, expand
-
-
-def describe(parts: Sequence[Part]) -> str | None:
-    """How errors name a list of parts: the first part's name, and how many more there are."""
-    if not parts:
-        return None
-    if len(parts) == 1:
-        return parts[0].name
-    return f"{parts[0].name} and {count(len(parts) - 1, 'more part')}"
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: parse trees hold no cycles, and the millions of containers a
-    large export creates would otherwise set it off over and over (a third of the parse time)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+from .sources import Expansion, Part, ZipLimits, describe, expand
 
 
 def counting(emit: Callable[[Conversation], None], bar: Bar) -> Callable[[Conversation], None]:

@@ -353,7 +353,7 @@ def collect(
     >>> collect("chatgpt", [], []).notes == [NO_RECORDS]
     True
     """
-    from .._convert.pipeline import gc_paused
+    from .._gc import gc_paused
 
     seen = Folding()
     found = False
@@ -366,7 +366,7 @@ def collect(
 
 def _finish(provider: str | None, seen: Folding, memory_parts: Sequence[Part], records: bool) -> MemoryRead:
     """The items of the sightings folded in ``seen`` and of the Claude memory files, with the notes."""
-    from .._convert.pipeline import gc_paused
+    from .._gc import gc_paused
 
     notes: list[str] = []
     with gc_paused():  # many small objects, no cycles

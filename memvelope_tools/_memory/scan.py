@@ -112,7 +112,7 @@ def scan_export(
     conversion's, their sightings taken in order). ``started`` is called once the workers run (at once
     when there are none). With ``foldings``, the sightings go to the detected provider's folding there."""
     from .._convert.parallel import workers_for
-    from .._convert.pipeline import gc_paused
+    from .._gc import gc_paused
 
     found = Scan(foldings=foldings)
     expansion = expand(paths, limits)
@@ -214,7 +214,7 @@ def _read_batch(source: _Source, found: list[int], offset: int) -> tuple[_Rows, 
     """In a worker: :func:`_read_elements` of the elements ``found`` in ``source`` (which starts at
     ``offset`` in its part), the sightings as plain tuples."""
     from .._convert.parallel import read_range
-    from .._convert.pipeline import gc_paused
+    from .._gc import gc_paused
 
     seen: list[Seen] = []
     with gc_paused():

@@ -27,8 +27,8 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 
 from .._convert.assemble import detect_provider, mixed_providers
 from .._convert.parallel import batch_source, read_range, workers_for
-from .._convert.pipeline import describe, gc_paused
-from .._convert.sources import Part, expand
+from .._convert.sources import Part, describe, expand
+from .._gc import gc_paused
 from .._json.elements import FIELDS, JS, LONE, PartElements, Reader
 from .._progress import progress_bar
 from .._providers import registry
