@@ -45,8 +45,8 @@ class Taker(Protocol):
 class Beside:
     """What else is made of the elements conversion parses, each parsed once for both: ``start(provider,
     part)`` makes a taker for a batch of the elements of the part named ``part`` (it is handed to the
-    worker processes, so a module-level callable that pickles), and ``put`` is given each batch's piece
-    here, in the export's order."""
+    worker processes, so a module-level function or an instance of a module-level class), and ``put`` is
+    given each batch's piece here, in the export's order."""
 
     start: Callable[[str, str], Taker]
     put: Callable[[Any], None]
