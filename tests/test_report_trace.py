@@ -1,5 +1,6 @@
 """One route: a report (or the topics) of an export zip resolves its input once and opens the zip once,
-for its conversations, its topics and the provider's memory alike."""
+for its conversations, its topics and the provider's memory alike; the report, parquet and sqlite read
+each conversation part once, for the envelope's tables and the nodes, files, projects and memory alike."""
 
 from __future__ import annotations
 
