@@ -321,7 +321,12 @@ def _inside_brackets(part: Part) -> Part:
 
 
 def collect(
-    provider: str | None, elements: Sequence[Any], memory_parts: Sequence[Part], *, records: bool | None = None
+    provider: str | None,
+    elements: Sequence[Any],
+    memory_parts: Sequence[Part],
+    *,
+    records: bool | None = None,
+    seen: Folding | None = None,
 ) -> MemoryRead:
     """The remembered items of conversations already read (``elements``, of ``provider``) and of Claude
     memory files (``memory_parts``).
@@ -337,6 +342,9 @@ def collect(
     records
         Whether the export holds a system or tool message (where ChatGPT records memory); by default,
         whether ``elements`` do.
+    seen
+        The sightings of conversations read elsewhere, one at a time (with ``chatgpt_conversation``),
+        to which those of ``elements`` are added (default: none).
 
     Returns
     -------
@@ -355,7 +363,7 @@ def collect(
     """
     from .._gc import gc_paused
 
-    seen = Folding()
+    seen = seen if seen is not None else Folding()
     found = False
     with gc_paused():  # many small objects, no cycles
         if provider == "chatgpt":
