@@ -75,7 +75,7 @@ fuzz: $(TEST_STAMP)
 CC ?= cc
 SANITIZE := build/sanitize
 SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
-SANITIZE_TESTS := tests/test_c_arguments.py tests/test_c_fuzz.py tests/test_elements.py tests/test_text.py \
+SANITIZE_TESTS := tests/test_c_arguments.py tests/test_c_fuzz.py tests/test_elements.py tests/test_text.py tests/test_words.py \
 	tests/test_fast_stream.py tests/test_stream_depth.py tests/test_changing_inputs.py tests/test_read.py
 sanitize: $(TEST_STAMP)
 	rm -rf $(SANITIZE) && mkdir -p $(SANITIZE)

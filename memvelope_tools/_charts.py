@@ -1,9 +1,9 @@
 """The drawing behind :mod:`memvelope_tools.plot`, whose docstring says what each chart takes and shows.
 
-The charts here draw what they are given: the topic charts take topics already found and
-:func:`memory_timeline` a memory frame; :mod:`memvelope_tools.plot` finds them from a history first, so
-that the report draws with this module without standing on topics and memory. The colours and the font
-fallback live here too.
+The charts here draw what they are given: frames, the ``(label, document)`` pairs of Facts IR documents
+already read, topics already found; :mod:`memvelope_tools.plot` reads them from any input first, so that
+the report draws with this module without standing on the readers, topics and memory. The colours and
+the font fallback live here too.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import subprocess
 import textwrap
 import unicodedata
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import matplotlib as mpl
@@ -34,11 +34,7 @@ from ._chart_axes import palette as _palette
 from ._chart_axes import period_start as _period_start
 from ._chart_axes import tidy as _tidy
 from ._frames.columns import require_columns
-from ._frames.envelopes import conversations_frame, messages_frame
-from ._frames.facts import facts_frame
-from ._load import open_input
 from ._plural import count, plural
-from ._sources import resolve_one
 from ._spec import CATEGORIES, ROLES, SUBJECT_TYPES
 from ._tags import IR_TAG
 from .errors import FormatError
@@ -202,19 +198,19 @@ def _font_file(family: str) -> str | None:
 # ---- inputs --------------------------------------------------------------------------------------
 
 
-def _frame(data: Any, columns: Sequence[str], what: str, build: Callable[[Any], pd.DataFrame]) -> pd.DataFrame:
-    if isinstance(data, pd.DataFrame):
-        require_columns(data, columns, what)
-        return data
-    return build(data)
+#: The periods :func:`activity_timeline` and :func:`facts_over_time` count by.
+TIMELINE_FREQS = ("week", "month")
+FACT_FREQS = ("year", "month")
 
 
-def _messages(data: Any) -> pd.DataFrame:
-    return _frame(data, ("ts", "role"), "a messages frame", messages_frame)
+def _messages(frame: pd.DataFrame) -> pd.DataFrame:
+    require_columns(frame, ("ts", "role"), "a messages frame")
+    return frame
 
 
-def _facts(data: Any) -> pd.DataFrame:
-    return _frame(data, ("category",), "a facts frame", facts_frame)
+def _facts(frame: pd.DataFrame) -> pd.DataFrame:
+    require_columns(frame, ("category",), "a facts frame")
+    return frame
 
 
 def _undated(frame: pd.DataFrame) -> str:
@@ -230,15 +226,10 @@ def _undated(frame: pd.DataFrame) -> str:
 
 
 def activity_timeline(
-    messages: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "month", **kwargs: Any
+    messages: pd.DataFrame, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "month", **kwargs: Any
 ) -> Axes:
-    """Messages per week or month (``freq="week"``/``"month"``), stacked by role, with a line for the
-    number of conversations active in each period on a twin axis.
-
-    One stacked bar per period from the first to the last (empty periods get empty bars). The twin
-    Axes is ``ax.right_ax`` and carries the legend, so it stays on top. ``kwargs`` go to ``ax.bar``.
-    """
-    unit = _freq(freq, ("week", "month"))
+    """Draw :func:`memvelope_tools.plot.activity_timeline` of a messages frame."""
+    unit = _freq(freq, TIMELINE_FREQS)
     frame = _messages(messages)
     ax = _get_ax(ax)
     title = f"Messages per {unit}"
@@ -303,13 +294,15 @@ def activity_timeline(
 
 
 def activity_heatmap(
-    messages: Any, *, ax: Axes | None = None, tz: str = "UTC", cmap: str = "YlGnBu", cbar: bool = True, **kwargs: Any
+    messages: pd.DataFrame,
+    *,
+    ax: Axes | None = None,
+    tz: str = "UTC",
+    cmap: str = "YlGnBu",
+    cbar: bool = True,
+    **kwargs: Any,
 ) -> Axes:
-    """Messages by weekday (rows, Monday first) and hour of day (columns) on the wall clock of ``tz``.
-
-    The counts are the image's array, ``ax.images[0].get_array()``, shape (7, 24). ``kwargs`` go to
-    ``ax.imshow``.
-    """
+    """Draw :func:`memvelope_tools.plot.activity_heatmap` of a messages frame."""
     frame = _messages(messages)
     ax = _get_ax(ax)
     title = f"Messages by weekday and hour ({tz})"
@@ -337,21 +330,22 @@ def activity_heatmap(
 
 
 def conversation_lengths(
-    data: Any, *, ax: Axes | None = None, tz: str = "UTC", bins: int = 20, log: bool | None = None, **kwargs: Any
+    data: pd.DataFrame,
+    *,
+    ax: Axes | None = None,
+    tz: str = "UTC",
+    bins: int = 20,
+    log: bool | None = None,
+    **kwargs: Any,
 ) -> Axes:
-    """Histogram of messages per conversation, with the median marked.
-
-    ``data`` is a conversations frame (``n_messages``), a messages frame, or documents. ``log=None``
-    uses a log x axis (with log-spaced bins) when the data are skewed: the longest conversation is
-    at least ten times the median. ``tz`` is accepted for a uniform signature and has no effect.
-    ``kwargs`` go to ``ax.hist``.
-    """
+    """Draw :func:`memvelope_tools.plot.conversation_lengths` of a conversations or messages frame."""
     del tz
     if isinstance(data, pd.DataFrame) and "n_messages" not in data.columns and "position" in data.columns:
         keys = [c for c in ("source", "conv_index") if c in data.columns] or ["conversation_id"]
         lengths = data.groupby(keys, observed=True, dropna=False).size().to_numpy()
     else:
-        convs = _frame(data, ("n_messages",), "a conversations frame", conversations_frame)
+        convs = data
+        require_columns(convs, ("n_messages",), "a conversations frame")
         lengths = convs["n_messages"].to_numpy(dtype=np.int64)
     ax = _get_ax(ax)
     title = "Messages per conversation"
@@ -425,15 +419,9 @@ def _category_labels(facts: pd.DataFrame) -> pd.Series:
 
 
 def fact_categories(
-    facts: Any, *, ax: Axes | None = None, tz: str = "UTC", hue: str | None = None, **kwargs: Any
+    facts: pd.DataFrame, *, ax: Axes | None = None, tz: str = "UTC", hue: str | None = None, **kwargs: Any
 ) -> Axes:
-    """Facts per category as horizontal bars, most frequent on top, every spec category listed.
-
-    ``hue="subject_type"`` splits each bar by who the facts are about; ``hue="source"`` by document.
-    Facts without a category are the ``uncategorised`` bar. With fewer than :data:`FEW_FACTS` facts the
-    chart says how many were found and how to find more (with none, it says only that). ``tz`` has no
-    effect. ``kwargs`` go to ``ax.barh``.
-    """
+    """Draw :func:`memvelope_tools.plot.fact_categories` of a facts frame."""
     del tz
     frame = _facts(facts)
     ax = _get_ax(ax)
@@ -489,17 +477,12 @@ def fact_categories(
     return ax
 
 
-def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "year", **kwargs: Any) -> Axes:
-    """Facts per year or month of their ``effective_date``, stacked by category.
-
-    ``effective_date`` is ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``. With ``freq="month"`` a fact dated
-    only to a year has no month and is left out; facts without a date are always left out. What was
-    left out is said under the title. With fewer than :data:`FEW_FACTS` facts the chart says how many
-    were found and how to find more. ``tz`` has no effect (these are calendar dates, not instants).
-    ``kwargs`` go to ``ax.bar``.
-    """
+def facts_over_time(
+    facts: pd.DataFrame, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "year", **kwargs: Any
+) -> Axes:
+    """Draw :func:`memvelope_tools.plot.facts_over_time` of a facts frame."""
     del tz
-    unit = _freq(freq, ("year", "month"))
+    unit = _freq(freq, FACT_FREQS)
     frame = _facts(facts)
     ax = _get_ax(ax)
     title = f"Facts per {unit} of their effective date"
@@ -548,15 +531,14 @@ def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq
 # ---- archetype -----------------------------------------------------------------------------------
 
 
-def _archetypes(data: Any) -> list[tuple[str, dict[str, Any], int, str | None]]:
-    """``(label, archetype block, number of facts, the document's mode)`` for each document given."""
+def _archetypes(
+    documents: Sequence[tuple[str, Mapping[str, Any]]],
+) -> list[tuple[str, dict[str, Any], int, str | None]]:
+    """``(label, archetype block, number of facts, the document's mode)`` for each ``(label, document)``."""
 
-    def one(doc: Any, label: str) -> tuple[str, dict[str, Any], int, str | None]:
-        if isinstance(doc, Mapping) and "self_ratio" in doc and "meta" not in doc:
+    def one(label: str, doc: Mapping[str, Any]) -> tuple[str, dict[str, Any], int, str | None]:
+        if "self_ratio" in doc and "meta" not in doc:
             return label, dict(doc), int(doc.get("facts") or 0), None
-        if not isinstance(doc, Mapping):
-            found = resolve_one(doc, "any", label=None if label.startswith("doc") else label)
-            label, doc = found.label, open_input(found)
         if "archetype" not in doc or "facts" not in doc:
             raise FormatError(f"expected a Facts IR document ({IR_TAG}), found an envelope", reason="wrong-layer")
         meta = doc.get("meta")
@@ -564,25 +546,14 @@ def _archetypes(data: Any) -> list[tuple[str, dict[str, Any], int, str | None]]:
         n_facts = int(doc["archetype"].get("facts") or len(doc["facts"]))
         return label, dict(doc["archetype"]), n_facts, None if mode is None else str(mode)
 
-    if isinstance(data, Mapping) and ("archetype" in data or "self_ratio" in data or "meta" in data):
-        return [one(data, "facts")]
-    if isinstance(data, Mapping):
-        return [one(doc, str(name)) for name, doc in data.items()]
-    if isinstance(data, list | tuple):
-        return [one(doc, f"doc{i}") for i, doc in enumerate(data)]
-    return [one(data, "doc0")]
+    return [one(label, doc) for label, doc in documents]
 
 
-def archetype_chart(ir: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwargs: Any) -> Axes:
-    """The archetype at a glance: ``self_ratio``, ``belief_ratio`` and the category mix (each as a
-    share of all facts, 0-100 %), with ``style``, the number of facts and ``distinct_entities`` in
-    the title (one document) or the legend (several, side by side).
-
-    ``ir`` is one Facts IR document (or its ``archetype`` block), a list of them, or a dict
-    ``{label: document}``. A figure the producer left ``null`` is drawn as ``n/a``. With fewer than
-    :data:`FEW_FACTS` facts in all, the chart says how many were found and how to find more (with none,
-    it says only that). ``tz`` has no effect. ``kwargs`` go to ``ax.barh``.
-    """
+def archetype_chart(
+    ir: Sequence[tuple[str, Mapping[str, Any]]], *, ax: Axes | None = None, tz: str = "UTC", **kwargs: Any
+) -> Axes:
+    """Draw :func:`memvelope_tools.plot.archetype_chart` of ``(label, document)`` pairs, each document a
+    Facts IR document or its ``archetype`` block."""
     del tz
     docs = _archetypes(ir)
     ax = _get_ax(ax)
@@ -753,15 +724,8 @@ def topic_terms(topics: Topics, *, fig: Any = None, n_terms: int = 8, ncols: int
 CHANGE_COLORS: dict[str, str] = {"new": "#55A868", "grown": "#4C72B0", "edited": "#DD8452", "missing": "#C44E52"}
 
 
-def _snapshots(data: Any) -> pd.DataFrame:
-    if isinstance(data, pd.DataFrame):
-        frame = data
-    elif isinstance(data, Mapping) and isinstance(data.get("snapshots"), pd.DataFrame):
-        frame = data["snapshots"]
-    else:
-        from ._history.folder import read_history
-
-        frame = read_history(data)["snapshots"]
+def _snapshots(data: pd.DataFrame | Mapping[str, Any]) -> pd.DataFrame:
+    frame = data["snapshots"] if isinstance(data, Mapping) else data
     missing = [c for c in ("date", *CHANGE_COLORS) if c not in frame.columns]
     if missing:
         raise FormatError(
@@ -770,40 +734,10 @@ def _snapshots(data: Any) -> pd.DataFrame:
     return frame
 
 
-def history_changes(data: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwargs: Any) -> Axes:
-    """What each export changed: conversations new, grown and edited (up) and missing (down), one bar per export.
-
-    ``data`` is a history (the dict :func:`memvelope_tools.history` returns), its ``snapshots``
-    frame, or a history folder. Each export is compared with the history before it; the first
-    export's conversations are all new. ``tz`` sets the time zone of the export dates shown.
-    ``kwargs`` go to ``ax.bar``.
-
-    Parameters
-    ----------
-    data
-        A history, its ``snapshots`` frame, or a history folder.
-    ax
-        The Axes to draw into (None: the current one).
-    tz
-        The time zone the export dates are shown in.
-    **kwargs
-        Passed to ``ax.bar``.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        ``ax``.
-
-    Raises
-    ------
-    memvelope_tools.errors.FormatError
-        When ``data`` is a frame without the snapshots' counts, or a folder that is not a history folder.
-
-    Examples
-    --------
-    >>> import memvelope_tools as mv
-    >>> mv.plot.history_changes(mv.history(["old.zip", "new.zip"]))  # doctest: +SKIP
-    """
+def history_changes(
+    data: pd.DataFrame | Mapping[str, Any], *, ax: Axes | None = None, tz: str = "UTC", **kwargs: Any
+) -> Axes:
+    """Draw :func:`memvelope_tools.plot.history_changes` of a history's ``snapshots`` frame (or the history)."""
     snaps = _snapshots(data)
     ax = _get_ax(ax)
     title = "What each export changed"

@@ -1,10 +1,11 @@
 """Which engine does the work that has a compiled and a pure-Python twin: ``"c"`` or ``"python"``.
 
-Two pieces of work come in both: scanning JSON text (``memvelope_tools._json._scan`` and its
-Python twin in :mod:`memvelope_tools._json.elements`) and the text columns of the frames
+Three pieces of work come in both: scanning JSON text (``memvelope_tools._json._scan`` and its
+Python twin in :mod:`memvelope_tools._json.elements`), the text columns of the frames
 (``memvelope_tools._frames._textscan`` and its NumPy twin in :mod:`memvelope_tools._frames.text`,
-which also reads conversations straight from their JSON text). Both twins give the same results;
-this module is the one place that chooses between them.
+which also reads conversations straight from their JSON text), and the words topics counts (the same
+compiled module, and the Arrow kernels of :mod:`memvelope_tools._topic_units`, which are the rule).
+Both twins give the same results; this module is the one place that chooses between them.
 
 The engine is ``"c"`` where the compiled helpers are built, else ``"python"``; the environment
 variable ``MEMVELOPE_ENGINE=python`` chooses the Python twins for a whole process, and
@@ -24,8 +25,9 @@ from typing import Final, Literal
 
 Engine = Literal["c", "python"]
 ENGINES: Final[tuple[Engine, ...]] = ("c", "python")
-#: The kinds of work with two engines: JSON scanning, text columns, conversations read from JSON text.
-WORK: Final = ("scan", "text", "columns")
+#: The kinds of work with two engines: JSON scanning, text columns, conversations read from JSON text, the
+#: words topics counts.
+WORK: Final = ("scan", "text", "columns", "words")
 
 _lock = threading.Lock()
 _counts: Counter[tuple[str, Engine]] = Counter()

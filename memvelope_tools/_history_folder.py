@@ -55,10 +55,11 @@ from ._frames.folders import (
     same_history,
     with_parts,
 )
+from ._history.dates import snapshot_date
 from ._history.folder import snapshots_table
 from ._history.keys import message_hashes
 from ._history.merge import Held, HeldAlready, Merge, Merged, Whole
-from ._history.snapshots import convert_all, read_snapshot, snapshot_date
+from ._history.snapshots import convert_all, read_snapshot
 from ._json.elements import read_windows
 from ._json.walker import Fallback
 from ._parquet import schema_metadata

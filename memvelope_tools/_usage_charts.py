@@ -1,6 +1,9 @@
 """The drawing behind the charts of how an export was used (:func:`memvelope_tools.plot.models_over_time`,
 :func:`~memvelope_tools.plot.features_over_time`, :func:`~memvelope_tools.plot.branching`), whose docstrings
 say what each shows: stacked bars of a nodes frame's rows per period, in the look of the other charts.
+
+:func:`charted`, which the report runs on each batch while an export streams, needs no matplotlib: the
+drawing loads it when it draws.
 """
 
 from __future__ import annotations
@@ -8,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import matplotlib.dates as mdates
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import MaxNLocator
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from ._chart_axes import date_axis, freq_unit, get_ax, local, no_data, palette, period_start, tidy
 from ._frames.columns import require_columns
 from ._providers.nodes import KINDS
 
@@ -46,6 +48,28 @@ _FREQ = {"week": "W-MON", "month": "MS", "year": "YS"}
 _COLUMNS = ("ts", "role", "kind", "model", "tools", "sibling")
 
 
+def charted(nodes: pa.RecordBatch | pa.Table) -> pa.Table:
+    """Of nodes in Arrow (the columns of the nodes table), the columns the charts read and the rows one of
+    them shows (dated nodes that are an assistant's naming a model, of a kind of :data:`FEATURE_KINDS`,
+    calling a tool, or an edited prompt or regenerated reply), in order: what each chart draws of these is
+    what it draws of all the nodes, so a report keeps only these of each batch."""
+    table = pa.Table.from_batches([nodes]) if isinstance(nodes, pa.RecordBatch) else nodes
+    role = pc.cast(table["role"], pa.string())
+    kind = pc.cast(table["kind"], pa.string())
+    shown = pc.or_(
+        pc.or_(
+            pc.and_(pc.equal(role, "assistant"), pc.is_valid(table["model"])),
+            pc.is_in(kind, pa.array(FEATURE_KINDS, pa.string())),
+        ),
+        pc.or_(
+            pc.greater(pc.list_value_length(table["tools"]), 0),
+            pc.and_(pc.greater(table["sibling"], 1), pc.is_in(role, pa.array(["user", "assistant"]))),
+        ),
+    )
+    keep = pc.and_(pc.is_valid(table["ts"]), pc.fill_null(shown, False))
+    return table.select(list(_COLUMNS)).filter(keep)
+
+
 def nodes_of(frame: Any) -> pd.DataFrame:
     """``frame`` when it is a nodes frame (FormatError naming the columns it lacks otherwise)."""
     require_columns(frame, _COLUMNS, "a nodes frame")
@@ -65,6 +89,11 @@ def _stacked(
     **kwargs: Any,
 ) -> Axes:
     """Bars per period from the first to the last, stacked by ``series`` (in the order of ``names``)."""
+    import matplotlib.dates as mdates
+    from matplotlib.ticker import MaxNLocator
+
+    from ._chart_axes import date_axis, local, period_start, tidy
+
     start = period_start(local(times, tz), unit)
     periods = pd.date_range(start.min(), start.max(), freq=_FREQ[unit])
     counts = pd.crosstab(start.to_numpy(), series.to_numpy()).reindex(index=periods, columns=list(names), fill_value=0)
@@ -99,6 +128,8 @@ def models_over_time(
     nodes: pd.DataFrame, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "month", top: int = 8, **kwargs: Any
 ) -> Axes:
     """Assistant nodes per period, stacked by model (the ``top`` models, the rest together)."""
+    from ._chart_axes import freq_unit, get_ax, no_data
+
     unit = freq_unit(freq, ("week", "month", "year"))
     frame = nodes_of(nodes)
     ax = get_ax(ax)
@@ -123,6 +154,8 @@ def features_over_time(
 ) -> Axes:
     """Nodes per period of the kinds in :data:`FEATURE_KINDS` (``by="kind"``), or tool calls per period by
     tool (``by="tool"``, the ``top`` tools, the rest together)."""
+    from ._chart_axes import freq_unit, get_ax, no_data
+
     unit = freq_unit(freq, ("week", "month", "year"))
     frame = nodes_of(nodes)
     ax = get_ax(ax)
@@ -153,6 +186,8 @@ def branching(
 ) -> Axes:
     """Edited prompts (user nodes after the first among their siblings) and regenerated replies (assistant
     nodes after the first) per period, stacked."""
+    from ._chart_axes import freq_unit, get_ax, no_data
+
     unit = freq_unit(freq, ("week", "month", "year"))
     frame = nodes_of(nodes)
     ax = get_ax(ax)
@@ -166,5 +201,7 @@ def branching(
 
 
 def _cycle(n: int) -> list[Any]:
+    from ._chart_axes import palette
+
     colors = palette()
     return [colors[i % len(colors)] for i in range(n)]

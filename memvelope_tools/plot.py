@@ -17,28 +17,29 @@ timestamp cannot be placed in time and are left out of the time charts.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from . import _charts, _usage_charts
+from ._chart_axes import freq_unit
 from ._charts import (
     CATEGORY_COLORS,
     CHANGE_COLORS,
+    FACT_FREQS,
     FALLBACK_FONTS,
     ROLE_COLORS,
     SUBJECT_COLORS,
-    activity_heatmap,
-    activity_timeline,
-    archetype_chart,
-    conversation_lengths,
-    fact_categories,
-    facts_over_time,
-    history_changes,
+    TIMELINE_FREQS,
     text_fonts,
     topic_colors,
 )
+from ._frames.envelopes import conversations_frame, messages_frame
+from ._frames.facts import facts_frame
+from ._load import open_input
+from ._sources import resolve_one
 from ._usage_charts import BRANCH_COLORS, KIND_COLORS
 
 if TYPE_CHECKING:
@@ -74,6 +75,119 @@ __all__ = [
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+def activity_timeline(
+    messages: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "month", **kwargs: Any
+) -> Axes:
+    """Messages per week or month (``freq="week"``/``"month"``), stacked by role, with a line for the
+    number of conversations active in each period on a twin axis.
+
+    One stacked bar per period from the first to the last (empty periods get empty bars). The twin
+    Axes is ``ax.right_ax`` and carries the legend, so it stays on top. ``kwargs`` go to ``ax.bar``.
+    """
+    freq_unit(freq, TIMELINE_FREQS)  # a wrong frequency fails before anything is read
+    return _charts.activity_timeline(_frame(messages, messages_frame), ax=ax, tz=tz, freq=freq, **kwargs)
+
+
+def activity_heatmap(
+    messages: Any, *, ax: Axes | None = None, tz: str = "UTC", cmap: str = "YlGnBu", cbar: bool = True, **kwargs: Any
+) -> Axes:
+    """Messages by weekday (rows, Monday first) and hour of day (columns) on the wall clock of ``tz``.
+
+    The counts are the image's array, ``ax.images[0].get_array()``, shape (7, 24). ``kwargs`` go to
+    ``ax.imshow``.
+    """
+    return _charts.activity_heatmap(_frame(messages, messages_frame), ax=ax, tz=tz, cmap=cmap, cbar=cbar, **kwargs)
+
+
+def conversation_lengths(
+    data: Any, *, ax: Axes | None = None, tz: str = "UTC", bins: int = 20, log: bool | None = None, **kwargs: Any
+) -> Axes:
+    """Histogram of messages per conversation, with the median marked.
+
+    ``data`` is a conversations frame (``n_messages``), a messages frame, or documents. ``log=None``
+    uses a log x axis (with log-spaced bins) when the data are skewed: the longest conversation is
+    at least ten times the median. ``tz`` is accepted for a uniform signature and has no effect.
+    ``kwargs`` go to ``ax.hist``.
+    """
+    return _charts.conversation_lengths(_frame(data, conversations_frame), ax=ax, tz=tz, bins=bins, log=log, **kwargs)
+
+
+def fact_categories(
+    facts: Any, *, ax: Axes | None = None, tz: str = "UTC", hue: str | None = None, **kwargs: Any
+) -> Axes:
+    """Facts per category as horizontal bars, most frequent on top, every spec category listed.
+
+    ``hue="subject_type"`` splits each bar by who the facts are about; ``hue="source"`` by document.
+    Facts without a category are the ``uncategorised`` bar. With fewer than :data:`FEW_FACTS` facts the
+    chart says how many were found and how to find more (with none, it says only that). ``tz`` has no
+    effect. ``kwargs`` go to ``ax.barh``.
+    """
+    return _charts.fact_categories(_frame(facts, facts_frame), ax=ax, tz=tz, hue=hue, **kwargs)
+
+
+def facts_over_time(facts: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str = "year", **kwargs: Any) -> Axes:
+    """Facts per year or month of their ``effective_date``, stacked by category.
+
+    ``effective_date`` is ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``. With ``freq="month"`` a fact dated
+    only to a year has no month and is left out; facts without a date are always left out. What was
+    left out is said under the title. With fewer than :data:`FEW_FACTS` facts the chart says how many
+    were found and how to find more. ``tz`` has no effect (these are calendar dates, not instants).
+    ``kwargs`` go to ``ax.bar``.
+    """
+    freq_unit(freq, FACT_FREQS)  # a wrong frequency fails before anything is read
+    return _charts.facts_over_time(_frame(facts, facts_frame), ax=ax, tz=tz, freq=freq, **kwargs)
+
+
+def archetype_chart(ir: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwargs: Any) -> Axes:
+    """The archetype at a glance: ``self_ratio``, ``belief_ratio`` and the category mix (each as a
+    share of all facts, 0-100 %), with ``style``, the number of facts and ``distinct_entities`` in
+    the title (one document) or the legend (several, side by side).
+
+    ``ir`` is one Facts IR document (or its ``archetype`` block), a list of them, or a dict
+    ``{label: document}``. A figure the producer left ``null`` is drawn as ``n/a``. With fewer than
+    :data:`FEW_FACTS` facts in all, the chart says how many were found and how to find more (with none,
+    it says only that). ``tz`` has no effect. ``kwargs`` go to ``ax.barh``.
+    """
+    return _charts.archetype_chart(_documents(ir), ax=ax, tz=tz, **kwargs)
+
+
+def history_changes(data: Any, *, ax: Axes | None = None, tz: str = "UTC", **kwargs: Any) -> Axes:
+    """What each export changed: conversations new, grown and edited (up) and missing (down), one bar per export.
+
+    ``data`` is a history (the dict :func:`memvelope_tools.history` returns), its ``snapshots``
+    frame, or a history folder. Each export is compared with the history before it; the first
+    export's conversations are all new. ``tz`` sets the time zone of the export dates shown.
+    ``kwargs`` go to ``ax.bar``.
+
+    Parameters
+    ----------
+    data
+        A history, its ``snapshots`` frame, or a history folder.
+    ax
+        The Axes to draw into (None: the current one).
+    tz
+        The time zone the export dates are shown in.
+    **kwargs
+        Passed to ``ax.bar``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``.
+
+    Raises
+    ------
+    memvelope_tools.errors.FormatError
+        When ``data`` is a frame without the snapshots' counts, or a folder that is not a history folder.
+
+    Examples
+    --------
+    >>> import memvelope_tools as mv
+    >>> mv.plot.history_changes(mv.history(["old.zip", "new.zip"]))  # doctest: +SKIP
+    """
+    return _charts.history_changes(_snapshots(data), ax=ax, tz=tz, **kwargs)
 
 
 def topics_over_time(
@@ -309,6 +423,43 @@ def branching(nodes: Any, *, ax: Axes | None = None, tz: str = "UTC", freq: str 
     >>> mv.plot.branching(mv.nodes_frame("chatgpt-export.zip"))  # doctest: +SKIP
     """
     return _usage_charts.branching(_nodes(nodes), ax=ax, tz=tz, freq=freq, **kwargs)
+
+
+def _frame(data: Any, build: Callable[[Any], pd.DataFrame]) -> pd.DataFrame:
+    """``data`` when it is a frame, else the frame ``build`` reads from it."""
+    return data if isinstance(data, pd.DataFrame) else build(data)
+
+
+def _documents(ir: Any) -> list[tuple[str, Mapping[str, Any]]]:
+    """``(label, document)`` for each Facts IR document (or ``archetype`` block) of ``ir``, those given as
+    paths or bytes read."""
+
+    def one(doc: Any, label: str) -> tuple[str, Mapping[str, Any]]:
+        if isinstance(doc, Mapping):
+            return label, doc
+        found = resolve_one(doc, "any", label=None if label.startswith("doc") else label)
+        return found.label, open_input(found)
+
+    if isinstance(ir, Mapping) and ("archetype" in ir or "self_ratio" in ir or "meta" in ir):
+        return [one(ir, "facts")]
+    if isinstance(ir, Mapping):
+        return [one(doc, str(name)) for name, doc in ir.items()]
+    if isinstance(ir, list | tuple):
+        return [one(doc, f"doc{i}") for i, doc in enumerate(ir)]
+    return [one(ir, "doc0")]
+
+
+def _snapshots(data: Any) -> pd.DataFrame | Mapping[str, Any]:
+    """``data`` when it is a history's ``snapshots`` frame or the history, else the snapshots of the history
+    folder ``data``."""
+    if isinstance(data, pd.DataFrame) or (
+        isinstance(data, Mapping) and isinstance(data.get("snapshots"), pd.DataFrame)
+    ):
+        return data
+    from ._history.folder import read_history
+
+    snapshots: pd.DataFrame = read_history(data)["snapshots"]
+    return snapshots
 
 
 def _nodes(data: Any) -> pd.DataFrame:

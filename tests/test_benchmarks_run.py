@@ -101,6 +101,8 @@ def test_analysis_benchmark_runs(tmp_path: Path) -> None:
         "analysis.py", "--size", "2MB", "--repeat", "1", "--growth", "--folder", str(tmp_path / "work"), cwd=tmp_path
     )
     assert "target report:" in out and "target topics:" in out and "target parquet:" in out and "growth:" in out
+    for what in ("search", "doctor", "memory", "inventory", "history", "sqlite"):
+        assert f"target {what}:" in out
     assert "CPU s" in out
 
 

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from memvelope_tools._frames import text
 from memvelope_tools._json import elements
+from memvelope_tools._topic_units import MAX_WORD, _characters
 
 _textscan = text._textscan
 _scan = elements._native
@@ -267,6 +268,44 @@ def test_encode_is_refused_or_writes_within_its_output(
     for i in range(start, stop):
         written = bytes(out.view[offsets[i] : offsets[i + 1]])
         assert written == _shown(texts[i]).encode()
+
+
+# ---- words ---------------------------------------------------------------------------------------
+
+_WORD_PIECES = [
+    *(
+        p.encode()
+        for p in ["ab", "Ab", " ", "`", "```", "http://", "www.", "中文", "テ", "ひ", "é", "\u0301", "😀", "\n"]
+    ),
+    b"\xc3",  # pieces of characters: the texts are not UTF-8
+    b"\xe4\xb8",
+    b"\xf0",
+    b"\xed\xa0\x80",
+]
+
+
+@needs_textscan
+@needs_guard
+@FUZZ
+@given(pieces=st.lists(st.sampled_from(_WORD_PIECES), max_size=30), seed=st.data())
+def test_words_is_answered_within_its_texts(pieces: list[bytes], seed: st.DataObject) -> None:
+    # Texts, some of them cut inside a character (not UTF-8), the last one ending at a guard page.
+    data = b"".join(pieces)
+    cuts = sorted(seed.draw(st.lists(st.integers(0, len(data)), max_size=4)))
+    offsets = np.array([0, *cuts, len(data)], dtype=np.int64)
+    owners = np.arange(len(offsets) - 1, dtype=np.int64)
+    index, blocks = _characters()
+    out = _textscan.words(offsets, Guarded(data).view, owners, index, blocks, MAX_WORD, seed.draw(st.booleans()))
+    if out is None:
+        return
+    starts, chars, indices, word_owners, counts = out
+    ends = np.frombuffer(starts, dtype=np.int64)
+    assert counts is None or (np.frombuffer(counts, dtype=np.float32) >= 1).all()
+    assert ends[0] == 0 and ends[-1] == len(chars) and (np.diff(ends) > 0).all()
+    bytes(chars).decode("utf-8")  # every word is UTF-8
+    found = np.frombuffer(indices, dtype=np.int32)
+    assert ((found >= 0) & (found < len(ends) - 1)).all()
+    assert set(np.frombuffer(word_owners, dtype=np.int64)) <= set(owners.tolist())
 
 
 # ---- the JSON scanner ----------------------------------------------------------------------------

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memvelope_tools._history.dates import date_from_name
 from memvelope_tools._history.diff import diff, status_counts
 from memvelope_tools._history.history import history
-from memvelope_tools._history.snapshots import date_from_name
 from memvelope_tools.cli import main
 from memvelope_tools.errors import FormatError
 

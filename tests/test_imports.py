@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "memvelope_tools"
@@ -322,11 +323,27 @@ def test_the_lazy_import_finder_finds_one(tmp_path: Path) -> None:
 
 #: Levels from the bottom of the package to its top (the command line and the demo), counting the
 #: ``__init__`` of each package on the way and the commands the command line loads by name: at most
-#: ten, so that the tower does not grow unseen. Ten is what one job per module takes: ``__main__``,
-#: ``cli``, ``cli.report``, ``_report``, ``_charts``, ``_frames.facts``, ``_frames.documents``,
-#: ``_convert.pipeline``, ``_convert.assemble``, ``_convert.chatgpt``, ``_convert.prose`` each import
-#: the next, and each does one job the others do not.
+#: ten, so that the tower does not grow unseen. Ten is what one job per module takes on the way from
+#: ``python -m memvelope_tools history add`` to the format tags (:data:`TALLEST`): starting the command
+#: line; building its parser with every command; the history command's options and output; adding an
+#: export to a history folder; keeping the folder's search index up to date; the history (messages and
+#: titles) of any kind of input; envelopes as a Parquet dataset; reading back the Parquet folders the
+#: toolkit writes; the frames' columns and their types; the spec's field tables, derived from its
+#: schemas; the format tags. Each imports the next at run time and does a job the others do not.
 MAX_LEVELS = 10
+TALLEST = (
+    "__main__",
+    "cli",
+    "cli.history",
+    "_history_folder",
+    "_search.folder",
+    "_corpus",
+    "_parquet",
+    "_frames.folders",
+    "_frames.columns",
+    "_spec",
+    "_tags",
+)
 
 
 def test_the_levels_from_the_bottom_to_the_command_line_are_bounded() -> None:
@@ -334,6 +351,21 @@ def test_the_levels_from_the_bottom_to_the_command_line_are_bounded() -> None:
     top = max(found.values())
     assert top <= MAX_LEVELS, f"{max(found, key=found.__getitem__)} is {top} levels up"
     assert found["memvelope_tools._tags"] == 0 and found["memvelope_tools.errors"] == 0
+
+
+def test_the_tallest_chain_is_one_import_after_another() -> None:
+    graph, found = import_graph(), levels(import_graph())
+    names = [f"memvelope_tools.{name}" for name in TALLEST]
+    assert [found[name] for name in names] == list(range(MAX_LEVELS, -1, -1))
+    assert all(lower in graph[upper] for upper, lower in itertools.pairwise(names))
+
+
+def test_drawing_code_reads_no_input() -> None:
+    """The chart modules draw the frames they are given; reading an input into frames is the public
+    layer's (``plot``) or the report's."""
+    graph = import_graph()
+    for drawing in ("memvelope_tools._charts", "memvelope_tools._usage_charts"):
+        assert not reaches(graph, drawing, "memvelope_tools._sources"), drawing
 
 
 def test_levels_count_the_longest_way_down() -> None:

@@ -184,3 +184,28 @@ def test_the_files_an_earlier_write_left_are_not_read(tmp_path: Path):
     assert sorted(mv.read_parquet(tmp_path)) == ["conversations", "messages"]
     assert sorted(mv.read_parquet(tmp_path, lazy=True)) == ["conversations", "messages"]
     assert mv.to_sqlite(tmp_path, tmp_path / "a.db") == {"conversations": 3, "messages": 3}
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_both_readers_refuse_a_file_without_a_column_or_unreadable_naming_it(tmp_path: Path, lazy: bool):
+    mv.to_parquet(envelope("a", 3), tmp_path)
+    messages = tmp_path / "messages.parquet"
+    pq.write_table(pq.read_table(messages).drop_columns(["text"]), messages)
+    with pytest.raises(FormatError, match=r"missing column\(s\) text") as info:
+        mv.read_parquet(tmp_path, lazy=lazy)
+    assert info.value.reason == "bad-parquet" and info.value.source == str(messages)
+    messages.write_bytes(b"not parquet")
+    with pytest.raises(FormatError, match="cannot read Parquet file") as info:
+        mv.read_parquet(tmp_path, lazy=lazy)
+    assert info.value.reason == "bad-parquet" and info.value.source == str(messages)
+
+
+def test_both_readers_refuse_a_mixed_pair(tmp_path: Path):
+    a, b, mixed = tmp_path / "a", tmp_path / "b", tmp_path / "mixed"
+    mv.to_parquet(envelope("a", 3), a)
+    mv.to_parquet(envelope("b", 3), b)
+    mixed.mkdir()
+    (mixed / "conversations.parquet").write_bytes((a / "conversations.parquet").read_bytes())
+    (mixed / "messages.parquet").write_bytes((b / "messages.parquet").read_bytes())
+    with pytest.raises(FormatError, match="two different runs"):
+        mv.read_parquet(mixed, lazy=True)

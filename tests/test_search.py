@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import memvelope_tools as mv
@@ -249,6 +250,17 @@ def test_role_since_and_until_filter():
         mv.search(SYNTAX, "pandas", since="last tuesday-ish")
 
 
+def test_the_codes_of_roles_are_their_places_among_the_spec_roles_plain_or_dictionary_encoded():
+    # The envelope spec's roles are user then assistant; a role it does not know, or none, has no code.
+    plain = pa.array(["assistant", None, "user", "system"])
+    encoded = pa.array(["user", "user", None, "tool", "assistant"]).dictionary_encode()
+    for given, expected in ((plain, [1, None, 0, None]), (encoded, [0, 0, None, None, 1])):
+        codes = search_engine.role_codes(pa.chunked_array([given, given]))
+        assert codes.type == pa.int8()
+        assert codes.to_pylist() == expected * 2
+    assert search_engine.role_codes(pa.chunked_array([], pa.string())).to_pylist() == []
+
+
 def test_since_uses_utc_for_naive_times_and_converts_offsets():
     # 2024-01-01T00:02Z is 01:02 in Berlin: since 01:01 Berlin time keeps it and drops 00:01Z.
     assert positions("python OR pandas OR spark", since=pd.Timestamp("2024-01-01 01:01:30", tz="Europe/Berlin")) == {2}
@@ -324,6 +336,14 @@ def test_non_english_text(query: str, position: int):
 def test_cjk_does_not_match_characters_that_are_not_adjacent():
     assert mv.search(WORLD, "東行").empty
     assert mv.search(WORLD, "大阪").empty
+
+
+@pytest.mark.parametrize("others", [0, 5], ids=["most texts hold ideographs", "few texts do"])
+def test_texts_as_indexed_have_a_zero_width_space_after_each_ideograph_and_kana(others):
+    z = "\u200b"
+    given = ["東京に行く", "café ｶﾀｶﾅ", "naïve", None] + ["plain"] * others
+    expected = [f"東{z}京{z}に{z}行{z}く{z}", f"café ｶ{z}ﾀ{z}ｶ{z}ﾅ{z}", "naïve", ""] + ["plain"] * others
+    assert search_engine.as_indexed(pa.array(given)).to_pylist() == expected
 
 
 def test_snippets_mark_the_matches_and_keep_the_text_as_written():
@@ -485,6 +505,19 @@ def test_a_file_is_indexed_once_until_it_changes(tmp_path, builds):
     assert mv.search(path, "old").empty
     assert len(mv.search(path, "new")) == 1
     assert len(builds) == 2
+
+
+def test_an_export_is_indexed_once_until_its_file_changes(tmp_path, builds):
+    path = tmp_path / "export.zip"
+    path.write_bytes(mv.sample_path("chatgpt").read_bytes())
+    first = mv.search(path, "the", limit=None)
+    assert len(first) > 0
+    pd.testing.assert_frame_equal(mv.search(path, "the", limit=None), first)
+    assert len(builds) == 1
+    path.write_bytes(mv.sample_path("claude").read_bytes())
+    again = mv.search(path, "the", limit=None)
+    assert len(builds) == 2
+    assert set(again["conversation_id"]).isdisjoint(first["conversation_id"])  # the new file's conversations
 
 
 def test_a_parquet_folder_keeps_its_index_on_disk_and_rebuilds_it_when_the_files_change(tmp_path, builds):

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO, Final
 
+from .._plural import count
 from .._printable import printable
 from ..errors import ConversionError, InputError
 from .zips import open_nested, open_zip
@@ -658,3 +659,12 @@ def _side_zip(
             nested = _open_nested(_member_part(archive, info, inner, limits, budget))
             found += _side_zip(nested, inner, wanted, wanted_zip, limits, depth + 1)
     return found
+
+
+def describe(parts: Sequence[Part]) -> str | None:
+    """How errors name a list of parts: the first part's name, and how many more there are."""
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0].name
+    return f"{parts[0].name} and {count(len(parts) - 1, 'more part')}"

@@ -9,24 +9,18 @@ functions, detects the provider the same way, and asks the core's rules which el
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Final
 
-from .._convert.assemble import detect_provider, mixed_providers, rules
-from .._convert.envelope import build_envelope
-from .._convert.sources import ZipLimits, expand
-from .._json.elements import JS, Reader, load_part
+from .._convert.sources import Part, ZipLimits, expand
+from .._gc import gc_paused
+from .._json.elements import JS, PartElements, Reader, Refused, load_part
 from .._jsontypes import json_type
 from .._providers import registry
 from .._sources import resolve
-from ..errors import ConversionError
-from . import chatgpt, claude
-from .findings import OTHER_PROVIDER, Analysis, ConversationFacts, Diagnosis, Example, PartInfo
+from .findings import Diagnosis, Example, PartInfo
+from .walk import ANALYSERS as ANALYSERS  # the analyser of each provider the spec defines
+from .walk import Walk
 
 __all__ = ["Diagnosis", "Example", "doctor"]
-
-Analyser = Callable[[object, ConversationFacts, Analysis], None]
-ANALYSERS: Final[dict[str, Analyser]] = {"chatgpt": chatgpt.analyse, "claude": claude.analyse}
 
 
 def _non_array_note(value: object) -> str:
@@ -77,65 +71,80 @@ def doctor(*paths: str | os.PathLike[str], show_text: bool = False, zip_limits: 
 def diagnose(
     paths: tuple[str | os.PathLike[str], ...], *, show_text: bool = False, zip_limits: ZipLimits | None = None
 ) -> Diagnosis:
-    """:func:`doctor` of paths the resolver has already checked (they are not resolved again)."""
+    """:func:`doctor` of paths the resolver has already checked (they are not resolved again).
+
+    Each part is read once, in bounded batches, and its elements are analysed and let go one at a time
+    (see :class:`.walk.Walk`): memory holds a batch, the figures and the examples, not the export."""
     expansion = expand(paths, zip_limits)
     parts: list[PartInfo] = []
-    merged: list[object] = []
-    owners: list[tuple[int, str]] = []  # (first merged index, part name)
-    non_arrays = 0
+    walk = Walk(show_text)
     singles: list[tuple[str, object]] = []  # non-array parts that look like one conversation
-    documents: list[tuple[str, str]] = []  # non-array parts showing another provider's export
-    for order, part in enumerate(expansion.parts, 1):
-        reader = Reader(JS)
-        value = load_part(part, reader)
-        info = PartInfo(order, part.name, part.size, json_type(value), 0, reader.replaced)
-        if type(value) is list:
-            owners.append((len(merged), part.name))
-            merged.extend(value)
-            info.elements = len(value)
-        else:
-            non_arrays += 1
-            info.note = _non_array_note(value)
-            if registry.provider_of(value) in registry.SUPPORTED:
-                singles.append((part.name, value))
-            elif (shown := registry.document_provider(value)) is not None:
-                documents.append((shown, part.name))
-        parts.append(info)
-    provider, error, acc = _examine(merged, owners, non_arrays, show_text, documents)
+    with gc_paused():  # parse trees and findings hold no cycles
+        for order, part in enumerate(expansion.parts, 1):
+            parts.append(_read_part(order, part, walk, singles))
+        walk.finish()
     if (
-        error is not None
-        and error[0] == "no-provider"
+        walk.error is not None
+        and walk.error[0] == "no-provider"
         and (bare := expansion.without_conversations(read=True)) is not None
     ):
         raise bare  # the zip or folder holds no conversations.json: the line every command gives
+    inputs = [os.fspath(p) for p in paths]
     if_wrapped = None
-    if not merged and singles:  # say what the single-conversation parts hold, had they been in [ ]
-        w_provider, w_error, w_acc = _examine(
-            [v for _, v in singles], [(i, name) for i, (name, _) in enumerate(singles)], 0, show_text
-        )
-        if_wrapped = _diagnosis([os.fspath(p) for p in paths], [], [], w_provider, w_error, len(singles), w_acc)
-    found = _diagnosis([os.fspath(p) for p in paths], parts, list(expansion.ignored), provider, error, len(merged), acc)
+    read = walk
+    if not walk.elements and singles:  # say what the single-conversation parts hold, had they been in [ ]
+        read = Walk(show_text)
+        for name, value in singles:
+            read.array_part(name)
+            read.element(value, name)
+        read.finish()
+        if_wrapped = _diagnosis(inputs, [], [], read, len(singles))
+    found = _diagnosis(inputs, parts, list(expansion.ignored), walk, walk.elements)
     found.if_wrapped = if_wrapped
-    found.memory = _memory(
-        found.provider or (if_wrapped.provider if if_wrapped else None), merged, singles, paths, zip_limits
-    )
+    found.memory = _memory(read, paths, zip_limits)
     return found
 
 
-def _memory(
-    provider: str | None,
-    merged: list[object],
-    singles: list[tuple[str, object]],
-    paths: tuple[str | os.PathLike[str], ...],
-    zip_limits: ZipLimits | None,
-) -> dict[str, object]:
+def _read_part(order: int, part: Part, walk: Walk, singles: list[tuple[str, object]]) -> PartInfo:
+    """Read one part: an array's elements are read a batch at a time and go to ``walk`` one by one; a
+    part of another top level is read whole, and noted (in ``walk`` and ``singles``) for what it shows."""
+    reader = Reader(JS)
+    elements = PartElements(part, reader)
+    count = 0
+    for buf, found, offset in elements.ranges():
+        if not elements.is_array:
+            break
+        walk.array_part(part.name)
+        try:  # one element parsed at a time
+            for _, value in reader.children(buf, found, offset):
+                walk.element(value, part.name)
+                count += 1
+        except Refused as exc:
+            raise elements.error(exc) from None
+        del buf, found, value  # not held while the next batch is read
+    if elements.is_array:
+        walk.array_part(part.name)
+        return PartInfo(order, part.name, part.size, "array", count, reader.replaced)
+    reader = Reader(JS)
+    value = load_part(part, reader)
+    info = PartInfo(order, part.name, part.size, json_type(value), 0, reader.replaced, _non_array_note(value))
+    walk.non_arrays += 1
+    if registry.provider_of(value) in registry.SUPPORTED:
+        singles.append((part.name, value))
+    elif (shown := registry.document_provider(value)) is not None:
+        walk.documents.append((shown, part.name))
+    return info
+
+
+def _memory(walk: Walk, paths: tuple[str | os.PathLike[str], ...], zip_limits: ZipLimits | None) -> dict[str, object]:
     """What the provider remembered, counted: items by kind, those also in the envelope, notes."""
     from .._memory.claude import memory_parts
     from .._memory.items import KINDS
     from .._memory.read import collect
     from .._whole.citations import CITED
 
-    read = collect(provider, merged or [v for _, v in singles], list(memory_parts(paths, zip_limits or ZipLimits())))
+    found = list(memory_parts(paths, zip_limits or ZipLimits()))
+    read = collect(walk.provider, [], found, records=walk.records, seen=walk.seen)
     by_kind = {kind: n for kind in KINDS if (n := sum(1 for i in read.items if i.kind == kind))}
     return {
         "items": len(read.items),
@@ -146,75 +155,16 @@ def _memory(
     }
 
 
-def _examine(
-    merged: list[object],
-    owners: list[tuple[int, str]],
-    non_arrays: int,
-    show_text: bool,
-    documents: list[tuple[str, str]] | None = None,
-) -> tuple[str | None, tuple[str, str] | None, Analysis]:
-    """Detect the provider as the converter does and analyse every element of the merged array. An
-    export of a provider the spec does not define is refused (InputError), not diagnosed."""
-    acc = Analysis(show_text)
-    error: tuple[str, str] | None = None
-    provider: str | None = None
-    try:
-        first = owners[0][1] if owners else None  # the part the detected elements begin in
-        provider = detect_provider(merged, first, non_arrays=non_arrays, documents=documents or ())
-    except ConversionError as exc:
-        if exc.reason == "unsupported-provider":
-            raise
-        error = (exc.reason, exc.msg)
-    if provider is not None:
-        normalise, foreign = rules(provider)
-        owner = 0
-        for index, element in enumerate(merged):
-            while owner + 1 < len(owners) and owners[owner + 1][0] <= index:
-                owner += 1
-            facts = ConversationFacts(index, owners[owner][1] if owners else None)
-            if foreign(element) and normalise(element) is None:
-                _other_provider(element, facts, acc, registry.OTHER[provider])
-            else:
-                facts.provider = provider
-                ANALYSERS[provider](element, facts, acc)
-            acc.conversations.append(facts)
-        left_out = sum(1 for c in acc.conversations if c.omitted == OTHER_PROVIDER)
-        if left_out:
-            acc.mixed = mixed_providers(provider, left_out)
-        if not any(c.kept for c in acc.conversations):
-            try:  # the core's own verdict and wording for an export where nothing survives
-                build_envelope(provider, [])
-            except ConversionError as exc:
-                error = (exc.reason, exc.msg)
-    return provider, error, acc
-
-
-def _other_provider(element: object, facts: ConversationFacts, acc: Analysis, other: str) -> None:
-    """Diagnose a conversation of the other provider, which conversion leaves out, by its own
-    provider's rules: what converting it on its own would keep, and that it is left out here."""
-    facts.provider = other
-    ANALYSERS[other](element, facts, acc)
-    if facts.messages_kept:
-        facts.dropped[OTHER_PROVIDER] += facts.messages_kept  # the messages its own provider would keep
-    facts.omitted = OTHER_PROVIDER
-    acc.example(f"conversation: {OTHER_PROVIDER}", facts.example(detail=registry.name(other)))
-
-
 def _diagnosis(
-    inputs: list[str],
-    parts: list[PartInfo],
-    ignored: list[tuple[str, str]],
-    provider: str | None,
-    error: tuple[str, str] | None,
-    elements: int,
-    acc: Analysis,
+    inputs: list[str], parts: list[PartInfo], ignored: list[tuple[str, str]], walk: Walk, elements: int
 ) -> Diagnosis:
+    acc = walk.acc
     return Diagnosis(
         inputs=inputs,
         parts=parts,
         ignored=ignored,
-        provider=provider,
-        error=error,
+        provider=walk.provider,
+        error=walk.error,
         elements=elements,
         conversations=acc.conversations,
         examples=acc.examples,

@@ -13,6 +13,8 @@
  *   extract(buf, spans) -> columns or None
  *       The same columns, and the conversations' own, straight from the JSON text of an envelope's
  *       conversations (see the section below), so that no Python object is made for them.
+ *   words(offsets, data, owners, index, blocks, max_word, counted) -> words or None
+ *       The words topics counts in UTF-8 texts of an Arrow column, in one pass (see its section).
  *
  * texts is a tuple (it cannot change while the GIL is released) of str; anything else in it is a
  * TypeError naming its index. Surrogates follow memvelope_tools._frames.text: a high surrogate followed
@@ -1032,6 +1034,528 @@ done:
     return result;
 }
 
+/* ---- The words of texts, as topics counts them ---------------------------------------------------
+ *
+ *   words(offsets, data, owners, index, blocks, max_word, counted) -> (dictionary offsets, dictionary
+ *                                                    bytes, indices, owners, counts) or None
+ *       The words of the UTF-8 texts data[offsets[i]:offsets[i + 1]] (offsets: int64), those of text i
+ *       belonging to owners[i] (int64), in the order and under the rules of
+ *       memvelope_tools._topic_units.split_words, dictionary-encoded: the distinct words in the order
+ *       first met (int64 offsets and their UTF-8 bytes), then each word's index among them (int32) and
+ *       its owner (int64), counts None. With counted true, each distinct (owner, word) comes once, in
+ *       the order first met, and counts (float32) says how many times. None when a text is not UTF-8
+ *       (the Arrow route then says what is wrong).
+ *
+ * What each code point is comes as a table the caller derives from the Arrow kernels split_words
+ * runs, so that the two agree: blocks[index[cp >> 8] * 256 + (cp & 255)] holds, in its low 24 bits,
+ * the lower-cased code point's offset from cp (two's complement) and, in its high 8 bits, the W_
+ * flags of the lower-cased code point.
+ */
+
+#define W_SPACE 1u
+#define W_ALPHA 2u
+#define W_LETTER 4u /* a letter or a mark: what the pattern NOT_LETTER does not split at */
+#define W_HAN 8u
+#define W_HIRAGANA 16u
+#define W_KATAKANA 32u
+#define W_STOP 64u
+#define W_SEPARATOR (W_SPACE | W_HIRAGANA | W_STOP)
+#define W_BLOCKS (0x110000 >> 8)
+#define W_HAN_BYTES 3 /* the UTF-8 size of every code point W_HAN marks */
+
+typedef struct {
+    int64_t start; /* in Splitter.low */
+    int64_t owner;
+    int32_t len; /* bytes */
+} Word;
+
+typedef struct {
+    Word *v;
+    Py_ssize_t n, room;
+} WordList;
+
+typedef struct {
+    const uint16_t *index;
+    const uint32_t *blocks;
+    uint32_t ascii[128]; /* the blocks' entries of the first 128 code points */
+    Py_ssize_t max_word;
+    unsigned char *low; /* the lower-cased characters of the words read so far */
+    Py_ssize_t low_n, low_room;
+    uint16_t *chars; /* of the word being read: each character's flags, and its size << 8 */
+    Py_ssize_t n_chars, chars_room;
+    Py_ssize_t start; /* of the word being read, in low */
+    int group, alpha, open;
+    /* Kept words and runs of ideographs, of words all letters and of the others. */
+    WordList words, mixed, runs, mixed_runs;
+} Splitter;
+
+static int
+grow(void **v, Py_ssize_t *room, Py_ssize_t need, size_t item)
+{
+    if (need <= *room) return 0;
+    Py_ssize_t r = *room ? *room : 1024;
+    while (r < need) r *= 2;
+    void *p = realloc(*v, (size_t)r * item);
+    if (p == NULL) return -1;
+    *v = p;
+    *room = r;
+    return 0;
+}
+
+static int
+word_push(WordList *w, Py_ssize_t start, Py_ssize_t len, int64_t owner)
+{
+    if (grow((void **)&w->v, &w->room, w->n + 1, sizeof(Word)) < 0) return -1;
+    Word *o = &w->v[w->n++];
+    o->start = start;
+    o->len = (int32_t)len;
+    o->owner = owner;
+    return 0;
+}
+
+/* A word (or a run of letters of a mixed one) of `chars` characters at low[start:start + len]: kept when
+ * it has 2 to max_word characters, or is one ideograph; a run of ideographs goes with the runs. */
+static int
+keep_word(Splitter *s, Py_ssize_t start, Py_ssize_t len, Py_ssize_t chars, int han, int64_t owner, int mixed)
+{
+    if (chars == 0 || chars > s->max_word || (chars == 1 && !han)) return 0;
+    WordList *to = chars >= 2 && han ? (mixed ? &s->mixed_runs : &s->runs) : (mixed ? &s->mixed : &s->words);
+    return word_push(to, start, len, owner);
+}
+
+/* The word being read ends: kept whole when all its characters are letters, else split into its runs
+ * of letters and marks. -1 on no memory. */
+static int
+end_word(Splitter *s, int64_t owner)
+{
+    if (!s->open) return 0;
+    s->open = 0;
+    if (s->alpha) {
+        int han = 1;
+        for (Py_ssize_t k = 0; k < s->n_chars && han; k++) han = (s->chars[k] & W_HAN) != 0;
+        return keep_word(s, s->start, s->low_n - s->start, s->n_chars, han, owner, 0);
+    }
+    Py_ssize_t at = s->start, k = 0;
+    while (k < s->n_chars) {
+        if (!(s->chars[k] & W_LETTER)) {
+            at += s->chars[k++] >> 8;
+            continue;
+        }
+        Py_ssize_t from = at, first = k;
+        int han = 1;
+        while (k < s->n_chars && (s->chars[k] & W_LETTER)) {
+            han &= (s->chars[k] & W_HAN) != 0;
+            at += s->chars[k++] >> 8;
+        }
+        if (keep_word(s, from, at - from, k - first, han, owner, 1) < 0) return -1;
+    }
+    return 0;
+}
+
+static inline int
+regex_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
+
+/* Where the code block, inline code or URL starting at p[i] ends, as the pattern _NOT_PROSE matches
+ * them; -1 when none starts there. */
+static Py_ssize_t
+not_prose_end(const unsigned char *p, Py_ssize_t i, Py_ssize_t n)
+{
+    Py_ssize_t j;
+    if (p[i] == '`') {
+        if (n - i >= 3 && p[i + 1] == '`' && p[i + 2] == '`') {
+            for (j = i + 3; j + 3 <= n; j++) {
+                if (p[j] == '`' && p[j + 1] == '`' && p[j + 2] == '`') return j + 3;
+            }
+            return n; /* a block left open ends with the text */
+        }
+        for (j = i + 1; j < n && p[j] != '\n'; j++) {
+            if (p[j] == '`') return j + 1;
+        }
+        return -1;
+    }
+    if (n - i >= 4 && memcmp(p + i, "www.", 4) == 0) {
+        j = i + 4;
+    }
+    else if (n - i >= 7 && memcmp(p + i, "http://", 7) == 0) {
+        j = i + 7;
+    }
+    else if (n - i >= 8 && memcmp(p + i, "https://", 8) == 0) {
+        j = i + 8;
+    }
+    else {
+        return -1;
+    }
+    Py_ssize_t k = j;
+    while (k < n && !regex_space(p[k])) k++;
+    return k > j ? k : -1;
+}
+
+/* The code point at p[i] into *cp, and its size in bytes; 0 when p[i] starts no UTF-8 character. */
+static inline int
+utf8_at(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, uint32_t *cp)
+{
+    unsigned char c = p[i];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xC2 && c <= 0xDF) {
+        if (n - i < 2 || !CONT(p[i + 1])) return 0;
+        *cp = ((uint32_t)(c & 0x1F) << 6) | (p[i + 1] & 0x3Fu);
+        return 2;
+    }
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (n - i < 3 || !CONT(p[i + 1]) || !CONT(p[i + 2]) || (c == 0xE0 && p[i + 1] < 0xA0)
+            || (c == 0xED && p[i + 1] >= 0xA0))
+            return 0;
+        *cp = ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3Fu);
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (n - i < 4 || !CONT(p[i + 1]) || !CONT(p[i + 2]) || !CONT(p[i + 3]) || (c == 0xF0 && p[i + 1] < 0x90)
+            || (c == 0xF4 && p[i + 1] >= 0x90))
+            return 0;
+        *cp = ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(p[i + 1] & 0x3F) << 12)
+              | ((uint32_t)(p[i + 2] & 0x3F) << 6) | (p[i + 3] & 0x3Fu);
+        return 4;
+    }
+    return 0;
+}
+
+#define SPLIT_NOT_UTF8 (-1)
+#define SPLIT_NO_MEMORY (-2)
+
+/* The words of one text into s: 0, or SPLIT_NOT_UTF8 or SPLIT_NO_MEMORY. */
+static int
+split_text(Splitter *s, const unsigned char *p, Py_ssize_t n, int64_t owner)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned char c = p[i];
+        uint32_t cp, info;
+        if (c < 0x80) {
+            if (c == '`' || c == 'h' || c == 'w') {
+                Py_ssize_t end = not_prose_end(p, i, n);
+                if (end >= 0) {
+                    if (end_word(s, owner) < 0) return SPLIT_NO_MEMORY;
+                    i = end;
+                    continue;
+                }
+            }
+            cp = c;
+            info = s->ascii[c];
+            i++;
+        }
+        else {
+            int size = utf8_at(p, i, n, &cp);
+            if (size == 0) return SPLIT_NOT_UTF8;
+            i += size;
+            info = s->blocks[((size_t)s->index[cp >> 8] << 8) | (cp & 0xFF)];
+        }
+        uint32_t flags = info >> 24;
+        if (flags & W_SEPARATOR) {
+            if (end_word(s, owner) < 0) return SPLIT_NO_MEMORY;
+            continue;
+        }
+        /* Katakana, ideographs and the rest are words apart even where no space separates them. */
+        int group = (flags & W_KATAKANA) ? 1 : (flags & W_HAN) ? 2 : 0;
+        if (s->open && group != s->group && end_word(s, owner) < 0) return SPLIT_NO_MEMORY;
+        if (!s->open) {
+            s->open = 1;
+            s->group = group;
+            s->alpha = 1;
+            s->n_chars = 0;
+            s->start = s->low_n;
+        }
+        int64_t lowered = (int64_t)cp + ((int32_t)(info << 8) >> 8);
+        if (lowered < 0 || lowered > 0x10FFFF || IS_SURROGATE(lowered)) return SPLIT_NOT_UTF8;
+        uint32_t low = (uint32_t)lowered;
+        if ((s->low_n + 4 > s->low_room && grow((void **)&s->low, &s->low_room, s->low_n + 4, 1) < 0)
+            || (s->n_chars >= s->chars_room
+                && grow((void **)&s->chars, &s->chars_room, s->n_chars + 1, sizeof(uint16_t)) < 0))
+            return SPLIT_NO_MEMORY;
+        unsigned char *o = s->low + s->low_n;
+        int k;
+        if (low < 0x80) {
+            o[0] = (unsigned char)low;
+            k = 1;
+        }
+        else if (low < 0x800) {
+            o[0] = (unsigned char)(0xC0 | (low >> 6));
+            o[1] = (unsigned char)(0x80 | (low & 0x3F));
+            k = 2;
+        }
+        else if (low < 0x10000) {
+            o[0] = (unsigned char)(0xE0 | (low >> 12));
+            o[1] = (unsigned char)(0x80 | ((low >> 6) & 0x3F));
+            o[2] = (unsigned char)(0x80 | (low & 0x3F));
+            k = 3;
+        }
+        else {
+            o[0] = (unsigned char)(0xF0 | (low >> 18));
+            o[1] = (unsigned char)(0x80 | ((low >> 12) & 0x3F));
+            o[2] = (unsigned char)(0x80 | ((low >> 6) & 0x3F));
+            o[3] = (unsigned char)(0x80 | (low & 0x3F));
+            k = 4;
+        }
+        s->low_n += k;
+        s->chars[s->n_chars++] = (uint16_t)(flags | ((unsigned)k << 8));
+        s->alpha &= (flags & W_ALPHA) != 0;
+    }
+    return end_word(s, owner) < 0 ? SPLIT_NO_MEMORY : 0;
+}
+
+typedef struct {
+    int32_t *slots; /* word index + 1, 0 for none */
+    size_t mask;
+    Py_ssize_t n;
+    Word *first; /* each distinct word where first met */
+    Py_ssize_t first_room;
+    Py_ssize_t bytes;
+} Dictionary;
+
+static inline uint64_t
+hash_bytes(const unsigned char *p, Py_ssize_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h ^ (h >> 29);
+}
+
+/* The index of the word at low[start:start + len] among those met, which it joins if new; -1 on no memory. */
+static Py_ssize_t
+dictionary_index(Dictionary *d, const unsigned char *low, Py_ssize_t start, Py_ssize_t len)
+{
+    if ((size_t)(d->n + 1) * 2 > d->mask + 1) {
+        size_t size = d->mask ? (d->mask + 1) * 2 : 4096;
+        int32_t *slots = calloc(size, sizeof(int32_t));
+        if (slots == NULL) return -1;
+        for (Py_ssize_t k = 0; k < d->n; k++) {
+            size_t h = (size_t)hash_bytes(low + d->first[k].start, d->first[k].len) & (size - 1);
+            while (slots[h]) h = (h + 1) & (size - 1);
+            slots[h] = (int32_t)(k + 1);
+        }
+        free(d->slots);
+        d->slots = slots;
+        d->mask = size - 1;
+    }
+    size_t h = (size_t)hash_bytes(low + start, len) & d->mask;
+    while (d->slots[h]) {
+        const Word *w = &d->first[d->slots[h] - 1];
+        if (w->len == len && memcmp(low + w->start, low + start, (size_t)len) == 0) return d->slots[h] - 1;
+        h = (h + 1) & d->mask;
+    }
+    if (grow((void **)&d->first, &d->first_room, d->n + 1, sizeof(Word)) < 0) return -1;
+    d->first[d->n].start = start;
+    d->first[d->n].len = (int32_t)len;
+    d->slots[h] = (int32_t)(d->n + 1);
+    d->bytes += len;
+    return d->n++;
+}
+
+typedef struct {
+    int32_t *indices;
+    int64_t *owners;
+    Py_ssize_t n, room;
+} Encoded;
+
+static int
+encode_word(Dictionary *d, Encoded *e, const unsigned char *low, Py_ssize_t start, Py_ssize_t len, int64_t owner)
+{
+    Py_ssize_t index = dictionary_index(d, low, start, len);
+    if (index < 0) return -1;
+    Py_ssize_t room = e->room;
+    if (grow((void **)&e->indices, &room, e->n + 1, sizeof(int32_t)) < 0
+        || grow((void **)&e->owners, &e->room, e->n + 1, sizeof(int64_t)) < 0)
+        return -1;
+    e->indices[e->n] = (int32_t)index;
+    e->owners[e->n++] = owner;
+    return 0;
+}
+
+/* The kept words in split_words' order (the words all letters, then the pieces of the others, then
+ * the bigrams of the runs of ideographs of each), encoded; -1 on no memory. */
+static int
+encode_words(Splitter *s, Dictionary *d, Encoded *e)
+{
+    WordList *lists[2] = {&s->words, &s->mixed};
+    for (int l = 0; l < 2; l++) {
+        for (Py_ssize_t k = 0; k < lists[l]->n; k++) {
+            Word *w = &lists[l]->v[k];
+            if (encode_word(d, e, s->low, w->start, w->len, w->owner) < 0) return -1;
+        }
+    }
+    WordList *runs[2] = {&s->runs, &s->mixed_runs};
+    for (int l = 0; l < 2; l++) {
+        for (Py_ssize_t k = 0; k < runs[l]->n; k++) {
+            Word *w = &runs[l]->v[k];
+            for (Py_ssize_t at = w->start; at + 2 * W_HAN_BYTES <= w->start + w->len; at += W_HAN_BYTES) {
+                if (encode_word(d, e, s->low, at, 2 * W_HAN_BYTES, w->owner) < 0) return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Each distinct (owner, word) of e once, in the order first met, with how many times it comes: its
+ * owner, index and count replace e's; -1 on no memory. */
+static int
+count_pairs(Encoded *e, float **counts)
+{
+    size_t size = 16;
+    while (size < (size_t)e->n * 2) size *= 2;
+    int32_t *slots = calloc(size, sizeof(int32_t));
+    *counts = malloc((size_t)(e->n ? e->n : 1) * sizeof(float));
+    if (slots == NULL || *counts == NULL) {
+        free(slots);
+        return -1;
+    }
+    Py_ssize_t n = 0;
+    for (Py_ssize_t k = 0; k < e->n; k++) {
+        int64_t owner = e->owners[k];
+        int32_t index = e->indices[k];
+        uint64_t key = ((uint64_t)owner * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(uint32_t)index * 0xC2B2AE3D27D4EB4Full);
+        size_t h = (size_t)(key ^ (key >> 31)) & (size - 1);
+        while (slots[h] && !(e->owners[slots[h] - 1] == owner && e->indices[slots[h] - 1] == index)) {
+            h = (h + 1) & (size - 1);
+        }
+        if (slots[h]) {
+            (*counts)[slots[h] - 1] += 1.0f;
+            continue;
+        }
+        e->owners[n] = owner; /* n <= k: the pairs are written over the words already read */
+        e->indices[n] = index;
+        (*counts)[n] = 1.0f;
+        slots[h] = (int32_t)(++n);
+    }
+    free(slots);
+    e->n = n;
+    return 0;
+}
+
+static PyObject *
+textscan_words(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer offsets_view, data_view, owners_view, index_view, blocks_view;
+    Py_ssize_t max_word;
+    int counted;
+    float *counts = NULL;
+    PyObject *result = NULL;
+    Splitter s;
+    Dictionary d;
+    Encoded e;
+    memset(&s, 0, sizeof(s));
+    memset(&d, 0, sizeof(d));
+    memset(&e, 0, sizeof(e));
+
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*np", &offsets_view, &data_view, &owners_view, &index_view, &blocks_view,
+                          &max_word, &counted)) {
+        return NULL;
+    }
+    Py_ssize_t n = offsets_view.len / (Py_ssize_t)sizeof(int64_t) - 1;
+    Py_ssize_t n_blocks = blocks_view.len / (Py_ssize_t)(256 * sizeof(uint32_t));
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "offsets must hold at least one int64");
+        goto done;
+    }
+    if (check_int64(&offsets_view, n + 1, "offsets") < 0 || check_int64(&owners_view, n, "owners") < 0) {
+        goto done;
+    }
+    if (owners_view.len != n * (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "owners must hold one int64 per text");
+        goto done;
+    }
+    if (index_view.len != W_BLOCKS * (Py_ssize_t)sizeof(uint16_t) || index_view.itemsize != sizeof(uint16_t)
+        || (uintptr_t)index_view.buf % _Alignof(uint16_t) != 0 || blocks_view.itemsize != sizeof(uint32_t)
+        || blocks_view.len != n_blocks * 256 * (Py_ssize_t)sizeof(uint32_t)
+        || (uintptr_t)blocks_view.buf % _Alignof(uint32_t) != 0) {
+        PyErr_SetString(PyExc_ValueError, "index must be 4352 uint16 and blocks whole blocks of 256 uint32");
+        goto done;
+    }
+    if (max_word < 1 || max_word > 1 << 20) {
+        PyErr_SetString(PyExc_ValueError, "max_word must be between 1 and 2**20");
+        goto done;
+    }
+    const uint16_t *index = (const uint16_t *)index_view.buf;
+    for (Py_ssize_t b = 0; b < W_BLOCKS; b++) {
+        if (index[b] >= n_blocks) {
+            PyErr_SetString(PyExc_ValueError, "index names a block blocks lacks");
+            goto done;
+        }
+    }
+    const int64_t *offsets = (const int64_t *)offsets_view.buf, *owners = (const int64_t *)owners_view.buf;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (offsets[k] < 0 || offsets[k + 1] < offsets[k] || offsets[k + 1] > (int64_t)data_view.len) {
+            PyErr_Format(PyExc_ValueError, "offsets[%zd:%zd] do not lie within data", k, k + 2);
+            goto done;
+        }
+    }
+    s.index = index;
+    s.blocks = (const uint32_t *)blocks_view.buf;
+    memcpy(s.ascii, s.blocks + ((size_t)index[0] << 8), sizeof(s.ascii));
+    s.max_word = max_word;
+    const unsigned char *data = (const unsigned char *)data_view.buf;
+    int status = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t k = 0; k < n && status == 0; k++) {
+        status = split_text(&s, data + offsets[k], (Py_ssize_t)(offsets[k + 1] - offsets[k]), owners[k]);
+    }
+    if (status == 0 && encode_words(&s, &d, &e) < 0) status = SPLIT_NO_MEMORY;
+    if (status == 0 && counted && count_pairs(&e, &counts) < 0) status = SPLIT_NO_MEMORY;
+    Py_END_ALLOW_THREADS
+    if (status == SPLIT_NO_MEMORY || d.bytes > INT32_MAX) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (status == SPLIT_NOT_UTF8) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    PyObject *dict_offsets = PyBytes_FromStringAndSize(NULL, (d.n + 1) * (Py_ssize_t)sizeof(int64_t));
+    PyObject *dict_data = PyBytes_FromStringAndSize(NULL, d.bytes);
+    PyObject *indices = PyBytes_FromStringAndSize((const char *)e.indices, e.n * (Py_ssize_t)sizeof(int32_t));
+    PyObject *word_owners = PyBytes_FromStringAndSize((const char *)e.owners, e.n * (Py_ssize_t)sizeof(int64_t));
+    PyObject *word_counts = counted ? PyBytes_FromStringAndSize((const char *)counts, e.n * (Py_ssize_t)sizeof(float))
+                                    : (Py_INCREF(Py_None), Py_None);
+    if (dict_offsets && dict_data && indices && word_owners && word_counts) {
+        int64_t *o = (int64_t *)PyBytes_AS_STRING(dict_offsets);
+        char *out = PyBytes_AS_STRING(dict_data);
+        o[0] = 0;
+        for (Py_ssize_t k = 0; k < d.n; k++) {
+            memcpy(out + o[k], s.low + d.first[k].start, (size_t)d.first[k].len);
+            o[k + 1] = o[k] + d.first[k].len;
+        }
+        result = PyTuple_Pack(5, dict_offsets, dict_data, indices, word_owners, word_counts);
+    }
+    Py_XDECREF(word_counts);
+    Py_XDECREF(dict_offsets);
+    Py_XDECREF(dict_data);
+    Py_XDECREF(indices);
+    Py_XDECREF(word_owners);
+done:
+    free(s.low);
+    free(s.chars);
+    free(s.words.v);
+    free(s.mixed.v);
+    free(s.runs.v);
+    free(s.mixed_runs.v);
+    free(d.slots);
+    free(d.first);
+    free(e.indices);
+    free(e.owners);
+    free(counts);
+    PyBuffer_Release(&offsets_view);
+    PyBuffer_Release(&data_view);
+    PyBuffer_Release(&owners_view);
+    PyBuffer_Release(&index_view);
+    PyBuffer_Release(&blocks_view);
+    return result;
+}
+
 static PyMethodDef textscan_methods[] = {
     {"scan", textscan_scan, METH_VARARGS,
      "scan(texts, start, stop, sizes, chars, words) -> number of texts holding surrogates\n\n"
@@ -1039,6 +1563,10 @@ static PyMethodDef textscan_methods[] = {
     {"encode", textscan_encode, METH_VARARGS,
      "encode(texts, start, stop, offsets, out) -> None\n\n"
      "UTF-8 of texts[i] into out[offsets[i]:offsets[i + 1]] for start <= i < stop (GIL released)."},
+    {"words", textscan_words, METH_VARARGS,
+     "words(offsets, data, owners, index, blocks, max_word, counted) -> (dictionary offsets, dictionary bytes, "
+     "indices, owners, counts), or None when a text is not UTF-8\n\n"
+     "The words topics counts in the texts data[offsets[i]:offsets[i + 1]], dictionary-encoded (GIL released)."},
     {"extract", textscan_extract, METH_VARARGS,
      "extract(buf, spans) -> columns, or None to read these conversations the general way\n\n"
      "Columns of the conversations at buf[spans[2k]:spans[2k + 1]] (int64 spans; GIL released)."},

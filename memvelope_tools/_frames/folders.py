@@ -13,7 +13,7 @@ import shutil
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -59,10 +59,7 @@ def folder_tables(folder: str | os.PathLike[str]) -> dict[str, pa.Table]:
 
 def read_folder(base: Path) -> tuple[dict[str, pa.Table], dict[bytes, bytes]]:
     """:func:`folder_tables`, and the schema metadata of its ``facts.parquet`` (empty without one)."""
-    if not base.exists():
-        refuse(Found("missing"), os.fspath(base), "history")
-    if not base.is_dir():
-        raise FormatError("a file, not a folder written by to_parquet", reason="not-found", source=str(base))
+    _require_folder(base)
     if is_partitioned(base):
         return read_partitioned(base), {}
     if is_parted(base):
@@ -73,35 +70,56 @@ def read_folder(base: Path) -> tuple[dict[str, pa.Table], dict[bytes, bytes]]:
             for name in TABLES
             if name in held
         }, {}
-    tables: dict[str, pa.Table] = {}
-    facts_meta: dict[bytes, bytes] = {}
+    tables = _checked_files(base, pq.read_table)
+    facts_meta = dict(tables["facts"].schema.metadata or {}) if "facts" in tables else {}
+    return {name: table.select(list(TABLES[name])) for name, table in tables.items()}, facts_meta
+
+
+def _require_folder(base: Path) -> None:
+    """A FormatError when ``base`` is missing or is a file."""
+    if not base.exists():
+        refuse(Found("missing"), os.fspath(base), "history")
+    if not base.is_dir():
+        raise FormatError("a file, not a folder written by to_parquet", reason="not-found", source=str(base))
+
+
+_Read = TypeVar("_Read", pa.Table, pa.Schema)
+
+
+def _opened(path: Path, read: Callable[[Path], _Read]) -> _Read:
+    """``read(path)``; a FormatError naming the file when it is not Parquet that Arrow can read."""
+    try:
+        return read(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise FormatError(f"cannot read Parquet file: {exc}", reason="bad-parquet", source=str(path)) from None
+
+
+def _checked_files(base: Path, read: Callable[[Path], _Read]) -> dict[str, _Read]:
+    """The files of :data:`TABLES` in the folder ``base`` written by the run that wrote its
+    ``conversations.parquet``, each as ``read`` gives it (the whole table, or its schema); a FormatError
+    naming the file when one cannot be read or lacks a column of its table, when the folder holds none of
+    them, or when its conversations and messages were written by two runs."""
+    found: dict[str, _Read] = {}
     runs: dict[str, bytes | None] = {}
     for table_name, columns in TABLES.items():
         path = base / f"{table_name}.parquet"
         if not path.is_file():
             continue
-        try:
-            table = pq.read_table(path)
-        except (pa.ArrowException, OSError) as exc:
-            raise FormatError(f"cannot read Parquet file: {exc}", reason="bad-parquet", source=str(path)) from None
-        missing = [c for c in columns if c not in table.column_names]
+        item = _opened(path, read)
+        schema = item if isinstance(item, pa.Schema) else item.schema
+        missing = [c for c in columns if c not in schema.names]
         if missing:
             raise FormatError(f"missing column(s) {', '.join(missing)}", reason="bad-parquet", source=str(path))
-        metadata = table.schema.metadata or {}
-        runs[table_name] = metadata.get(RUN_KEY)
-        tables[table_name] = table.select(list(columns))
-        if table_name == "facts":
-            facts_meta = dict(metadata)
-    if not tables:
+        runs[table_name] = (schema.metadata or {}).get(RUN_KEY)
+        found[table_name] = item
+    if not found:
         raise FormatError(
             "no conversations.parquet, messages.parquet or facts.parquet here", reason="not-found", source=str(base)
         )
     _same_run(base, runs)
     for name in _earlier(runs):
-        del tables[name]
-        if name == "facts":
-            facts_meta = {}
-    return tables, facts_meta
+        del found[name]
+    return found
 
 
 #: The whole exports' tables a folder written by :func:`memvelope_tools.to_parquet` holds beside those of
@@ -122,10 +140,7 @@ def folder_contents(base: Path) -> tuple[dict[str, pa.Table], list[dict[str, Any
         path = base / f"{name}.parquet"
         if not path.is_file() or is_partitioned(base) or is_history_folder(base):
             continue
-        try:
-            table = pq.read_table(path)
-        except (pa.ArrowException, OSError) as exc:
-            raise FormatError(f"cannot read Parquet file: {exc}", reason="bad-parquet", source=str(path)) from None
+        table = _opened(path, pq.read_table)
         if name not in _earlier({**runs, name: (table.schema.metadata or {}).get(RUN_KEY)}):
             tables[name] = table
     return tables, _envelope_records(tables.get("conversations")) + _ir_records(tables.get("facts"), facts_meta)
@@ -184,10 +199,7 @@ def lazy_tables(base: Path) -> dict[str, pads.Dataset]:
     as pyarrow datasets in the schema of :data:`TABLES` (see :func:`memvelope_tools.read_parquet`)."""
     import pyarrow.dataset as ds
 
-    if not base.exists():
-        refuse(Found("missing"), os.fspath(base), "history")
-    if not base.is_dir():
-        raise FormatError("a file, not a folder written by to_parquet", reason="not-found", source=str(base))
+    _require_folder(base)
     if is_partitioned(base):
         return datasets(base)
     if is_history_folder(base):
@@ -196,29 +208,10 @@ def lazy_tables(base: Path) -> dict[str, pads.Dataset]:
             reason="bad-source",
             source=str(base),
         )
-    found: dict[str, pads.Dataset] = {}
-    runs: dict[str, bytes | None] = {}
-    for table_name, columns in TABLES.items():
-        path = base / f"{table_name}.parquet"
-        if not path.is_file():
-            continue
-        try:
-            schema = pq.read_schema(path)
-        except (pa.ArrowException, OSError) as exc:
-            raise FormatError(f"cannot read Parquet file: {exc}", reason="bad-parquet", source=str(path)) from None
-        missing = [c for c in columns if c not in schema.names]
-        if missing:
-            raise FormatError(f"missing column(s) {', '.join(missing)}", reason="bad-parquet", source=str(path))
-        runs[table_name] = (schema.metadata or {}).get(RUN_KEY)
-        found[table_name] = ds.dataset(str(path), schema=arrow_schema(columns), format="parquet")
-    if not found:
-        raise FormatError(
-            "no conversations.parquet, messages.parquet or facts.parquet here", reason="not-found", source=str(base)
-        )
-    _same_run(base, runs)
-    for name in _earlier(runs):
-        del found[name]
-    return found
+    return {
+        name: ds.dataset(str(base / f"{name}.parquet"), schema=arrow_schema(TABLES[name]), format="parquet")
+        for name in _checked_files(base, pq.read_schema)
+    }
 
 
 # ---- partitioned datasets -------------------------------------------------------------------------

@@ -146,6 +146,22 @@ def native() -> bool:
     return use_c(_textscan)
 
 
+def compiled_words(
+    offsets: np.ndarray,
+    data: Any,
+    owners: np.ndarray,
+    table: tuple[np.ndarray, np.ndarray],
+    max_word: int,
+    counted: bool,
+) -> tuple[Any, ...] | None:
+    """The words topics counts in the UTF-8 texts ``data[offsets[i]:offsets[i + 1]]``, found by the compiled
+    helper (only where :func:`native`): see ``words`` in ``_textscan.c`` for what it takes and gives; None
+    when a text is not UTF-8. The rule is :func:`memvelope_tools._topic_units.split_words`."""
+    index, blocks = table
+    found: tuple[Any, ...] | None = _textscan.words(offsets, data, owners, index, blocks, max_word, counted)
+    return found
+
+
 def conversation_columns(buf: Any, spans: np.ndarray) -> Conversations | None:
     """The columns of the conversations whose JSON text is at ``buf[start:end]`` for each row of ``spans``.
 

@@ -14,9 +14,9 @@ import pyarrow as pa
 from .._frames.columns import CONVERSATION_COLUMNS, MS
 from .._frames.folders import PART_COLUMNS, STATE_SCHEMA, empty_table
 from ..errors import FormatError
+from .dates import newest_in, shown_date
 from .keys import Side, conversation_keys, id_key, key_rule, match_conversations, message_hashes
 from .paths import NO_TS, pairs, path_status
-from .snapshots import newest_in, shown_date
 
 
 @dataclass

@@ -5,32 +5,23 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .._frames.documents import read_documents
 from .._read import Source
 from .._sources import explained, labels_of, resolve_one
 from .._workers.threads import run_on_threads
-from ..errors import FormatError, OutputError
+from ..errors import OutputError
+from .dates import newest_in, snapshot_date
 from .keys import conversation_keys
-
-#: Which rule gave a snapshot its date.
-DATE_SOURCES = ("given", "file name", "newest timestamp")
-_NAME = re.compile(
-    r"^(?:data|[0-9a-f]{16,})-(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})(?:-batch-\d+)?(?: \(\d+\))?(?:\.zip)?$",
-    re.IGNORECASE,
-)
 
 
 @dataclass
@@ -51,43 +42,6 @@ class Snapshot:
         counts: np.ndarray = self.convs.column("n_messages").to_numpy()
         starts: np.ndarray = np.cumsum(counts) - counts
         return starts
-
-
-def date_from_name(path: str | os.PathLike[str]) -> pd.Timestamp | None:
-    """The download time in an export's file name (or of the folder holding its part), as UTC; None if none.
-
-    Parameters
-    ----------
-    path
-        The export's zip, its unpacked folder or a ``conversations*.json`` part inside that folder.
-
-    Returns
-    -------
-    pandas.Timestamp or None
-        The time, or None when no name on the path follows the ChatGPT or Claude pattern.
-
-    Raises
-    ------
-    None
-
-    Examples
-    --------
-    >>> date_from_name("data-2025-01-31-08-15-00-batch-0000.zip")
-    Timestamp('2025-01-31 08:15:00+0000', tz='UTC')
-    >>> date_from_name("export.zip") is None
-    True
-    """
-    p = Path(os.fspath(path))
-    for name in (p.name, p.parent.name):
-        found = _NAME.match(name)
-        if found:
-            try:
-                year, month, day, hour, minute, second = (int(g) for g in found.groups())
-                stamp = datetime(year, month, day, hour, minute, second)
-            except ValueError:
-                return None
-            return pd.Timestamp(stamp, tz="UTC").as_unit("ms")
-    return None
 
 
 def read_snapshot(
@@ -187,45 +141,3 @@ def convert_all(jobs: list[tuple[list[Path], Path]], workers: int | None, progre
         for n, (paths, envelope) in enumerate(jobs)
     ]
     run_on_threads(calls, 2, name="memvelope-history")
-
-
-def snapshot_date(source: Any, date: Any, label: str, newest: Any) -> tuple[pd.Timestamp, str]:
-    """An export's snapshot date and the rule that gave it (see the package's rules): ``date`` when
-    given, else the one in the file name of ``source``, else ``newest()``, its newest timestamp (None: none)."""
-    if date is not None:
-        try:
-            stamp = pd.Timestamp(date)
-        except (ValueError, TypeError):
-            raise FormatError(f"not a date: {date!r}", reason="bad-timestamp", source=label) from None
-        if pd.isna(stamp):
-            raise FormatError(f"not a date: {date!r}", reason="bad-timestamp", source=label)
-        stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
-        return stamp.as_unit("ms"), "given"
-    if isinstance(source, str | os.PathLike):
-        named = date_from_name(source)
-        if named is not None:
-            return named, "file name"
-    found = newest()
-    if found is None:
-        raise FormatError(
-            "no date: the file name has none and the export holds no timestamp; give the date explicitly",
-            reason="bad-timestamp",
-            source=label,
-        )
-    return pd.Timestamp(found).tz_convert("UTC").as_unit("ms"), "newest timestamp"
-
-
-def shown_date(stamp: pd.Timestamp) -> str:
-    """A snapshot date as messages show it: ``2025-06-01 09:30 UTC``."""
-    return f"{stamp.tz_convert('UTC'):%Y-%m-%d %H:%M} UTC"
-
-
-def newest_in(convs: pa.Table, msgs: pa.Table) -> Any:
-    """The newest timestamp of a snapshot's tables (its conversations' times and its messages'), None if none."""
-    newest = [
-        pc.max(table.column(name)).as_py()
-        for table, name in ((convs, "created_at"), (convs, "updated_at"), (msgs, "ts"))
-        if table.num_rows
-    ]
-    found = [t for t in newest if t is not None]
-    return max(found) if found else None

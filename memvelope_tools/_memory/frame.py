@@ -81,7 +81,7 @@ def memory_frame(
         thread.start()
         preparing.append(thread)
 
-    from .._convert.pipeline import gc_paused
+    from .._gc import gc_paused
 
     with gc_paused():  # the items are gone before the collector runs again: it has nothing of them to visit
         read = combined(read_memories(paths_of(export, more), zip_limits, progress, prepare))
@@ -132,9 +132,9 @@ def items_table(read: MemoryRead) -> pa.Table:
     import pandas as pd
     import pyarrow as pa
 
-    from .._convert.pipeline import gc_paused
     from .._frames.columns import dictionary, timestamps
     from .._frames.text import strings
+    from .._gc import gc_paused
 
     kinds = pd.CategoricalDtype(list(KINDS))
     items = read.items
@@ -180,8 +180,8 @@ def items_frame(read: MemoryRead) -> pd.DataFrame:
     import pandas as pd
     import pyarrow as pa
 
-    from .._convert.pipeline import gc_paused
     from .._frames.columns import INT, OBJECT, STRING, TIMESTAMP, conform
+    from .._gc import gc_paused
 
     kinds = pd.CategoricalDtype(list(KINDS))
     dtypes = {

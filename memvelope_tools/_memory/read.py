@@ -156,6 +156,44 @@ def read_memories(
     return [e.finish(foldings.get(e.provider) or Folding()) for e in exports.values()]
 
 
+def memory_of_pass(path: str | os.PathLike[str], provider: str, reading: Any) -> MemoryRead:
+    """The memory of the export at ``path`` (one zip, folder or file, whose conversations are of
+    ``provider``), of what a :class:`~memvelope_tools._memory.scan.MemoryReading` handed every element of
+    its conversation parts read, and of the Claude memory files beside them: what :func:`read_memory`
+    reads of it.
+
+    Parameters
+    ----------
+    path
+        The export's one path, as conversion read it.
+    provider
+        The provider its conversion found.
+    reading
+        The ``MemoryReading`` its conversion's pass handed every element, once every batch was folded in.
+
+    Returns
+    -------
+    MemoryRead
+        As :func:`read_memory` gives it.
+
+    Raises
+    ------
+    ConversionError
+        When a Claude memory file is not valid JSON.
+
+    Examples
+    --------
+    >>> from memvelope_tools._memory.scan import MemoryReading
+    >>> memory_of_pass("export.zip", "chatgpt", MemoryReading()).provider  # doctest: +SKIP
+    'chatgpt'
+    """
+    seen = reading.seen if reading.seen is not None else Folding()
+    seen.extend(reading.sightings)
+    reading.sightings = []
+    parts = memory_parts([path], ZipLimits()) if provider == "claude" else []
+    return _finish(provider, seen, parts, reading.records)
+
+
 def paths_of(
     export: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], more: Sequence[str | os.PathLike[str]] = ()
 ) -> list[str | os.PathLike[str]]:
@@ -283,7 +321,12 @@ def _inside_brackets(part: Part) -> Part:
 
 
 def collect(
-    provider: str | None, elements: Sequence[Any], memory_parts: Sequence[Part], *, records: bool | None = None
+    provider: str | None,
+    elements: Sequence[Any],
+    memory_parts: Sequence[Part],
+    *,
+    records: bool | None = None,
+    seen: Folding | None = None,
 ) -> MemoryRead:
     """The remembered items of conversations already read (``elements``, of ``provider``) and of Claude
     memory files (``memory_parts``).
@@ -299,6 +342,9 @@ def collect(
     records
         Whether the export holds a system or tool message (where ChatGPT records memory); by default,
         whether ``elements`` do.
+    seen
+        The sightings of conversations read elsewhere, one at a time (with ``chatgpt_conversation``),
+        to which those of ``elements`` are added (default: none).
 
     Returns
     -------
@@ -315,9 +361,9 @@ def collect(
     >>> collect("chatgpt", [], []).notes == [NO_RECORDS]
     True
     """
-    from .._convert.pipeline import gc_paused
+    from .._gc import gc_paused
 
-    seen = Folding()
+    seen = seen if seen is not None else Folding()
     found = False
     with gc_paused():  # many small objects, no cycles
         if provider == "chatgpt":
@@ -328,7 +374,7 @@ def collect(
 
 def _finish(provider: str | None, seen: Folding, memory_parts: Sequence[Part], records: bool) -> MemoryRead:
     """The items of the sightings folded in ``seen`` and of the Claude memory files, with the notes."""
-    from .._convert.pipeline import gc_paused
+    from .._gc import gc_paused
 
     notes: list[str] = []
     with gc_paused():  # many small objects, no cycles

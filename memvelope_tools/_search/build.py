@@ -18,14 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._frames.folders import INDEX_FOLDER
-from .._spec import ROLES
 from . import index as held_index
-from .engine import BATCH, FORMAT, ROWS, add_rows, as_indexed, engine_errors, open_engine
+from .engine import BATCH, FORMAT, ROWS, add_rows, as_indexed, engine_errors, open_engine, role_codes
 from .index import SearchIndex, add_documents
 
 if TYPE_CHECKING:
@@ -54,8 +52,6 @@ class Again(Exception):
 
 def _rows(history: pa.Table) -> pa.Table:
     """What the index keeps of a history batch's messages: the rows a result shows, text as indexed."""
-    role = history.column("role")
-    codes = pd.Categorical(role.to_pandas(), categories=list(ROLES)).codes.astype(np.int8)
     text = history.column("text")
     return pa.table(
         {
@@ -64,7 +60,7 @@ def _rows(history: pa.Table) -> pa.Table:
             "conversation_id": history.column("conversation_id").cast(pa.string()),
             "title": history.column("title").cast(pa.string()),
             "position": history.column("position").cast(pa.int64()),
-            "role": pa.array(codes, mask=codes < 0),
+            "role": role_codes(history.column("role")),
             "ts": history.column("ts").cast(pa.int64()),
             "text": pa.chunked_array([as_indexed(c) for c in text.chunks], type=pa.string()),
         },

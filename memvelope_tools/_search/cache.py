@@ -110,19 +110,26 @@ def _frame_key(history: pd.DataFrame) -> tuple[str, tuple[pa.Buffer, ...]]:
     return "buffers:" + digest.hexdigest(), tuple(pins)
 
 
-def _file_key(items: list[Any]) -> str | None:
-    """For files named by path only: a key from their paths, sizes and modification times."""
+def _file_key(inputs: list[Input]) -> str | None:
+    """For inputs all read from files on disk (envelopes and Facts IR documents by path, exports by the
+    files they are read from): a key from their paths, sizes and modification times."""
     parts = []
-    for item in items:
-        if not isinstance(item, str | os.PathLike):
+    for found in inputs:
+        if found.kind in ("envelope", "ir") and found.value is None and found.path is not None:
+            files: list[Path] | None = [found.path]
+        else:
+            files = found.files()
+        if not files:
             return None
-        try:
-            stat = os.stat(item)
-        except OSError:
-            return None
-        if not os.path.isfile(item):
-            return None
-        parts.append(f"{os.path.abspath(os.fspath(item))}:{stat.st_size}:{stat.st_mtime_ns}")
+        for item in files:
+            try:
+                stat = os.stat(item)
+            except OSError:
+                return None
+            if not os.path.isfile(item):
+                return None
+            parts.append(f"{found.kind}:{os.path.abspath(os.fspath(item))}:{stat.st_size}:{stat.st_mtime_ns}")
+        parts.append("")  # where one input's files end
     return "files:" + "\n".join(parts)
 
 
@@ -133,8 +140,7 @@ def index_for(source: Any, *, on_conversion: Callable[[ConversionLog, str], obje
     inputs = resolve(source, "history", list_means="documents", caller="search()")
     if len(inputs) == 1 and inputs[0].kind == "parquet" and inputs[0].path is not None:
         return folder_index(inputs[0].path)
-    items = [i.path if i.kind in ("envelope", "ir", "export") and i.value is None else None for i in inputs]
-    file_key = _file_key(items) if items else None
+    file_key = _file_key(inputs) if inputs else None
     if file_key is not None and (index := _recall(file_key)) is not None:
         return index
     if streamable(inputs):

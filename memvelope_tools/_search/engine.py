@@ -31,12 +31,13 @@ FORMAT = "memvelope-search-3"
 _ANALYZER = "memvelope"
 _SNIPPET_TOKENS = 24
 _SNIPPET_LEAD = 3  # words shown before the first match of a long message
-BATCH = 1 << 16  # texts converted to Python at a time while indexing
+BATCH = 1 << 16  # rows of a record batch in a rows file, and texts made ready for the engine at a time
+_DOCS = 128  # texts converted to Python at a time while indexing
 
 # Ideographs and kana: a zero-width space (a separator to the tokenizer, invisible in a snippet)
 # after each makes every one a token of its own.
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
-_CJK_RE2 = "([" + "".join(f"\\x{{{ord(c):04x}}}" if c != "-" else "-" for c in _CJK_CLASS) + "])"
+_CJK_RE2 = "[" + "".join(f"\\x{{{ord(c):04x}}}" if c != "-" else "-" for c in _CJK_CLASS) + "]"
 _CJK = re.compile(f"([{_CJK_CLASS}])")
 _ZWSP = "\u200b"
 _WORD = re.compile(r"[^\W_]+")  # a run of letters and digits: a token to the engine
@@ -260,8 +261,8 @@ def add_rows(writer: tantivy.IndexWriter, rows: pa.Table, which: np.ndarray, fir
     roles, times = picked.column("role").to_pylist(), picked.column("ts").to_pylist()
     doc = first
     for batch in picked.column("text").chunks:
-        for start in range(0, len(batch), BATCH):
-            texts = batch.slice(start, BATCH).to_pylist()
+        for start in range(0, len(batch), _DOCS):
+            texts = batch.slice(start, _DOCS).to_numpy(zero_copy_only=False)
             at = slice(doc - first, doc - first + len(texts))
             add_fields(writer, range(doc, doc + len(texts)), texts, roles[at], times[at])
             doc += len(texts)
@@ -277,20 +278,41 @@ def add_fields(
     """Add a document per text, numbered ``ids``, with its role's code and time where they are known."""
     import tantivy as t
 
+    document, add = t.Document, writer.add_document
     for doc, text, role, ts in zip(ids, texts, roles, times, strict=True):
+        if role is not None and ts is not None:
+            add(document(id=doc, text=text, role=role, ts=ts))
+            continue
         fields: dict[str, Any] = {"id": doc, "text": text}
         if role is not None:
             fields["role"] = role
         if ts is not None:
             fields["ts"] = ts
-        writer.add_document(t.Document(**fields))
+        add(document(**fields))
+
+
+def role_codes(roles: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Each role's code (its place in :data:`~memvelope_tools._spec.ROLES`; null for none or another)."""
+    known = pa.array(ROLES, pa.string())
+    chunks = []
+    for chunk in roles.chunks:
+        if isinstance(chunk, pa.DictionaryArray):
+            codes = pc.index_in(chunk.dictionary.cast(pa.string()), value_set=known).take(chunk.indices)
+        else:
+            codes = pc.index_in(chunk.cast(pa.string()), value_set=known)
+        chunks.append(codes.cast(pa.int8()))
+    return pa.chunked_array(chunks, type=pa.int8())
 
 
 def as_indexed(batch: pa.Array) -> pa.StringArray:
     """Texts as indexed: null as empty, a zero-width space after each ideograph and kana."""
     batch = batch.fill_null("").cast(pa.string())
     wide = pc.invert(pc.string_is_ascii(batch))  # only text beyond ASCII can hold an ideograph
-    if pc.any(wide).as_py():
-        spaced = pc.replace_substring_regex(batch.filter(wide), pattern=_CJK_RE2, replacement="\\1" + _ZWSP)
-        batch = pc.replace_with_mask(batch, wide, spaced)
+    held = pc.sum(wide).as_py() or 0
+    # The whole match (\0) rather than a group: with no group to fill, RE2 needs its DFA alone (far less memory).
+    spaced = functools.partial(pc.replace_substring_regex, pattern=_CJK_RE2, replacement="\\0" + _ZWSP)
+    if 2 * held > len(batch):  # most texts: spaced all at once rather than picked out and put back
+        batch = spaced(batch)
+    elif held:
+        batch = pc.replace_with_mask(batch, wide, spaced(batch.filter(wide)))
     return cast(pa.StringArray, batch)

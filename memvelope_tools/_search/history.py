@@ -16,9 +16,18 @@ import pyarrow.parquet as pq
 
 from .._atomic import folder_lock
 from .._frames.folders import INDEX_FOLDER, PARTS, message_statuses, parts_of_file, unreadable
-from .._spec import ROLES
 from ..errors import FormatError, SearchIndexError
-from .engine import BATCH, FORMAT, PARTS_FILE, add_rows, as_indexed, engine_errors, open_engine, writing
+from .engine import (
+    BATCH,
+    FORMAT,
+    PARTS_FILE,
+    add_rows,
+    as_indexed,
+    engine_errors,
+    open_engine,
+    role_codes,
+    writing,
+)
 from .index import OLD_FILES, SearchIndex, new_folder, seen_last_first, share_files
 from .parts import (
     Damaged,
@@ -112,13 +121,12 @@ def _index_part(writer: tantivy.IndexWriter, part: Path, rows: int, target: Path
 
 def _part_rows(table: pa.Table) -> pa.Table:
     """What the index keeps of a part's messages: their conversation's key, position, role, time and text as indexed."""
-    codes = pd.Categorical(table.column("role").to_pandas(), categories=list(ROLES)).codes.astype(np.int8)
     text = table.column("text")
     return pa.table(
         {
             "conversation_key": table.column("conversation_key").cast(pa.string()),
             "position": table.column("position").cast(pa.int64()),
-            "role": pa.array(codes, mask=codes < 0),
+            "role": role_codes(table.column("role")),
             "ts": table.column("ts").cast(pa.int64()),
             "text": pa.chunked_array([as_indexed(c) for c in text.chunks] or [pa.array([], pa.string())]),
         },

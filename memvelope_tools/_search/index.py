@@ -69,7 +69,7 @@ OLD_FILES = ("search.sqlite", "search.1.sqlite")  # an index in the format of ea
 DISK_MIN = 200_000
 #: Bytes of text from which the index of envelopes or exports, built as they are read, is kept in a
 #: temporary folder too (the batches read after it are written there as they come).
-DISK_TEXT = 8 << 20
+DISK_TEXT = 4 << 20
 _HEAP = 512 << 20  # bytes the engine's indexing threads buffer before writing
 _TITLE_HEAP = 32 << 20  # the same, indexing the titles
 

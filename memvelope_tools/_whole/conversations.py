@@ -12,13 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from .._convert.sources import expand
 from .._json.elements import FIELDS, JS, PartElements, Reader, Refused
 from .._progress import progress_bar
 from .._providers import registry
-from .files import Listing
+
+if TYPE_CHECKING:
+    from .files import Listing
 
 __all__ = ["ConversationReader", "read_conversations"]
 

@@ -111,7 +111,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def _when(row: dict[str, Any]) -> str:
     rule = {"given": "given", "file name": "from the file name", "newest timestamp": "its newest timestamp"}
-    from .._history.snapshots import shown_date
+    from .._history.dates import shown_date
 
     return f"{shown_date(row['date'])}, {rule.get(row['date_source'], row['date_source'])}"
 
