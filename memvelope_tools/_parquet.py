@@ -56,10 +56,12 @@ _GROUP_BYTES = 32 << 20
 
 @dataclass
 class Chunks:
-    """A table given a piece at a time (each piece a table of its columns, in order), and its number of rows."""
+    """A table given a piece at a time (each piece a table of its columns, in order), its number of rows,
+    and (for a table with a ``source`` column, when known) the labels its rows hold."""
 
     num_rows: int
     pieces: Iterable[pa.Table]
+    sources: frozenset[str] | None = None
 
 
 def write_tables(tables: Tables, folder: str | os.PathLike[str], progress: bool | None) -> dict[str, Path]:
@@ -82,13 +84,13 @@ def write_dataset(
     folder: str | os.PathLike[str],
     documents: list[dict[str, Any]],
     parts: dict[str, pa.Table | Chunks],
-    whole: dict[str, pa.Table],
+    whole: dict[str, pa.Table | Chunks],
     progress: bool | None,
 ) -> dict[str, Path]:
     """Write the tables ``parts`` holds (``conversations``, ``messages``, ``facts``) and the whole exports'
-    tables ``whole`` holds (``nodes``, ``assets``, ``projects``) into ``folder`` (created if missing), their
-    metadata made from ``documents`` (a record per document, as :class:`~memvelope_tools._tables.Tables` holds
-    them); return the paths written."""
+    tables ``whole`` holds (``nodes``, ``assets``, ``projects``; the nodes may come a piece at a time, their
+    ``sources`` known) into ``folder`` (created if missing), their metadata made from ``documents`` (a record
+    per document, as :class:`~memvelope_tools._tables.Tables` holds them); return the paths written."""
     out = output_folder(folder)
     described = {
         layer: [{k: d[k] for k in ("source", "format", "provider")} for d in documents if d["format"] == tag]
@@ -96,7 +98,11 @@ def write_dataset(
     }
     nodes = whole.get("nodes")
     if nodes is not None:
-        exports = set(nodes.column("source").unique().to_pylist())
+        if isinstance(nodes, Chunks):
+            assert nodes.sources is not None
+            exports = set(nodes.sources)
+        else:
+            exports = set(nodes.column("source").unique().to_pylist())
         described["nodes"] = [d for d in described["envelope"] if d["source"] in exports]
         parts = {**parts, "nodes": nodes}
     ir_docs = [
@@ -106,8 +112,8 @@ def write_dataset(
     ]
     run = uuid.uuid4().hex.encode()
     names = [table_name for table_name in TABLES if table_name in parts]
-    whole = {name: table for name, table in whole.items() if name not in TABLES}
-    with atomic_outputs(out, [f"{table_name}.parquet" for table_name in [*names, *whole]]) as open_file:
+    rest = {name: table for name, table in whole.items() if name not in TABLES}
+    with atomic_outputs(out, [f"{table_name}.parquet" for table_name in [*names, *rest]]) as open_file:
         for table_name in names:
             layer = {"facts": "ir", "nodes": "nodes"}.get(table_name, "envelope")
             meta = _metadata(described[layer])
@@ -119,11 +125,12 @@ def write_dataset(
             chunks = part if isinstance(part, Chunks) else Chunks(part.num_rows, [part])
             del part
             _write_chunks(chunks, schema, open_file(f"{table_name}.parquet"), f"{table_name}.parquet", progress)
-        for table_name, table in whole.items():  # the whole exports' tables: their own columns, the same run
+        for table_name, table in rest.items():  # the whole exports' tables: their own columns, the same run
+            assert isinstance(table, pa.Table)
             meta = {**_metadata(described["envelope"]), RUN_KEY: run}
             table = table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
             _write(table, open_file(f"{table_name}.parquet"), f"{table_name}.parquet", progress)
-    return {table_name: out / f"{table_name}.parquet" for table_name in [*names, *whole]}
+    return {table_name: out / f"{table_name}.parquet" for table_name in [*names, *rest]}
 
 
 def read_frames(folder: str | os.PathLike[str], archetype: ArchetypeFrame | None) -> dict[str, pd.DataFrame]:

@@ -161,7 +161,8 @@ def build_report(
     conversion read and left out, and its provider.
 
     Each input is resolved once and read a batch of conversations at a time: what the page shows is
-    gathered from each batch (see :mod:`memvelope_tools._report_data`) and the batch let go.
+    gathered from each batch (see :mod:`memvelope_tools._report_data`) and the batch let go; an export's
+    nodes and memory are read in the same pass as its conversations.
     """
     _check_tz(tz)
     with kept_open():  # an export's zip is opened once, for its conversations and its memory alike
@@ -188,13 +189,18 @@ def _build(
     exports: set[str] = set()
     irs: Labelled = []
     gather = Gather()
+    passes: list[_ExportRead] = []  # what each export given by path showed of itself while it was converted
     for found, export in zip(inputs, shown_converted, strict=True):
         if found.kind == "ir":
             irs.append((found.label, open_input(found, progress=False)))
             continue
         log = ConversionLog()
         gather.begin(found.label)
-        provider = stream(found, gather, progress=progress, log=log)
+        read = _ExportRead(found) if memory is None and found.files() is not None else None
+        provider = stream(found, gather, progress=progress, log=log, whole=None if read is None else read.passing)
+        if read is not None:
+            read.provider = provider
+            passes.append(read)
         if log.parts and on_conversion is not None:
             on_conversion(log, provider)
         envs.append((found.label, provider))
@@ -207,10 +213,15 @@ def _build(
     give_back_memory()
     # What only the export itself gives (how it was used, what the provider remembered) is read before
     # topics loads its model, so that the two never hold memory at once; its sections still come last.
-    exports_read: list[Any] = [f for f in inputs if f.files() is not None] if memory is None else list(memory)
-    read_whole = [usage_section(export, tz=tz) for export in exports_read]
-    give_back_memory()
-    read_whole += [memory_section(export, tz=tz) for export in exports_read]
+    if memory is None:
+        read_whole = [read.usage(tz) for read in passes]
+        give_back_memory()
+        read_whole += [read.memory(tz) for read in passes]
+    else:
+        read_whole = [usage_section(export, tz=tz) for export in memory]
+        give_back_memory()
+        read_whole += [memory_section(export, tz=tz) for export in memory]
+    del passes
     give_back_memory()
     facts = facts_frame([d for _, d in irs], sources=[label for label, _ in irs]) if irs else None
     msgs, convs = (data.msgs, data.convs) if data is not None else (None, None)
@@ -532,7 +543,12 @@ def usage_section(export: str | os.PathLike[str] | Sequence[str | os.PathLike[st
     from ._whole.inventory import nodes_and_inventory
 
     table, found = nodes_and_inventory(export_input(export, "the report"), progress=False)
-    nodes = to_pandas(table, NODE_COLUMNS, None)
+    return _usage(to_pandas(table, NODE_COLUMNS, None), found, tz)
+
+
+def _usage(nodes: pd.DataFrame, found: dict[str, Any], tz: str) -> str:
+    """The section of :func:`usage_section`, of an export's nodes (those :func:`memvelope_tools._usage_charts.charted`
+    keeps, or all) and its inventory."""
     branches = found["branches"]
     lead = (
         f"Read from the export, not from the envelope: its {count(found['nodes'], 'message node')} in "
@@ -608,13 +624,18 @@ def memory_section(
     >>> html = memory_section("chatgpt-export.zip")  # doctest: +SKIP
     """
     from ._memory.frame import items_frame
-    from ._memory.items import KINDS
     from ._memory.read import read_memory_of
 
     given: list[Any] = [export] if isinstance(export, str | os.PathLike | Input) else list(export)
     # Read in this process: beside the threads the report runs, worker processes would each start a clean
     # interpreter, costing more time and memory than they save.
-    frame = items_frame(read_memory_of(given, None, False, workers=1))
+    return _memory(items_frame(read_memory_of(given, None, False, workers=1)), tz)
+
+
+def _memory(frame: pd.DataFrame, tz: str) -> str:
+    """The section of :func:`memory_section`, of the export's memory frame."""
+    from ._memory.items import KINDS
+
     name = registry.name(frame.attrs.get("provider"))
     head = f"<h2>What {_e(name)} remembers about you</h2>"
     caution = (
@@ -642,3 +663,68 @@ def memory_section(
     ]
     table = _table(["date", "kind", "what", "where", "seen", "current"], rows)
     return head + caution + notes + '<div class="charts">' + chart + "</div>" + table
+
+
+class _ExportRead:
+    """What the report shows of an export given by path beyond its envelope (how it was used, what the
+    provider remembered), made from the batches of the pass that converts it (:attr:`passing`): the
+    inventory's counts, the nodes the charts show (:func:`memvelope_tools._usage_charts.charted`) and the
+    memory; the other nodes are let go batch by batch."""
+
+    def __init__(self, found: Input) -> None:
+        from ._memory.scan import MemoryReading
+        from ._whole.inventory import Counts, packed_and_counted
+        from ._whole.read import Job
+        from ._whole.tap import ExportPass
+
+        files = found.files()
+        assert files is not None
+        self.found = found
+        self.path = files[0] if len(files) == 1 else None  # the memory of several paths is read on its own
+        self.provider = ""
+        self.counts = Counts()
+        self.shown: list[Any] = []
+        elements = (MemoryReading,) if self.path is not None else ()
+        job = Job(functools.partial(packed_and_counted, source=found.label), texts=False, elements=elements)
+        self.passing = ExportPass(found, job, self._each, again=self._forget)
+
+    def _each(self, piece: Any, before: int) -> None:
+        from ._whole.arrow import unpack
+
+        packed, counts = piece.value
+        self.counts = self.counts + counts
+        self.shown.append(usage.charted(unpack(packed)))
+
+    def _forget(self) -> None:
+        from ._whole.inventory import Counts
+
+        self.counts = Counts()
+        self.shown = []
+
+    def usage(self, tz: str) -> str:
+        """The section "How you used it" (see :func:`usage_section`)."""
+        import pyarrow as pa
+
+        from ._frames.columns import NODE_COLUMNS, to_pandas
+        from ._whole.arrow import SCHEMA
+        from ._whole.inventory import summary
+        from ._whole.read import Piece, Whole
+
+        passing = self.passing
+        whole = Whole(self.provider, [Piece(self.counts, passing.conversations, passing.kept, 0)])
+        found = summary(whole, self.found)
+        empty = usage.charted(SCHEMA.empty_table())
+        shown = pa.concat_tables(self.shown) if self.shown else empty
+        self.shown = []
+        columns = {name: NODE_COLUMNS[name] for name in shown.column_names}
+        return _usage(to_pandas(shown, columns, None), found, tz)
+
+    def memory(self, tz: str) -> str:
+        """The section "What ... remembers about you" (see :func:`memory_section`)."""
+        if self.path is None:
+            return memory_section(self.found, tz=tz)
+        from ._memory.frame import items_frame
+        from ._memory.read import memory_of_pass
+
+        [reading] = self.passing.readers
+        return _memory(items_frame(memory_of_pass(self.path, self.provider, reading)), tz)

@@ -20,8 +20,9 @@ creates, with its keys, indexes and full-text index:
   (with its triggers), which Datasette offers as full-text search.
 
 The inputs are read as :func:`memvelope_tools.to_parquet` reads them
-(:func:`memvelope_tools._tables.streamed_tables`): each envelope and export once, as a stream of batches,
-the conversations kept and the messages waiting in a file of Arrow record batches beside the target. The
+(:func:`memvelope_tools._tables.streamed_tables`): each envelope and export once, as a stream of batches
+(an export's nodes, files, projects and memory made in the same pass as its conversations), the
+conversations kept and the messages and nodes waiting in files of Arrow record batches beside the target. The
 rows go in a table at a time and a batch at a time (a batch is turned into Python values only when it is
 inserted), into a temporary file beside the target that replaces it once complete.
 """
@@ -48,6 +49,8 @@ from .errors import FormatError, OutputError
 if TYPE_CHECKING:
     import pyarrow as pa
     import sqlite_utils
+
+    from ._memory.scan import MemoryReading
 
 #: The primary key of each table that has one of its own columns.
 PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
@@ -170,25 +173,23 @@ def sqlite_tables(
         assert held is not None  # it is a history folder
         yield {name: held[name] for name in ("snapshots", "conversations", "messages")}
         return
-    import pyarrow as pa
-
     from ._memory.frame import items_table
-    from ._memory.read import combined, read_memories
+    from ._memory.read import combined, memory_of_pass, read_memories
     from ._tables import streamed_tables
 
+    def memory(found: Input, provider: str, reading: MemoryReading | None) -> pa.Table:
+        files = found.files()
+        assert files is not None
+        if reading is None:  # each path's memory read on its own, as memory_frame reads it
+            return items_table(combined(read_memories(files, None, progress)))
+        return items_table(memory_of_pass(files[0], provider, reading))
+
     folder = Path(path).parent
-    streamed = streamed_tables(inputs, folder, dedupe=dedupe, progress=progress, on_conversion=on_conversion)
+    streamed = streamed_tables(
+        inputs, folder, dedupe=dedupe, progress=progress, on_conversion=on_conversion, memory=memory
+    )
     with streamed as (_, parts, whole):
-        tables: dict[str, pa.Table | Chunks] = {**parts, **whole}  # whole: the exports' nodes, assets, projects
-        memory = []
-        for found in inputs:
-            files = found.files()
-            if files is not None:
-                items = items_table(combined(read_memories(files, None, progress)))  # as memory_frame reads it
-                memory.append(items.add_column(0, "source", pa.array([found.label] * items.num_rows, pa.string())))
-        if memory:
-            tables["memory"] = pa.concat_tables(memory)
-        yield tables
+        yield {**parts, **whole}  # whole: the exports' nodes, assets, projects and memory
 
 
 def write_sqlite(

@@ -12,7 +12,10 @@ conversations at a time, read in one pass from the input as the resolver found i
 Each batch is a conversations table (:data:`~memvelope_tools._frames.columns.CONVERSATION_COLUMNS`) and
 the messages table of the same conversations (:data:`~memvelope_tools._frames.columns.MESSAGE_COLUMNS`),
 ``conv_index`` numbered on from the batch before, so the batches of an input together are the tables
-the frame functions give for it. A consumer (:class:`Sink`) works on each batch and lets it go. Search and
+the frame functions give for it. A consumer (:class:`Sink`) works on each batch and lets it go. Beside it,
+the conversion of an export hands each conversation it parses to the consumers of the tables only the export
+gives (:class:`~memvelope_tools._whole.tap.ExportPass`: nodes, files, projects, memory), so the export is read
+once for all of them. Search and
 topics read a history, which may also be a Parquet folder or frames, through
 :func:`memvelope_tools._corpus.history_stream`.
 """
@@ -23,7 +26,7 @@ import contextlib
 import ctypes
 import os
 import sys
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import pyarrow as pa
 
@@ -36,6 +39,9 @@ from ._read import check
 from ._sources import Input
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError
+
+if TYPE_CHECKING:
+    from ._whole.tap import ExportPass
 
 __all__ = ["ROWS", "Sink", "give_back_memory", "stream"]
 
@@ -63,9 +69,11 @@ def stream(
     progress: bool | None = None,
     log: ConversionLog | None = None,
     window: int | None = None,
+    whole: ExportPass[Any] | None = None,
 ) -> str:
     """Give ``sink`` the tables of the envelope ``found`` holds (an export converted), a batch of whole
-    conversations at a time; return its provider.
+    conversations at a time; return its provider. For an export, ``whole`` is handed the batches of its
+    elements in the same pass (for the tables only the export gives: nodes, files, projects, memory).
 
     A batch is handed on once ``rows`` messages or more were read and a window of the envelope's bytes
     (``window`` bytes, default 4 MiB) is done. ``log`` learns what an export's conversion read and left
@@ -76,7 +84,7 @@ def stream(
     sink = _Giving(sink)
     label, name = found.label, found.name or found.label
     if found.kind == "export":
-        return _export(found, sink, rows, progress, log, window)
+        return _export(found, sink, rows, progress, log, window, whole)
     if found.kind in ("parquet", "frame", "tables"):
         raise TypeError(f"a {found.kind} input is no envelope to stream (see _corpus.history_stream)")
     if found.kind == "envelope" and found.path is not None and found.value is None:
@@ -95,12 +103,21 @@ def stream(
     return flatten_batches(doc, label, name, sink.add, rows=rows, owned=owned)
 
 
-def _export(found: Input, sink: Sink, rows: int, progress: bool | None, log: ConversionLog | None, window: int) -> str:
+def _export(
+    found: Input,
+    sink: Sink,
+    rows: int,
+    progress: bool | None,
+    log: ConversionLog | None,
+    window: int,
+    whole: ExportPass[Any] | None,
+) -> str:
     label, name = found.label, found.name or found.label
+    beside = None if whole is None else whole.beside()
     try:
         provider = flatten_export_batches(
             lambda write, on_provider: convert_export(
-                found, write, progress=progress, on_provider=on_provider, log=log
+                found, write, progress=progress, on_provider=on_provider, log=log, beside=beside
             ),
             label,
             name,
@@ -110,10 +127,12 @@ def _export(found: Input, sink: Sink, rows: int, progress: bool | None, log: Con
         )
     except Fallback:
         sink.restart()
+        if whole is not None:
+            whole.restart()
         provider = None
     if provider is not None:
         return provider
-    doc = open_export(found, report=log, progress=progress)
+    doc = open_export(found, report=log, progress=progress, beside=beside)
     return flatten_batches(doc, label, name, sink.add, rows=rows, owned=True)
 
 

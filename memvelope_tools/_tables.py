@@ -9,12 +9,14 @@ face (:meth:`Tables.to_pandas`), and the Parquet dataset its files (:meth:`Table
 :func:`to_parquet` writes the same files without holding the messages: each envelope and export is read
 as a stream of batches (:func:`memvelope_tools._stream.stream`), whose messages are kept in a file of
 Arrow record batches beside the output until the dataset's metadata (every document's provider) is
-known, then written as the Parquet row groups.
+known, then written as the Parquet row groups; an export's nodes (kept in a file the same way), files,
+projects and memory are made in the same pass as its conversations.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -49,6 +51,9 @@ from .errors import FormatError, OutputError
 
 if TYPE_CHECKING:
     import pyarrow.dataset as pads
+
+    from ._memory.scan import MemoryReading
+    from ._whole.tap import ExportPass
 
 
 @dataclass
@@ -303,20 +308,21 @@ def streamed_tables(
     dedupe: bool = False,
     progress: bool | None = None,
     on_conversion: Callable[[ConversionLog, str], object] | None = None,
-) -> Iterator[tuple[list[dict[str, Any]], dict[str, pa.Table | Chunks], dict[str, pa.Table]]]:
+    memory: MemoryTable | None = None,
+) -> Iterator[tuple[list[dict[str, Any]], dict[str, pa.Table | Chunks], dict[str, pa.Table | Chunks]]]:
     """Every table of inputs already resolved, as :func:`to_parquet` writes them, for the block: a record per
     document (as :attr:`Tables.documents`), the ``conversations``, ``messages`` (as :class:`Chunks`, read
     back from a file of Arrow record batches in the existing ``folder``, removed when the block ends) and
-    ``facts`` there are, and the whole exports' tables (``nodes``, ``assets``, ``projects``). Each envelope
-    and export is read once as a stream of batches; ``on_conversion`` is called with what each export's
-    conversion read and left out, and its provider."""
-    from ._whole.export import whole_tables
-
+    ``facts`` there are, and the whole exports' tables (``nodes``, as :class:`Chunks` read back as the
+    messages are, ``assets``, ``projects``, and with ``memory`` the ``memory`` of each export given by path,
+    as ``memory`` makes it (see :data:`MemoryTable`)). Each envelope and export is read once as a stream of
+    batches, an export's nodes, files, projects and memory made in the same pass as its conversations;
+    ``on_conversion`` is called with what each export's conversion read and left out, and its provider."""
     documents: list[dict[str, Any]] = []
     facts: list[pa.Table] = []
-    in_folders: dict[int, dict[str, pa.Table]] = {}  # the whole exports' tables each Parquet folder holds
-    with _Spool(folder) as spool:
-        for at, found in enumerate(inputs):
+    whole: dict[str, list[pa.Table]] = {}
+    with _Spool(folder) as spool, _Nodes(folder) as nodes:
+        for found in inputs:
             if found.kind == "parquet" and found.path is not None:
                 held, records = folder_contents(found.path)
                 documents += records
@@ -326,13 +332,18 @@ def streamed_tables(
                     spool.add(held.pop("conversations"), held.pop("messages", empty))
                 if "facts" in held:
                     facts.append(held.pop("facts"))
-                in_folders[at] = held
+                for name, table in held.items():
+                    if name == "nodes":
+                        nodes.add_table(table)
+                    else:
+                        whole.setdefault(name, []).append(table)
                 continue
             if found.kind in ("export", "envelope"):
                 spool.begin()
                 log = ConversionLog()
+                reading = nodes.reading(found, memory is not None) if found.kind == "export" else None
                 try:
-                    provider = stream(found, spool, progress=progress, log=log)
+                    provider = stream(found, spool, progress=progress, log=log, whole=reading)
                 except FormatError as exc:
                     if exc.reason != "wrong-layer":
                         raise
@@ -341,6 +352,9 @@ def streamed_tables(
                     if log.parts and on_conversion is not None:
                         on_conversion(log, provider)
                     documents.append({"source": found.label, "format": ENVELOPE_TAG, "provider": provider})
+                    if reading is not None:
+                        for name, table in _whole_of(found, reading, provider, memory).items():
+                            whole.setdefault(name, []).append(table)
                     continue
             taken: list[Any] = [found]  # as it is, so it is not resolved again
             read = read_documents(taken, None, progress=progress)
@@ -355,12 +369,95 @@ def streamed_tables(
             parts.update(conversations=conversations, messages=messages)
         if any(d["format"] == IR_TAG for d in documents):
             parts["facts"] = pa.concat_tables(facts)
-        whole: dict[str, list[pa.Table]] = {}
-        for at, found in enumerate(inputs):
-            held = in_folders[at] if at in in_folders else whole_tables([found], progress=progress)
-            for name, table in held.items():
-                whole.setdefault(name, []).append(table)
-        yield documents, parts, {name: pa.concat_tables(tables) for name, tables in whole.items()}
+        tables: dict[str, pa.Table | Chunks] = {}
+        if nodes.held:
+            tables["nodes"] = nodes.chunks()
+        tables.update({name: pa.concat_tables(held) for name, held in whole.items()})
+        yield documents, parts, tables
+
+
+#: What makes the memory table of an export given by path (its rows as
+#: :func:`memvelope_tools.memory_frame` reads them, in Arrow): called with the export, its provider, and
+#: the :class:`~memvelope_tools._memory.scan.MemoryReading` its conversion's pass handed every element
+#: (None for an export of several paths, whose each path's memory is read on its own).
+MemoryTable = Callable[[Input, str, "MemoryReading | None"], pa.Table]
+
+
+def _whole_of(found: Input, reading: ExportPass[Any], provider: str, memory: MemoryTable | None) -> dict[str, pa.Table]:
+    """The ``assets``, ``projects`` (and with ``memory`` the ``memory``) of an export whose conversations
+    ``reading`` was handed (see :meth:`_Nodes.reading`), each with a ``source`` column first."""
+    from ._whole.export import assets_table, finish, projects_table
+    from ._whole.files import list_export
+
+    files = found.files()
+    if files is None:
+        return {}
+    on_disk = tuple(files)
+    assets, projects = finish(on_disk, list_export(on_disk), reading.readers[:2], provider)
+    tables = {"assets": assets_table(assets), "projects": projects_table(projects)}
+    if memory is not None:
+        tables["memory"] = memory(found, provider, reading.readers[2] if len(on_disk) == 1 else None)
+    return {
+        name: table.add_column(0, "source", pa.array([found.label] * table.num_rows, pa.string()))
+        for name, table in tables.items()
+    }
+
+
+class _Nodes:
+    """The exports' nodes, a batch at a time, in a file of Arrow record batches in ``folder`` (removed when
+    the block ends), as each export's conversion pass makes them."""
+
+    def __init__(self, folder: Path) -> None:
+        from ._whole.arrow import SCHEMA
+
+        self.file = _BatchFile(folder, SCHEMA, "nodes")
+        self.sources: set[str] = set()
+        self.held = False  # whether an input gave a nodes table (an export, or a folder holding one)
+
+    def __enter__(self) -> _Nodes:
+        self.file.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.__exit__(*exc)
+
+    def add_table(self, table: pa.Table) -> None:
+        """An input's nodes, read whole (a Parquet folder's)."""
+        self.held = True
+        self.file.begin()
+        self.file.add(table)
+        self.sources.update(table.column("source").unique().to_pylist())
+
+    def reading(self, found: Input, memory: bool) -> ExportPass[Any]:
+        """What the conversion pass of the export ``found`` hands its batches to: its nodes go to the file,
+        its files and projects (for an export on disk) and its memory (with ``memory``, for an export given
+        by one path) to readers."""
+        from ._memory.scan import MemoryReading
+        from ._whole.arrow import shifted, unpack
+        from ._whole.export import READERS
+        from ._whole.pack import pack
+        from ._whole.read import Job, Piece
+        from ._whole.tap import ExportPass
+
+        files = found.files()
+        beside = READERS if files is not None else ()
+        elements = (MemoryReading,) if memory and files is not None and len(files) == 1 else ()
+        job = Job(functools.partial(pack, source=found.label), beside=beside, elements=elements)
+        self.held = True
+        self.file.begin()
+
+        def each(piece: Piece[Any], before: int) -> None:
+            batch = shifted(unpack(piece.value), before)
+            if batch.num_rows:
+                self.sources.add(found.label)
+            self.file.add(batch)
+
+        return ExportPass(found, job, each, again=self.file.restart)
+
+    def chunks(self) -> Chunks:
+        """The nodes, as they are read back from the file."""
+        self.file.finish()
+        return Chunks(self.file.rows, self.file.read(), frozenset(self.sources))
 
 
 @contextlib.contextmanager
@@ -378,29 +475,29 @@ def _made_for(folder: Path) -> Iterator[None]:
         raise
 
 
-class _Spool:
-    """A sink of the stream keeping the conversations tables it is given, and writing their messages to a
-    file of Arrow record batches in ``folder`` (removed when the block ends), read back a batch at a time."""
+class _BatchFile:
+    """A table written a batch at a time to a file of Arrow record batches in ``folder`` (removed when the
+    block ends), read back a batch at a time; the batches of an input read again are left out."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, schema: pa.Schema, prefix: str) -> None:
         self.folder = folder
-        self.schema = arrow_schema(MESSAGE_COLUMNS)
-        self.convs: list[pa.Table] = []
+        self.schema = schema
+        self.prefix = prefix
         self.batches = 0
         self.rows = 0
         self.dropped: list[range] = []  # the batches of an input read again
-        self.mark = (0, 0, 0)
+        self.mark = (0, 0)
 
-    def __enter__(self) -> _Spool:
-        with self._writing():
-            fd, name = tempfile.mkstemp(prefix=".messages.", suffix=".arrows.tmp", dir=self.folder)
+    def __enter__(self) -> _BatchFile:
+        with self.writing():
+            fd, name = tempfile.mkstemp(prefix=f".{self.prefix}.", suffix=".arrows.tmp", dir=self.folder)
         self.path = Path(name)
         self.file = os.fdopen(fd, "wb")
         self.writer = pa.ipc.new_stream(self.file, self.schema)
         return self
 
     @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
+    def writing(self) -> Iterator[None]:
         """A failure to write the file as an OutputError (a full disk, a folder no longer writable)."""
         try:
             yield
@@ -421,41 +518,31 @@ class _Spool:
 
     def begin(self) -> None:
         """An input starts (see :meth:`restart`)."""
-        self.mark = (len(self.convs), self.batches, self.rows)
+        self.mark = (self.batches, self.rows)
 
     def restart(self) -> None:
         """Forget what the input begun last gave so far: it is read again."""
-        convs, batches, self.rows = self.mark
-        del self.convs[convs:]
+        batches, self.rows = self.mark
         self.dropped.append(range(batches, self.batches))
 
-    def add(self, conversations: pa.Table, messages: pa.Table | None) -> None:
-        """Keep one batch: its conversations here, its messages in the file."""
-        self.convs.append(conversations)
-        if messages is None:
-            return
-        with self._writing():
-            for batch in messages.cast(self.schema).to_batches():
+    def add(self, table: pa.Table | pa.RecordBatch) -> None:
+        """Write one table's rows."""
+        if isinstance(table, pa.RecordBatch):
+            table = pa.Table.from_batches([table])
+        with self.writing():
+            for batch in table.cast(self.schema).to_batches():
                 self.writer.write_batch(batch)
                 self.batches += 1
-        self.rows += messages.num_rows
+        self.rows += table.num_rows
 
-    def tables(self, dedupe: bool) -> tuple[pa.Table, Chunks]:
-        """The conversations, and the messages as they are read back from the file; without the repeated
-        conversations ``dedupe`` drops (as the frames' ``dedupe=True``)."""
-        with self._writing():
+    def finish(self) -> None:
+        """Every batch was written."""
+        with self.writing():
             self.writer.close()
             self.file.flush()
-        empty = arrow_schema(CONVERSATION_COLUMNS).empty_table()
-        convs = pa.concat_tables(self.convs) if self.convs else empty
-        self.convs = []
-        if not dedupe or not convs.num_rows:
-            return convs, Chunks(self.rows, self._messages(None))
-        keep = dedupe_mask(convs)
-        kept = np.repeat(keep, convs.column("n_messages").to_numpy())
-        return convs.filter(pa.array(keep)), Chunks(int(kept.sum()), self._messages(kept))
 
-    def _messages(self, keep: np.ndarray | None) -> Iterator[pa.Table]:
+    def read(self, keep: np.ndarray | None = None) -> Iterator[pa.Table]:
+        """The rows written (those ``keep`` marks, when given), a batch at a time."""
         dropped = {i for taken in self.dropped for i in taken}
         at = 0
         with pa.OSFile(os.fspath(self.path)) as source, pa.ipc.open_stream(source) as reader:
@@ -467,6 +554,52 @@ class _Spool:
                     table = table.filter(pa.array(keep[at : at + batch.num_rows]))
                 at += batch.num_rows
                 yield table
+
+
+class _Spool:
+    """A sink of the stream keeping the conversations tables it is given, and writing their messages to a
+    file of Arrow record batches in ``folder`` (removed when the block ends), read back a batch at a time."""
+
+    def __init__(self, folder: Path) -> None:
+        self.messages = _BatchFile(folder, arrow_schema(MESSAGE_COLUMNS), "messages")
+        self.convs: list[pa.Table] = []
+        self.mark = 0
+
+    def __enter__(self) -> _Spool:
+        self.messages.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.messages.__exit__(*exc)
+
+    def begin(self) -> None:
+        """An input starts (see :meth:`restart`)."""
+        self.mark = len(self.convs)
+        self.messages.begin()
+
+    def restart(self) -> None:
+        """Forget what the input begun last gave so far: it is read again."""
+        del self.convs[self.mark :]
+        self.messages.restart()
+
+    def add(self, conversations: pa.Table, messages: pa.Table | None) -> None:
+        """Keep one batch: its conversations here, its messages in the file."""
+        self.convs.append(conversations)
+        if messages is not None:
+            self.messages.add(messages)
+
+    def tables(self, dedupe: bool) -> tuple[pa.Table, Chunks]:
+        """The conversations, and the messages as they are read back from the file; without the repeated
+        conversations ``dedupe`` drops (as the frames' ``dedupe=True``)."""
+        self.messages.finish()
+        empty = arrow_schema(CONVERSATION_COLUMNS).empty_table()
+        convs = pa.concat_tables(self.convs) if self.convs else empty
+        self.convs = []
+        if not dedupe or not convs.num_rows:
+            return convs, Chunks(self.messages.rows, self.messages.read())
+        keep = dedupe_mask(convs)
+        kept = np.repeat(keep, convs.column("n_messages").to_numpy())
+        return convs.filter(pa.array(keep)), Chunks(int(kept.sum()), self.messages.read(kept))
 
 
 @overload

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import matplotlib.dates as mdates
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from matplotlib.ticker import MaxNLocator
 
 from ._chart_axes import date_axis, freq_unit, get_ax, local, no_data, palette, period_start, tidy
@@ -44,6 +46,28 @@ _OTHERS_COLOR = "#B0B0B0"
 _WIDTH = {"week": 5.5, "month": 24.0, "year": 300.0}
 _FREQ = {"week": "W-MON", "month": "MS", "year": "YS"}
 _COLUMNS = ("ts", "role", "kind", "model", "tools", "sibling")
+
+
+def charted(nodes: pa.RecordBatch | pa.Table) -> pa.Table:
+    """Of nodes in Arrow (the columns of the nodes table), the columns the charts read and the rows one of
+    them shows (dated nodes that are an assistant's naming a model, of a kind of :data:`FEATURE_KINDS`,
+    calling a tool, or an edited prompt or regenerated reply), in order: what each chart draws of these is
+    what it draws of all the nodes, so a report keeps only these of each batch."""
+    table = pa.Table.from_batches([nodes]) if isinstance(nodes, pa.RecordBatch) else nodes
+    role = pc.cast(table["role"], pa.string())
+    kind = pc.cast(table["kind"], pa.string())
+    shown = pc.or_(
+        pc.or_(
+            pc.and_(pc.equal(role, "assistant"), pc.is_valid(table["model"])),
+            pc.is_in(kind, pa.array(FEATURE_KINDS, pa.string())),
+        ),
+        pc.or_(
+            pc.greater(pc.list_value_length(table["tools"]), 0),
+            pc.and_(pc.greater(table["sibling"], 1), pc.is_in(role, pa.array(["user", "assistant"]))),
+        ),
+    )
+    keep = pc.and_(pc.is_valid(table["ts"]), pc.fill_null(shown, False))
+    return table.select(list(_COLUMNS)).filter(keep)
 
 
 def nodes_of(frame: Any) -> pd.DataFrame:

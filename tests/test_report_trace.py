@@ -1,9 +1,11 @@
 """One route: a report (or the topics) of an export zip resolves its input once and opens the zip once,
-for its conversations, its topics and the provider's memory alike."""
+for its conversations, its topics and the provider's memory alike; the report, parquet and sqlite read
+each conversation part once, for the envelope's tables and the nodes, files, projects and memory alike."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import zipfile
@@ -126,3 +128,59 @@ def test_doctor_of_a_zip_resolves_it_once_and_opens_it_once(traced, export, caps
     # the sample's 40 conversations and 114 messages (its envelope's), and the memory read from the same opening
     assert report["converts"] is True and report["conversations_kept"] == 40 and report["messages_kept"] == 114
     assert report["memory"]["items"] > 0
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The names of the export's conversation parts each time one is read (every reader of a part's
+    elements, in this process: conversion, the nodes, the files and projects, the memory)."""
+    from memvelope_tools._json import elements
+
+    parts: list[str] = []
+    made = elements.PartElements.__init__
+
+    def counted(self, part, *args, **kwargs):
+        if "conversations" in Path(part.name).name:
+            parts.append(part.name)
+        made(self, part, *args, **kwargs)
+
+    monkeypatch.setattr(elements.PartElements, "__init__", counted)
+    return parts
+
+
+def each_part_once(reads: list[str], export: Path) -> bool:
+    """Whether ``reads`` names each conversation part of the zip ``export`` once."""
+    with zipfile.ZipFile(export) as held:
+        parts = sorted(n for n in held.namelist() if re.fullmatch(r"conversations(-\d+)?\.json", n))
+    return len(parts) > 1 and sorted(name.rsplit("!", 1)[-1] for name in reads) == parts
+
+
+def test_a_report_reads_the_conversations_once(reads, export, tmp_path):
+    out = tmp_path / "report.html"
+    assert main(["report", str(export), "-o", str(out), "-q"]) == 0
+    assert each_part_once(reads, export), reads
+    page = out.read_text(encoding="utf-8")
+    # the sections only the export gives are there, from that one reading
+    assert "How you used it: ChatGPT" in page and "What ChatGPT remembers about you" in page
+
+
+def test_parquet_reads_the_conversations_once(reads, export, tmp_path):
+    out = tmp_path / "pq"
+    assert main(["parquet", str(export), "-o", str(out), "-q"]) == 0
+    assert each_part_once(reads, export), reads
+    assert {p.stem for p in out.glob("*.parquet")} == {"conversations", "messages", "nodes", "assets", "projects"}
+
+
+def test_sqlite_reads_the_conversations_once(reads, export, tmp_path):
+    pytest.importorskip("sqlite_utils")
+    out = tmp_path / "history.db"
+    assert main(["sqlite", str(export), "-o", str(out), "-q"]) == 0
+    assert each_part_once(reads, export), reads
+    import sqlite3
+
+    db = sqlite3.connect(out)
+    try:
+        tables = {row[0] for row in db.execute("select name from sqlite_master where type = 'table'")}
+    finally:
+        db.close()
+    assert {"conversations", "messages", "nodes", "memory", "assets", "projects"} <= tables

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from conftest import COLLECTED
@@ -248,17 +249,23 @@ def test_the_inventory_of_a_zip_reads_its_conversations_once(tmp_path: Path, mon
     assert found["nodes"] == 4
 
 
-def test_to_parquet_reads_the_conversations_for_the_envelope_and_once_for_the_rest(
+def test_to_parquet_reads_the_conversations_once_for_the_envelope_and_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = write_zip(tmp_path / "export.zip", {**PARTS, **SIDE})
     opened = _count_opens(monkeypatch)
     written = mv.to_parquet(path, tmp_path / "pq")
     assert sorted(written) == ["assets", "conversations", "messages", "nodes", "projects"]
-    # once converted to the envelope, once read for the nodes, the files and the projects together
-    assert sorted(name for name in opened if "conversations-" in name) == sorted(
-        2 * [f"{path}!{name}" for name in PARTS]
-    )
+    # converted to the envelope, the nodes, the files and the projects made in the same reading
+    assert sorted(name for name in opened if "conversations-" in name) == sorted(f"{path}!{name}" for name in PARTS)
+    frames = mv.read_parquet(tmp_path / "pq")
+    assert len(frames["nodes"]) == 4
+    # the files as assets_frame's own reading of the conversations finds them
+    assets = pq.read_table(tmp_path / "pq" / "assets.parquet")
+    frame = mv.assets_frame(path)
+    for column in ("pointer", "name", "present", "conversation_id"):
+        assert assets.column(column).to_pylist() == [None if v is pd.NA else v for v in frame[column]]
+    assert "a.png" in assets.column("name").to_pylist()
 
 
 def test_projects_used_in_several_parts_are_counted_across_them(tmp_path: Path) -> None:

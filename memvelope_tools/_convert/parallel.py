@@ -15,7 +15,7 @@ import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from .._json.elements import FIELDS, JS, LONE, Reader
 from .._stable import CHANGED, Changed, Stamp, changed
@@ -31,10 +31,32 @@ PARALLEL_ABOVE: Final = 32 << 20  # bytes of input: smaller exports stay in one 
 Source = bytes | tuple[str, int, int, Stamp]  # a batch's bytes, or (path, start, end, stamp) of the file holding them
 
 
+class Taker(Protocol):
+    """What takes a batch's elements beside conversion (see :class:`Beside`)."""
+
+    def add(self, element: object, flags: int | None, data: Any, start: int, end: int) -> None:
+        """The next element, its scanner ``flags`` (None: not known), its JSON text ``data[start:end]``."""
+
+    def piece(self) -> object:
+        """What was made of the elements taken."""
+
+
+@dataclass(frozen=True)
+class Beside:
+    """What else is made of the elements conversion parses, each parsed once for both: ``start(provider,
+    part)`` makes a taker for a batch of the elements of the part named ``part`` (it is handed to the
+    worker processes, so a module-level function or an instance of a module-level class), and ``put`` is
+    given each batch's piece here, in the export's order."""
+
+    start: Callable[[str, str], Taker]
+    put: Callable[[Any], None]
+
+
 @dataclass(frozen=True)
 class Piece:
     """What a worker made of a batch: the conversations' envelope bytes (joined by ``SEPARATOR``) and
-    the counts the envelope's meta and the conversion log need."""
+    the counts the envelope's meta and the conversion log need; ``beside``: the piece of the batch's
+    taker (see :class:`Beside`), when one was asked for."""
 
     body: bytes
     conversations: int
@@ -42,6 +64,7 @@ class Piece:
     elements: int
     foreign: int
     replaced: int
+    beside: Any = None
 
 
 def read_range(source: Source) -> bytes:
@@ -61,11 +84,12 @@ def work(
     normalise: Callable[[object], dict[str, Any] | None],
     other: Callable[[object], bool],
     use_orjson: bool,
+    taker: Callable[[], Taker] | None = None,
 ) -> Piece:
     """Parse the elements ``found`` (a scan's list, positions relative to the batch's first byte) in
     ``source``, normalise each with ``normalise`` and serialise them, counting those ``other`` (the
-    other provider's shape check) accepts; :class:`~memvelope_tools._stable.Changed` when the file
-    read changed since the parent read it."""
+    other provider's shape check) accepts, and hand each to the taker ``taker`` makes, when given;
+    :class:`~memvelope_tools._stable.Changed` when the file read changed since the parent read it."""
     enabled = gc.isenabled()
     gc.disable()  # parse trees hold no cycles (see memvelope_tools._gc)
     try:
@@ -74,9 +98,12 @@ def work(
         bodies: list[bytes] = []
         run: list[dict[str, Any]] = []  # conversations serialised together, none with a lone surrogate
         conversations = messages = foreign = 0
+        taking = None if taker is None else taker()
         for k in range(0, len(found), FIELDS):
             _, _, start, end, flags, depth = found[k : k + FIELDS]
             element = reader.value(data, start, end, flags, depth)
+            if taking is not None:
+                taking.add(element, flags, data, start, end)
             foreign += other(element)
             conversation = normalise(element)
             del element
@@ -94,7 +121,8 @@ def work(
         if run:
             bodies.append(fragments(run))
         body = SEPARATOR.join(bodies)
-        return Piece(body, conversations, messages, len(found) // FIELDS, foreign, reader.replaced)
+        beside = None if taking is None else taking.piece()
+        return Piece(body, conversations, messages, len(found) // FIELDS, foreign, reader.replaced, beside)
     finally:
         if enabled:
             gc.enable()
@@ -144,15 +172,16 @@ class Pool:
         other: Callable[[object], bool],
         use_orjson: bool,
         at: tuple[str, int, Stamp] | None = None,
+        taker: Callable[[], Taker] | None = None,
     ) -> None:
         """A batch: the children ``found`` (array elements, as a scan lists them) in ``buf``, taken by
-        ``normalise`` and counted by ``other`` as :func:`work` does. With ``at``
+        ``normalise``, counted by ``other`` and handed to ``taker``'s taker as :func:`work` does. With ``at``
         (a file's path, the position of ``buf`` in it, the file's stamp as read), the worker reads the
         bytes from the file instead. ``tag`` (the part's name) is passed on to ``write`` with its piece."""
         source, shifted = batch_source(buf, found, at)
         while len(self._pending) >= self._limit:
             self._next()
-        self._pending.append((tag, self._executor.submit(work, source, shifted, normalise, other, use_orjson)))
+        self._pending.append((tag, self._executor.submit(work, source, shifted, normalise, other, use_orjson, taker)))
 
     def drain(self) -> None:
         """Wait for every batch and write its piece."""

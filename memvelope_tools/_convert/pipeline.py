@@ -10,6 +10,7 @@ by :mod:`memvelope_tools._sources` is converted here for every caller (:func:`op
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import math
 import os
@@ -33,7 +34,7 @@ from ..errors import MemvelopeError, MixedProvidersWarning, OutputError
 from .assemble import Assembler, Conversation, mixed_providers, rules
 from .envelope import SEPARATOR, Envelope, build_envelope, dumps_envelope, envelope_frame, fragment
 from .log import ConversionLog
-from .parallel import Piece, Pool, workers_for
+from .parallel import Beside, Piece, Pool, Taker, workers_for
 from .sources import Expansion, Part, ZipLimits, describe, expand
 
 
@@ -54,6 +55,66 @@ def counting(emit: Callable[[Conversation], None], bar: Bar) -> Callable[[Conver
     return counted
 
 
+class _Tapping:
+    """The elements this process parses handed to ``beside``'s takers, a taker per range of a part (see
+    :meth:`end_range`); the elements read before the provider is known wait for it."""
+
+    def __init__(self, beside: Beside, assembler: Assembler) -> None:
+        self.beside = beside
+        self.assembler = assembler
+        self.waiting: list[tuple[str, object, int, bytes, int, int]] = []
+        self.taker: Taker | None = None
+
+    def element(self, part: str, element: object, flags: int, buf: bytes, start: int, end: int) -> None:
+        """The next element, of the part named ``part``, its JSON text ``buf[start:end]``."""
+        if self.assembler.failed:
+            return  # only read on to report a broken later part
+        provider = self.assembler.provider
+        if provider is None or self.waiting:
+            self.waiting.append((part, element, flags, buf, start, end))
+            self.flush()
+            return
+        if self.taker is None:
+            self.taker = self.beside.start(provider, part)
+        self.taker.add(element, flags, buf, start, end)
+
+    def end_range(self) -> None:
+        """The range of elements ends: its taker's piece is handed on."""
+        if self.taker is not None:
+            self.beside.put(self.taker.piece())
+            self.taker = None
+
+    def flush(self) -> None:
+        """Hand on the elements waiting, a piece per part, once the provider is known."""
+        provider = self.assembler.provider
+        if provider is None or self.assembler.failed or not self.waiting:
+            return
+        waiting, self.waiting = self.waiting, []
+        taker: Taker | None = None
+        for n, (part, element, flags, buf, start, end) in enumerate(waiting):
+            if taker is None:
+                taker = self.beside.start(provider, part)
+            taker.add(element, flags, buf, start, end)
+            if n + 1 == len(waiting) or waiting[n + 1][0] != part:
+                self.beside.put(taker.piece())
+                taker = None
+
+
+def _take(
+    assembler: Assembler, tapping: _Tapping | None, part: str, values: list[Any], found: list[int], buf: bytes
+) -> None:
+    """Give the assembler (and ``tapping``) the elements ``values``, scanned as ``found`` in ``buf``,
+    letting each go once taken."""
+    for n in range(len(values)):
+        element, values[n] = values[n], None
+        assembler.element(element)
+        if tapping is not None:
+            start, end, flags = found[n * FIELDS + 2 : n * FIELDS + 5]
+            tapping.element(part, element, flags, buf, start, end)
+    if tapping is not None:
+        tapping.end_range()
+
+
 def feed(
     parts: Sequence[Part],
     log: ConversionLog,
@@ -63,13 +124,16 @@ def feed(
     fast: bool = True,
     pool: Pool | None = None,
     write: Callable[[Piece], None] | None = None,
+    beside: Beside | None = None,
 ) -> str:
     """Read every part's elements into ``assembler``; return the provider.
 
     With a ``pool`` (and a ``write``), the elements after the provider is known go to its worker
-    processes, and ``write`` receives their pieces in order (see :mod:`.parallel`).
+    processes, and ``write`` receives their pieces in order (see :mod:`.parallel`). With ``beside``, each
+    element is also handed to its takers as it is parsed (see :class:`~memvelope_tools._convert.parallel.Beside`).
     """
     log.parts = [p.name for p in parts]
+    tapping = None if beside is None else _Tapping(beside, assembler)
 
     def take(tag: str, piece: Piece) -> None:
         assert write is not None
@@ -77,6 +141,8 @@ def feed(
         assembler.counts(piece.conversations, piece.messages, piece.elements, piece.foreign)
         if piece.replaced:
             log.replaced[tag] = log.replaced.get(tag, 0) + piece.replaced
+        if beside is not None:
+            beside.put(piece.beside)
 
     if pool is not None:
         pool.write = take
@@ -93,20 +159,21 @@ def feed(
                 assembler.skip(len(found) // FIELDS)  # read on only to report a broken later part
                 continue
             if pool is None:
-                for element in elements.values(buf, found, offset):
-                    assembler.element(element)
+                _take(assembler, tapping, part.name, elements.values(buf, found, offset), found, buf)
                 continue
             k = 0  # the elements before the provider is known are taken here, the rest by the workers
             while k < len(found) and assembler.provider is None and not assembler.failed:
-                for element in elements.values(buf, found[k : k + FIELDS], offset):
-                    assembler.element(element)
+                one = found[k : k + FIELDS]
+                _take(assembler, tapping, part.name, elements.values(buf, one, offset), one, buf)
                 k += FIELDS
             if k < len(found) and assembler.failed:
                 assembler.skip((len(found) - k) // FIELDS)
             elif k < len(found):
                 stamp = elements.stamp
                 at = None if part.path is None or stamp is None else (part.path, offset + elements.skip, stamp)
-                pool.submit(part.name, buf, found[k:], *rules(assembler.provider or ""), fast, at)
+                provider = assembler.provider or ""
+                taker = None if beside is None else functools.partial(beside.start, provider, part.name)
+                pool.submit(part.name, buf, found[k:], *rules(provider), fast, at, taker)
         if not elements.is_array:
             assembler.non_array(shows, part.name)
         if reader.replaced:
@@ -114,6 +181,8 @@ def feed(
     if pool is not None:
         pool.drain()
     provider = assembler.finish()
+    if tapping is not None:
+        tapping.flush()
     log.elements, log.foreign = assembler.elements, assembler.foreign
     if assembler.foreign:
         warnings.warn(
@@ -138,17 +207,18 @@ def convert_parts(
     *,
     fast: bool | None = None,
     progress: bool | None = None,
+    beside: Beside | None = None,
 ) -> Envelope:
     """Convert an ordered list of parts (see :func:`memvelope_tools._convert.sources.expand`).
 
-    Options as for :func:`convert`.
+    Options as for :func:`convert`; ``beside`` as for :func:`feed`.
     """
     log = log if log is not None else ConversionLog()
     conversations: list[Conversation] = []
     total = sum(p.size or 0 for p in parts) or None
     with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():
         assembler = Assembler(counting(conversations.append, bar), describe(parts))
-        provider = feed(parts, log, assembler, bar, fast=fast is not False)
+        provider = feed(parts, log, assembler, bar, fast=fast is not False, beside=beside)
     return build_envelope(provider, conversations, describe(parts))
 
 
@@ -319,12 +389,14 @@ def convert_body(
     workers: int | None = 1,
     on_provider: Callable[[str], Any] | None = None,
     log: ConversionLog | None = None,
+    beside: Beside | None = None,
 ) -> dict[str, Any]:
     """Convert one export, giving ``write`` the text of its envelope's conversations array (what
     :func:`convert_stream` writes between the array's brackets) a piece at a time, in order, as it is
     made; nothing is held. ``workers`` are :func:`convert_stream`'s; ``on_provider`` is called with the
-    provider before the first piece is written; ``log`` learns what was read and left out. Returns the
-    envelope's ``meta``; errors are :func:`convert_stream`'s."""
+    provider before the first piece is written; ``log`` learns what was read and left out; ``beside`` is
+    handed each element as it is parsed (see :func:`feed`). Returns the envelope's ``meta``; errors are
+    :func:`convert_stream`'s."""
     inputs = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     expansion = expand(inputs, None)
     log = log if log is not None else ConversionLog()
@@ -335,7 +407,7 @@ def convert_body(
     pool = Pool(count) if count > 1 else None
     try:
         with expansion.explained():
-            meta = _body(expansion.parts, log, write, pool, progress, total, on_provider)
+            meta = _body(expansion.parts, log, write, pool, progress, total, on_provider, beside)
         if pool is not None:
             pool.release()
     finally:
@@ -352,6 +424,7 @@ def _body(
     progress: bool | None,
     total: int | None,
     on_provider: Callable[[str], Any] | None = None,
+    beside: Beside | None = None,
 ) -> dict[str, Any]:
     """Give the conversations' envelope bytes to ``put``, in order; return the envelope's meta."""
     first = True
@@ -374,7 +447,7 @@ def _body(
 
     with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():
         assembler = Assembler(counting(emit, bar), describe(parts))
-        provider = feed(parts, log, assembler, bar, pool=pool, write=write)
+        provider = feed(parts, log, assembler, bar, pool=pool, write=write, beside=beside)
     return {
         "source_provider": provider,
         "conversation_count": assembler.conversations,
@@ -404,17 +477,18 @@ def open_export(
     progress: bool | None = None,
     zip_limits: ZipLimits | None = None,
     fast: bool | None = None,
+    beside: Beside | None = None,
 ) -> dict[str, Any]:
-    """The envelope of a resolved export, converted from its parts in order."""
+    """The envelope of a resolved export, converted from its parts in order (``beside``: see :func:`feed`)."""
     if len(found.parts) == 1 and isinstance(found.parts[0], bytes):
-        return _from_bytes(found.parts[0], found.name, report, progress)
+        return _from_bytes(found.parts[0], found.name, report, progress, beside)
     with explained(found.parts):
         expansion = expand(found.parts, zip_limits)
         if report is not None:
             report.ignored = expansion.ignored
             report.chose = expansion.chose
         with expansion.explained():
-            return convert_parts(expansion.parts, report, fast=fast, progress=progress)
+            return convert_parts(expansion.parts, report, fast=fast, progress=progress, beside=beside)
 
 
 def convert_export(
@@ -424,11 +498,13 @@ def convert_export(
     progress: bool | None = None,
     on_provider: Callable[[str], Any] | None = None,
     log: ConversionLog | None = None,
+    beside: Beside | None = None,
 ) -> dict[str, Any] | None:
     """Convert a resolved export, giving ``write`` the text of its envelope's conversations array a piece
     at a time (see :func:`memvelope_tools._convert.convert_body`, which also says when ``on_provider`` is
     called); returns the envelope's meta, or None, writing nothing, for an export given as bytes. ``log``
-    learns what the conversion read and left out.
+    learns what the conversion read and left out; ``beside`` is handed each element as it is parsed (see
+    :func:`feed`).
 
     The conversations are those ``memvelope convert`` writes, in the same bytes. Errors are
     :func:`open_export`'s.
@@ -436,19 +512,25 @@ def convert_export(
     if not found.parts or not all(isinstance(part, str | os.PathLike) for part in found.parts):
         return None
     with explained(found.parts):
-        return convert_body(list(found.parts), write, progress=progress, on_provider=on_provider, log=log)
+        parts = list(found.parts)
+        return convert_body(parts, write, progress=progress, on_provider=on_provider, log=log, beside=beside)
 
 
-def _from_bytes(data: bytes, name: str | None, report: ConversionLog | None, progress: bool | None) -> dict[str, Any]:
+def _from_bytes(
+    data: bytes, name: str | None, report: ConversionLog | None, progress: bool | None, beside: Beside | None
+) -> dict[str, Any]:
     if data[:2] != b"PK":
         part = Part(name or "<bytes>", lambda: io.BytesIO(data), len(data))
-        return convert_parts([part], report, progress=progress)
+        return convert_parts([part], report, progress=progress, beside=beside)
     with tempfile.TemporaryDirectory(prefix="memvelope-") as tmp:
         path = Path(tmp) / (name if name and name.lower().endswith(".zip") else "export.zip")
         path.write_bytes(data)
         try:
             return open_export(
-                Input("export", path.name, os.fspath(path), parts=(path,)), report=report, progress=progress
+                Input("export", path.name, os.fspath(path), parts=(path,)),
+                report=report,
+                progress=progress,
+                beside=beside,
             )
         except MemvelopeError as exc:
             raise _renamed(exc, f"{tmp}{os.sep}") from None

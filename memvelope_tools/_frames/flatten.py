@@ -216,8 +216,13 @@ def flatten_export_batches(
     """
     provider: list[str] = []
 
+    def provider_of(_: _Builder) -> str:
+        if not provider:  # nothing was converted here (an export given as bytes): it is read whole
+            raise Fallback
+        return provider[0]
+
     def read(windows: Windows) -> None:
-        _in_batches(windows, stream_array, label, name, sink, rows, lambda _: provider[0])
+        _in_batches(windows, stream_array, label, name, sink, rows, provider_of)
 
     meta = _read_while_made(lambda write: convert(write, provider.append), read, window)
     if meta is None:

@@ -156,6 +156,44 @@ def read_memories(
     return [e.finish(foldings.get(e.provider) or Folding()) for e in exports.values()]
 
 
+def memory_of_pass(path: str | os.PathLike[str], provider: str, reading: Any) -> MemoryRead:
+    """The memory of the export at ``path`` (one zip, folder or file, whose conversations are of
+    ``provider``), of what a :class:`~memvelope_tools._memory.scan.MemoryReading` handed every element of
+    its conversation parts read, and of the Claude memory files beside them: what :func:`read_memory`
+    reads of it.
+
+    Parameters
+    ----------
+    path
+        The export's one path, as conversion read it.
+    provider
+        The provider its conversion found.
+    reading
+        The ``MemoryReading`` its conversion's pass handed every element, once every batch was folded in.
+
+    Returns
+    -------
+    MemoryRead
+        As :func:`read_memory` gives it.
+
+    Raises
+    ------
+    ConversionError
+        When a Claude memory file is not valid JSON.
+
+    Examples
+    --------
+    >>> from memvelope_tools._memory.scan import MemoryReading
+    >>> memory_of_pass("export.zip", "chatgpt", MemoryReading()).provider  # doctest: +SKIP
+    'chatgpt'
+    """
+    seen = reading.seen if reading.seen is not None else Folding()
+    seen.extend(reading.sightings)
+    reading.sightings = []
+    parts = memory_parts([path], ZipLimits()) if provider == "claude" else []
+    return _finish(provider, seen, parts, reading.records)
+
+
 def paths_of(
     export: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], more: Sequence[str | os.PathLike[str]] = ()
 ) -> list[str | os.PathLike[str]]:

@@ -34,6 +34,38 @@ def _holds(buf: Any, marks: tuple[bytes, ...], start: int, end: int) -> bool:
     return any(buf.find(mark, start, end) >= 0 for mark in marks)
 
 
+class MemoryReading:
+    """The memory of the elements of an export's array handed to it (an element reader of the pass that
+    converts the export, see :class:`memvelope_tools._whole.read.ElementReader`): the sightings of the
+    ChatGPT conversations whose bytes hold a memory mark, parsed only once for conversion and memory
+    alike, and whether an element holds a system or tool message; as :func:`scan_export` reads them."""
+
+    def __init__(self) -> None:
+        self.sightings: list[tuple[Any, ...]] = []
+        self.records = False
+        self.seen: Folding | None = None  # where the sightings of the batches after this one are folded
+
+    def element(self, element: object, provider: str, data: Any, start: int, end: int) -> None:
+        """One element, its JSON text ``data[start:end]``."""
+        if provider != "chatgpt":
+            return
+        if not self.records and _holds(data, _RECORD_ROLES, start, end):
+            self.records = True
+        if _holds(data, _MEMORY_MARKS, start, end):
+            seen: list[Seen] = []
+            chatgpt_conversation(element, seen)
+            self.sightings += map(tuple, seen)
+
+    def extend(self, later: MemoryReading) -> None:
+        """Fold in what ``later`` read, from the elements after those this one was handed."""
+        if self.seen is None:
+            self.seen = Folding()
+        self.seen.extend(self.sightings)
+        self.sightings = []
+        self.seen.extend(later.sightings)
+        self.records = self.records or later.records
+
+
 @dataclass
 class Scan:
     """What one pass over the export's conversation parts found."""

@@ -99,18 +99,23 @@ def _names(names: Strings) -> pa.Array:
     return _strings(names, count, "tool")
 
 
+def shifted(batch: pa.RecordBatch, before: int) -> pa.RecordBatch:
+    """A batch of one export's nodes, its ``conv_index`` shifted by ``before`` (the conversations the
+    envelope keeps from the batches before it)."""
+    if not before or not batch.num_rows:
+        return batch
+    i = batch.schema.get_field_index("conv_index")
+    columns = list(batch.columns)
+    columns[i] = pc.add(columns[i], before)  # RecordBatch.set_column is newer than the oldest pyarrow taken
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+
+
 def to_table(pieces: Sequence[Piece[Packed]], *, with_text: bool = False) -> pa.Table:
     """The batches of one export in order as one table, each batch's ``conv_index`` shifted by the
     conversations the envelope keeps from the batches before it."""
     batches = []
     before = 0
     for piece in pieces:
-        batch = unpack(piece.value, with_text=with_text)
-        if before and batch.num_rows:
-            i = batch.schema.get_field_index("conv_index")
-            columns = list(batch.columns)
-            columns[i] = pc.add(columns[i], before)  # RecordBatch.set_column is newer than the oldest pyarrow taken
-            batch = pa.RecordBatch.from_arrays(columns, schema=batch.schema)
-        batches.append(batch)
+        batches.append(shifted(unpack(piece.value, with_text=with_text), before))
         before += piece.kept
     return pa.Table.from_batches(batches, schema=TEXT_SCHEMA if with_text else SCHEMA)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 from .._convert.assemble import detect_provider, mixed_providers
 from .._convert.parallel import batch_source, read_range, workers_for
@@ -62,32 +62,45 @@ class Tally(Protocol[T_co]):
         """What was made of the conversations taken."""
 
 
+class ElementReader(Protocol):
+    """What takes every element of the export's array once its provider is known, with the element's bytes
+    (for a job that looks at how the element is written, or parses only the elements it needs)."""
+
+    def element(self, element: object, provider: str, data: Any, start: int, end: int) -> None:
+        """One element, whose JSON text is ``data[start:end]``."""
+
+    def extend(self, later: Self) -> None:
+        """Add what another reader found in the elements after those this one was handed."""
+
+
 @dataclass(frozen=True)
 class Job(Generic[T]):
     """What is made of each batch: ``make``'s result of its nodes (``texts``: with every node's text, else
     only those the envelope keeps carry theirs), or with ``tally`` (called with the provider, afresh for
     each batch) the result of its conversations, with no node rows made; and ``beside``: readers made
     afresh for the batch (each called with no argument), handed each conversation of the export's
-    provider whole."""
+    provider whole; ``elements``: readers made afresh for the batch, handed every element."""
 
     make: Consumer[T] | None
     texts: bool = True
     beside: tuple[Callable[[], ConversationReader], ...] = ()
     tally: Callable[[str], Tally[T]] | None = None
+    elements: tuple[Callable[[], ElementReader], ...] = ()
 
 
 @dataclass
 class Piece(Generic[T]):
     """A consumer's result for one batch, with the batch's counts: conversations of the provider
     (``conversations``), of them those the envelope keeps (``kept``), and elements of the other
-    provider's shape (``foreign``, which conversion leaves out); and the batch's readers (``readers``)."""
+    provider's shape (``foreign``, which conversion leaves out); and the batch's readers (``readers``,
+    those of the job's ``beside`` then those of its ``elements``)."""
 
     value: T
     conversations: int
     kept: int
     foreign: int
     notes: list[tuple[str, type[Warning]]] = field(default_factory=list)
-    readers: list[ConversationReader] = field(default_factory=list)
+    readers: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -97,7 +110,7 @@ class Whole(Generic[T]):
 
     provider: str
     pieces: list[Piece[T]] = field(default_factory=list)
-    readers: list[ConversationReader] = field(default_factory=list)
+    readers: list[Any] = field(default_factory=list)
 
     @property
     def conversations(self) -> int:
@@ -105,37 +118,67 @@ class Whole(Generic[T]):
         return sum(p.conversations for p in self.pieces)
 
 
+class Taking(Generic[T]):
+    """The job's piece of a batch of elements (parsed conversations of ``provider``, of the part at
+    ``part`` inside the export), taken one element at a time."""
+
+    def __init__(self, provider: str, job: Job[T], part: str = "") -> None:
+        self.provider, self.job, self.part = provider, job, part
+        self._rows = ROWS[provider]
+        self._tally = None if job.tally is None else job.tally(provider)
+        self._other = registry.conversation_test(OTHER[provider])
+        self._readers = [new() for new in job.beside]
+        self._elements = [new() for new in job.elements]
+        self._out: list[Node] = []
+        self._lone: set[int] | None = set()
+        self.conversations = self.kept = self.foreign = 0
+
+    def add(self, element: object, flags: int | None = None, data: Any = None, start: int = 0, end: int = 0) -> None:
+        """Take the next element (``flags``: the scanner's flags of it, None when not known; ``data``,
+        ``start``, ``end``: where its JSON text is, for the job's element readers)."""
+        for each in self._elements:
+            each.element(element, self.provider, data, start, end)
+        self.foreign += self._other(element)
+        job = self.job
+        if self._tally is None:
+            found = self._rows(element, self.conversations, self.kept, self._out, job.texts)
+        else:
+            found = self._tally.add(element)
+        if found is None:
+            return
+        if flags is None:
+            self._lone = None
+        elif self._lone is not None and flags & LONE:
+            self._lone.add(self.conversations)
+        for reader in self._readers:
+            reader.take(element, self.provider, self.part)  # type: ignore[arg-type]  # a conversation: a dict
+        self.conversations += 1
+        self.kept += found
+
+    def piece(self) -> Piece[T]:
+        """The job's result of the elements taken, with their counts and readers."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if self._tally is not None:
+                value = self._tally.result()
+            else:
+                assert self.job.make is not None
+                lone = None if self._lone is None else frozenset(self._lone)
+                value = self.job.make(self._out, self.provider, lone)
+        notes = [(str(w.message), w.category) for w in caught]
+        readers: list[Any] = [*self._readers, *self._elements]
+        return Piece(value, self.conversations, self.kept, self.foreign, notes, readers)
+
+
 def take(
     elements: Iterable[object], provider: str, job: Job[T], part: str = "", flags: Sequence[int] | None = None
 ) -> Piece[T]:
     """The job's piece of ``elements`` (parsed conversations of ``provider``, of the part at ``part`` inside
     the export; ``flags``: the scanner's flags of each, when known)."""
-    rows = ROWS[provider]
-    tally = None if job.tally is None else job.tally(provider)
-    other = registry.conversation_test(OTHER[provider])
-    readers = [new() for new in job.beside]
-    out: list[Node] = []
-    lone: set[int] | None = None if flags is None else set()
-    conversations = kept = foreign = 0
+    taking = Taking(provider, job, part)
     for n, element in enumerate(elements):
-        foreign += other(element)
-        found = rows(element, conversations, kept, out, job.texts) if tally is None else tally.add(element)
-        if found is None:
-            continue
-        if lone is not None and flags is not None and flags[n] & LONE:
-            lone.add(conversations)
-        for reader in readers:
-            reader.take(element, provider, part)  # type: ignore[arg-type]  # a conversation: a dict
-        conversations += 1
-        kept += found
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if tally is not None:
-            value = tally.result()
-        else:
-            assert job.make is not None
-            value = job.make(out, provider, None if lone is None else frozenset(lone))
-    return Piece(value, conversations, kept, foreign, [(str(w.message), w.category) for w in caught], readers)
+        taking.add(element, None if flags is None else flags[n])
+    return taking.piece()
 
 
 def work(
@@ -279,7 +322,7 @@ def read_parts(
     finally:
         if pool is not None:
             pool.close()
-    whole.readers = [new() for new in job.beside]
+    whole.readers = [new() for new in (*job.beside, *job.elements)]
     for piece in whole.pieces:
         for reader, later in zip(whole.readers, piece.readers, strict=True):
             reader.extend(later)
