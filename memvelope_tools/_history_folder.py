@@ -71,7 +71,9 @@ from .errors import FormatError, OutputError, SearchIndexError
 
 __all__ = ["add_export", "add_to_history", "is_history_folder"]
 
-_BATCH_ROWS = 4096  # messages of an export compared at a time, at least (a window of the envelope file at a time)
+# Messages of an export compared at a time, at least: one, so that a batch is the conversations a window of
+# the envelope holds, bounded in bytes whatever the length of their messages.
+_BATCH_ROWS = 1
 _ROW_GROUP = 1 << 16  # rows of a part's row group, at most
 _GROUP_BYTES = 8 << 20  # bytes of a part's row group, about: the index reads and indexes a row group at a time
 _WINDOW = 4 << 20  # bytes of the envelope file read at a time: memory holds a few times this

@@ -346,6 +346,49 @@ def test_an_add_compares_the_export_a_batch_at_a_time_as_history_merges_it(
         assert sizes[-1] == 7
 
 
+def test_an_add_hands_on_each_window_of_the_envelope_as_a_batch_however_few_its_messages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A batch bounded by a count of messages holds a whole export of a few long messages; by the window,
+    # what a window of the envelope holds. The fixture's few messages come in windows of 300 bytes.
+    monkeypatch.setattr(_history_folder, "_WINDOW", 300)
+    sizes: list[int] = []
+    real = Merge.add
+
+    def counted(self: Any, convs: Any, msgs: Any) -> None:
+        sizes.append(msgs.num_rows)
+        real(self, convs, msgs)
+
+    monkeypatch.setattr(Merge, "add", counted)
+    add_to_history(CLAUDE_OLD, tmp_path / "h", date="2025-01-01")
+    assert len(sizes) > 2 and max(sizes) < sum(sizes)
+    add_to_history(CLAUDE_NEW, tmp_path / "h", date="2025-03-01")
+    assert_holds_history(tmp_path / "h", [CLAUDE_OLD, CLAUDE_NEW])
+
+
+@pytest.mark.parametrize(("old", "new"), [(OLD, NEW), (CLAUDE_OLD, CLAUDE_NEW)])
+def test_a_folder_added_to_a_window_at_a_time_holds_what_one_added_whole_holds(
+    old: Path, new: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow.parquet as pq
+
+    def added(folder: Path) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+        add_to_history(old, folder, date="2025-01-01")
+        add_to_history(new, folder, date="2025-03-01")
+        parts = [pq.read_table(folder / "messages" / name).to_pandas() for name in top(folder / "messages")]
+        return read_history(folder), pd.concat(parts, ignore_index=True)
+
+    monkeypatch.setattr(_history_folder, "_BATCH_ROWS", 1 << 20)
+    whole, whole_parts = added(tmp_path / "whole")
+    monkeypatch.setattr(_history_folder, "_WINDOW", 300)
+    monkeypatch.setattr(_history_folder, "_BATCH_ROWS", 1)
+    windowed, windowed_parts = added(tmp_path / "windowed")
+    for name in ("snapshots", "conversations", "messages"):
+        pd.testing.assert_frame_equal(windowed[name], whole[name])
+    pd.testing.assert_frame_equal(windowed_parts, whole_parts)
+    assert numbered(tmp_path / "windowed" / "messages") == numbered(tmp_path / "whole" / "messages")
+
+
 def test_an_export_with_an_id_repeated_in_a_later_batch_is_read_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
