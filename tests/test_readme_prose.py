@@ -104,7 +104,7 @@ def test_the_performance_section_is_the_latest_figures_and_docs_keep_the_record(
         "What the AI remembers",
         "Nodes and inventory",
         "History across exports",
-        "Report, topics, Parquet and search of an export",
+        "Every analysis of an export",
         "Many donations",
     )
     for flow in flows:
