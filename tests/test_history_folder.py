@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -318,11 +319,16 @@ def _in_small_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     the sizes of the batches the add compares, as it compares them."""
     monkeypatch.setattr(_history_folder, "_WINDOW", 300)
     monkeypatch.setattr(_history_folder, "_BATCH_ROWS", 1)
+    return _batches_merged(monkeypatch, lambda convs, msgs: int(convs.num_rows))
+
+
+def _batches_merged(monkeypatch: pytest.MonkeyPatch, size: Callable[[Any, Any], int]) -> list[int]:
+    """The ``size`` of each batch (its conversations and messages tables) the add compares, as it compares them."""
     sizes: list[int] = []
     real = Merge.add
 
     def counted(self: Any, convs: Any, msgs: Any) -> None:
-        sizes.append(convs.num_rows)
+        sizes.append(size(convs, msgs))
         real(self, convs, msgs)
 
     monkeypatch.setattr(Merge, "add", counted)
@@ -352,14 +358,7 @@ def test_an_add_hands_on_each_window_of_the_envelope_as_a_batch_however_few_its_
     # A batch bounded by a count of messages holds a whole export of a few long messages; by the window,
     # what a window of the envelope holds. The fixture's few messages come in windows of 300 bytes.
     monkeypatch.setattr(_history_folder, "_WINDOW", 300)
-    sizes: list[int] = []
-    real = Merge.add
-
-    def counted(self: Any, convs: Any, msgs: Any) -> None:
-        sizes.append(msgs.num_rows)
-        real(self, convs, msgs)
-
-    monkeypatch.setattr(Merge, "add", counted)
+    sizes = _batches_merged(monkeypatch, lambda convs, msgs: int(msgs.num_rows))
     add_to_history(CLAUDE_OLD, tmp_path / "h", date="2025-01-01")
     assert len(sizes) > 2 and max(sizes) < sum(sizes)
     add_to_history(CLAUDE_NEW, tmp_path / "h", date="2025-03-01")

@@ -51,19 +51,25 @@ def test_the_files_of_one_call_share_a_run_id_and_two_calls_differ(tmp_path: Pat
     assert second == run_id(tmp_path / "messages.parquet") and second != first
 
 
-def test_a_mixed_pair_is_refused_by_read_parquet_and_search(tmp_path: Path):
+def mixed_pair(tmp_path: Path) -> Path:
+    """A folder whose conversations come from one run of to_parquet and whose messages from another."""
     a, b, mixed = tmp_path / "a", tmp_path / "b", tmp_path / "mixed"
     mv.to_parquet(envelope("a", 3), a)
     mv.to_parquet(envelope("b", 3), b)
     mixed.mkdir()
     (mixed / "conversations.parquet").write_bytes((a / "conversations.parquet").read_bytes())
     (mixed / "messages.parquet").write_bytes((b / "messages.parquet").read_bytes())
+    return mixed
+
+
+def test_a_mixed_pair_is_refused_by_read_parquet_and_search(tmp_path: Path):
+    mixed = mixed_pair(tmp_path)
     with pytest.raises(FormatError, match="two different runs") as info:
         mv.read_parquet(mixed)
     assert info.value.reason == "bad-parquet"
     with pytest.raises(FormatError, match="two different runs"):
         mv.search(mixed, "lighthouse")
-    assert len(mv.read_parquet(a)["messages"]) == 3  # a whole folder still reads
+    assert len(mv.read_parquet(tmp_path / "a")["messages"]) == 3  # a whole folder still reads
 
 
 def test_a_write_that_fails_part_way_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -201,11 +207,6 @@ def test_both_readers_refuse_a_file_without_a_column_or_unreadable_naming_it(tmp
 
 
 def test_both_readers_refuse_a_mixed_pair(tmp_path: Path):
-    a, b, mixed = tmp_path / "a", tmp_path / "b", tmp_path / "mixed"
-    mv.to_parquet(envelope("a", 3), a)
-    mv.to_parquet(envelope("b", 3), b)
-    mixed.mkdir()
-    (mixed / "conversations.parquet").write_bytes((a / "conversations.parquet").read_bytes())
-    (mixed / "messages.parquet").write_bytes((b / "messages.parquet").read_bytes())
+    mixed = mixed_pair(tmp_path)
     with pytest.raises(FormatError, match="two different runs"):
         mv.read_parquet(mixed, lazy=True)
