@@ -18,9 +18,7 @@ not read from a file, is read whole and compared as one batch, by the same rules
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
-import sys
 import tempfile
 import uuid
 import warnings
@@ -66,6 +64,7 @@ from ._parquet import schema_metadata
 from ._read import Source, check
 from ._search.parts import check_index_place
 from ._sources import is_history_folder, labels_of, resolve_one
+from ._stream import give_back_memory
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError, OutputError, SearchIndexError
 
@@ -213,7 +212,7 @@ def _add_locked(
         finally:
             part.discard()
     if written["added"]:
-        _give_back_memory()  # what reading the export freed, before the index takes its own
+        give_back_memory()  # what reading the export freed, before the index takes its own
         _index(base)
     return written
 
@@ -473,14 +472,6 @@ def _write_whole(base: Path, table: pa.Table) -> Path:
 def write_table(table: pa.Table, fh: Any) -> None:
     """Write one of the folder's small tables."""
     pq.write_table(table, fh, compression="zstd", row_group_size=1 << 20)
-
-
-def _give_back_memory() -> None:
-    """Return the memory freed so far to the system: Arrow's pool, and the C library's where it can."""
-    pa.default_memory_pool().release_unused()
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None).malloc_trim(0)
 
 
 def _index(base: Path) -> None:
