@@ -20,7 +20,7 @@ from memvelope_tools._whole.arrow import shifted, unpack
 from memvelope_tools._whole.export import READERS, assets_table, finish, projects_table, whole_tables
 from memvelope_tools._whole.files import list_export
 from memvelope_tools._whole.pack import pack
-from memvelope_tools._whole.read import Job
+from memvelope_tools._whole.read import Job, read_export
 from memvelope_tools._whole.tap import ExportPass
 
 
@@ -110,3 +110,22 @@ def test_an_export_given_as_bytes_gives_its_nodes_in_the_pass() -> None:
 
     assert stream(found, Drop(), whole=passing) == "claude"
     assert pa.Table.from_batches(batches).equals(whole_tables([found])["nodes"])
+
+
+@pytest.mark.parametrize("name", ["chatgpt", "claude"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_pass_of_its_own_makes_what_the_exports_own_readings_make(name: str, workers: int) -> None:
+    """An export read in a pass of its own, not beside its conversion, hands its element readers each element's
+    bytes as conversion's pass does: its memory is read in the same pass as its nodes."""
+    path = mv.sample_path(name)
+    found = resolve_one(path, "export")
+    passing, batches = _pass(found)
+    whole = read_export(found, passing.job, workers=workers)
+    passing.take(whole)
+    got = _tables(found, passing, batches, whole.provider)
+    expected = _expected(found, path)
+    assert got["nodes"].equals(expected["nodes"]) and got["nodes"].num_rows > 0
+    for key in ("assets", "projects", "memory", "notes"):
+        assert got[key] == expected[key], key
+    assert got["memory"]
+    assert (passing.conversations, passing.kept) == (whole.conversations, sum(p.kept for p in whole.pieces))

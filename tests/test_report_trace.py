@@ -184,3 +184,23 @@ def test_sqlite_reads_the_conversations_once(reads, export, tmp_path):
     finally:
         db.close()
     assert {"conversations", "messages", "nodes", "memory", "assets", "projects"} <= tables
+
+
+def test_a_report_reads_the_export_memory_names_once_when_it_is_a_source(reads, export):
+    page = build_report([export], memory=[export])
+    assert each_part_once(reads, export), reads
+    assert "How you used it: ChatGPT" in page and "What ChatGPT remembers about you" in page
+
+
+def test_a_report_reads_an_export_memory_names_beside_its_sources_once(reads, export, tmp_path):
+    """The export ``memory=`` names is not among the sources: it is read once more, in one pass for both of its
+    sections."""
+    other = tmp_path / "other" / "chatgpt-export.zip"
+    other.parent.mkdir()
+    shutil.copy(export, other)
+    page = build_report([export], memory=[other])
+    at = {export: [r for r in reads if str(export) in r], other: [r for r in reads if str(other) in r]}
+    assert len(at[export]) + len(at[other]) == len(reads)
+    assert each_part_once(at[export], export), reads
+    assert each_part_once(at[other], other), reads
+    assert "How you used it: ChatGPT" in page and "What ChatGPT remembers about you" in page

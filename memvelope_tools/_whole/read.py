@@ -171,14 +171,28 @@ class Taking(Generic[T]):
 
 
 def take(
-    elements: Iterable[object], provider: str, job: Job[T], part: str = "", flags: Sequence[int] | None = None
+    elements: Iterable[object],
+    provider: str,
+    job: Job[T],
+    part: str = "",
+    flags: Sequence[int] | None = None,
+    texts: Sequence[tuple[Any, int, int]] | None = None,
 ) -> Piece[T]:
     """The job's piece of ``elements`` (parsed conversations of ``provider``, of the part at ``part`` inside
-    the export; ``flags``: the scanner's flags of each, when known)."""
+    the export; ``flags``: the scanner's flags of each, when known; ``texts``: where the JSON text of each
+    is, ``(data, start, end)``, for the job's element readers)."""
     taking = Taking(provider, job, part)
     for n, element in enumerate(elements):
-        taking.add(element, None if flags is None else flags[n])
+        if texts is None:
+            taking.add(element, None if flags is None else flags[n])
+        else:
+            taking.add(element, None if flags is None else flags[n], *texts[n])
     return taking.piece()
+
+
+def _texts(data: Any, found: list[int]) -> list[tuple[Any, int, int]]:
+    """Where the JSON text of each element ``found`` (a scan's list) is in ``data``."""
+    return [(data, found[k + 2], found[k + 3]) for k in range(0, len(found), FIELDS)]
 
 
 def work(
@@ -191,7 +205,8 @@ def work(
         data = read_range(source)
         reader = Reader(JS)
         values = (reader.value(data, *found[k + 2 : k + FIELDS]) for k in range(0, len(found), FIELDS))
-        return take(values, provider, job, part, found[4::FIELDS])
+        texts = _texts(data, found) if job.elements else None
+        return take(values, provider, job, part, found[4::FIELDS], texts)
 
 
 class _Pool(Generic[T]):
@@ -243,6 +258,7 @@ class _Detection:
         self.source = source
         self.head: list[object] = []
         self.head_parts: list[str] = []  # the part of each of them, inside the export
+        self.head_texts: list[tuple[Any, int, int]] = []  # the JSON text of each, for the job's element readers
         self.provider: str | None = None
         self.error: ConversionError | None = None
         self.non_arrays = 0
@@ -270,7 +286,8 @@ class _Detection:
         start = 0
         for end in range(1, len(self.head) + 1):
             if end == len(self.head) or self.head_parts[end] != self.head_parts[start]:
-                pieces.append(take(self.head[start:end], self.provider, job, self.head_parts[start]))
+                texts = self.head_texts[start:end] if job.elements else None
+                pieces.append(take(self.head[start:end], self.provider, job, self.head_parts[start], texts=texts))
                 start = end
         return pieces
 
@@ -375,6 +392,9 @@ def _read_part(
         while k < len(found) and detection.waiting:
             detection.head += elements.values(buf, found[k : k + FIELDS], offset)
             detection.head_parts.append(name)
+            if job.elements:
+                text = bytes(buf[found[k + 2] : found[k + 3]])
+                detection.head_texts.append((text, 0, len(text)))
             k += FIELDS
             if len(detection.head) == DETECTION_WINDOW:
                 detection.decide()
@@ -393,7 +413,8 @@ def _read_part(
             continue
         rest = found[k:]
         if pool is None:
-            results.append(take(elements.values(buf, rest, offset), provider, job, name, rest[4::FIELDS]))
+            texts = _texts(buf, rest) if job.elements else None
+            results.append(take(elements.values(buf, rest, offset), provider, job, name, rest[4::FIELDS], texts))
             continue
         while pool.full():
             _settle(pool, results)

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 from .._convert.parallel import Beside
 from .._sources import Input
 from .files import inside
-from .read import Job, Piece, Taking
+from .read import Job, Piece, Taking, Whole
 
 __all__ = ["ExportPass", "Tapper"]
 
@@ -86,3 +86,12 @@ class ExportPass(Generic[T]):
         self.each(piece, self.kept)
         self.conversations += piece.conversations
         self.kept += piece.kept
+
+    def take(self, whole: Whole[T]) -> None:
+        """Take every batch's piece of the export read in a pass of its own, not beside its conversion
+        (:func:`~memvelope_tools._whole.read.read_export` of :attr:`job`), and its readers."""
+        for piece in whole.pieces:
+            self.each(piece, self.kept)
+            self.conversations += piece.conversations
+            self.kept += piece.kept
+        self.readers = whole.readers
