@@ -186,8 +186,8 @@ def read_tables(
         Read the messages' texts (else ``messages`` is None and reading is faster).
     with_whole : bool, default False
         Also read the documents that are exports whole (``whole``: their ``nodes``, and for those on
-        disk their ``assets`` and ``projects``; see :func:`memvelope_tools._whole.export.whole_tables`):
-        each export is read once more for them.
+        disk their ``assets`` and ``projects``; see :func:`memvelope_tools._whole.export.whole_tables`),
+        in the same pass that converts each export.
 
     Returns
     -------
@@ -212,13 +212,15 @@ def read_tables(
             doc_or_docs, layer, dedupe=dedupe, sources=sources, progress=progress, with_messages=with_messages
         )
         return Tables(read.conversations, read.messages, read.facts, read.records)
-    from ._whole.export import whole_tables
+    from ._whole.export import PassedTables
 
     inputs = resolve(doc_or_docs, "frames", list_means="documents", labels=sources, caller="a frame function")
     resolved: list[Any] = list(inputs)  # taken as they are, so nothing is resolved twice
-    read = read_documents(resolved, layer, dedupe=dedupe, progress=progress, with_messages=with_messages)
-    whole = whole_tables(inputs, progress=progress)
-    return Tables(read.conversations, read.messages, read.facts, read.records, whole)
+    passed = PassedTables()  # made from each export's conversion, so that it is read once
+    read = read_documents(
+        resolved, layer, dedupe=dedupe, progress=progress, with_messages=with_messages, whole=passed.pass_of
+    )
+    return Tables(read.conversations, read.messages, read.facts, read.records, passed.tables())
 
 
 def to_parquet(

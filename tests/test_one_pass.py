@@ -129,3 +129,22 @@ def test_a_pass_of_its_own_makes_what_the_exports_own_readings_make(name: str, w
         assert got[key] == expected[key], key
     assert got["memory"]
     assert (passing.conversations, passing.kept) == (whole.conversations, sum(p.kept for p in whole.pieces))
+
+
+@pytest.mark.parametrize("given", ["chatgpt", "claude", "claude as bytes"])
+def test_the_table_set_makes_its_whole_tables_as_the_exports_own_readings_make_them(given: str) -> None:
+    """``read_tables(with_whole=True)`` makes the nodes, files and projects from the pass that converts each
+    export (read whole, for an export given as bytes): they are those the export's own reading gives."""
+    from memvelope_tools._tables import read_tables
+
+    name = given.split()[0]
+    path = mv.sample_path(name)
+    source: Any = Path(path).read_bytes() if given.endswith("bytes") else path
+    tables = read_tables([source, mv.sample_path("chatgpt")], sources=["one", "two"], with_whole=True)
+    expected = whole_tables(
+        [resolve_one(source, "export", label="one"), resolve_one(mv.sample_path("chatgpt"), "export", label="two")]
+    )
+    assert sorted(tables.whole) == sorted(expected)
+    for key, table in expected.items():
+        assert tables.whole[key].equals(table), key
+    assert tables.whole["nodes"].num_rows > 0

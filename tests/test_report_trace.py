@@ -204,3 +204,12 @@ def test_a_report_reads_an_export_memory_names_beside_its_sources_once(reads, ex
     assert each_part_once(at[export], export), reads
     assert each_part_once(at[other], other), reads
     assert "How you used it: ChatGPT" in page and "What ChatGPT remembers about you" in page
+
+
+def test_the_table_set_with_the_whole_tables_reads_the_conversations_once(reads, export):
+    from memvelope_tools._tables import read_tables
+
+    tables = read_tables([export], with_whole=True)
+    assert each_part_once(reads, export), reads
+    assert tables.conversations.num_rows == 40 and tables.whole["nodes"].num_rows > 0
+    assert tables.whole["assets"].num_rows > 0 and tables.whole["projects"].num_rows > 0
