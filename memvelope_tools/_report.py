@@ -168,7 +168,8 @@ def build_report(
     drops repeated conversations as the frames do; ``converted`` says which of ``sources`` are
     exports already converted in memory, shown as such (default: the inputs that are exports); ``memory``
     names the exports read for the sections only the export itself can give, how it was used and what the
-    provider remembered (default: each item of ``sources`` that is the path of an export). ``progress``
+    provider remembered (default: each item of ``sources`` that is the path of an export); one among
+    ``sources`` is read once, in the pass that converts it, another in one pass of its own. ``progress``
     shows a bar while an export is converted; ``on_conversion`` is called with what each export's
     conversion read and left out, and its provider.
 
