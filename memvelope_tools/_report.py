@@ -735,14 +735,11 @@ class _ExportRead:
         from ._whole.read import Job
         from ._whole.tap import ExportPass
 
-        files = found.files()
         self.found = found
-        # the memory of several paths (or of bytes) is read on its own
-        self.path = files[0] if files is not None and len(files) == 1 else None
         self.provider = ""
         self.counts = Counts()
         self.shown: list[Any] = []
-        elements = (MemoryReading,) if self.path is not None else ()
+        elements = (MemoryReading,) if found.files() is not None else ()  # an export as bytes: read on its own
         job = Job(functools.partial(packed_and_counted, source=found.label), texts=False, elements=elements)
         self.passing = ExportPass(found, job, self._each, again=self._forget)
 
@@ -790,10 +787,14 @@ class _ExportRead:
 
     def memory(self, tz: str) -> str:
         """The section "What ... remembers about you" (see :func:`memory_section`)."""
-        if self.path is None:
-            return memory_section(self.found, tz=tz)
         from ._memory.frame import items_frame
         from ._memory.read import memory_of_pass
 
-        [reading] = self.passing.readers
-        return _memory(items_frame(memory_of_pass(self.path, self.provider, reading)), tz)
+        files = self.found.files()
+        read = None
+        if files is not None:
+            [reading] = self.passing.readers
+            read = memory_of_pass(files, self.provider, reading, self.passing.heads)
+        if read is None:  # each path (or the bytes) read on its own, as memory_frame reads them
+            return memory_section(self.found, tz=tz)
+        return _memory(items_frame(read), tz)

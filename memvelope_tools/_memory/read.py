@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, BinaryIO, Final
@@ -155,25 +155,37 @@ def read_memories(
     return [e.finish(foldings.get(e.provider) or Folding()) for e in exports.values()]
 
 
-def memory_of_pass(path: str | os.PathLike[str], provider: str, reading: MemoryReading) -> MemoryRead:
-    """The memory of the export at ``path`` (one zip, folder or file, whose conversations are of
-    ``provider``), of what a :class:`~memvelope_tools._memory.scan.MemoryReading` handed every element of
-    its conversation parts read, and of the Claude memory files beside them: what :func:`read_memory`
-    reads of it.
+def memory_of_pass(
+    paths: Sequence[str | os.PathLike[str]],
+    provider: str,
+    reading: MemoryReading,
+    heads: Mapping[str, Sequence[str | None]] | None = None,
+) -> MemoryRead | None:
+    """The memory of the export at ``paths`` (one zip, folder or file, or the parts of one export, whose
+    conversations are of ``provider``), of what a :class:`~memvelope_tools._memory.scan.MemoryReading`
+    handed every element of its conversation parts read, and of the Claude memory files beside them: what
+    :func:`read_memories` reads of it. For several paths, None when reading each on its own gives another
+    memory (a path whose first elements, ``heads``, tell another provider or none, as one that holds no
+    conversation array or a single conversation does; or ``heads`` not known).
 
     Parameters
     ----------
-    path
-        The export's one path, as conversion read it.
+    paths
+        The export's paths, as conversion read them.
     provider
         The provider its conversion found.
     reading
         The ``MemoryReading`` its conversion's pass handed every element, once every batch was folded in.
+    heads
+        The provider each of the first elements of each conversation part is a conversation of, by the
+        part's name as conversion names it (:attr:`memvelope_tools._whole.tap.ExportPass.heads`); needed
+        for several paths only.
 
     Returns
     -------
-    MemoryRead
-        As :func:`read_memory` gives it.
+    MemoryRead or None
+        As :func:`read_memories` gives it (one provider's read), or None when the paths are to be read
+        each on its own.
 
     Raises
     ------
@@ -183,11 +195,30 @@ def memory_of_pass(path: str | os.PathLike[str], provider: str, reading: MemoryR
     Examples
     --------
     >>> from memvelope_tools._memory.scan import MemoryReading
-    >>> memory_of_pass("export.zip", "chatgpt", MemoryReading()).provider  # doctest: +SKIP
+    >>> memory_of_pass(["export.zip"], "chatgpt", MemoryReading()).provider  # doctest: +SKIP
     'chatgpt'
     """
-    parts = memory_parts([path], ZipLimits()) if provider == "claude" else []
+    if len(paths) > 1 and not _one_provider(paths, provider, heads):
+        return None
+    parts = memory_parts(paths, ZipLimits()) if provider == "claude" else []
     return memory_of_reading(provider, reading, parts)
+
+
+def _one_provider(
+    paths: Sequence[str | os.PathLike[str]], provider: str, heads: Mapping[str, Sequence[str | None]] | None
+) -> bool:
+    """Whether each of ``paths``, read on its own, tells ``provider`` from its first elements (``heads``)."""
+    from .._whole.files import input_of
+
+    if heads is None:
+        return False
+    firsts: list[list[str | None]] = [[] for _ in paths]
+    for part, found in heads.items():
+        n = input_of(paths, part)
+        if n is None:
+            return False
+        firsts[n] += found
+    return all(registry.detected(first) == provider for first in firsts)
 
 
 def memory_of_reading(provider: str | None, reading: MemoryReading, memory_parts: Sequence[Part]) -> MemoryRead:

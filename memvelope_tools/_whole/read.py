@@ -101,6 +101,9 @@ class Piece(Generic[T]):
     foreign: int
     notes: list[tuple[str, type[Warning]]] = field(default_factory=list)
     readers: list[Any] = field(default_factory=list)
+    #: the part the batch is in, as conversion names it, and the provider each of the batch's first
+    #: elements is a conversation of (see :func:`memvelope_tools._providers.registry.provider_of`), when known
+    first: tuple[str, list[str | None]] | None = None
 
 
 @dataclass
@@ -120,10 +123,12 @@ class Whole(Generic[T]):
 
 class Taking(Generic[T]):
     """The job's piece of a batch of elements (parsed conversations of ``provider``, of the part at
-    ``part`` inside the export), taken one element at a time."""
+    ``part`` inside the export; ``origin``: that part as conversion names it, when known), taken one
+    element at a time."""
 
-    def __init__(self, provider: str, job: Job[T], part: str = "") -> None:
-        self.provider, self.job, self.part = provider, job, part
+    def __init__(self, provider: str, job: Job[T], part: str = "", origin: str | None = None) -> None:
+        self.provider, self.job, self.part, self.origin = provider, job, part, origin
+        self._first: list[str | None] = []
         self._rows = ROWS[provider]
         self._tally = None if job.tally is None else job.tally(provider)
         self._other = registry.conversation_test(OTHER[provider])
@@ -138,6 +143,8 @@ class Taking(Generic[T]):
         ``start``, ``end``: where its JSON text is, for the job's element readers)."""
         for each in self._elements:
             each.element(element, self.provider, data, start, end)
+        if self.origin is not None and len(self._first) < DETECTION_WINDOW:
+            self._first.append(registry.provider_of(element))
         self.foreign += self._other(element)
         job = self.job
         if self._tally is None:
@@ -167,7 +174,8 @@ class Taking(Generic[T]):
                 value = self.job.make(self._out, self.provider, lone)
         notes = [(str(w.message), w.category) for w in caught]
         readers: list[Any] = [*self._readers, *self._elements]
-        return Piece(value, self.conversations, self.kept, self.foreign, notes, readers)
+        first = None if self.origin is None else (self.origin, self._first)
+        return Piece(value, self.conversations, self.kept, self.foreign, notes, readers, first)
 
 
 def take(
