@@ -32,7 +32,7 @@ from ._providers import registry
 from ._report_data import Gather, gathered_of
 from ._report_data import snippet as _snippet
 from ._sources import Input, resolve
-from ._stream import give_back_memory, stream
+from ._stream import give_back_memory, lean_pool, stream
 from ._topic_units import Counted
 from .errors import FormatError, MemvelopeError, TopicsError
 
@@ -178,7 +178,9 @@ def build_report(
     nodes and memory are read in the same pass as its conversations.
     """
     _check_tz(tz)
-    with kept_open():  # an export's zip is opened once, for its conversations and its memory alike
+    # An export's zip is opened once, for its conversations and its memory alike; Arrow allocates from the
+    # streams' pool until the page is made, as the page holds no table.
+    with kept_open(), lean_pool():
         return _build(list(sources), tz, top, title, labels, dedupe, converted, memory, progress, on_conversion)
 
 

@@ -44,7 +44,7 @@ from .errors import FormatError
 if TYPE_CHECKING:
     from ._whole.tap import ExportPass
 
-__all__ = ["ROWS", "Sink", "give_back_memory", "stream"]
+__all__ = ["ROWS", "Sink", "give_back_memory", "lean_pool", "stream"]
 
 #: Messages in a batch, at least (a batch is the conversations of a window of the envelope's bytes, or of
 #: several windows until they hold this many messages).
@@ -66,7 +66,7 @@ _lent: pa.MemoryPool | None = None  # the pool streams allocate from, once one h
 
 
 @contextlib.contextmanager
-def _lean_pool() -> Iterator[None]:
+def lean_pool() -> Iterator[None]:
     """For the block, Arrow allocates from jemalloc where pyarrow has it and no pool was chosen
     (``ARROW_DEFAULT_MEMORY_POOL``): mimalloc, its default on Linux, keeps much of what a batch freed until
     asked, so the batches' memory piled up between two :func:`give_back_memory` calls. The caller's pool is
@@ -89,7 +89,7 @@ def _lean_pool() -> Iterator[None]:
         pa.set_memory_pool(before)
 
 
-@_lean_pool()
+@lean_pool()
 def stream(
     found: Input,
     sink: Sink,
