@@ -28,11 +28,12 @@ from ._convert.zips import kept_open
 from ._frames.facts import facts_frame
 from ._load import LoadSource, open_input
 from ._plural import count
+from ._pool import give_back_memory, lean_pool
 from ._providers import registry
 from ._report_data import Gather, gathered_of
 from ._report_data import snippet as _snippet
 from ._sources import Input, resolve
-from ._stream import give_back_memory, lean_pool, stream
+from ._stream import stream
 from ._topic_units import Counted
 from .errors import FormatError, MemvelopeError, TopicsError
 

@@ -22,11 +22,7 @@ topics read a history, which may also be a Parquet folder or frames, through
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
-import sys
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import pyarrow as pa
@@ -36,6 +32,7 @@ from ._convert.pipeline import convert_export, open_export
 from ._frames.flatten import flatten_batches, flatten_export_batches, flatten_file_batches
 from ._json.elements import parse_json, read_file, read_windows
 from ._json.walker import Fallback
+from ._pool import give_back_memory, lean_pool
 from ._read import check
 from ._sources import Input
 from ._tags import ENVELOPE_TAG
@@ -44,7 +41,7 @@ from .errors import FormatError
 if TYPE_CHECKING:
     from ._whole.tap import ExportPass
 
-__all__ = ["ROWS", "Sink", "give_back_memory", "lean_pool", "stream"]
+__all__ = ["ROWS", "Sink", "stream"]
 
 #: Messages in a batch, at least (a batch is the conversations of a window of the envelope's bytes, or of
 #: several windows until they hold this many messages).
@@ -60,33 +57,6 @@ class Sink(Protocol):
 
     def restart(self) -> None:
         """Forget the batches of this input taken so far: it is read again from its start."""
-
-
-_lent: pa.MemoryPool | None = None  # the pool streams allocate from, once one has
-
-
-@contextlib.contextmanager
-def lean_pool() -> Iterator[None]:
-    """For the block, Arrow allocates from jemalloc where pyarrow has it and no pool was chosen
-    (``ARROW_DEFAULT_MEMORY_POOL``): mimalloc, its default on Linux, keeps much of what a batch freed until
-    asked, so the batches' memory piled up between two :func:`give_back_memory` calls. The caller's pool is
-    the default again once the block ends (a buffer keeps the pool that allocated it, and is freed there)."""
-    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
-        yield
-        return
-    try:
-        pool = pa.jemalloc_memory_pool()
-    except NotImplementedError:  # a pyarrow built without it
-        yield
-        return
-    global _lent
-    _lent = pool
-    before = pa.default_memory_pool()
-    pa.set_memory_pool(pool)
-    try:
-        yield
-    finally:
-        pa.set_memory_pool(before)
 
 
 @lean_pool()
@@ -195,14 +165,3 @@ class _Giving:
 
     def restart(self) -> None:
         self.sink.restart()
-
-
-def give_back_memory() -> None:
-    """Return the memory freed so far to the system: Arrow's pools (its default and the streams'), and the
-    C library's where it can."""
-    pa.default_memory_pool().release_unused()
-    if _lent is not None:
-        _lent.release_unused()
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None).malloc_trim(0)

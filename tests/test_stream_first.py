@@ -181,3 +181,25 @@ def test_the_callers_pool_is_arrows_default_again_when_a_stream_fails(tmp_path: 
     with pytest.raises(MemvelopeError):
         stream(resolve_one(export, "history"), Nothing(), progress=False)
     assert pa.default_memory_pool().backend_name == "system"
+
+
+def test_a_history_folder_is_indexed_on_the_streams_pool_and_the_callers_is_kept(
+    tmp_path: Path, system_pool: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Indexing the parts of a history folder reads its row groups as a stream's batches are read: from the
+    pool that gives memory back soon, the caller's pool the default again once the index is written."""
+    import pyarrow as pa
+
+    import memvelope_tools._search.history as history
+
+    during: set[str] = set()
+    original = history.add_rows
+
+    def noted(*args: object, **kwargs: object) -> None:
+        during.add(pa.default_memory_pool().backend_name)
+        original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(history, "add_rows", noted)
+    mv.add_to_history(mv.sample_path("chatgpt"), tmp_path / "history", progress=False)
+    assert during == {"jemalloc"}
+    assert pa.default_memory_pool().backend_name == "system"
