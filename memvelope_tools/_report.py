@@ -33,7 +33,7 @@ from ._providers import registry
 from ._report_data import Gather, gathered_of
 from ._report_data import snippet as _snippet
 from ._sources import Input, resolve
-from ._stream import give_back_memory, stream
+from ._stream import give_back_memory, lean_pool, stream
 from ._topic_units import Counted
 from .errors import FormatError, MemvelopeError, TopicsError
 
@@ -183,7 +183,8 @@ def build_report(
     drops repeated conversations as the frames do; ``converted`` says which of ``sources`` are
     exports already converted in memory, shown as such (default: the inputs that are exports); ``memory``
     names the exports read for the sections only the export itself can give, how it was used and what the
-    provider remembered (default: each item of ``sources`` that is the path of an export). ``progress``
+    provider remembered (default: each item of ``sources`` that is the path of an export); one among
+    ``sources`` is read once, in the pass that converts it, another in one pass of its own. ``progress``
     shows a bar while an export is converted; ``on_conversion`` is called with what each export's
     conversion read and left out, and its provider.
 
@@ -192,7 +193,9 @@ def build_report(
     nodes and memory are read in the same pass as its conversations.
     """
     _check_tz(tz)
-    with kept_open():  # an export's zip is opened once, for its conversations and its memory alike
+    # An export's zip is opened once, for its conversations and its memory alike; Arrow allocates from the
+    # streams' pool until the page is made, as the page holds no table.
+    with kept_open(), lean_pool():
         return _build(list(sources), tz, top, title, labels, dedupe, converted, memory, progress, on_conversion)
 
 
@@ -223,7 +226,7 @@ def _build(
             continue
         log = ConversionLog()
         gather.begin(found.label)
-        read = _ExportRead(found) if memory is None and found.files() is not None else None
+        read = _ExportRead(found) if found.files() is not None and (memory is None or _named(found, memory)) else None
         provider = stream(found, gather, progress=progress, log=log, whole=None if read is None else read.passing)
         if read is not None:
             read.provider = provider
@@ -240,14 +243,11 @@ def _build(
     give_back_memory()
     # What only the export itself gives (how it was used, what the provider remembered) is read before
     # topics loads its model, so that the two never hold memory at once; its sections still come last.
-    if memory is None:
-        read_whole = [read.usage(tz) for read in passes]
-        _let_go()
-        read_whole += [read.memory(tz) for read in passes]
-    else:
-        read_whole = [usage_section(export, tz=tz) for export in memory]
-        _let_go()
-        read_whole += [memory_section(export, tz=tz) for export in memory]
+    if memory is not None:
+        passes = _exports_read(memory, passes)
+    read_whole = [read.usage(tz) for read in passes]
+    _let_go()
+    read_whole += [read.memory(tz) for read in passes]
     del passes
     _let_go()
     # Charts are drawn with libraries loaded only now, so that their memory and the stream's never add up.
@@ -706,11 +706,46 @@ def _memory(frame: pd.DataFrame, tz: str) -> str:
     return head + caution + notes + '<div class="charts">' + chart + "</div>" + table
 
 
+def _export_key(export: Any) -> tuple[str, ...] | None:
+    """The files of an export given by path (a path, the paths of its parts, or the export resolved), each
+    by its real path; None when it is not given by path."""
+    if isinstance(export, Input):
+        files: Sequence[Any] | None = export.files()
+    else:
+        files = [export] if isinstance(export, str | os.PathLike) else list(export)
+    if files is None or not all(isinstance(f, str | os.PathLike) for f in files):
+        return None
+    return tuple(os.path.realpath(f) for f in files)
+
+
+def _named(found: Input, memory: Sequence[Any]) -> bool:
+    """Whether the export ``found`` is one of those ``memory`` names."""
+    key = _export_key(found)
+    return key is not None and any(_export_key(export) == key for export in memory)
+
+
+def _exports_read(memory: Sequence[Any], passes: list[_ExportRead]) -> list[_ExportRead]:
+    """What the report shows of each export ``memory`` names, in its order: the pass that converted it,
+    when it is one of the sources streamed (each pass used once), else a pass of its own, read now."""
+    from ._whole.export import export_input
+
+    streamed = {_export_key(read.found): read for read in reversed(passes)}
+    reads: list[_ExportRead] = []
+    for export in memory:
+        read = streamed.pop(_export_key(export), None)
+        if read is None:
+            read = _ExportRead(export_input(export, "the report"))
+            read.read_alone()
+        reads.append(read)
+    return reads
+
+
 class _ExportRead:
     """What the report shows of an export given by path beyond its envelope (how it was used, what the
-    provider remembered), made from the batches of the pass that converts it (:attr:`passing`): the
-    inventory's counts, the nodes the charts show (:func:`memvelope_tools._usage_charts.charted`) and the
-    memory; the other nodes are let go batch by batch."""
+    provider remembered), made from the batches of the pass that converts it (:attr:`passing`), or of a
+    pass of its own (:meth:`read_alone`) for an export that is not streamed: the inventory's counts, the
+    nodes the charts show (:func:`memvelope_tools._usage_charts.charted`) and the memory; the other nodes
+    are let go batch by batch."""
 
     def __init__(self, found: Input) -> None:
         from ._memory.scan import MemoryReading
@@ -718,16 +753,22 @@ class _ExportRead:
         from ._whole.read import Job
         from ._whole.tap import ExportPass
 
-        files = found.files()
-        assert files is not None
         self.found = found
-        self.path = files[0] if len(files) == 1 else None  # the memory of several paths is read on its own
         self.provider = ""
         self.counts = Counts()
         self.shown: list[Any] = []
-        elements = (MemoryReading,) if self.path is not None else ()
+        elements = (MemoryReading,) if found.files() is not None else ()  # an export as bytes: read on its own
         job = Job(functools.partial(packed_and_counted, source=found.label), texts=False, elements=elements)
         self.passing = ExportPass(found, job, self._each, again=self._forget)
+
+    def read_alone(self) -> None:
+        """Read the export in a pass of its own, for an export that is not streamed beside the report's
+        sources: its nodes and memory alike, in one reading."""
+        from ._whole.read import read_export
+
+        whole = read_export(self.found, self.passing.job, progress=False)
+        self.provider = whole.provider
+        self.passing.take(whole)
 
     def _each(self, piece: Any, before: int) -> None:
         from ._usage_charts import charted
@@ -764,10 +805,14 @@ class _ExportRead:
 
     def memory(self, tz: str) -> str:
         """The section "What ... remembers about you" (see :func:`memory_section`)."""
-        if self.path is None:
-            return memory_section(self.found, tz=tz)
         from ._memory.frame import items_frame
         from ._memory.read import memory_of_pass
 
-        [reading] = self.passing.readers
-        return _memory(items_frame(memory_of_pass(self.path, self.provider, reading)), tz)
+        files = self.found.files()
+        read = None
+        if files is not None:
+            [reading] = self.passing.readers
+            read = memory_of_pass(files, self.provider, reading, self.passing.heads)
+        if read is None:  # each path (or the bytes) read on its own, as memory_frame reads them
+            return memory_section(self.found, tz=tz)
+        return _memory(items_frame(read), tz)

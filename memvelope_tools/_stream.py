@@ -26,6 +26,7 @@ import contextlib
 import ctypes
 import os
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import pyarrow as pa
@@ -43,7 +44,7 @@ from .errors import FormatError
 if TYPE_CHECKING:
     from ._whole.tap import ExportPass
 
-__all__ = ["ROWS", "Sink", "give_back_memory", "stream"]
+__all__ = ["ROWS", "Sink", "give_back_memory", "lean_pool", "stream"]
 
 #: Messages in a batch, at least (a batch is the conversations of a window of the envelope's bytes, or of
 #: several windows until they hold this many messages).
@@ -61,6 +62,34 @@ class Sink(Protocol):
         """Forget the batches of this input taken so far: it is read again from its start."""
 
 
+_lent: pa.MemoryPool | None = None  # the pool streams allocate from, once one has
+
+
+@contextlib.contextmanager
+def lean_pool() -> Iterator[None]:
+    """For the block, Arrow allocates from jemalloc where pyarrow has it and no pool was chosen
+    (``ARROW_DEFAULT_MEMORY_POOL``): mimalloc, its default on Linux, keeps much of what a batch freed until
+    asked, so the batches' memory piled up between two :func:`give_back_memory` calls. The caller's pool is
+    the default again once the block ends (a buffer keeps the pool that allocated it, and is freed there)."""
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        yield
+        return
+    try:
+        pool = pa.jemalloc_memory_pool()
+    except NotImplementedError:  # a pyarrow built without it
+        yield
+        return
+    global _lent
+    _lent = pool
+    before = pa.default_memory_pool()
+    pa.set_memory_pool(pool)
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(before)
+
+
+@lean_pool()
 def stream(
     found: Input,
     sink: Sink,
@@ -81,7 +110,6 @@ def stream(
     Facts IR document.
     """
     window = window or _WINDOW
-    _lean_pool()
     sink = _Giving(sink)
     label, name = found.label, found.name or found.label
     if found.kind == "export":
@@ -169,29 +197,12 @@ class _Giving:
         self.sink.restart()
 
 
-def _lean_pool() -> None:
-    """Make Arrow allocate from jemalloc where pyarrow has it and no pool was chosen (``ARROW_DEFAULT_MEMORY_POOL``):
-    mimalloc, its default on Linux, keeps much of what a batch freed until asked, so the batches' memory piled up
-    between two :func:`give_back_memory` calls."""
-    global _pool_chosen
-    if _pool_chosen:
-        return
-    _pool_chosen = True
-    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
-        return
-    try:
-        pool = pa.jemalloc_memory_pool()
-    except NotImplementedError:  # a pyarrow built without it
-        return
-    pa.set_memory_pool(pool)
-
-
-_pool_chosen = False
-
-
 def give_back_memory() -> None:
-    """Return the memory freed so far to the system: Arrow's pool, and the C library's where it can."""
+    """Return the memory freed so far to the system: Arrow's pools (its default and the streams'), and the
+    C library's where it can."""
     pa.default_memory_pool().release_unused()
+    if _lent is not None:
+        _lent.release_unused()
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None).malloc_trim(0)
