@@ -4,12 +4,12 @@ call that returns freed memory to the system."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
-import sys
 from collections.abc import Iterator
 
 import pyarrow as pa
+
+from ._malloc import trim
 
 __all__ = ["give_back_memory", "lean_pool"]
 
@@ -46,6 +46,4 @@ def give_back_memory() -> None:
     pa.default_memory_pool().release_unused()
     if _lent is not None:
         _lent.release_unused()
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None).malloc_trim(0)
+    trim()
