@@ -40,6 +40,9 @@ _BATCH = 1 << 16
 _SINK_ROWS = 4096  # messages handed on as a batch, at least, by the functions that hand batches on
 _HAND_ON_BYTES = 1 << 20  # bytes of an export's envelope handed to the reading thread at a time
 _AHEAD = 8  # pieces of an export's envelope made before the reading thread takes them, at most
+_AHEAD_BATCHES = 2  # batches of an export's tables made before the consuming thread takes them, at most
+_TEXT_WINDOW = 4 << 20  # characters of text in a batch of an export's tables, at least
+_ADD_ROWS = 4096  # messages of an export's conversations checked and added to the tables at a time
 _STR_OR_NONE = frozenset((str, type(None)))
 _Read = tuple[Conversations, pa.Array]  # columns, and the messages' timestamps parsed
 _Piece = tuple[int, int, "_Read | None"]  # conversations [start, end) of a window, read or to be parsed
@@ -198,7 +201,7 @@ def flatten_export(
 
 
 def flatten_export_batches(
-    convert: Callable[[Callable[[bytes], Any], Callable[[str], Any]], dict[str, Any] | None],
+    convert: Callable[[Callable[[dict[str, Any]], Any], Callable[[str], Any]], dict[str, Any] | None],
     label: str,
     name: str,
     sink: Callable[[pa.Table, pa.Table], None],
@@ -206,31 +209,106 @@ def flatten_export_batches(
     rows: int = _SINK_ROWS,
     window: int | None = None,
 ) -> str | None:
-    """The envelope ``convert(write, on_provider)`` makes, its tables given to ``sink`` a batch of whole
-    conversations at a time as it is made (as :func:`flatten_file_batches` gives them, ``window`` bytes
-    of it read at a time); returns its provider, or None when ``convert`` wrote nothing.
+    """The conversations ``convert(take, on_provider)`` hands ``take`` one at a time as it makes them (an
+    envelope's, as parsed from its bytes), their tables given to ``sink`` a batch of whole conversations
+    at a time, each once it holds ``rows`` messages or more and ``window`` characters of text or more
+    (default 4 Mi); returns the envelope's provider, or None when ``convert`` took nothing.
 
-    ``convert`` calls ``on_provider`` with the provider before it writes its first piece, and is
-    otherwise :func:`flatten_export`'s. The conversion runs in this thread; the reading, and ``sink``, on
-    another. Raises Fallback when the bytes must be read whole instead.
+    ``convert`` calls ``on_provider`` with the provider before it takes the first conversation, and returns
+    the envelope's meta (None when it took nothing). The conversion, and the building of the tables as
+    :func:`flatten_batches` builds them, run in this thread; ``sink`` on another.
     """
     provider: list[str] = []
+    builder = _Builder(label, name, True)
+    held: list[dict[str, Any]] = []
+    counts = [0, 0, 0]  # messages held, messages added to the builder since the last batch, characters of both
+    enough = window or _TEXT_WINDOW
 
-    def provider_of(_: _Builder) -> str:
-        if not provider:  # nothing was converted here (an export given as bytes): it is read whole
-            raise Fallback
-        return provider[0]
+    def made(hand: Callable[[pa.Table, pa.Table], None]) -> dict[str, Any] | None:
+        def add() -> None:
+            builder.add(held, release=True, bar=None)
+            held.clear()
+            counts[1] += counts[0]
+            counts[0] = 0
 
-    def read(windows: Windows) -> None:
-        _in_batches(windows, stream_array, label, name, sink, rows, provider_of)
+        def take(conversation: dict[str, Any]) -> None:
+            held.append(conversation)
+            messages = conversation["messages"]
+            counts[0] += len(messages)
+            counts[2] += sum(len(message["text"]) for message in messages)
+            if counts[0] >= _ADD_ROWS:  # the texts of what is added are worked on while more is made
+                add()
+            if counts[0] + counts[1] >= rows and counts[2] >= enough:
+                add()
+                hand_on()
 
-    meta = _read_while_made(lambda write: convert(write, provider.append), read, window)
+        def hand_on() -> None:
+            conversations, messages = builder.take(provider[0])
+            assert messages is not None
+            counts[1] = counts[2] = 0
+            hand(conversations, messages)
+
+        meta = convert(take, provider.append)
+        if meta is not None and (held or builder.n_conv > builder.taken or builder.taken == 0):
+            add()
+            hand_on()
+        return meta
+
+    with text.surrogates_summed():
+        meta = _consumed_while_made(made, sink)
     if meta is None:
         return None
     check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=name)
     if provider and provider[0] != meta["source_provider"]:
         raise Fallback
     return str(meta["source_provider"])
+
+
+def _consumed_while_made(
+    make: Callable[[Callable[[pa.Table, pa.Table], None]], dict[str, Any] | None],
+    sink: Callable[[pa.Table, pa.Table], None],
+) -> dict[str, Any] | None:
+    """Run ``make(hand)`` in this thread and ``sink`` on another, given in order each batch ``make`` hands
+    to ``hand`` (at most _AHEAD_BATCHES of them waiting); what ``make`` returns, or None when ``sink``
+    failed first. What ``sink`` raises is raised here."""
+    batches: queue.Queue[tuple[pa.Table, pa.Table] | None] = queue.Queue(maxsize=_AHEAD_BATCHES)
+    failure: list[BaseException] = []
+
+    def put(batch: tuple[pa.Table, pa.Table] | None) -> None:
+        while True:
+            try:
+                batches.put(batch, timeout=0.1)
+                return
+            except queue.Full:
+                if not consumer.is_alive():
+                    raise _ReaderFailed from None
+
+    def hand(conversations: pa.Table, messages: pa.Table) -> None:
+        if failure:
+            raise _ReaderFailed
+        put((conversations, messages))
+
+    def run() -> None:
+        try:
+            for batch in iter(batches.get, None):
+                sink(*batch)
+                del batch
+        except BaseException as exc:  # raised in the making thread
+            failure.append(exc)
+
+    consumer = threading.Thread(target=run, name="memvelope-frames")
+    consumer.start()
+    try:
+        meta = make(hand)
+    except _ReaderFailed:
+        meta = None
+    finally:
+        with contextlib.suppress(_ReaderFailed):
+            put(None)
+        consumer.join()
+    if failure:
+        raise failure[0]
+    return meta
 
 
 def flatten_batches(
@@ -340,7 +418,8 @@ def _read_while_made(
 
 
 class _ReaderFailed(Exception):
-    """The reading thread of :func:`flatten_export` failed: the conversion stops."""
+    """The reading (or consuming) thread of :func:`flatten_export` (:func:`flatten_export_batches`) failed: the
+    conversion stops."""
 
 
 def _read_windows(windows: Windows, builder: _Builder, stream: Iterator[tuple[str, Any]]) -> dict[str, Any]:
