@@ -2,8 +2,8 @@
 conversations at a time, read in one pass from the input as the resolver found it.
 
 * An export given by path is converted as ``memvelope convert`` converts it, and the tables are built from
-  its envelope's conversations as they are made, never written as bytes (the conversion and the building
-  in this thread, the consumer on another); nothing of the envelope is held but the batch at hand.
+  its envelope's conversations as they are made, never written as bytes (the conversion in this thread,
+  the building and the consumer on another); nothing of the envelope is held but the batch at hand.
 * An envelope file is read a window at a time.
 * An envelope given parsed or as bytes, an export given as bytes, and an envelope the windowed reading
   refuses (an unusual file, read whole to say what is wrong with it) are read whole, then handed on in

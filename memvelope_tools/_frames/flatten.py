@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from operator import itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -42,7 +42,6 @@ _HAND_ON_BYTES = 1 << 20  # bytes of an export's envelope handed to the reading 
 _AHEAD = 8  # pieces of an export's envelope made before the reading thread takes them, at most
 _AHEAD_BATCHES = 2  # batches of an export's tables made before the consuming thread takes them, at most
 _TEXT_WINDOW = 4 << 20  # characters of text in a batch of an export's tables, at least
-_ADD_ROWS = 4096  # messages of an export's conversations checked and added to the tables at a time
 _STR_OR_NONE = frozenset((str, type(None)))
 _Read = tuple[Conversations, pa.Array]  # columns, and the messages' timestamps parsed
 _Piece = tuple[int, int, "_Read | None"]  # conversations [start, end) of a window, read or to be parsed
@@ -215,47 +214,40 @@ def flatten_export_batches(
     (default 4 Mi); returns the envelope's provider, or None when ``convert`` took nothing.
 
     ``convert`` calls ``on_provider`` with the provider before it takes the first conversation, and returns
-    the envelope's meta (None when it took nothing). The conversion, and the building of the tables as
-    :func:`flatten_batches` builds them, run in this thread; ``sink`` on another.
+    the envelope's meta (None when it took nothing). The conversion runs in this thread; the building of
+    the tables (as :func:`flatten_batches` builds them) and ``sink`` on another.
     """
     provider: list[str] = []
     builder = _Builder(label, name, True)
-    held: list[dict[str, Any]] = []
-    counts = [0, 0, 0]  # messages held, messages added to the builder since the last batch, characters of both
     enough = window or _TEXT_WINDOW
 
-    def made(hand: Callable[[pa.Table, pa.Table], None]) -> dict[str, Any] | None:
-        def add() -> None:
-            builder.add(held, release=True, bar=None)
-            held.clear()
-            counts[1] += counts[0]
-            counts[0] = 0
+    def made(hand: Callable[[list[dict[str, Any]]], None]) -> dict[str, Any] | None:
+        held: list[dict[str, Any]] = []
+        messages = chars = batches = 0
 
         def take(conversation: dict[str, Any]) -> None:
+            nonlocal held, messages, chars, batches
             held.append(conversation)
-            messages = conversation["messages"]
-            counts[0] += len(messages)
-            counts[2] += sum(len(message["text"]) for message in messages)
-            if counts[0] >= _ADD_ROWS:  # the texts of what is added are worked on while more is made
-                add()
-            if counts[0] + counts[1] >= rows and counts[2] >= enough:
-                add()
-                hand_on()
-
-        def hand_on() -> None:
-            conversations, messages = builder.take(provider[0])
-            assert messages is not None
-            counts[1] = counts[2] = 0
-            hand(conversations, messages)
+            messages += len(conversation["messages"])
+            chars += sum(len(message["text"]) for message in conversation["messages"])
+            if messages >= rows and chars >= enough:
+                hand(held)
+                held, messages, chars, batches = [], 0, 0, batches + 1
 
         meta = convert(take, provider.append)
-        if meta is not None and (held or builder.n_conv > builder.taken or builder.taken == 0):
-            add()
-            hand_on()
+        if meta is not None and (held or not batches):
+            hand(held)
         return meta
 
+    def build(conversations: list[dict[str, Any]]) -> None:
+        builder.add(conversations, release=True, bar=None)
+        del conversations[:]
+        tables, messages = builder.take(provider[0])
+        assert messages is not None
+        sink(tables, messages)
+
     with text.surrogates_summed():
-        meta = _consumed_while_made(made, sink)
+        meta = _consumed_while_made(made, build)
     if meta is None:
         return None
     check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=name)
@@ -264,17 +256,19 @@ def flatten_export_batches(
     return str(meta["source_provider"])
 
 
+_Made = TypeVar("_Made")
+
+
 def _consumed_while_made(
-    make: Callable[[Callable[[pa.Table, pa.Table], None]], dict[str, Any] | None],
-    sink: Callable[[pa.Table, pa.Table], None],
+    make: Callable[[Callable[[_Made], None]], dict[str, Any] | None], consume: Callable[[_Made], None]
 ) -> dict[str, Any] | None:
-    """Run ``make(hand)`` in this thread and ``sink`` on another, given in order each batch ``make`` hands
-    to ``hand`` (at most _AHEAD_BATCHES of them waiting); what ``make`` returns, or None when ``sink``
-    failed first. What ``sink`` raises is raised here."""
-    batches: queue.Queue[tuple[pa.Table, pa.Table] | None] = queue.Queue(maxsize=_AHEAD_BATCHES)
+    """Run ``make(hand)`` in this thread and ``consume`` on another, given in order each batch ``make``
+    hands to ``hand`` (at most _AHEAD_BATCHES of them waiting); what ``make`` returns, or None when
+    ``consume`` failed first. What ``consume`` raises is raised here."""
+    batches: queue.Queue[_Made | None] = queue.Queue(maxsize=_AHEAD_BATCHES)
     failure: list[BaseException] = []
 
-    def put(batch: tuple[pa.Table, pa.Table] | None) -> None:
+    def put(batch: _Made | None) -> None:
         while True:
             try:
                 batches.put(batch, timeout=0.1)
@@ -283,15 +277,15 @@ def _consumed_while_made(
                 if not consumer.is_alive():
                     raise _ReaderFailed from None
 
-    def hand(conversations: pa.Table, messages: pa.Table) -> None:
+    def hand(batch: _Made) -> None:
         if failure:
             raise _ReaderFailed
-        put((conversations, messages))
+        put(batch)
 
     def run() -> None:
         try:
             for batch in iter(batches.get, None):
-                sink(*batch)
+                consume(batch)
                 del batch
         except BaseException as exc:  # raised in the making thread
             failure.append(exc)
