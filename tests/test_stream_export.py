@@ -13,6 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from generate import generate
 
 import memvelope_tools as mv
 from memvelope_tools._conformance import case_inputs, find_cases
@@ -223,6 +224,20 @@ def test_odd_values_stream_as_their_envelope_reads(tmp_path: Path, monkeypatch) 
         "title": 1,
         "text": 3,
     }
+
+
+@pytest.mark.parametrize("provider", ["chatgpt", "claude"])
+def test_a_generated_export_with_lone_surrogates_streams_as_its_envelope_reads(
+    provider: str, tmp_path: Path, monkeypatch
+) -> None:
+    paths = generate(tmp_path / "export", provider, 1 << 20, seed=3, lone_surrogate_every=64 << 10, shards=2)
+    assert any(b"\\ud83d" in path.read_bytes() for path in paths)  # the lone escape the generator writes
+    streamed = _streamed(paths)
+    _assert_same(streamed, _read_whole(paths))
+    _compare_with_envelopes(paths, streamed, tmp_path, monkeypatch)
+    _, convs, msgs = streamed["got"]
+    assert convs.num_rows > 10 and msgs.num_rows > 100
+    assert _replaced([text for kind, text in streamed["warnings"] if kind is UnicodeWarning])["text"] > 3
 
 
 def test_an_export_s_stream_neither_writes_nor_reads_envelope_bytes(monkeypatch) -> None:
