@@ -110,7 +110,10 @@ def _index_part(writer: tantivy.IndexWriter, part: Path, rows: int, target: Path
                 )
             with pa.ipc.new_file(sink, part_rows_schema()) as out:
                 for group in range(file.num_row_groups):
-                    table = _part_rows(file.read_row_group(group, columns=list(part_rows_schema().names)))
+                    # One thread: the decoding threads' allocations outlive each row group.
+                    read = file.read_row_group(group, columns=list(part_rows_schema().names), use_threads=False)
+                    table = _part_rows(read)
+                    del read
                     add_rows(writer, table, np.arange(table.num_rows), first)
                     out.write_table(table, max_chunksize=BATCH)
                     first += table.num_rows
