@@ -248,3 +248,24 @@ def test_an_export_s_stream_neither_writes_nor_reads_envelope_bytes(monkeypatch)
     monkeypatch.setattr(pipeline, "fragment", refused)
     monkeypatch.setattr(flatten_module, "stream_array", refused)
     _assert_same(_streamed([mv.sample_path("chatgpt")]), expected)
+
+
+def test_a_failing_consumer_stops_the_conversion(tmp_path: Path, monkeypatch) -> None:
+    from memvelope_tools import _stream
+
+    paths = generate(tmp_path / "export", "claude", 2 << 20, seed=5)
+    taken: list[int] = []
+    real = _stream.export_conversations
+
+    def counting(found: Input, take: Any, **kwargs: Any) -> Any:
+        return real(found, lambda conversation: taken.append(1) or take(conversation), **kwargs)
+
+    class Failing(_Tables):
+        def add(self, conversations: pa.Table, messages: pa.Table) -> None:
+            raise OSError("the disk is full")
+
+    monkeypatch.setattr(_stream, "export_conversations", counting)
+    with pytest.raises(OSError, match="the disk is full"):
+        stream(_found(paths), Failing(), rows=1, window=1)
+    total = mv.convert(*paths, progress=False)["meta"]["conversation_count"]
+    assert 0 < len(taken) < total // 2  # stopped long before the end

@@ -4,7 +4,7 @@ Every conversion reads its parts through the one reader (:mod:`.elements`) in bo
 export's parse tree is never held whole; what is held is the conversations themselves (:func:`convert`)
 or, when writing straight to a file (:func:`convert_stream`), one batch at a time. An export resolved
 by :mod:`memvelope_tools._sources` is converted here for every caller (:func:`open_export`,
-:func:`convert_export`): the loader, the frames and the commands.
+:func:`export_conversations`): the loader, the frames and the commands.
 """
 
 from __future__ import annotations
@@ -411,7 +411,8 @@ def convert_conversations(
 ) -> dict[str, Any]:
     """Convert one export in this process, handing ``take`` each of its envelope's conversations as it is
     made, in order: the values whose bytes :func:`convert_body` writes (strings and None only, so their
-    canonical bytes parse back to them). Options, result and errors are :func:`convert_body`'s."""
+    canonical bytes parse back to them). ``on_provider`` is called with the provider before the first
+    is taken; the other options, the result and the errors are :func:`convert_body`'s."""
     return _convert_paths(paths, None, take, progress, 1, on_provider, log, beside)
 
 
@@ -527,31 +528,6 @@ def open_export(
             return convert_parts(expansion.parts, report, fast=fast, progress=progress, beside=beside)
 
 
-def convert_export(
-    found: Input,
-    write: Callable[[bytes], Any],
-    *,
-    progress: bool | None = None,
-    on_provider: Callable[[str], Any] | None = None,
-    log: ConversionLog | None = None,
-    beside: Beside | None = None,
-) -> dict[str, Any] | None:
-    """Convert a resolved export, giving ``write`` the text of its envelope's conversations array a piece
-    at a time (see :func:`memvelope_tools._convert.convert_body`, which also says when ``on_provider`` is
-    called); returns the envelope's meta, or None, writing nothing, for an export given as bytes. ``log``
-    learns what the conversion read and left out; ``beside`` is handed each element as it is parsed (see
-    :func:`feed`).
-
-    The conversations are those ``memvelope convert`` writes, in the same bytes. Errors are
-    :func:`open_export`'s.
-    """
-    if not _on_disk(found):
-        return None
-    with explained(found.parts):
-        parts = list(found.parts)
-        return convert_body(parts, write, progress=progress, on_provider=on_provider, log=log, beside=beside)
-
-
 def export_conversations(
     found: Input,
     take: Callable[[Conversation], Any],
@@ -562,8 +538,14 @@ def export_conversations(
     beside: Beside | None = None,
 ) -> dict[str, Any] | None:
     """Convert a resolved export in this process, handing ``take`` each of its envelope's conversations
-    as it is made (see :func:`convert_conversations`); returns the envelope's meta, or None, taking
-    nothing, for an export given as bytes. Otherwise :func:`convert_export`'s."""
+    as it is made (see :func:`convert_conversations`, which also says when ``on_provider`` is called);
+    returns the envelope's meta, or None, taking nothing, for an export given as bytes. ``log`` learns
+    what the conversion read and left out; ``beside`` is handed each element as it is parsed (see
+    :func:`feed`).
+
+    The conversations are those ``memvelope convert`` writes the bytes of. Errors are
+    :func:`open_export`'s.
+    """
     if not _on_disk(found):
         return None
     with explained(found.parts):

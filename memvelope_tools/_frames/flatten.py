@@ -38,8 +38,7 @@ from .text import Conversations, strings, text_columns_later
 
 _BATCH = 1 << 16
 _SINK_ROWS = 4096  # messages handed on as a batch, at least, by the functions that hand batches on
-_HAND_ON_BYTES = 1 << 20  # bytes of an export's envelope handed to the reading thread at a time
-_AHEAD = 8  # pieces of an export's envelope made before the reading thread takes them, at most
+_EXPORT_ROWS = 4096  # messages of an export's conversations handed to the thread building its frames at a time
 _AHEAD_BATCHES = 2  # batches of an export's tables made before the consuming thread takes them, at most
 _TEXT_WINDOW = 4 << 20  # characters of text in a batch of an export's tables, at least
 _STR_OR_NONE = frozenset((str, type(None)))
@@ -181,22 +180,44 @@ def _in_batches(
 
 
 def flatten_export(
-    convert: Callable[[Callable[[bytes], Any]], dict[str, Any] | None], label: str, name: str, with_messages: bool
+    convert: Callable[[Callable[[dict[str, Any]], Any]], dict[str, Any] | None],
+    label: str,
+    name: str,
+    with_messages: bool,
 ) -> tuple[tuple[pa.Table, pa.Table | None], str] | None:
-    """The envelope ``convert(write)`` makes, as Arrow tables (and its provider), read while it is made.
+    """The tables of the envelope whose conversations ``convert(take)`` hands ``take`` one at a time as it
+    makes them (as :func:`flatten_export_batches` takes them), and its provider; None when ``convert``
+    took nothing (it then returns None, else the envelope's meta).
 
-    ``convert`` gives ``write`` the text of the envelope's conversations array a piece at a time and
-    returns the envelope's meta, or None having written nothing (then this returns None). The
-    conversion runs in this thread, the reading (as :func:`flatten_file` reads) on another. Raises
-    Fallback when the bytes must be read whole instead.
+    The conversion runs in this thread, the building of the tables on another. Texts with unpaired
+    surrogates get one warning.
     """
     builder = _Builder(label, name, with_messages)
-    meta = _read_while_made(convert, lambda windows: _read_windows(windows, builder, stream_array(windows)))
-    if meta is None:
-        return None
-    check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=name)
-    provider = meta["source_provider"]
-    return builder.tables(provider), provider
+
+    def made(hand: Callable[[list[dict[str, Any]]], None]) -> dict[str, Any] | None:
+        held: list[dict[str, Any]] = []
+        messages = 0
+
+        def take(conversation: dict[str, Any]) -> None:
+            nonlocal held, messages
+            held.append(conversation)
+            messages += len(conversation["messages"])
+            if messages >= _EXPORT_ROWS:
+                hand(held)
+                held, messages = [], 0
+
+        meta = convert(take)
+        if meta is not None and held:
+            hand(held)
+        return meta
+
+    with text.surrogates_summed():
+        meta = _consumed_while_made(made, lambda conversations: builder.add(conversations, release=True, bar=None))
+        if meta is None:
+            return None
+        check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=name)
+        provider = meta["source_provider"]
+        return builder.tables(provider), provider
 
 
 def flatten_export_batches(
@@ -348,72 +369,8 @@ def _messages_in(conversation: Any) -> int:
     return len(messages) if isinstance(messages, list) else 1
 
 
-def _read_while_made(
-    convert: Callable[[Callable[[bytes], Any]], dict[str, Any] | None],
-    read: Callable[[Windows], object],
-    window: int | None = None,
-) -> dict[str, Any] | None:
-    """Run ``convert(write)`` in this thread and ``read`` on another, over windows of the text of an
-    envelope's conversations array that ``convert`` gives ``write`` a piece at a time (with the array's
-    brackets around it); the meta ``convert`` returns, or None when it wrote nothing or the reading
-    failed first (``window``: the bytes of a window). What ``read`` raises is raised here."""
-    pieces: queue.Queue[bytes | None] = queue.Queue(maxsize=_AHEAD)
-    failure: list[BaseException] = []
-    held: list[bytes] = []
-    size = 0
-
-    def put(piece: bytes | None) -> None:
-        # The conversion waits while the reader is _AHEAD pieces behind, so they are never held all at once.
-        while True:
-            try:
-                pieces.put(piece, timeout=0.1)
-                return
-            except queue.Full:
-                if not reader.is_alive():
-                    raise _ReaderFailed from None
-
-    def hand_on() -> None:
-        nonlocal size
-        put(b"".join(held))
-        held.clear()
-        size = 0
-
-    def write(piece: bytes) -> None:
-        # Many small pieces go to the reader as one, so the two threads seldom wait for each other.
-        nonlocal size
-        if failure:
-            raise _ReaderFailed
-        held.append(piece)
-        size += len(piece)
-        if size >= _HAND_ON_BYTES:
-            hand_on()
-
-    def run() -> None:
-        windows = Windows.of_pieces(itertools.chain([b"["], iter(pieces.get, None), [b"]"]), window=window)
-        try:
-            read(windows)
-        except BaseException as exc:  # raised in the converting thread
-            failure.append(exc)
-
-    reader = threading.Thread(target=run, name="memvelope-frames")
-    reader.start()
-    try:
-        meta = convert(write)
-        hand_on()
-    except _ReaderFailed:
-        meta = None
-    finally:
-        with contextlib.suppress(_ReaderFailed):
-            put(None)
-        reader.join()
-    if failure:
-        raise failure[0]
-    return meta
-
-
 class _ReaderFailed(Exception):
-    """The reading (or consuming) thread of :func:`flatten_export` (:func:`flatten_export_batches`) failed: the
-    conversion stops."""
+    """The thread building an export's tables (see :func:`_consumed_while_made`) failed: the conversion stops."""
 
 
 def _read_windows(windows: Windows, builder: _Builder, stream: Iterator[tuple[str, Any]]) -> dict[str, Any]:
