@@ -169,7 +169,7 @@ def test_an_export_that_fails_midway_gives_the_conversion_error(
     with zipfile.ZipFile(part, "w") as archive:
         archive.writestr("conversations-000.json", data)
         archive.writestr("conversations-001.json", data[: len(data) - 50])
-    monkeypatch.setattr(flatten_module, "_EXPORT_ROWS", 1)  # every conversation handed on as it is made
+    monkeypatch.setattr(flatten_module, "_HAND_ROWS", 1)  # every conversation handed on as it is made
     with pytest.raises(MemvelopeError) as converting:
         mv.convert(part, progress=False)
     threads = threading.active_count()
@@ -195,7 +195,7 @@ def test_an_export_that_fails_midway_gives_the_conversion_error(
 def test_a_failure_of_the_building_thread_stops_the_conversion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     part = tmp_path / "conversations.json"
     _long_chatgpt_export(part, 20)
-    monkeypatch.setattr(flatten_module, "_EXPORT_ROWS", 1)
+    monkeypatch.setattr(flatten_module, "_HAND_ROWS", 1)
 
     def failing(self: Any, convs: list[Any], **kwargs: Any) -> None:
         raise FormatError("the building failed", reason="bad-shape")

@@ -38,7 +38,9 @@ from .text import Conversations, strings, text_columns_later
 
 _BATCH = 1 << 16
 _SINK_ROWS = 4096  # messages handed on as a batch, at least, by the functions that hand batches on
-_EXPORT_ROWS = 4096  # messages of an export's conversations handed to the thread building its frames at a time
+# Messages of an export's conversations handed at a time to the thread building its tables: few, as their
+# texts are held as Python strings (four bytes a character where one is an emoji) until they are built.
+_HAND_ROWS = 256
 _AHEAD_BATCHES = 2  # batches of an export's tables made before the consuming thread takes them, at most
 _TEXT_WINDOW = 4 << 20  # characters of text in a batch of an export's tables, at least
 _STR_OR_NONE = frozenset((str, type(None)))
@@ -202,7 +204,7 @@ def flatten_export(
             nonlocal held, messages
             held.append(conversation)
             messages += len(conversation["messages"])
-            if messages >= _EXPORT_ROWS:
+            if messages >= _HAND_ROWS:
                 hand(held)
                 held, messages = [], 0
 
@@ -231,8 +233,8 @@ def flatten_export_batches(
 ) -> str | None:
     """The conversations ``convert(take, on_provider)`` hands ``take`` one at a time as it makes them (an
     envelope's, as parsed from its bytes), their tables given to ``sink`` a batch of whole conversations
-    at a time, each once it holds ``rows`` messages or more and ``window`` characters of text or more
-    (default 4 Mi); returns the envelope's provider, or None when ``convert`` took nothing.
+    at a time, each as soon as it holds ``rows`` messages or more and ``window`` characters of text or
+    more (default 4 Mi); returns the envelope's provider, or None when ``convert`` took nothing.
 
     ``convert`` calls ``on_provider`` with the provider before it takes the first conversation, and returns
     the envelope's meta (None when it took nothing). The conversion runs in this thread; the building of
@@ -242,30 +244,36 @@ def flatten_export_batches(
     builder = _Builder(label, name, True)
     enough = window or _TEXT_WINDOW
 
-    def made(hand: Callable[[list[dict[str, Any]]], None]) -> dict[str, Any] | None:
+    def made(hand: Callable[[tuple[list[dict[str, Any]], bool]], None]) -> dict[str, Any] | None:
         held: list[dict[str, Any]] = []
-        messages = chars = batches = 0
+        handed = messages = chars = batches = 0  # messages held; messages and characters of the batch so far
 
         def take(conversation: dict[str, Any]) -> None:
-            nonlocal held, messages, chars, batches
+            nonlocal held, handed, messages, chars, batches
             held.append(conversation)
-            messages += len(conversation["messages"])
+            n = len(conversation["messages"])
+            handed, messages = handed + n, messages + n
             chars += sum(len(message["text"]) for message in conversation["messages"])
             if messages >= rows and chars >= enough:
-                hand(held)
-                held, messages, chars, batches = [], 0, 0, batches + 1
+                hand((held, True))
+                held, handed, messages, chars, batches = [], 0, 0, 0, batches + 1
+            elif handed >= _HAND_ROWS:
+                hand((held, False))
+                held, handed = [], 0
 
         meta = convert(take, provider.append)
-        if meta is not None and (held or not batches):
-            hand(held)
+        if meta is not None and (messages or not batches):
+            hand((held, True))
         return meta
 
-    def build(conversations: list[dict[str, Any]]) -> None:
+    def build(part: tuple[list[dict[str, Any]], bool]) -> None:
+        conversations, ends = part
         builder.add(conversations, release=True, bar=None)
         del conversations[:]
-        tables, messages = builder.take(provider[0])
-        assert messages is not None
-        sink(tables, messages)
+        if ends:
+            tables, messages = builder.take(provider[0])
+            assert messages is not None
+            sink(tables, messages)
 
     with text.surrogates_summed():
         meta = _consumed_while_made(made, build)
