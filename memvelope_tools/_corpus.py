@@ -23,8 +23,9 @@ from ._frames.documents import envelope_tables
 from ._frames.folders import CONVERSATION_HISTORY_COLUMNS, MESSAGE_HISTORY_COLUMNS, read_tables
 from ._load import open_input
 from ._parquet import read_frames
+from ._pool import give_back_memory
 from ._sources import Input, resolve
-from ._stream import ROWS, give_back_memory, stream
+from ._stream import ROWS, stream
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError
 

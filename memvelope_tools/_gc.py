@@ -1,4 +1,4 @@
-"""The cyclic garbage collector held off while large parse trees are built."""
+"""The cyclic garbage collector held off while many objects are made that leave no garbage behind."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from collections.abc import Iterator
 
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: parse trees hold no cycles, and the millions of containers a
-    large export creates would otherwise set it off over and over (a third of the parse time)."""
+    """Pause the cyclic garbage collector while objects are made by the hundred thousand and none is let go
+    (an export's parse trees, a library's import, a figure until it is drawn): each batch of new objects would otherwise
+    set it off, and each of its full runs goes through every object the process holds (a third of the
+    parse time)."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -61,10 +61,10 @@ from ._history.snapshots import convert_all, read_snapshot
 from ._json.elements import read_windows
 from ._json.walker import Fallback
 from ._parquet import schema_metadata
+from ._pool import give_back_memory
 from ._read import Source, check
 from ._search.parts import check_index_place
 from ._sources import is_history_folder, labels_of, resolve_one
-from ._stream import give_back_memory
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError, OutputError, SearchIndexError
 

@@ -26,13 +26,15 @@ from ._atomic import atomic_write
 from ._convert.log import ConversionLog
 from ._convert.zips import kept_open
 from ._frames.facts import facts_frame
+from ._gc import gc_paused
 from ._load import LoadSource, open_input
 from ._plural import count
+from ._pool import give_back_memory, lean_pool
 from ._providers import registry
 from ._report_data import Gather, gathered_of
 from ._report_data import snippet as _snippet
 from ._sources import Input, resolve
-from ._stream import give_back_memory, stream
+from ._stream import stream
 from ._topic_units import Counted
 from .errors import FormatError, MemvelopeError, TopicsError
 
@@ -87,22 +89,33 @@ def _chart(draw: Callable[[Any], Any], caption: str, size: tuple[float, float] =
 
 
 def _figure(draw: Callable[[Figure], Any], caption: str, size: tuple[float, float]) -> str:
-    from matplotlib.figure import Figure
+    with gc_paused():
+        from matplotlib.figure import Figure
 
-    fig = Figure(figsize=size, dpi=_DPI, layout="constrained")
-    draw(fig)
-    data = base64.b64encode(_png(fig)).decode("ascii")
+        fig = Figure(figsize=size, dpi=_DPI, layout="constrained")
+        draw(fig)
+        png = _png(fig)
+        del fig
+        # A drawn figure is a web of reference cycles, all made while the collector was paused: collecting
+        # the youngest generation frees it now, without going through every object the report holds.
+        gc.collect(0)
+    data = base64.b64encode(png).decode("ascii")
     return (
         f'<figure><img alt="{_e(caption)}" src="data:image/png;base64,{data}">'
         f"<figcaption>{_e(caption)}</figcaption></figure>"
     )
 
 
+#: zlib's level for the charts: as small as savefig's level 6 for a report's charts, in two thirds of the time.
+_PNG_LEVEL = 3
+
+
 def _png(fig: Figure) -> bytes:
-    """The figure as PNG bytes: the pixels and bytes ``fig.savefig(format="png")`` gives, drawn once (savefig
-    draws twice: once to lay out, once to render)."""
+    """The figure as PNG bytes, drawn once (savefig draws twice: once to lay out, once to render): the pixels
+    ``fig.savefig(format="png")`` gives, and no alpha channel when every pixel is opaque, as a report's are."""
+    import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.image import imsave
+    from PIL import Image
 
     from . import _charts as charts
 
@@ -111,9 +124,12 @@ def _png(fig: Figure) -> bytes:
         # Text in a script the installed fonts lack (say Japanese) is drawn as boxes; no need to warn.
         warnings.filterwarnings("ignore", charts.GLYPH_MISSING, UserWarning)
         canvas.draw()
+    rgba = np.asarray(canvas.buffer_rgba())
+    image = Image.frombuffer("RGBA", (rgba.shape[1], rgba.shape[0]), rgba, "raw", "RGBA", 0, 1)
+    if rgba[..., 3].min() == 255:
+        image = image.convert("RGB")
     buf = io.BytesIO()
-    no_software: dict[str, Any] = {"Software": None}  # as savefig: no "matplotlib version ..." text chunk
-    imsave(buf, canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi, metadata=no_software)
+    image.save(buf, format="png", dpi=(fig.dpi, fig.dpi), compress_level=_PNG_LEVEL)
     return buf.getvalue()
 
 
@@ -168,7 +184,8 @@ def build_report(
     drops repeated conversations as the frames do; ``converted`` says which of ``sources`` are
     exports already converted in memory, shown as such (default: the inputs that are exports); ``memory``
     names the exports read for the sections only the export itself can give, how it was used and what the
-    provider remembered (default: each item of ``sources`` that is the path of an export). ``progress``
+    provider remembered (default: each item of ``sources`` that is the path of an export); one among
+    ``sources`` is read once, in the pass that converts it, another in one pass of its own. ``progress``
     shows a bar while an export is converted; ``on_conversion`` is called with what each export's
     conversion read and left out, and its provider.
 
@@ -177,7 +194,9 @@ def build_report(
     nodes and memory are read in the same pass as its conversations.
     """
     _check_tz(tz)
-    with kept_open():  # an export's zip is opened once, for its conversations and its memory alike
+    # An export's zip is opened once, for its conversations and its memory alike; Arrow allocates from the
+    # streams' pool until the page is made, as the page holds no table.
+    with kept_open(), lean_pool():
         return _build(list(sources), tz, top, title, labels, dedupe, converted, memory, progress, on_conversion)
 
 
@@ -208,7 +227,7 @@ def _build(
             continue
         log = ConversionLog()
         gather.begin(found.label)
-        read = _ExportRead(found) if memory is None and found.files() is not None else None
+        read = _ExportRead(found) if found.files() is not None and (memory is None or _named(found, memory)) else None
         provider = stream(found, gather, progress=progress, log=log, whole=None if read is None else read.passing)
         if read is not None:
             read.provider = provider
@@ -225,18 +244,16 @@ def _build(
     give_back_memory()
     # What only the export itself gives (how it was used, what the provider remembered) is read before
     # topics loads its model, so that the two never hold memory at once; its sections still come last.
-    if memory is None:
-        read_whole = [read.usage(tz) for read in passes]
-        _let_go()
-        read_whole += [read.memory(tz) for read in passes]
-    else:
-        read_whole = [usage_section(export, tz=tz) for export in memory]
-        _let_go()
-        read_whole += [memory_section(export, tz=tz) for export in memory]
+    if memory is not None:
+        passes = _exports_read(memory, passes)
+    read_whole = [read.usage(tz) for read in passes]
+    _let_go()
+    read_whole += [read.memory(tz) for read in passes]
     del passes
     _let_go()
     # Charts are drawn with libraries loaded only now, so that their memory and the stream's never add up.
-    from . import _charts as charts
+    with gc_paused():
+        from . import _charts as charts
 
     facts = facts_frame([d for _, d in irs], sources=[label for label, _ in irs]) if irs else None
     msgs, convs = (data.msgs, data.convs) if data is not None else (None, None)
@@ -415,7 +432,7 @@ def _topics_section(counted: Counted, tz: str) -> str:
     from . import _charts as charts
     from ._topics import topics
 
-    _let_go()  # the charts drawn so far, before scikit-learn is loaded
+    give_back_memory()  # before scikit-learn is loaded (each chart drawn so far was freed once drawn)
     try:
         found = topics(counted)  # as many as topics() finds by default
     except TopicsError as exc:
@@ -690,11 +707,46 @@ def _memory(frame: pd.DataFrame, tz: str) -> str:
     return head + caution + notes + '<div class="charts">' + chart + "</div>" + table
 
 
+def _export_key(export: Any) -> tuple[str, ...] | None:
+    """The files of an export given by path (a path, the paths of its parts, or the export resolved), each
+    by its real path; None when it is not given by path."""
+    if isinstance(export, Input):
+        files: Sequence[Any] | None = export.files()
+    else:
+        files = [export] if isinstance(export, str | os.PathLike) else list(export)
+    if files is None or not all(isinstance(f, str | os.PathLike) for f in files):
+        return None
+    return tuple(os.path.realpath(f) for f in files)
+
+
+def _named(found: Input, memory: Sequence[Any]) -> bool:
+    """Whether the export ``found`` is one of those ``memory`` names."""
+    key = _export_key(found)
+    return key is not None and any(_export_key(export) == key for export in memory)
+
+
+def _exports_read(memory: Sequence[Any], passes: list[_ExportRead]) -> list[_ExportRead]:
+    """What the report shows of each export ``memory`` names, in its order: the pass that converted it,
+    when it is one of the sources streamed (each pass used once), else a pass of its own, read now."""
+    from ._whole.export import export_input
+
+    streamed = {_export_key(read.found): read for read in reversed(passes)}
+    reads: list[_ExportRead] = []
+    for export in memory:
+        read = streamed.pop(_export_key(export), None)
+        if read is None:
+            read = _ExportRead(export_input(export, "the report"))
+            read.read_alone()
+        reads.append(read)
+    return reads
+
+
 class _ExportRead:
     """What the report shows of an export given by path beyond its envelope (how it was used, what the
-    provider remembered), made from the batches of the pass that converts it (:attr:`passing`): the
-    inventory's counts, the nodes the charts show (:func:`memvelope_tools._usage_charts.charted`) and the
-    memory; the other nodes are let go batch by batch."""
+    provider remembered), made from the batches of the pass that converts it (:attr:`passing`), or of a
+    pass of its own (:meth:`read_alone`) for an export that is not streamed: the inventory's counts, the
+    nodes the charts show (:func:`memvelope_tools._usage_charts.charted`) and the memory; the other nodes
+    are let go batch by batch."""
 
     def __init__(self, found: Input) -> None:
         from ._memory.scan import MemoryReading
@@ -702,16 +754,22 @@ class _ExportRead:
         from ._whole.read import Job
         from ._whole.tap import ExportPass
 
-        files = found.files()
-        assert files is not None
         self.found = found
-        self.path = files[0] if len(files) == 1 else None  # the memory of several paths is read on its own
         self.provider = ""
         self.counts = Counts()
         self.shown: list[Any] = []
-        elements = (MemoryReading,) if self.path is not None else ()
+        elements = (MemoryReading,) if found.files() is not None else ()  # an export as bytes: read on its own
         job = Job(functools.partial(packed_and_counted, source=found.label), texts=False, elements=elements)
         self.passing = ExportPass(found, job, self._each, again=self._forget)
+
+    def read_alone(self) -> None:
+        """Read the export in a pass of its own, for an export that is not streamed beside the report's
+        sources: its nodes and memory alike, in one reading."""
+        from ._whole.read import read_export
+
+        whole = read_export(self.found, self.passing.job, progress=False)
+        self.provider = whole.provider
+        self.passing.take(whole)
 
     def _each(self, piece: Any, before: int) -> None:
         from ._usage_charts import charted
@@ -748,10 +806,14 @@ class _ExportRead:
 
     def memory(self, tz: str) -> str:
         """The section "What ... remembers about you" (see :func:`memory_section`)."""
-        if self.path is None:
-            return memory_section(self.found, tz=tz)
         from ._memory.frame import items_frame
         from ._memory.read import memory_of_pass
 
-        [reading] = self.passing.readers
-        return _memory(items_frame(memory_of_pass(self.path, self.provider, reading)), tz)
+        files = self.found.files()
+        read = None
+        if files is not None:
+            [reading] = self.passing.readers
+            read = memory_of_pass(files, self.provider, reading, self.passing.heads)
+        if read is None:  # each path (or the bytes) read on its own, as memory_frame reads them
+            return memory_section(self.found, tz=tz)
+        return _memory(items_frame(read), tz)

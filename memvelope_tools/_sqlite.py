@@ -177,12 +177,15 @@ def sqlite_tables(
     from ._memory.read import combined, memory_of_pass, read_memories
     from ._tables import streamed_tables
 
-    def memory(found: Input, provider: str, reading: MemoryReading | None) -> pa.Table:
+    def memory(
+        found: Input, provider: str, reading: MemoryReading, heads: dict[str, list[str | None]] | None
+    ) -> pa.Table:
         files = found.files()
         assert files is not None
-        if reading is None:  # each path's memory read on its own, as memory_frame reads it
+        read = memory_of_pass(files, provider, reading, heads)
+        if read is None:  # each path's memory read on its own, as memory_frame reads it
             return items_table(combined(read_memories(files, None, progress)))
-        return items_table(memory_of_pass(files[0], provider, reading))
+        return items_table(read)
 
     folder = Path(path).parent
     streamed = streamed_tables(

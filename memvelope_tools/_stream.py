@@ -22,10 +22,7 @@ topics read a history, which may also be a Parquet folder or frames, through
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
-import sys
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import pyarrow as pa
@@ -35,6 +32,7 @@ from ._convert.pipeline import export_conversations, open_export
 from ._frames.flatten import flatten_batches, flatten_export_batches, flatten_file_batches
 from ._json.elements import parse_json, read_file, read_windows
 from ._json.walker import Fallback
+from ._pool import give_back_memory, lean_pool
 from ._read import check
 from ._sources import Input
 from ._tags import ENVELOPE_TAG
@@ -43,7 +41,7 @@ from .errors import FormatError
 if TYPE_CHECKING:
     from ._whole.tap import ExportPass
 
-__all__ = ["ROWS", "Sink", "give_back_memory", "stream"]
+__all__ = ["ROWS", "Sink", "stream"]
 
 #: Messages in a batch, at least (a batch is the conversations of a window of the envelope's bytes, or of
 #: several windows until they hold this many messages).
@@ -61,6 +59,7 @@ class Sink(Protocol):
         """Forget the batches of this input taken so far: it is read again from its start."""
 
 
+@lean_pool()
 def stream(
     found: Input,
     sink: Sink,
@@ -82,7 +81,6 @@ def stream(
     Facts IR document.
     """
     window = window or _WINDOW
-    _lean_pool()
     sink = _Giving(sink)
     label, name = found.label, found.name or found.label
     if found.kind == "export":
@@ -168,31 +166,3 @@ class _Giving:
 
     def restart(self) -> None:
         self.sink.restart()
-
-
-def _lean_pool() -> None:
-    """Make Arrow allocate from jemalloc where pyarrow has it and no pool was chosen (``ARROW_DEFAULT_MEMORY_POOL``):
-    mimalloc, its default on Linux, keeps much of what a batch freed until asked, so the batches' memory piled up
-    between two :func:`give_back_memory` calls."""
-    global _pool_chosen
-    if _pool_chosen:
-        return
-    _pool_chosen = True
-    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
-        return
-    try:
-        pool = pa.jemalloc_memory_pool()
-    except NotImplementedError:  # a pyarrow built without it
-        return
-    pa.set_memory_pool(pool)
-
-
-_pool_chosen = False
-
-
-def give_back_memory() -> None:
-    """Return the memory freed so far to the system: Arrow's pool, and the C library's where it can."""
-    pa.default_memory_pool().release_unused()
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None).malloc_trim(0)

@@ -186,8 +186,8 @@ def read_tables(
         Read the messages' texts (else ``messages`` is None and reading is faster).
     with_whole : bool, default False
         Also read the documents that are exports whole (``whole``: their ``nodes``, and for those on
-        disk their ``assets`` and ``projects``; see :func:`memvelope_tools._whole.export.whole_tables`):
-        each export is read once more for them.
+        disk their ``assets`` and ``projects``; see :func:`memvelope_tools._whole.export.whole_tables`),
+        in the same pass that converts each export.
 
     Returns
     -------
@@ -212,13 +212,15 @@ def read_tables(
             doc_or_docs, layer, dedupe=dedupe, sources=sources, progress=progress, with_messages=with_messages
         )
         return Tables(read.conversations, read.messages, read.facts, read.records)
-    from ._whole.export import whole_tables
+    from ._whole.export import PassedTables
 
     inputs = resolve(doc_or_docs, "frames", list_means="documents", labels=sources, caller="a frame function")
     resolved: list[Any] = list(inputs)  # taken as they are, so nothing is resolved twice
-    read = read_documents(resolved, layer, dedupe=dedupe, progress=progress, with_messages=with_messages)
-    whole = whole_tables(inputs, progress=progress)
-    return Tables(read.conversations, read.messages, read.facts, read.records, whole)
+    passed = PassedTables()  # made from each export's conversion, so that it is read once
+    read = read_documents(
+        resolved, layer, dedupe=dedupe, progress=progress, with_messages=with_messages, whole=passed.pass_of
+    )
+    return Tables(read.conversations, read.messages, read.facts, read.records, passed.tables())
 
 
 def to_parquet(
@@ -377,10 +379,10 @@ def streamed_tables(
 
 
 #: What makes the memory table of an export given by path (its rows as
-#: :func:`memvelope_tools.memory_frame` reads them, in Arrow): called with the export, its provider, and
-#: the :class:`~memvelope_tools._memory.scan.MemoryReading` its conversion's pass handed every element
-#: (None for an export of several paths, whose each path's memory is read on its own).
-MemoryTable = Callable[[Input, str, "MemoryReading | None"], pa.Table]
+#: :func:`memvelope_tools.memory_frame` reads them, in Arrow): called with the export, its provider, the
+#: :class:`~memvelope_tools._memory.scan.MemoryReading` its conversion's pass handed every element, and the
+#: first elements' providers of each of its parts (:attr:`memvelope_tools._whole.tap.ExportPass.heads`).
+MemoryTable = Callable[[Input, str, "MemoryReading", "dict[str, list[str | None]] | None"], pa.Table]
 
 
 def _whole_of(found: Input, reading: ExportPass[Any], provider: str, memory: MemoryTable | None) -> dict[str, pa.Table]:
@@ -396,7 +398,7 @@ def _whole_of(found: Input, reading: ExportPass[Any], provider: str, memory: Mem
     assets, projects = finish(on_disk, list_export(on_disk), reading.readers[:2], provider)
     tables = {"assets": assets_table(assets), "projects": projects_table(projects)}
     if memory is not None:
-        tables["memory"] = memory(found, provider, reading.readers[2] if len(on_disk) == 1 else None)
+        tables["memory"] = memory(found, provider, reading.readers[2], reading.heads)
     return {
         name: table.add_column(0, "source", pa.array([found.label] * table.num_rows, pa.string()))
         for name, table in tables.items()
@@ -430,8 +432,7 @@ class _Nodes:
 
     def reading(self, found: Input, memory: bool) -> ExportPass[Any]:
         """What the conversion pass of the export ``found`` hands its batches to: its nodes go to the file,
-        its files and projects (for an export on disk) and its memory (with ``memory``, for an export given
-        by one path) to readers."""
+        its files and projects and (with ``memory``) its memory, for an export on disk, to readers."""
         from ._memory.scan import MemoryReading
         from ._whole.arrow import shifted, unpack
         from ._whole.export import READERS
@@ -441,7 +442,7 @@ class _Nodes:
 
         files = found.files()
         beside = READERS if files is not None else ()
-        elements = (MemoryReading,) if memory and files is not None and len(files) == 1 else ()
+        elements = (MemoryReading,) if memory and files is not None else ()
         job = Job(functools.partial(pack, source=found.label), beside=beside, elements=elements)
         self.held = True
         self.file.begin()

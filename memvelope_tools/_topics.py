@@ -59,6 +59,7 @@ from ._convert.log import ConversionLog
 from ._convert.zips import kept_open
 from ._corpus import history_stream
 from ._frames import STRING
+from ._gc import gc_paused
 from ._plural import count
 from ._sources import resolve
 from ._topic_count import N_TOPICS, topic_count
@@ -214,7 +215,8 @@ def topics(
     asked = n_topics is not None
     wanted = n_topics if n_topics is not None else topic_count(len(units))
 
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfTransformer
+    with gc_paused():  # scikit-learn's import makes objects by the hundred thousand and no garbage
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfTransformer
 
     stops, languages, unit_language = _stop_words(counts, vocabulary, ENGLISH_STOP_WORDS, stop_words)
     keep = _vocabulary_mask(counts, vocabulary, stops, unit_language)
@@ -379,11 +381,12 @@ def _vocabulary_mask(
 
 
 def _factorise(tfidf: Any, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    from sklearn.decomposition import NMF
-    from sklearn.exceptions import ConvergenceWarning
+    with gc_paused():
+        from sklearn.decomposition import NMF
+        from sklearn.exceptions import ConvergenceWarning
 
     model = NMF(n_components=k, init="nndsvda", solver="cd", max_iter=400, tol=1e-4, random_state=seed)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), gc_paused():
         warnings.simplefilter("ignore", ConvergenceWarning)
         # A fit that is exact up to rounding makes the error a tiny negative number under a square root.
         warnings.filterwarnings("ignore", "invalid value encountered in sqrt", RuntimeWarning)

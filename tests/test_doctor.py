@@ -17,6 +17,7 @@ from memvelope_tools._convert.prose import Drop, DropRule, Message, js_trim, map
 from memvelope_tools._convert.timestamps import render_timestamp
 from memvelope_tools._doctor import doctor
 from memvelope_tools._doctor.timestamps import unaccepted_form
+from memvelope_tools._memory.items import NO_RECORDS
 from memvelope_tools._providers import registry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -405,3 +406,34 @@ def test_no_if_wrapped_when_an_array_part_has_elements(write_parts) -> None:
     paths = write_parts([single], single)
     report = doctor(*paths)
     assert report.converts and report.if_wrapped is None and report.messages_kept == 1
+
+
+def _plain_chatgpt(system: bool, tool_in_metadata: bool) -> list[dict[str, Any]]:
+    """The memory fixture's plain conversation (no memory item), with or without its system message, and
+    with or without the bytes of a tool's role in an answer's metadata (where no author is)."""
+    [conv] = json.loads((ROOT / "fixtures" / "memory" / "chatgpt-none.json").read_text(encoding="utf-8"))
+    mapping = conv["mapping"]
+    if not system:
+        del mapping["d0"]
+        mapping["d1"]["parent"] = None
+    if tool_in_metadata:
+        mapping["d2"]["message"]["metadata"] = {"role": "tool"}
+    return [conv]
+
+
+@pytest.mark.parametrize(
+    ("system", "tool_in_metadata", "records"), [(True, False, True), (False, False, False), (False, True, True)]
+)
+def test_doctor_and_memory_decide_alike_whether_an_export_keeps_memory_records(
+    tmp_path: Path, system: bool, tool_in_metadata: bool, records: bool
+) -> None:
+    """One rule says whether a ChatGPT export keeps memory records (a system or tool message, seen in an
+    element's bytes): doctor's memory notes are those of ``memory_frame``, the bytes of a tool's role
+    outside any author included."""
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(_plain_chatgpt(system, tool_in_metadata)), encoding="utf-8")
+    notes = mv.memory_frame(path).attrs["notes"]
+    assert notes == ([] if records else [NO_RECORDS])
+    found = doctor(path).memory
+    assert found["items"] == 0
+    assert found["notes"] == notes

@@ -19,8 +19,8 @@ from memvelope_tools._memory import scan as memory_scan
 from memvelope_tools._memory.chatgpt import instruction_text, snapshot_entries
 from memvelope_tools._memory.frame import items_frame, memory_frame
 from memvelope_tools._memory.items import KINDS, MEMORY_COLUMNS, NO_RECORDS
-from memvelope_tools._memory.read import collect, read_memory, read_memory_of
-from memvelope_tools._memory.scan import _Workers
+from memvelope_tools._memory.read import memory_of_reading, read_memory, read_memory_of
+from memvelope_tools._memory.scan import MemoryReading, _Workers
 from memvelope_tools._memory_ir import build_memory_ir, statements
 from memvelope_tools._validate import check_ir_against_envelope, validate
 from memvelope_tools.cli import main
@@ -590,10 +590,19 @@ def _padded_export(tmp_path: Path, tail: bytes = b"") -> Path:
     return path
 
 
+def _in_one_process(elements: list[object]) -> pd.DataFrame:
+    """The memory frame of ``elements``, each handed to one reading in this process with its bytes."""
+    reading = MemoryReading()
+    for element in elements:
+        data = json.dumps(element).encode()
+        reading.element(element, "chatgpt", data, 0, len(data))
+    return items_frame(memory_of_reading("chatgpt", reading, []))
+
+
 def test_worker_processes_give_the_frame_one_process_gives(tmp_path: Path) -> None:
     path = _padded_export(tmp_path)
     elements = json.loads(path.read_text(encoding="utf-8"))
-    plain = items_frame(collect("chatgpt", elements, []))  # every conversation parsed, in this process
+    plain = _in_one_process(elements)
     one = items_frame(read_memory_of([path], None, False, workers=1))
     two = items_frame(read_memory_of([path], None, False, workers=2))
     assert len(plain) > 0 and set(plain["kind"]) >= {"saved", "snapshot", "about_user", "about_model"}
@@ -609,7 +618,7 @@ def test_batches_read_here_while_workers_are_busy_give_the_frame_one_process_giv
 ) -> None:
     path = _padded_export(tmp_path)
     elements = json.loads(path.read_text(encoding="utf-8"))
-    plain = items_frame(collect("chatgpt", elements, []))
+    plain = _in_one_process(elements)
     read_here: list[int] = []
     read = memory_scan._read_elements
 

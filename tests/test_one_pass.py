@@ -20,7 +20,7 @@ from memvelope_tools._whole.arrow import shifted, unpack
 from memvelope_tools._whole.export import READERS, assets_table, finish, projects_table, whole_tables
 from memvelope_tools._whole.files import list_export
 from memvelope_tools._whole.pack import pack
-from memvelope_tools._whole.read import Job
+from memvelope_tools._whole.read import Job, read_export
 from memvelope_tools._whole.tap import ExportPass
 
 
@@ -35,7 +35,8 @@ def _tables(found: Input, passing: ExportPass[Any], batches: list[pa.RecordBatch
     files = found.files()
     assert files is not None
     assets, projects = finish(tuple(files), list_export(tuple(files)), passing.readers[:2], provider)
-    memory = memory_of_pass(files[0], provider, passing.readers[2])
+    memory = memory_of_pass(files, provider, passing.readers[2], passing.heads)
+    assert memory is not None
     return {
         "nodes": pa.Table.from_batches(batches),
         "assets": assets_table(assets).to_pylist(),
@@ -110,3 +111,87 @@ def test_an_export_given_as_bytes_gives_its_nodes_in_the_pass() -> None:
 
     assert stream(found, Drop(), whole=passing) == "claude"
     assert pa.Table.from_batches(batches).equals(whole_tables([found])["nodes"])
+
+
+@pytest.mark.parametrize("name", ["chatgpt", "claude"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_pass_of_its_own_makes_what_the_exports_own_readings_make(name: str, workers: int) -> None:
+    """An export read in a pass of its own, not beside its conversion, hands its element readers each element's
+    bytes as conversion's pass does: its memory is read in the same pass as its nodes."""
+    path = mv.sample_path(name)
+    found = resolve_one(path, "export")
+    passing, batches = _pass(found)
+    whole = read_export(found, passing.job, workers=workers)
+    passing.take(whole)
+    got = _tables(found, passing, batches, whole.provider)
+    expected = _expected(found, path)
+    assert got["nodes"].equals(expected["nodes"]) and got["nodes"].num_rows > 0
+    for key in ("assets", "projects", "memory", "notes"):
+        assert got[key] == expected[key], key
+    assert got["memory"]
+    assert (passing.conversations, passing.kept) == (whole.conversations, sum(p.kept for p in whole.pieces))
+
+
+@pytest.mark.parametrize("given", ["chatgpt", "claude", "claude as bytes"])
+def test_the_table_set_makes_its_whole_tables_as_the_exports_own_readings_make_them(given: str) -> None:
+    """``read_tables(with_whole=True)`` makes the nodes, files and projects from the pass that converts each
+    export (read whole, for an export given as bytes): they are those the export's own reading gives."""
+    from memvelope_tools._tables import read_tables
+
+    name = given.split()[0]
+    path = mv.sample_path(name)
+    source: Any = Path(path).read_bytes() if given.endswith("bytes") else path
+    tables = read_tables([source, mv.sample_path("chatgpt")], sources=["one", "two"], with_whole=True)
+    expected = whole_tables(
+        [resolve_one(source, "export", label="one"), resolve_one(mv.sample_path("chatgpt"), "export", label="two")]
+    )
+    assert sorted(tables.whole) == sorted(expected)
+    for key, table in expected.items():
+        assert tables.whole[key].equals(table), key
+    assert tables.whole["nodes"].num_rows > 0
+
+
+def _extracted(name: str, folder: Path) -> list[Path]:
+    """The conversation parts of a sample export, each a file of its own in ``folder``."""
+    import re
+    import zipfile
+
+    with zipfile.ZipFile(mv.sample_path(name)) as held:
+        names = sorted(n for n in held.namelist() if re.fullmatch(r"conversations(-\d+)?\.json", n))
+        held.extractall(folder, names)
+    return [folder / n for n in names]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_pass_over_several_paths_gives_the_memory_each_path_read_on_its_own_gives(
+    tmp_path: Path, workers: int
+) -> None:
+    from memvelope_tools._memory.read import read_memories
+    from memvelope_tools._sources import resolve
+
+    paths = _extracted("chatgpt", tmp_path)
+    [found] = resolve(list(paths), "export", list_means="parts", caller="the test")
+    passing, _ = _pass(found)
+    convert_body(list(found.parts), lambda _: None, workers=workers, beside=passing.beside())
+    # each part's first five elements, every one a ChatGPT conversation (the sample's 20 a part)
+    assert passing.heads == {str(p): ["chatgpt"] * 5 for p in paths}
+    read = memory_of_pass(paths, "chatgpt", passing.readers[2], passing.heads)
+    [expected] = read_memories(paths)
+    assert read is not None and read.items and read.items == expected.items and read.notes == expected.notes
+
+
+def test_a_pass_over_paths_of_two_providers_leaves_the_memory_to_each_path(tmp_path: Path) -> None:
+    """A Claude part beside a ChatGPT one: converted as ChatGPT's (the Claude conversations left out), while
+    reading each path on its own reads the memory of each provider, which the pass cannot give."""
+    from memvelope_tools._sources import resolve
+    from memvelope_tools.errors import MixedProvidersWarning
+
+    chatgpt = _extracted("chatgpt", tmp_path / "chatgpt")[0]
+    claude = _extracted("claude", tmp_path / "claude")[0]
+    [found] = resolve([chatgpt, claude], "export", list_means="parts", caller="the test")
+    passing, _ = _pass(found)
+    with pytest.warns(MixedProvidersWarning):
+        meta = convert_body(list(found.parts), lambda _: None, beside=passing.beside())
+    assert meta["source_provider"] == "chatgpt"
+    assert passing.heads is not None and passing.heads[str(claude)][:1] == ["claude"]
+    assert memory_of_pass([chatgpt, claude], "chatgpt", passing.readers[2], passing.heads) is None

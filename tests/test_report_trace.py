@@ -184,3 +184,92 @@ def test_sqlite_reads_the_conversations_once(reads, export, tmp_path):
     finally:
         db.close()
     assert {"conversations", "messages", "nodes", "memory", "assets", "projects"} <= tables
+
+
+def test_a_report_reads_the_export_memory_names_once_when_it_is_a_source(reads, export):
+    page = build_report([export], memory=[export])
+    assert each_part_once(reads, export), reads
+    assert "How you used it: ChatGPT" in page and "What ChatGPT remembers about you" in page
+
+
+def test_a_report_reads_an_export_memory_names_beside_its_sources_once(reads, export, tmp_path):
+    """The export ``memory=`` names is not among the sources: it is read once more, in one pass for both of its
+    sections."""
+    other = tmp_path / "other" / "chatgpt-export.zip"
+    other.parent.mkdir()
+    shutil.copy(export, other)
+    page = build_report([export], memory=[other])
+    at = {export: [r for r in reads if str(export) in r], other: [r for r in reads if str(other) in r]}
+    assert len(at[export]) + len(at[other]) == len(reads)
+    assert each_part_once(at[export], export), reads
+    assert each_part_once(at[other], other), reads
+    assert "How you used it: ChatGPT" in page and "What ChatGPT remembers about you" in page
+
+
+def test_the_table_set_with_the_whole_tables_reads_the_conversations_once(reads, export):
+    from memvelope_tools._tables import read_tables
+
+    tables = read_tables([export], with_whole=True)
+    assert each_part_once(reads, export), reads
+    assert tables.conversations.num_rows == 40 and tables.whole["nodes"].num_rows > 0
+    assert tables.whole["assets"].num_rows > 0 and tables.whole["projects"].num_rows > 0
+
+
+@pytest.fixture
+def parts(export, tmp_path) -> list[Path]:
+    """The sample export's conversation parts, each a file of its own."""
+    folder = tmp_path / "parts"
+    with zipfile.ZipFile(export) as held:
+        names = sorted(n for n in held.namelist() if re.fullmatch(r"conversations-\d+\.json", n))
+        held.extractall(folder, names)
+    return [folder / name for name in names]
+
+
+def one_export(paths: list[Path]) -> _sources.Input:
+    """``paths`` resolved as the parts of one export (as ``convert`` takes them), to be handed on resolved."""
+    [found] = _sources.resolve(list(paths), "export", list_means="parts", caller="the test")
+    return found
+
+
+def test_a_report_of_an_export_given_as_several_paths_reads_each_once(reads, parts):
+    page = build_report([one_export(parts)])
+    assert sorted(reads) == sorted(map(str, parts)), reads
+    # its memory is that of each path read on its own (as memory_frame reads them), from that one reading
+    from memvelope_tools._report import memory_section
+
+    section = memory_section(parts)
+    assert "What ChatGPT remembers about you" in section and section in page
+
+
+def test_sqlite_of_an_export_given_as_several_paths_reads_each_once(reads, parts, tmp_path):
+    pytest.importorskip("sqlite_utils")
+    import sqlite3
+
+    out = tmp_path / "history.db"
+    mv.to_sqlite([one_export(parts)], out, progress=False)
+    assert sorted(reads) == sorted(map(str, parts)), reads
+    expected = mv.memory_frame(parts)
+    db = sqlite3.connect(out)
+    try:
+        texts = sorted(row[0] for row in db.execute("select text from memory"))
+    finally:
+        db.close()
+    assert texts == sorted(expected["text"]) and len(texts) > 0
+
+
+def test_a_path_that_memory_reads_otherwise_is_read_on_its_own(reads, parts, tmp_path):
+    """A single conversation given beside a part adds nothing to the envelope but is read for memory (as if
+    inside [ ]): the pass cannot say what reading each path on its own says, so the paths are read again,
+    and the section is memory_frame's."""
+    from memvelope_tools._report import memory_section
+
+    [first, second] = parts
+    conversations = json.loads(second.read_text(encoding="utf-8"))
+    single = tmp_path / "conversations-one.json"
+    single.write_text(json.dumps(conversations[0]), encoding="utf-8")
+    given = [first, single]
+    page = build_report([one_export(given)])
+    assert sorted(set(reads)) == sorted(map(str, given))
+    assert reads.count(str(first)) == 2  # converted, then read again for the memory
+    section = memory_section(given)
+    assert "single-conversation" in section and section in page

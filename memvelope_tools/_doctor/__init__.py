@@ -12,7 +12,7 @@ import os
 
 from .._convert.sources import Part, ZipLimits, expand
 from .._gc import gc_paused
-from .._json.elements import JS, PartElements, Reader, Refused, load_part
+from .._json.elements import FIELDS, JS, PartElements, Reader, Refused, load_part
 from .._jsontypes import json_type
 from .._providers import registry
 from .._sources import resolve
@@ -78,7 +78,7 @@ def diagnose(
     expansion = expand(paths, zip_limits)
     parts: list[PartInfo] = []
     walk = Walk(show_text)
-    singles: list[tuple[str, object]] = []  # non-array parts that look like one conversation
+    singles: list[tuple[str, object, bytes]] = []  # non-array parts that look like one conversation
     with gc_paused():  # parse trees and findings hold no cycles
         for order, part in enumerate(expansion.parts, 1):
             parts.append(_read_part(order, part, walk, singles))
@@ -94,9 +94,9 @@ def diagnose(
     read = walk
     if not walk.elements and singles:  # say what the single-conversation parts hold, had they been in [ ]
         read = Walk(show_text)
-        for name, value in singles:
+        for name, value, data in singles:
             read.array_part(name)
-            read.element(value, name)
+            read.element(value, name, data, 0, len(data))
         read.finish()
         if_wrapped = _diagnosis(inputs, [], [], read, len(singles))
     found = _diagnosis(inputs, parts, list(expansion.ignored), walk, walk.elements)
@@ -105,7 +105,7 @@ def diagnose(
     return found
 
 
-def _read_part(order: int, part: Part, walk: Walk, singles: list[tuple[str, object]]) -> PartInfo:
+def _read_part(order: int, part: Part, walk: Walk, singles: list[tuple[str, object, bytes]]) -> PartInfo:
     """Read one part: an array's elements are read a batch at a time and go to ``walk`` one by one; a
     part of another top level is read whole, and noted (in ``walk`` and ``singles``) for what it shows."""
     reader = Reader(JS)
@@ -115,9 +115,12 @@ def _read_part(order: int, part: Part, walk: Walk, singles: list[tuple[str, obje
         if not elements.is_array:
             break
         walk.array_part(part.name)
+        value = None
         try:  # one element parsed at a time
-            for _, value in reader.children(buf, found, offset):
-                walk.element(value, part.name)
+            for k in range(0, len(found), FIELDS):
+                start, end, flags, depth = found[k + 2 : k + FIELDS]
+                value = reader.value(buf, start, end, flags, depth, offset)
+                walk.element(value, part.name, buf, start, end)
                 count += 1
         except Refused as exc:
             raise elements.error(exc) from None
@@ -126,11 +129,12 @@ def _read_part(order: int, part: Part, walk: Walk, singles: list[tuple[str, obje
         walk.array_part(part.name)
         return PartInfo(order, part.name, part.size, "array", count, reader.replaced)
     reader = Reader(JS)
-    value = load_part(part, reader)
+    data = part.read()
+    value = load_part(part, reader, data)
     info = PartInfo(order, part.name, part.size, json_type(value), 0, reader.replaced, _non_array_note(value))
     walk.non_arrays += 1
     if registry.provider_of(value) in registry.SUPPORTED:
-        singles.append((part.name, value))
+        singles.append((part.name, value, data))
     elif (shown := registry.document_provider(value)) is not None:
         walk.documents.append((shown, part.name))
     return info
@@ -140,11 +144,11 @@ def _memory(walk: Walk, paths: tuple[str | os.PathLike[str], ...], zip_limits: Z
     """What the provider remembered, counted: items by kind, those also in the envelope, notes."""
     from .._memory.claude import memory_parts
     from .._memory.items import KINDS
-    from .._memory.read import collect
+    from .._memory.read import memory_of_reading
     from .._whole.citations import CITED
 
     found = list(memory_parts(paths, zip_limits or ZipLimits()))
-    read = collect(walk.provider, [], found, records=walk.records, seen=walk.seen)
+    read = memory_of_reading(walk.provider, walk.memory, found)
     by_kind = {kind: n for kind in KINDS if (n := sum(1 for i in read.items if i.kind == kind))}
     return {
         "items": len(read.items),

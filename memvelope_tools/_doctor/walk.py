@@ -5,12 +5,12 @@ conversation conversion leaves out) and let go, only its figures and examples ke
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from .._convert.assemble import detect_provider, mixed_providers, rules
 from .._convert.envelope import build_envelope
-from .._memory.chatgpt import chatgpt_conversation
 from .._memory.items import Folding
+from .._memory.scan import MemoryReading
 from .._providers import registry
 from .._providers.registry import DETECTION_WINDOW
 from ..errors import ConversionError
@@ -25,9 +25,10 @@ class Walk:
     """Takes the merged array's elements in order (:meth:`element`) and, once every part is read
     (:meth:`finish`), holds the provider, the error conversion would raise, and the analysis.
 
-    Only the first :data:`DETECTION_WINDOW` elements are held, until the provider is known; every
-    other element is analysed as it comes. ChatGPT's memory sightings are folded meanwhile (``seen``,
-    ``records``), as :func:`memvelope_tools._memory.read.collect` folds them.
+    Only the first :data:`DETECTION_WINDOW` elements (and their bytes) are held, until the provider is
+    known; every other element is analysed as it comes. Each element is also handed, with its bytes, to
+    :attr:`memory` (a :class:`~memvelope_tools._memory.scan.MemoryReading` folding its sightings as they
+    come), as the pass that converts the export hands them.
     """
 
     def __init__(self, show_text: bool) -> None:
@@ -38,9 +39,8 @@ class Walk:
         self.first: str | None = None  # the first part whose top level is an array: errors name it
         self.non_arrays = 0
         self.documents: list[tuple[str, str]] = []  # parts that are no array and show another provider's export
-        self.seen = Folding()
-        self.records = False  # some ChatGPT element holds a system or tool message
-        self._head: list[tuple[object, str]] = []  # elements and their parts, until the provider is known
+        self.memory = MemoryReading(Folding())
+        self._head: list[tuple[object, str, bytes]] = []  # elements, parts and bytes, until the provider is known
         self._decided = False
         self._rules: tuple[Callable[[object], object], Callable[[object], bool]] | None = None
 
@@ -49,15 +49,15 @@ class Walk:
         if self.first is None:
             self.first = name
 
-    def element(self, element: object, part: str) -> None:
-        """The next element of the merged array, found in ``part``."""
+    def element(self, element: object, part: str, data: Any, start: int, end: int) -> None:
+        """The next element of the merged array, found in ``part``, its JSON text ``data[start:end]``."""
         index = self.elements
         self.elements += 1
         if self._decided:
             if self.provider is not None:
-                self._analyse(element, index, part)
+                self._analyse(element, index, part, data, start, end)
             return
-        self._head.append((element, part))
+        self._head.append((element, part, bytes(data[start:end])))
         if len(self._head) >= DETECTION_WINDOW:
             self._detect(final=False)
 
@@ -88,7 +88,7 @@ class Walk:
         """Detect the provider from the held elements. Before the last part is read, a failure only
         stops the analysis: the verdict waits for every part, as the parts read later name the
         provider an export of another one shows, and count among those that are no array."""
-        head = [element for element, _ in self._head]
+        head = [element for element, _, _ in self._head]
         try:
             provider = detect_provider(head, self.first, non_arrays=self.non_arrays, documents=self.documents)
         except ConversionError as exc:
@@ -102,10 +102,10 @@ class Walk:
             return
         self.provider, self._decided, self._rules = provider, True, rules(provider)
         held, self._head = self._head, []
-        for index, (element, part) in enumerate(held):
-            self._analyse(element, index, part)
+        for index, (element, part, data) in enumerate(held):
+            self._analyse(element, index, part, data, 0, len(data))
 
-    def _analyse(self, element: object, index: int, part: str) -> None:
+    def _analyse(self, element: object, index: int, part: str, data: Any, start: int, end: int) -> None:
         provider = self.provider
         assert provider is not None and self._rules is not None
         normalise, foreign = self._rules
@@ -116,8 +116,7 @@ class Walk:
             facts.provider = provider
             ANALYSERS[provider](element, facts, self.acc)
         self.acc.conversations.append(facts)
-        if provider == "chatgpt":
-            self.records = chatgpt_conversation(element, self.seen) or self.records
+        self.memory.element(element, provider, data, start, end)
 
 
 def _other_provider(element: object, facts: ConversationFacts, acc: Analysis, other: str) -> None:

@@ -5,10 +5,10 @@ table set are made from."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,14 @@ from ..errors import FormatError
 from .columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, STRING, arrow_schema
 from .flatten import fact_table, flatten, flatten_export, flatten_file
 from .folders import folder_tables
+
+if TYPE_CHECKING:
+    from .._convert.parallel import Beside
+    from .._whole.tap import ExportPass
+
+#: What gives the pass an export's conversion hands its batches to, beside its envelope (see
+#: :class:`~memvelope_tools._whole.tap.ExportPass`), or None for none.
+Passes = Callable[[Input], "ExportPass[Any] | None"]
 
 
 class Flat:
@@ -46,6 +54,7 @@ def documents(
     *,
     progress: bool | None,
     stream: None = None,
+    whole: Passes | None = None,
 ) -> Iterator[Document]: ...
 
 
@@ -57,6 +66,7 @@ def documents(
     *,
     progress: bool | None,
     stream: bool,
+    whole: Passes | None = None,
 ) -> Iterator[Document | tuple[str, Flat, str, bool]]: ...
 
 
@@ -67,6 +77,7 @@ def documents(
     *,
     progress: bool | None,
     stream: bool | None = None,
+    whole: Passes | None = None,
 ) -> Iterator[Document | tuple[str, Flat, str, bool]]:
     """Yield ``(label, document, name for errors, owned)`` per input, loaded and checked one at a time.
 
@@ -74,34 +85,39 @@ def documents(
     ``owned`` is true when the document was parsed here, so nobody else holds it. With ``stream``
     set (True: with messages, False: without), an envelope file comes as a :class:`Flat` instead:
     flattened while parsed, so its whole tree never exists at once; so does an export given by path,
-    its tables built from its envelope's conversations as conversion makes them. Every
-    input is resolved before this returns, so a wrong one is reported before anything is read or written.
+    its tables built from its envelope's conversations as conversion makes them. With ``whole``, an
+    export's conversion also hands its batches to the pass ``whole`` gives for it. Every input is
+    resolved before this returns, so a wrong one is reported before anything is read or written.
     """
     use: Use = "any" if stream is None else "frames"  # read by tables: a Parquet folder's tables are taken too
     found = resolve(doc_or_docs, use, list_means="documents", labels=sources, caller="a frame function")
-    return _documents(found, layer, progress=progress, stream=stream)
+    return _documents(found, layer, progress=progress, stream=stream, whole=whole)
 
 
 def _documents(
-    inputs: list[Input], layer: str | None, *, progress: bool | None, stream: bool | None
+    inputs: list[Input], layer: str | None, *, progress: bool | None, stream: bool | None, whole: Passes | None
 ) -> Iterator[Document | tuple[str, Flat, str, bool]]:
     for found in inputs:
         label = found.label
         name = found.name
         data: Any = None
+        passing = whole(found) if whole is not None and found.kind == "export" else None
+        beside = None if passing is None else passing.beside()
         if found.kind == "parquet":
             assert found.path is not None and stream is not None
             yield label, _folder(found.path, stream), name or label, True
             continue
         if stream is not None and (found.kind == "export" or (found.path is not None and found.value is None)):
-            flat = _flat(found, stream, progress)
+            flat = _flat(found, stream, progress, beside)
             if flat is not None:
                 yield label, flat, name or label, True
                 continue
+            if passing is not None:
+                passing.restart()  # the export is read again, whole
         if found.kind != "export" and found.path is not None and found.value is None:
             data = read_file(os.fspath(found.path), progress)
         if found.kind == "export":
-            doc = open_export(found, progress=progress)
+            doc = open_export(found, progress=progress, beside=beside)
         elif data is not None:
             doc = parse_json(data, name)
             del data
@@ -116,13 +132,17 @@ def _documents(
         yield label, doc, name or label, not (found.path is None and isinstance(found.value, dict))
 
 
-def _flat(found: Input, with_messages: bool, progress: bool | None) -> Flat | None:
-    """An envelope file flattened a window at a time, or an export's tables built as it is converted; None
-    when it must be read whole instead (not a plain envelope, no regular file, an export given as bytes)."""
+def _flat(found: Input, with_messages: bool, progress: bool | None, beside: Beside | None = None) -> Flat | None:
+    """An envelope file flattened a window at a time, or an export's tables built as it is converted (its
+    conversion handing its elements to ``beside`` too); None when it must be read whole instead (not a
+    plain envelope, no regular file, an export given as bytes)."""
     label, name = found.label, found.name or found.label
     if found.kind == "export":
         flat = flatten_export(
-            lambda take: export_conversations(found, take, progress=progress), label, name, with_messages
+            lambda take: export_conversations(found, take, progress=progress, beside=beside),
+            label,
+            name,
+            with_messages,
         )
         return None if flat is None else Flat(*flat)
     with read_windows(os.fspath(found.path)) as windows:  # type: ignore[arg-type]
@@ -182,16 +202,20 @@ def read_documents(
     sources: Sequence[str] | None = None,
     progress: bool | None = None,
     with_messages: bool = True,
+    whole: Passes | None = None,
 ) -> Read:
     """Read documents (each loaded and checked once, see :func:`documents`) into tables, in order.
 
-    ``layer`` (``"envelope"``, ``"ir"`` or None for either) is the layer every document must have.
+    ``layer`` (``"envelope"``, ``"ir"`` or None for either) is the layer every document must have; with
+    ``whole``, an export's conversion also hands its batches to the pass ``whole`` gives for it.
     """
     conv_parts: list[pa.Table] = []
     msg_parts: list[pa.Table] = []
     fact_parts: list[pa.Table] = []
     records: list[dict[str, Any]] = []
-    for label, doc, name, owned in documents(doc_or_docs, sources, layer, progress=progress, stream=with_messages):
+    for label, doc, name, owned in documents(
+        doc_or_docs, sources, layer, progress=progress, stream=with_messages, whole=whole
+    ):
         if isinstance(doc, Flat) or "memvelope" in doc:
             if isinstance(doc, Flat):
                 convs, msgs = doc.tables

@@ -649,9 +649,10 @@ def _locate(fh: Any, head: bytes, offset: int) -> tuple[int, int]:
     return lines + 1, column + 1
 
 
-def load_part(part: Part, reader: Reader) -> Any:
-    """A part's whole top-level value, read in memory (for tools that look at every part whole)."""
-    data = part.read()
+def load_part(part: Part, reader: Reader, data: bytes | None = None) -> Any:
+    """A part's whole top-level value, read in memory (for tools that look at every part whole);
+    ``data``: the part's bytes, when they are read already."""
+    data = part.read() if data is None else data
     try:
         return reader.load(data, len(_BOM) if data.startswith(_BOM) else 0)
     except Refused as exc:

@@ -19,21 +19,17 @@ _BIO: Final = "bio"
 _CONTEXT_TYPES: Final = frozenset({"model_editable_context", "user_editable_context"})
 
 
-def chatgpt_conversation(element: object, seen: Sink) -> bool:
-    """Add the memory items of one conversation; True when it holds a system or tool message."""
+def chatgpt_conversation(element: object, seen: Sink) -> None:
+    """Add the memory items of one conversation to ``seen``."""
     mapping = chatgpt_core.mapping_of(element)
     if mapping is None:
-        return False
+        return
     assert type(element) is dict
-    records = False
     found: list[tuple[str, Any, dict[str, Any], list[tuple[str, str, str | None]], list[Any]]] = []
     for key, node in mapping.items():
         message = node.get("message") if type(node) is dict else None
         if type(message) is not dict:
             continue
-        if not records:
-            author = message.get("author")
-            records = type(author) is dict and author.get("role") in ("system", "tool")
         content = message.get("content")
         metadata = message.get("metadata")
         if not (
@@ -48,7 +44,7 @@ def chatgpt_conversation(element: object, seen: Sink) -> bool:
         if items or quotes:
             found.append((key, node, message, items, quotes))
     if not found:
-        return records
+        return
     cid = chatgpt_core.conversation_id(element)
     title = chatgpt_core.title(element)
     current = element.get("current_node")
@@ -91,7 +87,6 @@ def chatgpt_conversation(element: object, seen: Sink) -> bool:
                     key=kind if kind.startswith("about_") else None,
                 )
             )
-    return records
 
 
 def _envelope_ids(

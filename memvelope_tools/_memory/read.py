@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, BinaryIO, Final
@@ -14,10 +14,9 @@ from .._providers import registry
 from .._sources import explained, resolve
 from .._whole import citations as cited
 from ..errors import ConversionError, InputError
-from .chatgpt import chatgpt_conversation
 from .claude import claude_memory_file, memory_parts
 from .items import INSTRUCTIONS_ONLY, NO_RECORDS, Folding, MemoryRead
-from .scan import Scan, scan_export
+from .scan import MemoryReading, Scan, scan_export
 
 _SINGLES: Final = (
     "read single-conversation files (a top-level object, not an array): conversion takes only "
@@ -156,25 +155,37 @@ def read_memories(
     return [e.finish(foldings.get(e.provider) or Folding()) for e in exports.values()]
 
 
-def memory_of_pass(path: str | os.PathLike[str], provider: str, reading: Any) -> MemoryRead:
-    """The memory of the export at ``path`` (one zip, folder or file, whose conversations are of
-    ``provider``), of what a :class:`~memvelope_tools._memory.scan.MemoryReading` handed every element of
-    its conversation parts read, and of the Claude memory files beside them: what :func:`read_memory`
-    reads of it.
+def memory_of_pass(
+    paths: Sequence[str | os.PathLike[str]],
+    provider: str,
+    reading: MemoryReading,
+    heads: Mapping[str, Sequence[str | None]] | None = None,
+) -> MemoryRead | None:
+    """The memory of the export at ``paths`` (one zip, folder or file, or the parts of one export, whose
+    conversations are of ``provider``), of what a :class:`~memvelope_tools._memory.scan.MemoryReading`
+    handed every element of its conversation parts read, and of the Claude memory files beside them: what
+    :func:`read_memories` reads of it. For several paths, None when reading each on its own gives another
+    memory (a path whose first elements, ``heads``, tell another provider or none, as one that holds no
+    conversation array or a single conversation does; or ``heads`` not known).
 
     Parameters
     ----------
-    path
-        The export's one path, as conversion read it.
+    paths
+        The export's paths, as conversion read them.
     provider
         The provider its conversion found.
     reading
         The ``MemoryReading`` its conversion's pass handed every element, once every batch was folded in.
+    heads
+        The provider each of the first elements of each conversation part is a conversation of, by the
+        part's name as conversion names it (:attr:`memvelope_tools._whole.tap.ExportPass.heads`); needed
+        for several paths only.
 
     Returns
     -------
-    MemoryRead
-        As :func:`read_memory` gives it.
+    MemoryRead or None
+        As :func:`read_memories` gives it (one provider's read), or None when the paths are to be read
+        each on its own.
 
     Raises
     ------
@@ -184,14 +195,65 @@ def memory_of_pass(path: str | os.PathLike[str], provider: str, reading: Any) ->
     Examples
     --------
     >>> from memvelope_tools._memory.scan import MemoryReading
-    >>> memory_of_pass("export.zip", "chatgpt", MemoryReading()).provider  # doctest: +SKIP
+    >>> memory_of_pass(["export.zip"], "chatgpt", MemoryReading()).provider  # doctest: +SKIP
     'chatgpt'
+    """
+    if len(paths) > 1 and not _one_provider(paths, provider, heads):
+        return None
+    parts = memory_parts(paths, ZipLimits()) if provider == "claude" else []
+    return memory_of_reading(provider, reading, parts)
+
+
+def _one_provider(
+    paths: Sequence[str | os.PathLike[str]], provider: str, heads: Mapping[str, Sequence[str | None]] | None
+) -> bool:
+    """Whether each of ``paths``, read on its own, tells ``provider`` from its first elements (``heads``)."""
+    from .._whole.files import input_of
+
+    if heads is None:
+        return False
+    firsts: list[list[str | None]] = [[] for _ in paths]
+    for part, found in heads.items():
+        n = input_of(paths, part)
+        if n is None:
+            return False
+        firsts[n] += found
+    return all(registry.detected(first) == provider for first in firsts)
+
+
+def memory_of_reading(provider: str | None, reading: MemoryReading, memory_parts: Sequence[Part]) -> MemoryRead:
+    """The remembered items of the elements ``reading`` was handed and of Claude memory files.
+
+    Parameters
+    ----------
+    provider
+        The provider of the elements (None: no provider was found, and nothing is read of them).
+    reading
+        The :class:`~memvelope_tools._memory.scan.MemoryReading` handed every element of the export's
+        conversation parts, once every batch was folded in.
+    memory_parts
+        Claude memory files (read when ``provider`` is ``"claude"``), from
+        :func:`~memvelope_tools._memory.claude.memory_parts`.
+
+    Returns
+    -------
+    MemoryRead
+        Items oldest first, and notes.
+
+    Raises
+    ------
+    ConversionError
+        When a Claude memory file is not valid JSON.
+
+    Examples
+    --------
+    >>> memory_of_reading("chatgpt", MemoryReading(), []).notes == [NO_RECORDS]
+    True
     """
     seen = reading.seen if reading.seen is not None else Folding()
     seen.extend(reading.sightings)
     reading.sightings = []
-    parts = memory_parts([path], ZipLimits()) if provider == "claude" else []
-    return _finish(provider, seen, parts, reading.records)
+    return _finish(provider, seen, memory_parts, reading.records)
 
 
 def paths_of(
@@ -250,12 +312,13 @@ def _read_path(
         scanned = Scan(decided=True)
     if not scanned.head and scanned.singles:
         providers: list[str] = []
-        for value, name in zip(scanned.singles, scanned.single_names, strict=True):
+        for value, name, data in zip(scanned.singles, scanned.single_names, scanned.single_data, strict=True):
             provider = registry.provider_of(value) or "claude"  # one the scan knows: it kept only those
             export = exports.setdefault(provider, _Export(provider))
             if provider == "chatgpt":
-                seen = foldings.setdefault(provider, Folding())
-                export.records = chatgpt_conversation(value, seen) or export.records
+                reading = MemoryReading(foldings.setdefault(provider, Folding()))
+                reading.element(value, provider, data, 0, len(data))
+                export.records = reading.records or export.records
             export.singles.append(name)
             providers.append(provider)
         if "claude" in providers:
@@ -318,58 +381,6 @@ def _inside_brackets(part: Part) -> Part:
         return io.BytesIO(b"[" + part.read() + b"]")
 
     return Part(part.name, opener, None if part.size is None else part.size + 2)
-
-
-def collect(
-    provider: str | None,
-    elements: Sequence[Any],
-    memory_parts: Sequence[Part],
-    *,
-    records: bool | None = None,
-    seen: Folding | None = None,
-) -> MemoryRead:
-    """The remembered items of conversations already read (``elements``, of ``provider``) and of Claude
-    memory files (``memory_parts``).
-
-    Parameters
-    ----------
-    provider
-        ``"chatgpt"`` or ``"claude"`` (None reads nothing from ``elements``).
-    elements
-        The export's conversations, as parsed.
-    memory_parts
-        Claude memory files, from :func:`memory_parts`.
-    records
-        Whether the export holds a system or tool message (where ChatGPT records memory); by default,
-        whether ``elements`` do.
-    seen
-        The sightings of conversations read elsewhere, one at a time (with ``chatgpt_conversation``),
-        to which those of ``elements`` are added (default: none).
-
-    Returns
-    -------
-    MemoryRead
-        Items oldest first, and notes.
-
-    Raises
-    ------
-    ConversionError
-        When a memory file is not valid JSON.
-
-    Examples
-    --------
-    >>> collect("chatgpt", [], []).notes == [NO_RECORDS]
-    True
-    """
-    from .._gc import gc_paused
-
-    seen = seen if seen is not None else Folding()
-    found = False
-    with gc_paused():  # many small objects, no cycles
-        if provider == "chatgpt":
-            for element in elements:
-                found = chatgpt_conversation(element, seen) or found
-        return _finish(provider, seen, memory_parts, found if records is None else records)
 
 
 def _finish(provider: str | None, seen: Folding, memory_parts: Sequence[Part], records: bool) -> MemoryRead:

@@ -36,14 +36,16 @@ def _holds(buf: Any, marks: tuple[bytes, ...], start: int, end: int) -> bool:
 
 class MemoryReading:
     """The memory of the elements of an export's array handed to it (an element reader of the pass that
-    converts the export, see :class:`memvelope_tools._whole.read.ElementReader`): the sightings of the
-    ChatGPT conversations whose bytes hold a memory mark, parsed only once for conversion and memory
-    alike, and whether an element holds a system or tool message; as :func:`scan_export` reads them."""
+    converts the export, see :class:`memvelope_tools._whole.read.ElementReader`, or of doctor's): the
+    sightings of the ChatGPT conversations whose bytes hold a memory mark, parsed only once for conversion
+    and memory alike, and whether an element holds a system or tool message (where ChatGPT keeps its
+    memory records); as :func:`scan_export` reads them. With ``seen``, the sightings are folded there as
+    they are read, else held in :attr:`sightings` (plain tuples, cheap to send from a worker)."""
 
-    def __init__(self) -> None:
+    def __init__(self, seen: Folding | None = None) -> None:
         self.sightings: list[tuple[Any, ...]] = []
         self.records = False
-        self.seen: Folding | None = None  # where the sightings of the batches after this one are folded
+        self.seen = seen  # where the sightings of the batches after this one are folded
 
     def element(self, element: object, provider: str, data: Any, start: int, end: int) -> None:
         """One element, its JSON text ``data[start:end]``."""
@@ -52,6 +54,9 @@ class MemoryReading:
         if not self.records and _holds(data, _RECORD_ROLES, start, end):
             self.records = True
         if _holds(data, _MEMORY_MARKS, start, end):
+            if self.seen is not None:
+                chatgpt_conversation(element, self.seen)
+                return
             seen: list[Seen] = []
             chatgpt_conversation(element, seen)
             self.sightings += map(tuple, seen)
@@ -78,6 +83,7 @@ class Scan:
     records: bool = False  # some element holds a system or tool message
     singles: list[Any] = field(default_factory=list)  # parts holding one conversation object
     single_names: list[str] = field(default_factory=list)  # those parts' names
+    single_data: list[bytes] = field(default_factory=list)  # those parts' bytes
     documents: list[tuple[str, str]] = field(default_factory=list)  # parts showing another provider's export
     source: str | None = None  # the part the first elements are in
     foldings: dict[str, Folding] | None = None  # where each provider's sightings go, once it is detected
@@ -135,10 +141,12 @@ def scan_export(
                 if pool is not None:
                     pool.drain(found, elements)
                 if elements.is_array is False:
-                    value = load_part(part, Reader(JS))
+                    data = part.read()
+                    value = load_part(part, Reader(JS), data)
                     if registry.provider_of(value) in registry.SUPPORTED:
                         found.singles.append(value)
                         found.single_names.append(part.name)
+                        found.single_data.append(data)
                     elif (shown := registry.document_provider(value)) is not None:
                         found.documents.append((shown, part.name))
             if not found.decided:

@@ -143,7 +143,29 @@ def detect(window: Sequence[object]) -> str | None:
     >>> detect([{"conversation": {}, "responses": []}]), detect([1, 2])
     ('grok', None)
     """
-    found = [provider_of(e) for e in window[:DETECTION_WINDOW]]
+    return detected([provider_of(e) for e in window[:DETECTION_WINDOW]])
+
+
+def detected(found: Sequence[str | None]) -> str | None:
+    """The provider :func:`detect` tells of a window whose elements are conversations of ``found``.
+
+    Parameters
+    ----------
+    found : sequence of str or None
+        :func:`provider_of` of each of the merged array's first elements (the first
+        :data:`DETECTION_WINDOW` are looked at).
+
+    Returns
+    -------
+    str or None
+        As :func:`detect`.
+
+    Examples
+    --------
+    >>> detected(["chatgpt", None, "claude"]), detected([None, "grok"]), detected([])
+    ('claude', 'grok', None)
+    """
+    found = found[:DETECTION_WINDOW]
     for provider in SUPPORTED:
         if provider in found:
             return provider

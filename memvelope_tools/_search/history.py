@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from .._atomic import folder_lock
 from .._frames.folders import INDEX_FOLDER, PARTS, message_statuses, parts_of_file, unreadable
+from .._pool import lean_pool
 from ..errors import FormatError, SearchIndexError
 from .engine import (
     BATCH,
@@ -71,7 +72,7 @@ def update_history_index(folder: Path, *, anew: bool = False) -> None:
     index built anew, when ``anew`` or when the index holds parts the folder does not, or is damaged),
     under the folder's lock."""
     path = folder / INDEX_FOLDER
-    with folder_lock(folder):
+    with folder_lock(folder), lean_pool():
         check_index_place(path)
         parts = parts_of_file(folder / "state.parquet")
         kept = None if anew else _kept_parts(folder, parts)

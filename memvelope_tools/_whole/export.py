@@ -26,8 +26,11 @@ from .table import arrow_table
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from .tap import ExportPass
+
 __all__ = [
     "READERS",
+    "PassedTables",
     "assets_table",
     "export_input",
     "export_inputs",
@@ -170,6 +173,54 @@ def whole_tables(inputs: Sequence[Input], *, progress: bool | None = None) -> di
     import pyarrow as pa
 
     return {name: pa.concat_tables(tables) for name, tables in parts.items() if tables}
+
+
+class PassedTables:
+    """The tables :func:`whole_tables` gives, made from the passes that convert the exports (each export's
+    conversations read once, for its envelope and these tables alike): :meth:`pass_of` gives what an
+    export's conversion hands its batches to, :meth:`tables` the tables once every export is converted."""
+
+    def __init__(self) -> None:
+        # each export, its pass, its nodes' batches and its provider (once a batch told it)
+        self._passes: list[tuple[Input, ExportPass[Any], list[Any], list[str]]] = []
+
+    def pass_of(self, found: Input) -> ExportPass[Any]:
+        """What the conversion of the export ``found`` hands its batches to."""
+        from .arrow import shifted, unpack
+        from .tap import ExportPass
+
+        batches: list[Any] = []
+        provider: list[str] = []
+
+        def each(piece: Any, before: int) -> None:
+            provider[:] = [piece.value.provider]
+            batches.append(shifted(unpack(piece.value), before))
+
+        job = Job(functools.partial(pack, source=found.label), beside=READERS if found.files() else ())
+        passing = ExportPass(found, job, each, again=batches.clear)
+        self._passes.append((found, passing, batches, provider))
+        return passing
+
+    def tables(self) -> dict[str, pa.Table]:
+        """The tables of the exports converted, as :func:`whole_tables` gives them."""
+        import pyarrow as pa
+
+        from .arrow import SCHEMA
+
+        parts: dict[str, list[pa.Table]] = {"nodes": [], "assets": [], "projects": []}
+        for found, passing, batches, provider in self._passes:
+            parts["nodes"].append(pa.Table.from_batches(batches, schema=SCHEMA))
+            files = found.files()
+            if files is None:
+                continue
+            on_disk = tuple(files)
+            assets, projects = finish(on_disk, list_export(on_disk), passing.readers, provider[0] if provider else None)
+            for name, rows in (("assets", assets_table(assets)), ("projects", projects_table(projects))):
+                column = pa.array([found.label] * rows.num_rows, pa.string())
+                parts[name].append(rows.add_column(0, "source", column))
+        if not parts["nodes"]:
+            return {}
+        return {name: pa.concat_tables(tables) for name, tables in parts.items() if tables}
 
 
 def sections(

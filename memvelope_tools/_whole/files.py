@@ -77,15 +77,27 @@ class Listing:
 def inside(inputs: Sequence[Path], part_name: str) -> str:
     """The path inside the export whose files are ``inputs`` of a part (as
     :mod:`memvelope_tools._convert.sources` names it: ``zip!member``, a path under a folder, a file given)."""
-    for path in inputs:
+    found = _placed(inputs, part_name)
+    return known.base_name(part_name) if found is None else found[1]
+
+
+def input_of(inputs: Sequence[str | os.PathLike[str]], part_name: str) -> int | None:
+    """Which of ``inputs`` (the paths of one export) a part is in (named as for :func:`inside`), else None."""
+    found = _placed(inputs, part_name)
+    return None if found is None else found[0]
+
+
+def _placed(inputs: Sequence[str | os.PathLike[str]], part_name: str) -> tuple[int, str] | None:
+    """The input a part is in, by its position in ``inputs``, and its path inside that input."""
+    for n, path in enumerate(inputs):
         label = os.fspath(path)
         if part_name.startswith(label + "!"):
-            return part_name[len(label) + 1 :]
+            return n, part_name[len(label) + 1 :]
         if part_name.startswith(label + os.sep):
-            return Path(part_name[len(label) + 1 :]).as_posix()
+            return n, Path(part_name[len(label) + 1 :]).as_posix()
         if part_name == label:
-            return path.name
-    return known.base_name(part_name)
+            return n, Path(path).name
+    return None
 
 
 def list_export(inputs: Sequence[Path]) -> Listing:

@@ -101,6 +101,9 @@ class Piece(Generic[T]):
     foreign: int
     notes: list[tuple[str, type[Warning]]] = field(default_factory=list)
     readers: list[Any] = field(default_factory=list)
+    #: the part the batch is in, as conversion names it, and the provider each of the batch's first
+    #: elements is a conversation of (see :func:`memvelope_tools._providers.registry.provider_of`), when known
+    first: tuple[str, list[str | None]] | None = None
 
 
 @dataclass
@@ -120,10 +123,12 @@ class Whole(Generic[T]):
 
 class Taking(Generic[T]):
     """The job's piece of a batch of elements (parsed conversations of ``provider``, of the part at
-    ``part`` inside the export), taken one element at a time."""
+    ``part`` inside the export; ``origin``: that part as conversion names it, when known), taken one
+    element at a time."""
 
-    def __init__(self, provider: str, job: Job[T], part: str = "") -> None:
-        self.provider, self.job, self.part = provider, job, part
+    def __init__(self, provider: str, job: Job[T], part: str = "", origin: str | None = None) -> None:
+        self.provider, self.job, self.part, self.origin = provider, job, part, origin
+        self._first: list[str | None] = []
         self._rows = ROWS[provider]
         self._tally = None if job.tally is None else job.tally(provider)
         self._other = registry.conversation_test(OTHER[provider])
@@ -138,6 +143,8 @@ class Taking(Generic[T]):
         ``start``, ``end``: where its JSON text is, for the job's element readers)."""
         for each in self._elements:
             each.element(element, self.provider, data, start, end)
+        if self.origin is not None and len(self._first) < DETECTION_WINDOW:
+            self._first.append(registry.provider_of(element))
         self.foreign += self._other(element)
         job = self.job
         if self._tally is None:
@@ -167,18 +174,33 @@ class Taking(Generic[T]):
                 value = self.job.make(self._out, self.provider, lone)
         notes = [(str(w.message), w.category) for w in caught]
         readers: list[Any] = [*self._readers, *self._elements]
-        return Piece(value, self.conversations, self.kept, self.foreign, notes, readers)
+        first = None if self.origin is None else (self.origin, self._first)
+        return Piece(value, self.conversations, self.kept, self.foreign, notes, readers, first)
 
 
 def take(
-    elements: Iterable[object], provider: str, job: Job[T], part: str = "", flags: Sequence[int] | None = None
+    elements: Iterable[object],
+    provider: str,
+    job: Job[T],
+    part: str = "",
+    flags: Sequence[int] | None = None,
+    texts: Sequence[tuple[Any, int, int]] | None = None,
 ) -> Piece[T]:
     """The job's piece of ``elements`` (parsed conversations of ``provider``, of the part at ``part`` inside
-    the export; ``flags``: the scanner's flags of each, when known)."""
+    the export; ``flags``: the scanner's flags of each, when known; ``texts``: where the JSON text of each
+    is, ``(data, start, end)``, for the job's element readers)."""
     taking = Taking(provider, job, part)
     for n, element in enumerate(elements):
-        taking.add(element, None if flags is None else flags[n])
+        if texts is None:
+            taking.add(element, None if flags is None else flags[n])
+        else:
+            taking.add(element, None if flags is None else flags[n], *texts[n])
     return taking.piece()
+
+
+def _texts(data: Any, found: list[int]) -> list[tuple[Any, int, int]]:
+    """Where the JSON text of each element ``found`` (a scan's list) is in ``data``."""
+    return [(data, found[k + 2], found[k + 3]) for k in range(0, len(found), FIELDS)]
 
 
 def work(
@@ -191,7 +213,8 @@ def work(
         data = read_range(source)
         reader = Reader(JS)
         values = (reader.value(data, *found[k + 2 : k + FIELDS]) for k in range(0, len(found), FIELDS))
-        return take(values, provider, job, part, found[4::FIELDS])
+        texts = _texts(data, found) if job.elements else None
+        return take(values, provider, job, part, found[4::FIELDS], texts)
 
 
 class _Pool(Generic[T]):
@@ -243,6 +266,7 @@ class _Detection:
         self.source = source
         self.head: list[object] = []
         self.head_parts: list[str] = []  # the part of each of them, inside the export
+        self.head_texts: list[tuple[Any, int, int]] = []  # the JSON text of each, for the job's element readers
         self.provider: str | None = None
         self.error: ConversionError | None = None
         self.non_arrays = 0
@@ -270,7 +294,8 @@ class _Detection:
         start = 0
         for end in range(1, len(self.head) + 1):
             if end == len(self.head) or self.head_parts[end] != self.head_parts[start]:
-                pieces.append(take(self.head[start:end], self.provider, job, self.head_parts[start]))
+                texts = self.head_texts[start:end] if job.elements else None
+                pieces.append(take(self.head[start:end], self.provider, job, self.head_parts[start], texts=texts))
                 start = end
         return pieces
 
@@ -375,6 +400,9 @@ def _read_part(
         while k < len(found) and detection.waiting:
             detection.head += elements.values(buf, found[k : k + FIELDS], offset)
             detection.head_parts.append(name)
+            if job.elements:
+                text = bytes(buf[found[k + 2] : found[k + 3]])
+                detection.head_texts.append((text, 0, len(text)))
             k += FIELDS
             if len(detection.head) == DETECTION_WINDOW:
                 detection.decide()
@@ -393,7 +421,8 @@ def _read_part(
             continue
         rest = found[k:]
         if pool is None:
-            results.append(take(elements.values(buf, rest, offset), provider, job, name, rest[4::FIELDS]))
+            texts = _texts(buf, rest) if job.elements else None
+            results.append(take(elements.values(buf, rest, offset), provider, job, name, rest[4::FIELDS], texts))
             continue
         while pool.full():
             _settle(pool, results)

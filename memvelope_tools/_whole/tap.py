@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from .._convert.parallel import Beside
+from .._providers.registry import DETECTION_WINDOW
 from .._sources import Input
 from .files import inside
-from .read import Job, Piece, Taking
+from .read import Job, Piece, Taking, Whole
 
 __all__ = ["ExportPass", "Tapper"]
 
@@ -34,7 +35,7 @@ class Tapper(Generic[T]):
     files: tuple[Path, ...] | None = None
 
     def __call__(self, provider: str, part: str) -> Taking[T]:
-        return Taking(provider, self.job, part if self.files is None else inside(self.files, part))
+        return Taking(provider, self.job, part if self.files is None else inside(self.files, part), origin=part)
 
 
 class ExportPass(Generic[T]):
@@ -42,7 +43,8 @@ class ExportPass(Generic[T]):
     ``each(piece, before)`` called here with the batch's piece, in order, ``before`` being the
     conversations the envelope keeps from the batches before it (and ``again()`` when they are read
     again). :attr:`readers` are the job's readers (those of its ``beside``, then those of its
-    ``elements``), each holding what it found in every batch."""
+    ``elements``), each holding what it found in every batch; :attr:`heads` the provider each of the
+    first elements of each part is a conversation of (by the part's name as conversion names it)."""
 
     def __init__(
         self,
@@ -63,6 +65,7 @@ class ExportPass(Generic[T]):
 
     def _begin(self) -> None:
         self.readers = [new() for new in (*self.job.beside, *self.job.elements)]
+        self.heads: dict[str, list[str | None]] | None = {}  # None: not known of every batch
         self.conversations = self.kept = 0
 
     def restart(self) -> None:
@@ -83,6 +86,28 @@ class ExportPass(Generic[T]):
         for reader, later in zip(self.readers, piece.readers, strict=True):
             reader.extend(later)
         piece.readers = []
+        self._head(piece.first)
         self.each(piece, self.kept)
         self.conversations += piece.conversations
         self.kept += piece.kept
+
+    def _head(self, first: tuple[str, list[str | None]] | None) -> None:
+        """Add a batch's first elements to the :attr:`heads` of its part."""
+        if self.heads is None:
+            return
+        if first is None:
+            self.heads = None
+            return
+        part, providers = first
+        head = self.heads.setdefault(part, [])
+        head += providers[: DETECTION_WINDOW - len(head)]
+
+    def take(self, whole: Whole[T]) -> None:
+        """Take every batch's piece of the export read in a pass of its own, not beside its conversion
+        (:func:`~memvelope_tools._whole.read.read_export` of :attr:`job`), and its readers."""
+        self.heads = None  # read apart from conversion: the parts are named inside the export
+        for piece in whole.pieces:
+            self.each(piece, self.kept)
+            self.conversations += piece.conversations
+            self.kept += piece.kept
+        self.readers = whole.readers
