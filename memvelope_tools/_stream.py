@@ -1,9 +1,9 @@
 """One stream of Arrow record batches per input: its conversations and messages, a batch of whole
 conversations at a time, read in one pass from the input as the resolver found it.
 
-* An export given by path is converted as ``memvelope convert`` converts it, and its envelope's
-  conversations are read while they are made (the conversation in this thread, the reading and the
-  consumer on another); nothing of the envelope is held but the batch at hand.
+* An export given by path is converted as ``memvelope convert`` converts it, and the tables are built from
+  its envelope's conversations as they are made, never written as bytes (the conversion in this thread,
+  the building and the consumer on another); nothing of the envelope is held but the batch at hand.
 * An envelope file is read a window at a time.
 * An envelope given parsed or as bytes, an export given as bytes, and an envelope the windowed reading
   refuses (an unusual file, read whole to say what is wrong with it) are read whole, then handed on in
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 import pyarrow as pa
 
 from ._convert.log import ConversionLog
-from ._convert.pipeline import convert_export, open_export
+from ._convert.pipeline import export_conversations, open_export
 from ._frames.flatten import flatten_batches, flatten_export_batches, flatten_file_batches
 from ._json.elements import parse_json, read_file, read_windows
 from ._json.walker import Fallback
@@ -75,7 +75,8 @@ def stream(
     elements in the same pass (for the tables only the export gives: nodes, files, projects, memory).
 
     A batch is handed on once ``rows`` messages or more were read and a window of the envelope's bytes
-    (``window`` bytes, default 4 MiB) is done. ``log`` learns what an export's conversion read and left
+    (``window`` bytes, default 4 MiB) is done; for an export, once it holds ``rows`` messages or more and
+    ``window`` characters of text or more. ``log`` learns what an export's conversion read and left
     out. Errors are those of the frame functions for the same input: FormatError (``wrong-layer``) for a
     Facts IR document.
     """
@@ -115,8 +116,8 @@ def _export(
     beside = None if whole is None else whole.beside()
     try:
         provider = flatten_export_batches(
-            lambda write, on_provider: convert_export(
-                found, write, progress=progress, on_provider=on_provider, log=log, beside=beside
+            lambda take, on_provider: export_conversations(
+                found, take, progress=progress, on_provider=on_provider, log=log, beside=beside
             ),
             label,
             name,

@@ -55,18 +55,24 @@ def envelope_file(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("rows", "window"), [(1, 2048), (7, 4096), (1 << 14, None)])
+@pytest.mark.parametrize(("rows", "window"), [(1, 2048), (7, 1024), (1 << 14, None)])
 def test_an_export_streams_the_tables_of_its_envelope_in_batches_of_whole_conversations(rows, window):
     export = mv.sample_path("chatgpt")
     sink, provider = streamed(export, rows, window)
     assert provider == "chatgpt"
     assert_same_tables(sink, export)
-    # a batch is handed on once a window of the envelope was read and it holds ``rows`` messages or more
+    # a batch is handed on as soon as it holds ``rows`` messages or more and ``window`` characters of text or
+    # more (the sample's 114 messages hold 43,929), the last with what is left
     assert len(sink.convs) > 10 if window else len(sink.convs) == 1
-    for convs, msgs in zip(sink.convs, sink.msgs, strict=True):
+    for n, (convs, msgs) in enumerate(zip(sink.convs, sink.msgs, strict=True)):
         # whole conversations: the batch's messages are exactly its conversations' messages
         assert msgs.num_rows == sum(convs.column("n_messages").to_pylist())
         assert set(msgs.column("conv_index").to_pylist()) <= set(convs.column("conv_index").to_pylist())
+        if n < len(sink.convs) - 1:
+            held, chars = msgs.num_rows, sum(convs.column("chars").to_pylist())
+            assert held >= rows and chars >= window
+            last_messages, last_chars = convs.column("n_messages")[-1].as_py(), convs.column("chars")[-1].as_py()
+            assert held - last_messages < rows or chars - last_chars < window
     numbers = pa.concat_tables(sink.convs).column("conv_index").to_pylist()
     assert numbers == list(range(40))  # numbered on across batches
 

@@ -65,16 +65,26 @@ def test_a_layer_is_enforced() -> None:
         read_tables([EXPORT, FACTS], layer="envelope")
 
 
-def test_an_export_is_read_as_its_envelope_file_on_the_fast_path(
+def test_an_export_s_frames_are_its_envelope_file_s_built_without_its_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from memvelope_tools import _engine
+    from memvelope_tools._convert import pipeline
+
     envelope = tmp_path / "chatgpt-export.zip.mve.json"
     convert_stream(EXPORT, envelope, progress=False)
     parsed = _parsed(monkeypatch)
-    with engine_running("c", "columns"):
+    columns = _engine.ran().get(("columns", "c"), 0)
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("envelope bytes made")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pipeline, "fragment", refused)
         from_export = messages_frame(EXPORT, sources=["x"])
         convs_export = conversations_frame(EXPORT, sources=["x"])
-    assert parsed == []  # every conversation of the export went straight into columns
+    # the tables were built from the conversations: no envelope bytes were made, read into columns or parsed
+    assert parsed == [] and _engine.ran().get(("columns", "c"), 0) == columns
     pd.testing.assert_frame_equal(from_export, messages_frame(envelope, sources=["x"]))
     pd.testing.assert_frame_equal(convs_export, conversations_frame(envelope, sources=["x"]))
 
@@ -146,24 +156,34 @@ def _long_chatgpt_export(path: Path, copies: int) -> bytes:
 def test_an_export_that_fails_midway_gives_the_conversion_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The conversion's error, as converting the export gives it, even when the reading thread has already
-    read part of the export's conversations; no thread is left behind."""
+    """The conversion's error, as converting the export gives it, even when the building thread has already
+    taken part of the export's conversations; no thread is left behind."""
     import threading
+    import zipfile
 
     import memvelope_tools as mv
     from memvelope_tools.errors import MemvelopeError
 
-    part = tmp_path / "conversations.json"
-    data = _long_chatgpt_export(part, 20)
-    monkeypatch.setattr("memvelope_tools._stable.WINDOW", 4096)
-    monkeypatch.setattr(flatten_module, "_HAND_ON_BYTES", 4096)
-    assert len(data) > 20 * 4096  # the reading thread gets windows before the conversion fails
-    part.write_bytes(data[: len(data) - 50])
+    data = _long_chatgpt_export(tmp_path / "conversations.json", 2)
+    part = tmp_path / "export.zip"  # its second part is broken: the first is converted before that is found
+    with zipfile.ZipFile(part, "w") as archive:
+        archive.writestr("conversations-000.json", data)
+        archive.writestr("conversations-001.json", data[: len(data) - 50])
+    monkeypatch.setattr(flatten_module, "_HAND_ROWS", 1)  # every conversation handed on as it is made
     with pytest.raises(MemvelopeError) as converting:
         mv.convert(part, progress=False)
     threads = threading.active_count()
+    built: list[int] = []
+    real_add = flatten_module._Builder.add
+
+    def counted(self: Any, convs: list[Any], **kwargs: Any) -> None:
+        built.append(len(convs))
+        real_add(self, convs, **kwargs)
+
+    monkeypatch.setattr(flatten_module._Builder, "add", counted)
     with pytest.raises(MemvelopeError) as reading:
         messages_frame(part)
+    assert sum(built) > 0  # the building thread had conversations before the conversion failed
     assert (type(reading.value), reading.value.reason, str(reading.value)) == (
         type(converting.value),
         converting.value.reason,
@@ -172,40 +192,27 @@ def test_an_export_that_fails_midway_gives_the_conversion_error(
     assert threading.active_count() == threads
 
 
-def test_a_failure_of_the_reading_thread_stops_the_conversion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failure_of_the_building_thread_stops_the_conversion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     part = tmp_path / "conversations.json"
     _long_chatgpt_export(part, 20)
-    monkeypatch.setattr("memvelope_tools._stable.WINDOW", 4096)
-    monkeypatch.setattr(flatten_module, "_HAND_ON_BYTES", 4096)
-    written: list[int] = []
+    monkeypatch.setattr(flatten_module, "_HAND_ROWS", 1)
 
-    def failing(windows: Any, builder: Any, stream: Any) -> dict[str, Any]:
-        next(stream)  # the first window is there: the conversion is under way
-        raise FormatError("the reader failed", reason="invalid-json")
+    def failing(self: Any, convs: list[Any], **kwargs: Any) -> None:
+        raise FormatError("the building failed", reason="bad-shape")
 
-    monkeypatch.setattr(flatten_module, "_read_windows", failing)
-    from memvelope_tools._convert import pipeline
+    monkeypatch.setattr(flatten_module._Builder, "add", failing)
+    from memvelope_tools._frames import documents as documents_module
 
-    real_body = pipeline.convert_body
+    taken: list[int] = []
+    real = documents_module.export_conversations
 
-    def counting_body(paths: Any, write: Any, **kwargs: Any) -> dict[str, Any]:
-        return real_body(paths, lambda piece: written.append(len(piece)) or write(piece), **kwargs)
+    def counting(found: Any, take: Any, **kwargs: Any) -> Any:
+        return real(found, lambda conversation: taken.append(1) or take(conversation), **kwargs)
 
-    monkeypatch.setattr(pipeline, "convert_body", counting_body)
-    with pytest.raises(FormatError, match="the reader failed"):
+    monkeypatch.setattr(documents_module, "export_conversations", counting)
+    with pytest.raises(FormatError, match="the building failed"):
         messages_frame(part)
-    assert 0 < sum(written) < part.stat().st_size // 2  # stopped long before the end
+    import memvelope_tools as mv
 
-
-def test_an_export_the_reading_thread_cannot_take_is_read_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from memvelope_tools._json.walker import Fallback
-
-    expected = messages_frame(EXPORT)
-
-    def refusing(windows: Any, builder: Any, stream: Any) -> dict[str, Any]:
-        raise Fallback
-
-    monkeypatch.setattr(flatten_module, "_read_windows", refusing)
-    pd.testing.assert_frame_equal(messages_frame(EXPORT), expected)
+    total = mv.convert(part, progress=False)["meta"]["conversation_count"]
+    assert 0 < len(taken) < total // 2  # stopped long before the end

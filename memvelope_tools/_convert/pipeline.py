@@ -4,7 +4,7 @@ Every conversion reads its parts through the one reader (:mod:`.elements`) in bo
 export's parse tree is never held whole; what is held is the conversations themselves (:func:`convert`)
 or, when writing straight to a file (:func:`convert_stream`), one batch at a time. An export resolved
 by :mod:`memvelope_tools._sources` is converted here for every caller (:func:`open_export`,
-:func:`convert_export`): the loader, the frames and the commands.
+:func:`export_conversations`): the loader, the frames and the commands.
 """
 
 from __future__ import annotations
@@ -397,17 +397,46 @@ def convert_body(
     provider before the first piece is written; ``log`` learns what was read and left out; ``beside`` is
     handed each element as it is parsed (see :func:`feed`). Returns the envelope's ``meta``; errors are
     :func:`convert_stream`'s."""
+    return _convert_paths(paths, write, None, progress, workers, on_provider, log, beside)
+
+
+def convert_conversations(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    take: Callable[[Conversation], Any],
+    *,
+    progress: bool | None = None,
+    on_provider: Callable[[str], Any] | None = None,
+    log: ConversionLog | None = None,
+    beside: Beside | None = None,
+) -> dict[str, Any]:
+    """Convert one export in this process, handing ``take`` each of its envelope's conversations as it is
+    made, in order: the values whose bytes :func:`convert_body` writes (strings and None only, so their
+    canonical bytes parse back to them). ``on_provider`` is called with the provider before the first
+    is taken; the other options, the result and the errors are :func:`convert_body`'s."""
+    return _convert_paths(paths, None, take, progress, 1, on_provider, log, beside)
+
+
+def _convert_paths(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    write: Callable[[bytes], Any] | None,
+    take: Callable[[Conversation], Any] | None,
+    progress: bool | None,
+    workers: int | None,
+    on_provider: Callable[[str], Any] | None,
+    log: ConversionLog | None,
+    beside: Beside | None,
+) -> dict[str, Any]:
     inputs = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     expansion = expand(inputs, None)
     log = log if log is not None else ConversionLog()
     log.ignored = expansion.ignored
     log.chose = expansion.chose
     total = sum(p.size or 0 for p in expansion.parts) or None
-    count = workers_for(total or 0, workers)
+    count = workers_for(total or 0, workers) if take is None else 1
     pool = Pool(count) if count > 1 else None
     try:
         with expansion.explained():
-            meta = _body(expansion.parts, log, write, pool, progress, total, on_provider, beside)
+            meta = _body(expansion.parts, log, write, pool, progress, total, on_provider, beside, take)
         if pool is not None:
             pool.release()
     finally:
@@ -419,30 +448,38 @@ def convert_body(
 def _body(
     parts: Sequence[Part],
     log: ConversionLog,
-    put: Callable[[bytes], Any],
+    put: Callable[[bytes], Any] | None,
     pool: Pool | None,
     progress: bool | None,
     total: int | None,
     on_provider: Callable[[str], Any] | None = None,
     beside: Beside | None = None,
+    take: Callable[[Conversation], Any] | None = None,
 ) -> dict[str, Any]:
-    """Give the conversations' envelope bytes to ``put``, in order; return the envelope's meta."""
+    """Give the conversations' envelope bytes to ``put`` (or, without a ``pool``, the conversations
+    themselves to ``take``), in order; return the envelope's meta."""
     first = True
 
     def begin() -> None:
         nonlocal first
         if first and on_provider is not None:
             on_provider(str(assembler.provider))
-        put(b"    " if first else SEPARATOR)
+        if put is not None:
+            put(b"    " if first else SEPARATOR)
         first = False
 
     def emit(conversation: Conversation) -> None:
         begin()
-        put(fragment(conversation))
+        if take is not None:
+            take(conversation)
+        else:
+            assert put is not None
+            put(fragment(conversation))
 
     def write(piece: Piece) -> None:
         if piece.conversations:
             begin()
+            assert put is not None
             put(piece.body)
 
     with progress_bar(total, desc="converting", unit="B", enabled=progress) as bar, gc_paused():
@@ -491,29 +528,34 @@ def open_export(
             return convert_parts(expansion.parts, report, fast=fast, progress=progress, beside=beside)
 
 
-def convert_export(
+def export_conversations(
     found: Input,
-    write: Callable[[bytes], Any],
+    take: Callable[[Conversation], Any],
     *,
     progress: bool | None = None,
     on_provider: Callable[[str], Any] | None = None,
     log: ConversionLog | None = None,
     beside: Beside | None = None,
 ) -> dict[str, Any] | None:
-    """Convert a resolved export, giving ``write`` the text of its envelope's conversations array a piece
-    at a time (see :func:`memvelope_tools._convert.convert_body`, which also says when ``on_provider`` is
-    called); returns the envelope's meta, or None, writing nothing, for an export given as bytes. ``log``
-    learns what the conversion read and left out; ``beside`` is handed each element as it is parsed (see
+    """Convert a resolved export in this process, handing ``take`` each of its envelope's conversations
+    as it is made (see :func:`convert_conversations`, which also says when ``on_provider`` is called);
+    returns the envelope's meta, or None, taking nothing, for an export given as bytes. ``log`` learns
+    what the conversion read and left out; ``beside`` is handed each element as it is parsed (see
     :func:`feed`).
 
-    The conversations are those ``memvelope convert`` writes, in the same bytes. Errors are
+    The conversations are those ``memvelope convert`` writes the bytes of. Errors are
     :func:`open_export`'s.
     """
-    if not found.parts or not all(isinstance(part, str | os.PathLike) for part in found.parts):
+    if not _on_disk(found):
         return None
     with explained(found.parts):
         parts = list(found.parts)
-        return convert_body(parts, write, progress=progress, on_provider=on_provider, log=log, beside=beside)
+        return convert_conversations(parts, take, progress=progress, on_provider=on_provider, log=log, beside=beside)
+
+
+def _on_disk(found: Input) -> bool:
+    """Whether every part of the export ``found`` is a path (not bytes given in memory)."""
+    return bool(found.parts) and all(isinstance(part, str | os.PathLike) for part in found.parts)
 
 
 def _from_bytes(

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .._convert.pipeline import convert_export, open_export
+from .._convert.pipeline import export_conversations, open_export
 from .._json.elements import parse_json, read_file, read_windows
 from .._json.walker import Fallback
 from .._read import Source, check
@@ -85,8 +85,8 @@ def documents(
     ``owned`` is true when the document was parsed here, so nobody else holds it. With ``stream``
     set (True: with messages, False: without), an envelope file comes as a :class:`Flat` instead:
     flattened while parsed, so its whole tree never exists at once; so does an export given by path,
-    converted to its envelope's bytes in memory and read as that envelope's file would be. With ``whole``,
-    an export's conversion also hands its batches to the pass ``whole`` gives for it. Every input is
+    its tables built from its envelope's conversations as conversion makes them. With ``whole``, an
+    export's conversion also hands its batches to the pass ``whole`` gives for it. Every input is
     resolved before this returns, so a wrong one is reported before anything is read or written.
     """
     use: Use = "any" if stream is None else "frames"  # read by tables: a Parquet folder's tables are taken too
@@ -133,17 +133,17 @@ def _documents(
 
 
 def _flat(found: Input, with_messages: bool, progress: bool | None, beside: Beside | None = None) -> Flat | None:
-    """An envelope file, or an export as its envelope's bytes (its conversion handing its elements to
-    ``beside`` too), flattened a window at a time; None when it must be read whole instead (not a plain
-    envelope, no regular file, an export given as bytes)."""
+    """An envelope file flattened a window at a time, or an export's tables built as it is converted (its
+    conversion handing its elements to ``beside`` too); None when it must be read whole instead (not a
+    plain envelope, no regular file, an export given as bytes)."""
     label, name = found.label, found.name or found.label
     if found.kind == "export":
-        try:
-            flat = flatten_export(
-                lambda write: convert_export(found, write, progress=progress, beside=beside), label, name, with_messages
-            )
-        except Fallback:
-            return None
+        flat = flatten_export(
+            lambda take: export_conversations(found, take, progress=progress, beside=beside),
+            label,
+            name,
+            with_messages,
+        )
         return None if flat is None else Flat(*flat)
     with read_windows(os.fspath(found.path)) as windows:  # type: ignore[arg-type]
         if windows is None:

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from operator import itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -38,8 +38,11 @@ from .text import Conversations, strings, text_columns_later
 
 _BATCH = 1 << 16
 _SINK_ROWS = 4096  # messages handed on as a batch, at least, by the functions that hand batches on
-_HAND_ON_BYTES = 1 << 20  # bytes of an export's envelope handed to the reading thread at a time
-_AHEAD = 8  # pieces of an export's envelope made before the reading thread takes them, at most
+# Messages of an export's conversations handed at a time to the thread building its tables: few, as their
+# texts are held as Python strings (four bytes a character where one is an emoji) until they are built.
+_HAND_ROWS = 256
+_AHEAD_BATCHES = 2  # batches of an export's tables made before the consuming thread takes them, at most
+_TEXT_WINDOW = 4 << 20  # characters of text in a batch of an export's tables, at least
 _STR_OR_NONE = frozenset((str, type(None)))
 _Read = tuple[Conversations, pa.Array]  # columns, and the messages' timestamps parsed
 _Piece = tuple[int, int, "_Read | None"]  # conversations [start, end) of a window, read or to be parsed
@@ -179,26 +182,48 @@ def _in_batches(
 
 
 def flatten_export(
-    convert: Callable[[Callable[[bytes], Any]], dict[str, Any] | None], label: str, name: str, with_messages: bool
+    convert: Callable[[Callable[[dict[str, Any]], Any]], dict[str, Any] | None],
+    label: str,
+    name: str,
+    with_messages: bool,
 ) -> tuple[tuple[pa.Table, pa.Table | None], str] | None:
-    """The envelope ``convert(write)`` makes, as Arrow tables (and its provider), read while it is made.
+    """The tables of the envelope whose conversations ``convert(take)`` hands ``take`` one at a time as it
+    makes them (as :func:`flatten_export_batches` takes them), and its provider; None when ``convert``
+    took nothing (it then returns None, else the envelope's meta).
 
-    ``convert`` gives ``write`` the text of the envelope's conversations array a piece at a time and
-    returns the envelope's meta, or None having written nothing (then this returns None). The
-    conversion runs in this thread, the reading (as :func:`flatten_file` reads) on another. Raises
-    Fallback when the bytes must be read whole instead.
+    The conversion runs in this thread, the building of the tables on another. Texts with unpaired
+    surrogates get one warning.
     """
     builder = _Builder(label, name, with_messages)
-    meta = _read_while_made(convert, lambda windows: _read_windows(windows, builder, stream_array(windows)))
-    if meta is None:
-        return None
-    check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=name)
-    provider = meta["source_provider"]
-    return builder.tables(provider), provider
+
+    def made(hand: Callable[[list[dict[str, Any]]], None]) -> dict[str, Any] | None:
+        held: list[dict[str, Any]] = []
+        messages = 0
+
+        def take(conversation: dict[str, Any]) -> None:
+            nonlocal held, messages
+            held.append(conversation)
+            messages += len(conversation["messages"])
+            if messages >= _HAND_ROWS:
+                hand(held)
+                held, messages = [], 0
+
+        meta = convert(take)
+        if meta is not None and held:
+            hand(held)
+        return meta
+
+    with text.surrogates_summed():
+        meta = _consumed_while_made(made, lambda conversations: builder.add(conversations, release=True, bar=None))
+        if meta is None:
+            return None
+        check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=name)
+        provider = meta["source_provider"]
+        return builder.tables(provider), provider
 
 
 def flatten_export_batches(
-    convert: Callable[[Callable[[bytes], Any], Callable[[str], Any]], dict[str, Any] | None],
+    convert: Callable[[Callable[[dict[str, Any]], Any], Callable[[str], Any]], dict[str, Any] | None],
     label: str,
     name: str,
     sink: Callable[[pa.Table, pa.Table], None],
@@ -206,31 +231,107 @@ def flatten_export_batches(
     rows: int = _SINK_ROWS,
     window: int | None = None,
 ) -> str | None:
-    """The envelope ``convert(write, on_provider)`` makes, its tables given to ``sink`` a batch of whole
-    conversations at a time as it is made (as :func:`flatten_file_batches` gives them, ``window`` bytes
-    of it read at a time); returns its provider, or None when ``convert`` wrote nothing.
+    """The conversations ``convert(take, on_provider)`` hands ``take`` one at a time as it makes them (an
+    envelope's, as parsed from its bytes), their tables given to ``sink`` a batch of whole conversations
+    at a time, each as soon as it holds ``rows`` messages or more and ``window`` characters of text or
+    more (default 4 Mi); returns the envelope's provider, or None when ``convert`` took nothing.
 
-    ``convert`` calls ``on_provider`` with the provider before it writes its first piece, and is
-    otherwise :func:`flatten_export`'s. The conversion runs in this thread; the reading, and ``sink``, on
-    another. Raises Fallback when the bytes must be read whole instead.
+    ``convert`` calls ``on_provider`` with the provider before it takes the first conversation, and returns
+    the envelope's meta (None when it took nothing). The conversion runs in this thread; the building of
+    the tables (as :func:`flatten_batches` builds them) and ``sink`` on another.
     """
     provider: list[str] = []
+    builder = _Builder(label, name, True)
+    enough = window or _TEXT_WINDOW
 
-    def provider_of(_: _Builder) -> str:
-        if not provider:  # nothing was converted here (an export given as bytes): it is read whole
-            raise Fallback
-        return provider[0]
+    def made(hand: Callable[[tuple[list[dict[str, Any]], bool]], None]) -> dict[str, Any] | None:
+        held: list[dict[str, Any]] = []
+        handed = messages = chars = batches = 0  # messages held; messages and characters of the batch so far
 
-    def read(windows: Windows) -> None:
-        _in_batches(windows, stream_array, label, name, sink, rows, provider_of)
+        def take(conversation: dict[str, Any]) -> None:
+            nonlocal held, handed, messages, chars, batches
+            held.append(conversation)
+            n = len(conversation["messages"])
+            handed, messages = handed + n, messages + n
+            chars += sum(len(message["text"]) for message in conversation["messages"])
+            if messages >= rows and chars >= enough:
+                hand((held, True))
+                held, handed, messages, chars, batches = [], 0, 0, 0, batches + 1
+            elif handed >= _HAND_ROWS:
+                hand((held, False))
+                held, handed = [], 0
 
-    meta = _read_while_made(lambda write: convert(write, provider.append), read, window)
+        meta = convert(take, provider.append)
+        if meta is not None and (messages or not batches):
+            hand((held, True))
+        return meta
+
+    def build(part: tuple[list[dict[str, Any]], bool]) -> None:
+        conversations, ends = part
+        builder.add(conversations, release=True, bar=None)
+        del conversations[:]
+        if ends:
+            tables, messages = builder.take(provider[0])
+            assert messages is not None
+            sink(tables, messages)
+
+    with text.surrogates_summed():
+        meta = _consumed_while_made(made, build)
     if meta is None:
         return None
     check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=name)
     if provider and provider[0] != meta["source_provider"]:
         raise Fallback
     return str(meta["source_provider"])
+
+
+_Made = TypeVar("_Made")
+
+
+def _consumed_while_made(
+    make: Callable[[Callable[[_Made], None]], dict[str, Any] | None], consume: Callable[[_Made], None]
+) -> dict[str, Any] | None:
+    """Run ``make(hand)`` in this thread and ``consume`` on another, given in order each batch ``make``
+    hands to ``hand`` (at most _AHEAD_BATCHES of them waiting); what ``make`` returns, or None when
+    ``consume`` failed first. What ``consume`` raises is raised here."""
+    batches: queue.Queue[_Made | None] = queue.Queue(maxsize=_AHEAD_BATCHES)
+    failure: list[BaseException] = []
+
+    def put(batch: _Made | None) -> None:
+        while True:
+            try:
+                batches.put(batch, timeout=0.1)
+                return
+            except queue.Full:
+                if not consumer.is_alive():
+                    raise _ReaderFailed from None
+
+    def hand(batch: _Made) -> None:
+        if failure:
+            raise _ReaderFailed
+        put(batch)
+
+    def run() -> None:
+        try:
+            for batch in iter(batches.get, None):
+                consume(batch)
+                del batch
+        except BaseException as exc:  # raised in the making thread
+            failure.append(exc)
+
+    consumer = threading.Thread(target=run, name="memvelope-frames")
+    consumer.start()
+    try:
+        meta = make(hand)
+    except _ReaderFailed:
+        meta = None
+    finally:
+        with contextlib.suppress(_ReaderFailed):
+            put(None)
+        consumer.join()
+    if failure:
+        raise failure[0]
+    return meta
 
 
 def flatten_batches(
@@ -276,71 +377,8 @@ def _messages_in(conversation: Any) -> int:
     return len(messages) if isinstance(messages, list) else 1
 
 
-def _read_while_made(
-    convert: Callable[[Callable[[bytes], Any]], dict[str, Any] | None],
-    read: Callable[[Windows], object],
-    window: int | None = None,
-) -> dict[str, Any] | None:
-    """Run ``convert(write)`` in this thread and ``read`` on another, over windows of the text of an
-    envelope's conversations array that ``convert`` gives ``write`` a piece at a time (with the array's
-    brackets around it); the meta ``convert`` returns, or None when it wrote nothing or the reading
-    failed first (``window``: the bytes of a window). What ``read`` raises is raised here."""
-    pieces: queue.Queue[bytes | None] = queue.Queue(maxsize=_AHEAD)
-    failure: list[BaseException] = []
-    held: list[bytes] = []
-    size = 0
-
-    def put(piece: bytes | None) -> None:
-        # The conversion waits while the reader is _AHEAD pieces behind, so they are never held all at once.
-        while True:
-            try:
-                pieces.put(piece, timeout=0.1)
-                return
-            except queue.Full:
-                if not reader.is_alive():
-                    raise _ReaderFailed from None
-
-    def hand_on() -> None:
-        nonlocal size
-        put(b"".join(held))
-        held.clear()
-        size = 0
-
-    def write(piece: bytes) -> None:
-        # Many small pieces go to the reader as one, so the two threads seldom wait for each other.
-        nonlocal size
-        if failure:
-            raise _ReaderFailed
-        held.append(piece)
-        size += len(piece)
-        if size >= _HAND_ON_BYTES:
-            hand_on()
-
-    def run() -> None:
-        windows = Windows.of_pieces(itertools.chain([b"["], iter(pieces.get, None), [b"]"]), window=window)
-        try:
-            read(windows)
-        except BaseException as exc:  # raised in the converting thread
-            failure.append(exc)
-
-    reader = threading.Thread(target=run, name="memvelope-frames")
-    reader.start()
-    try:
-        meta = convert(write)
-        hand_on()
-    except _ReaderFailed:
-        meta = None
-    finally:
-        with contextlib.suppress(_ReaderFailed):
-            put(None)
-        reader.join()
-    if failure:
-        raise failure[0]
-    return meta
-
-
 class _ReaderFailed(Exception):
-    """The reading thread of :func:`flatten_export` failed: the conversion stops."""
+    """The thread building an export's tables (see :func:`_consumed_while_made`) failed: the conversion stops."""
 
 
 def _read_windows(windows: Windows, builder: _Builder, stream: Iterator[tuple[str, Any]]) -> dict[str, Any]:
