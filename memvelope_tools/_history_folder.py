@@ -22,9 +22,8 @@ import os
 import tempfile
 import uuid
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,7 +31,6 @@ import pyarrow.parquet as pq
 
 from ._atomic import atomic_outputs, check_output_folder, folder_lock, output_folder
 from ._frames.columns import MS, to_pandas
-from ._frames.flatten import flatten_file_batches, flatten_pieces_batches
 from ._frames.folders import (
     HISTORY_ID_KEY,
     INDEX_FOLDER,
@@ -57,14 +55,14 @@ from ._history.dates import snapshot_date
 from ._history.folder import snapshots_table
 from ._history.keys import message_hashes
 from ._history.merge import Held, HeldAlready, Merge, Merged, Whole
-from ._history.snapshots import convert_all, read_snapshot
-from ._json.elements import read_windows
+from ._history.snapshots import read_snapshot
 from ._json.walker import Fallback
 from ._parquet import schema_metadata
 from ._pool import give_back_memory
-from ._read import Source, check
+from ._read import Source
 from ._search.parts import check_index_place
 from ._sources import is_history_folder, labels_of, resolve_one
+from ._stream import stream
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError, OutputError, SearchIndexError
 
@@ -98,7 +96,9 @@ def add_to_history(
     date
         The export's date, when given.
     workers
-        Worker processes that convert an export, as :func:`memvelope_tools.diff` takes them.
+        Worker processes that convert an export read whole (one whose conversations do not all have ids of
+        their own), as :func:`memvelope_tools.diff` takes them; any other export is read a batch at a time as
+        this process converts it.
     progress
         Show progress bars on long work (None: when the output is a terminal).
 
@@ -132,28 +132,17 @@ def add_to_history(
     return add_export(export, folder, date=date, workers=workers, progress=progress)
 
 
-class Piped(Protocol):
-    """An export being converted elsewhere, the text of its envelope's conversations array coming as it
-    is made (the command line converts in a process started before its libraries load)."""
-
-    def provider(self) -> str | None: ...
-    def pieces(self) -> Iterator[bytes]: ...
-    def meta(self) -> dict[str, Any] | None: ...
-
-
 def add_export(
     export: Source,
     folder: str | os.PathLike[str],
     *,
     date: Any = None,
     named: Source | None = None,
-    piped: Piped | None = None,
     workers: int | None = 1,
     progress: bool | None = None,
 ) -> dict[str, Any]:
     """:func:`add_to_history`, the export's label and date read from the name of ``named`` when given
-    (an envelope converted from a download names the download); ``piped``: the export, being converted,
-    read as it comes (should that fail, the export is converted here, which says why)."""
+    (an envelope converted from a download names the download)."""
     base = Path(folder)
     check_output_folder(base)
     [label] = labels_of([export if named is None else named])
@@ -161,7 +150,7 @@ def add_export(
     output_folder(base)
     try:
         with folder_lock(base):
-            written = _add_locked(base, export, label, date, named, piped, workers, progress)
+            written = _add_locked(base, export, label, date, named, workers, progress)
     except BaseException:
         if made:
             with contextlib.suppress(OSError):
@@ -176,7 +165,6 @@ def _add_locked(
     label: str,
     date: Any,
     named: Source | None,
-    piped: Piped | None,
     workers: int | None,
     progress: bool | None,
 ) -> dict[str, Any]:
@@ -184,74 +172,55 @@ def _add_locked(
     require_real_folders(base)
     check_index_place(base / INDEX_FOLDER)
     remove_litter(base)
-    with tempfile.TemporaryDirectory(prefix="memvelope-history-") as tmp:
-        found = _Folder.read(base)
-        part = _Part(base)
+    found = _Folder.read(base)
+    part = _Part(base)
+    try:
+        merge = Merge(found.held, label, on_new=part.write)
         try:
-            merge = Merge(found.held, label, on_new=part.write)
-            try:
-                if piped is not None:
-                    provider = _read_piped(piped, label, merge)
-                else:
-                    readable = _readable(export, label, Path(tmp), workers, progress)
-                    provider = _read_batches(readable, label, merge, progress)
-            except (Whole, Fallback):
-                part.discard()
-                merge = Merge(found.held, label, on_new=part.write, whole=True)
-                if piped is not None:
-                    readable = _readable(export, label, Path(tmp), workers, progress)
-                snap = read_snapshot(readable, label=label, dated=False, progress=progress)
-                merge.add(snap.convs, snap.msgs)
-                provider = snap.provider
-            when, rule = snapshot_date(named if named is not None else export, date, label, merge.newest)
-            try:
-                merged = merge.finish(provider, when, rule)
-            except HeldAlready as held:
-                return {**held.row, "added": False}
-            written = _commit(base, found, merged, part)
-        finally:
+            provider = _read_batches(export, label, merge, progress)
+        except (Whole, Fallback):
             part.discard()
+            merge = Merge(found.held, label, on_new=part.write, whole=True)
+            snap = read_snapshot(export, label=label, dated=False, workers=workers, progress=progress)
+            merge.add(snap.convs, snap.msgs)
+            provider = snap.provider
+        when, rule = snapshot_date(named if named is not None else export, date, label, merge.newest)
+        try:
+            merged = merge.finish(provider, when, rule)
+        except HeldAlready as held:
+            return {**held.row, "added": False}
+        written = _commit(base, found, merged, part)
+    finally:
+        part.discard()
     if written["added"]:
         give_back_memory()  # what reading the export freed, before the index takes its own
         _index(base)
     return written
 
 
-def _read_piped(piped: Piped, label: str, merge: Merge) -> str:
-    """Give ``merge`` the piped export's tables a batch at a time; its provider. Fallback when the
-    conversion failed or gave no conversation."""
-    provider = piped.provider()
-    if provider is None:
-        raise Fallback
-    flatten_pieces_batches(piped.pieces(), provider, label, label, merge.add, rows=_BATCH_ROWS, window=_WINDOW)
-    meta = piped.meta()
-    if meta is None or meta.get("source_provider") != provider:
-        raise Fallback
-    check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=label)
-    return provider
-
-
-def _readable(export: Source, label: str, tmp: Path, workers: int | None, progress: bool | None) -> Source:
-    """The export as an envelope file when it is one or converts to one (converted into ``tmp``), else as given."""
-    found = resolve_one(export, "any", label=label)
-    paths = found.files()
-    if paths is not None:
-        envelope = tmp / "export.mve.json"
-        convert_all([(paths, envelope)], workers, progress)
-        return envelope
-    return export
-
-
 def _read_batches(source: Source, label: str, merge: Merge, progress: bool | None) -> str:
-    """Give ``merge`` the export's tables a batch at a time; its provider. Fallback (or Whole, from the
-    merge) when it is to be read whole instead."""
+    """Give ``merge`` the tables of the export or envelope file ``source`` a batch at a time, as they are
+    read (an export as it is converted); its provider. Fallback (or Whole, from the merge) when it is to be
+    read whole instead."""
     found = resolve_one(source, "any", label=label)
-    if found.kind != "envelope" or found.path is None or found.value is not None:
+    by_path = found.files() is not None if found.kind == "export" else found.kind == "envelope"
+    if not by_path or (found.path is None and found.kind == "envelope") or found.value is not None:
         raise Fallback
-    with read_windows(os.fspath(found.path), window=_WINDOW) as windows:
-        if windows is None:
-            raise Fallback
-        return flatten_file_batches(windows, label, found.name or label, merge.add, rows=_BATCH_ROWS, progress=progress)
+    return stream(found, _Merging(merge), rows=_BATCH_ROWS, progress=progress, window=_WINDOW)
+
+
+class _Merging:
+    """The stream's sink of an add: each batch to the merge. An input the stream reads again from its start
+    is merged whole instead."""
+
+    def __init__(self, merge: Merge) -> None:
+        self.merge = merge
+
+    def add(self, conversations: pa.Table, messages: pa.Table) -> None:
+        self.merge.add(conversations, messages)
+
+    def restart(self) -> None:
+        raise Fallback
 
 
 class _Folder:

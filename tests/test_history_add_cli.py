@@ -1,6 +1,6 @@
-"""``memvelope history add`` in a process of its own: the export is converted by a child process started
-before the command loads its libraries, and the folder it writes is the one the same command writes in
-a process where that cannot happen (this test process, which already runs several threads)."""
+"""``memvelope history add`` in a process of its own writes the folder the same command writes in this
+test process (which already runs several threads), and an export that fails to convert leaves the folder
+as it was."""
 
 from __future__ import annotations
 
@@ -83,41 +83,3 @@ def test_an_export_that_fails_to_convert_is_one_line_and_leaves_the_folder(tmp_p
     assert run.stderr.count("\n") == 1 and run.stderr.startswith("memvelope: error:")
     assert "Traceback" not in run.stderr
     assert files(folder) == before
-
-
-def test_the_piped_conversion_is_read_up_to_its_end_marker_whoever_holds_the_pipe_open() -> None:
-    import json
-    import os
-
-    from memvelope_tools._workers.children import Piped
-
-    read_end, write_end = os.pipe()
-    meta = {"source_provider": "claude", "conversation_count": 1, "message_count": 0}
-    os.write(write_end, b'claude\n    {"id": "a"}' + b"\0" + json.dumps(meta).encode() + b"\0")
-    piped = Piped(None, read_end)  # the writing end stays open: the reader must not wait for its end
-    try:
-        assert piped.provider() == "claude"
-        assert b"".join(piped.pieces()) == b'    {"id": "a"}'
-        assert piped.meta() == meta
-        assert piped.close()  # its reading thread stopped at the meta's end, the pipe still open
-    finally:
-        os.close(read_end)
-        os.close(write_end)
-
-
-def test_a_piped_conversion_that_stops_early_gives_no_meta() -> None:
-    import os
-
-    from memvelope_tools._workers.children import Piped
-
-    read_end, write_end = os.pipe()
-    os.write(write_end, b'chatgpt\n    {"id": "a"}, {"id"')
-    os.close(write_end)
-    piped = Piped(None, read_end)
-    try:
-        assert piped.provider() == "chatgpt"
-        assert b"".join(piped.pieces()) == b'    {"id": "a"}, {"id"'
-        assert piped.meta() is None
-        assert piped.close()
-    finally:
-        os.close(read_end)

@@ -315,9 +315,9 @@ CLAUDE_NEW = HISTORY / "claude-new" / "conversations.json"
 
 
 def _in_small_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Read envelopes a few hundred bytes at a time and hand every window's conversations on as a batch;
-    the sizes of the batches the add compares, as it compares them."""
-    monkeypatch.setattr(_history_folder, "_WINDOW", 300)
+    """Hand every conversation of an export on as a batch of its own (as soon as it holds a message and a
+    character of text); the sizes of the batches the add compares, as it compares them."""
+    monkeypatch.setattr(_history_folder, "_WINDOW", 1)
     monkeypatch.setattr(_history_folder, "_BATCH_ROWS", 1)
     return _batches_merged(monkeypatch, lambda convs, msgs: int(convs.num_rows))
 
@@ -343,7 +343,7 @@ def test_an_add_compares_the_export_a_batch_at_a_time_as_history_merges_it(
 
     sizes = _in_small_batches(monkeypatch)
     folder = tmp_path / "h"
-    # The command line converts the export to an envelope file first, which the add reads in batches.
+    # The add reads the export's conversations in batches as they are converted.
     assert cli(["history", "add", str(old), "--to", str(folder), "--date", "2025-01-01", "-q"]) == 0
     assert cli(["history", "add", str(new), "--to", str(folder), "--date", "2025-03-01", "-q"]) == 0
     assert_holds_history(folder, [old, new])
@@ -355,9 +355,9 @@ def test_an_add_compares_the_export_a_batch_at_a_time_as_history_merges_it(
 def test_an_add_hands_on_each_window_of_the_envelope_as_a_batch_however_few_its_messages(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A batch bounded by a count of messages holds a whole export of a few long messages; by the window,
-    # what a window of the envelope holds. The fixture's few messages come in windows of 300 bytes.
-    monkeypatch.setattr(_history_folder, "_WINDOW", 300)
+    # A batch bounded by a count of messages alone would hold a whole export of a few long messages; one
+    # is handed on as soon as it holds the window's characters of text too (here one: each conversation).
+    monkeypatch.setattr(_history_folder, "_WINDOW", 1)
     sizes = _batches_merged(monkeypatch, lambda convs, msgs: int(msgs.num_rows))
     add_to_history(CLAUDE_OLD, tmp_path / "h", date="2025-01-01")
     assert len(sizes) > 2 and max(sizes) < sum(sizes)
@@ -379,7 +379,7 @@ def test_a_folder_added_to_a_window_at_a_time_holds_what_one_added_whole_holds(
 
     monkeypatch.setattr(_history_folder, "_BATCH_ROWS", 1 << 20)
     whole, whole_parts = added(tmp_path / "whole")
-    monkeypatch.setattr(_history_folder, "_WINDOW", 300)
+    monkeypatch.setattr(_history_folder, "_WINDOW", 100)
     monkeypatch.setattr(_history_folder, "_BATCH_ROWS", 1)
     windowed, windowed_parts = added(tmp_path / "windowed")
     for name in ("snapshots", "conversations", "messages"):
@@ -456,3 +456,32 @@ def test_the_frame_functions_take_a_history_folder_and_a_parquet_folder(tmp_path
     pd.testing.assert_frame_equal(messages_frame(tmp_path / "p"), read_parquet(tmp_path / "p")["messages"])
     both = messages_frame([folder, NEW])  # beside a document, each keeps its rows
     assert len(both) == 22 + len(messages_frame(NEW))
+
+
+def test_an_add_reads_its_export_through_the_one_stream_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An export is merged as the stream every analysis reads gives it, converted once in this process:
+    never first written to an envelope file and read back."""
+    import zipfile
+
+    import memvelope_tools._convert.pipeline as pipeline
+
+    export = tmp_path / "export.zip"
+    with zipfile.ZipFile(export, "w") as archive:
+        archive.write(CLAUDE_NEW, "conversations.json")
+    streamed: list[str] = []
+    real = _history_folder.stream
+
+    def counted(found: Any, sink: Any, **options: Any) -> str:
+        streamed.append(found.kind)
+        return real(found, sink, **options)
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the export was written to an envelope file")
+
+    monkeypatch.setattr(_history_folder, "stream", counted)
+    monkeypatch.setattr(pipeline, "convert_stream", refused)
+    add_to_history(CLAUDE_OLD, tmp_path / "h", date="2025-01-01")
+    add_to_history(export, tmp_path / "h", date="2025-03-01")
+    assert streamed == ["export", "export"]
+    monkeypatch.undo()  # history() below converts the exports as diff does
+    assert_holds_history(tmp_path / "h", [CLAUDE_OLD, CLAUDE_NEW])

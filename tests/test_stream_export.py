@@ -246,7 +246,8 @@ def test_an_export_s_stream_neither_writes_nor_reads_envelope_bytes(monkeypatch)
 
     expected = _streamed([mv.sample_path("chatgpt")])
     monkeypatch.setattr(pipeline, "fragment", refused)
-    monkeypatch.setattr(flatten_module, "stream_array", refused)
+    monkeypatch.setattr(flatten_module, "stream_envelope", refused)
+    monkeypatch.setattr(flatten_module, "parse_spans", refused)
     _assert_same(_streamed([mv.sample_path("chatgpt")]), expected)
 
 

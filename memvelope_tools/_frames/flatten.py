@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._json.elements import FIELDS
-from .._json.walker import Fallback, parse_spans, stream_array, stream_envelope
+from .._json.walker import Fallback, parse_spans, stream_envelope
 from .._progress import progress_bar
 from .._read import check, check_conversations, check_messages
 from .._spec import CONVERSATION_FIELDS, ROLES
@@ -133,24 +133,6 @@ def flatten_file_batches(
     if provider != provider_of(head):
         raise Fallback
     return str(provider)
-
-
-def flatten_pieces_batches(
-    pieces: Iterator[bytes],
-    provider: str,
-    label: str,
-    name: str,
-    sink: Callable[[pa.Table, pa.Table], None],
-    *,
-    rows: int = _SINK_ROWS,
-    window: int | None = None,
-) -> None:
-    """The text of an envelope's conversations array without its brackets (as
-    :func:`memvelope_tools._convert.pipeline.convert_body` writes it), given a piece at a time,
-    read as :func:`flatten_file_batches` reads a file, its conversations all of ``provider``. Raises
-    Fallback when the text is not such an array (a conversion cut short, say)."""
-    windows = Windows.of_pieces(itertools.chain([b"["], pieces, [b"]"]), window=window)
-    _in_batches(windows, stream_array, label, name, sink, rows, lambda _: provider)
 
 
 def _in_batches(

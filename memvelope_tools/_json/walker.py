@@ -17,7 +17,7 @@ from .._stable import Windows
 from .._tags import ENVELOPE_TAG
 from .elements import ARR_FIRST, END, OBJ_FIRST, OBJ_KEY, OBJ_NEXT, PYTHON, Reader, Refused, scan, skip_ws
 
-__all__ = ["Fallback", "parse_spans", "stream_array", "stream_envelope"]
+__all__ = ["Fallback", "parse_spans", "stream_envelope"]
 
 
 class Fallback(Exception):
@@ -44,19 +44,6 @@ def stream_envelope(windows: Windows) -> Iterator[tuple[str, Any]]:
     :class:`memvelope_tools._stable.Changed`."""
     try:
         yield from _envelope_members(windows, Reader(PYTHON))
-    except Refused:
-        raise Fallback from None
-
-
-def stream_array(windows: Windows) -> Iterator[tuple[str, Any]]:
-    """Yield ``("spans", (window, found))`` as :func:`stream_envelope` does, for the elements of the one
-    JSON array the windows hold (an envelope's conversations array on its own)."""
-    try:
-        data, pos = _token(windows, windows.advance(0), 0)
-        if bytes(data[pos : pos + 1]) != b"[":
-            raise Fallback
-        data, pos = yield from _spans(windows, data, pos + 1)
-        _rest_is_whitespace(windows, data, pos)
     except Refused:
         raise Fallback from None
 

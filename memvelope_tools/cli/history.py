@@ -7,7 +7,6 @@ from typing import Any
 
 from .._plural import count
 from .._printable import printable
-from .._workers.children import converting_piped
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -62,10 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run_add(args: argparse.Namespace) -> int:
     progress = False if args.quiet else None
-    with converting_piped(args.export, progress) as piped:
-        from .._history_folder import add_export  # its libraries load while the export converts
+    from .._history_folder import add_export
 
-        row = add_export(args.export, args.to, date=args.date, piped=piped, workers=None, progress=progress)
+    row = add_export(args.export, args.to, date=args.date, workers=None, progress=progress)
     if args.quiet:
         return 0
     if not row["added"]:
