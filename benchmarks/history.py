@@ -4,11 +4,9 @@ Generates (or reuses) a seeded ChatGPT export A of ``--size`` with ``generate.py
 of the same account: A's conversations with some grown (two more messages on the active path), some
 edited (a regenerated last reply that becomes the active path), some deleted, and new ones. Then, each
 in a fresh process, it measures wall time, CPU time (user + system of the process and the
-processes it waited for: a conversion's workers started through a fork server are not among them,
-nor those of the child that ``history add`` reads its export from, so the CPU of those commands
-reads low) and peak memory: the resident size of the largest process, and the proportional set size
-of all its processes together, sampled every 50 ms (``history add`` converts in a child process while
-it reads), of:
+processes it waited for: a conversion's workers started through a fork server are not among them, so
+the CPU of those commands reads low) and peak memory: the resident size of the largest process, and the
+proportional set size of all its processes together, sampled every 50 ms, of:
 
 * ``memvelope convert A`` + ``memvelope convert B`` (the baseline) against ``memvelope diff A B``
   (target: at most 1.3x);
