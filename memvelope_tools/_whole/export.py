@@ -159,15 +159,27 @@ def whole_tables(inputs: Sequence[Input], *, progress: bool | None = None) -> di
         files = found.files()
         table, provider, readers = read_nodes(found, progress=progress, beside=READERS if files else ())
         parts["nodes"].append(table)
-        if files is None:
-            continue
-        import pyarrow as pa  # after reading (see memvelope_tools._whole.nodes)
+        if files is not None:
+            _add_files(parts, found.label, files, readers, provider)
+    return _joined(parts)
 
-        on_disk = tuple(files)
-        assets, projects = finish(on_disk, list_export(on_disk), readers, provider)
-        for name, rows in (("assets", assets_table(assets)), ("projects", projects_table(projects))):
-            column = pa.array([found.label] * rows.num_rows, pa.string())
-            parts[name].append(rows.add_column(0, "source", column))
+
+def _add_files(
+    parts: dict[str, list[pa.Table]], label: str, files: Sequence[Path], readers: Any, provider: str | None
+) -> None:
+    """The ``assets`` and ``projects`` rows of an export on disk (its ``files``, what its element ``readers``
+    found, its ``provider``) added to ``parts``, each with its ``source`` column (``label``) first."""
+    import pyarrow as pa  # after reading (see memvelope_tools._whole.nodes)
+
+    on_disk = tuple(files)
+    assets, projects = finish(on_disk, list_export(on_disk), readers, provider)
+    for name, rows in (("assets", assets_table(assets)), ("projects", projects_table(projects))):
+        column = pa.array([label] * rows.num_rows, pa.string())
+        parts[name].append(rows.add_column(0, "source", column))
+
+
+def _joined(parts: dict[str, list[pa.Table]]) -> dict[str, pa.Table]:
+    """Each table of ``parts`` as one (none when no export was read)."""
     if not parts["nodes"]:
         return {}
     import pyarrow as pa
@@ -211,16 +223,9 @@ class PassedTables:
         for found, passing, batches, provider in self._passes:
             parts["nodes"].append(pa.Table.from_batches(batches, schema=SCHEMA))
             files = found.files()
-            if files is None:
-                continue
-            on_disk = tuple(files)
-            assets, projects = finish(on_disk, list_export(on_disk), passing.readers, provider[0] if provider else None)
-            for name, rows in (("assets", assets_table(assets)), ("projects", projects_table(projects))):
-                column = pa.array([found.label] * rows.num_rows, pa.string())
-                parts[name].append(rows.add_column(0, "source", column))
-        if not parts["nodes"]:
-            return {}
-        return {name: pa.concat_tables(tables) for name, tables in parts.items() if tables}
+            if files is not None:
+                _add_files(parts, found.label, files, passing.readers, provider[0] if provider else None)
+        return _joined(parts)
 
 
 def sections(
