@@ -216,6 +216,7 @@ def _build(
     inputs, shown_converted = _inputs(sources, labels, converted) if history is None else ([], [])
     if not inputs and history is None:
         raise FormatError("no documents to report on", reason="no-input")
+    named = None if memory is None else _resolved_exports(memory)
     envs: list[tuple[str, str]] = []  # (label, provider)
     exports: set[str] = set()
     irs: Labelled = []
@@ -227,7 +228,7 @@ def _build(
             continue
         log = ConversionLog()
         gather.begin(found.label)
-        read = _ExportRead(found) if found.files() is not None and (memory is None or _named(found, memory)) else None
+        read = _ExportRead(found) if found.files() is not None and (named is None or _named(found, named)) else None
         provider = stream(found, gather, progress=progress, log=log, whole=None if read is None else read.passing)
         if read is not None:
             read.provider = provider
@@ -244,8 +245,8 @@ def _build(
     give_back_memory()
     # What only the export itself gives (how it was used, what the provider remembered) is read before
     # topics loads its model, so that the two never hold memory at once; its sections still come last.
-    if memory is not None:
-        passes = _exports_read(memory, passes)
+    if named is not None:
+        passes = _exports_read(named, passes)
     read_whole = [read.usage(tz) for read in passes]
     _let_go()
     read_whole += [read.memory(tz) for read in passes]
@@ -707,35 +708,35 @@ def _memory(frame: pd.DataFrame, tz: str) -> str:
     return head + caution + notes + '<div class="charts">' + chart + "</div>" + table
 
 
-def _export_key(export: Any) -> tuple[str, ...] | None:
-    """The files of an export given by path (a path, the paths of its parts, or the export resolved), each
-    by its real path; None when it is not given by path."""
-    if isinstance(export, Input):
-        files: Sequence[Any] | None = export.files()
-    else:
-        files = [export] if isinstance(export, str | os.PathLike) else list(export)
-    if files is None or not all(isinstance(f, str | os.PathLike) for f in files):
-        return None
-    return tuple(os.path.realpath(f) for f in files)
-
-
-def _named(found: Input, memory: Sequence[Any]) -> bool:
-    """Whether the export ``found`` is one of those ``memory`` names."""
-    key = _export_key(found)
-    return key is not None and any(_export_key(export) == key for export in memory)
-
-
-def _exports_read(memory: Sequence[Any], passes: list[_ExportRead]) -> list[_ExportRead]:
-    """What the report shows of each export ``memory`` names, in its order: the pass that converted it,
-    when it is one of the sources streamed (each pass used once), else a pass of its own, read now."""
+def _resolved_exports(memory: Sequence[Any]) -> list[Input]:
+    """Each export ``memory`` names, resolved once."""
     from ._whole.export import export_input
 
-    streamed = {_export_key(read.found): read for read in reversed(passes)}
+    return [export_input(export, "the report") for export in memory]
+
+
+def _files_key(found: Input) -> tuple[str, ...] | None:
+    """The real paths of the files of an export on disk; None for one given as bytes."""
+    files = found.files()
+    return None if files is None else tuple(os.path.realpath(f) for f in files)
+
+
+def _named(found: Input, named: Sequence[Input]) -> bool:
+    """Whether the export ``found`` is one of the exports ``named``."""
+    key = _files_key(found)
+    return key is not None and any(_files_key(export) == key for export in named)
+
+
+def _exports_read(named: Sequence[Input], passes: list[_ExportRead]) -> list[_ExportRead]:
+    """What the report shows of each export ``named``, in its order: the pass that converted it, when it is
+    one of the sources streamed (each pass used once), else a pass of its own, read now."""
+    streamed = {_files_key(read.found): read for read in reversed(passes)}
     reads: list[_ExportRead] = []
-    for export in memory:
-        read = streamed.pop(_export_key(export), None)
+    for export in named:
+        key = _files_key(export)
+        read = None if key is None else streamed.pop(key, None)
         if read is None:
-            read = _ExportRead(export_input(export, "the report"))
+            read = _ExportRead(export)
             read.read_alone()
         reads.append(read)
     return reads
