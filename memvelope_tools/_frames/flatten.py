@@ -178,25 +178,15 @@ def flatten_export(
     """
     builder = _Builder(label, name, with_messages)
 
-    def made(hand: Callable[[list[dict[str, Any]]], None]) -> dict[str, Any] | None:
-        held: list[dict[str, Any]] = []
-        messages = 0
+    def made(hand: Callable[[_Handed], None]) -> dict[str, Any] | None:
+        handing = _Handing(hand)
+        return handing.finish(convert(handing.take))
 
-        def take(conversation: dict[str, Any]) -> None:
-            nonlocal held, messages
-            held.append(conversation)
-            messages += len(conversation["messages"])
-            if messages >= _HAND_ROWS:
-                hand(held)
-                held, messages = [], 0
-
-        meta = convert(take)
-        if meta is not None and held:
-            hand(held)
-        return meta
+    def build(part: _Handed) -> None:
+        builder.add(part[0], release=True, bar=None)
 
     with text.surrogates_summed():
-        meta = _consumed_while_made(made, lambda conversations: builder.add(conversations, release=True, bar=None))
+        meta = _consumed_while_made(made, build)
         if meta is None:
             return None
         check({"memvelope": ENVELOPE_TAG, "meta": meta, "conversations": []}, source_name=name)
@@ -226,29 +216,11 @@ def flatten_export_batches(
     builder = _Builder(label, name, True)
     enough = window or _TEXT_WINDOW
 
-    def made(hand: Callable[[tuple[list[dict[str, Any]], bool]], None]) -> dict[str, Any] | None:
-        held: list[dict[str, Any]] = []
-        handed = messages = chars = batches = 0  # messages held; messages and characters of the batch so far
+    def made(hand: Callable[[_Handed], None]) -> dict[str, Any] | None:
+        handing = _Handing(hand, rows, enough)
+        return handing.finish(convert(handing.take, provider.append))
 
-        def take(conversation: dict[str, Any]) -> None:
-            nonlocal held, handed, messages, chars, batches
-            held.append(conversation)
-            n = len(conversation["messages"])
-            handed, messages = handed + n, messages + n
-            chars += sum(len(message["text"]) for message in conversation["messages"])
-            if messages >= rows and chars >= enough:
-                hand((held, True))
-                held, handed, messages, chars, batches = [], 0, 0, 0, batches + 1
-            elif handed >= _HAND_ROWS:
-                hand((held, False))
-                held, handed = [], 0
-
-        meta = convert(take, provider.append)
-        if meta is not None and (messages or not batches):
-            hand((held, True))
-        return meta
-
-    def build(part: tuple[list[dict[str, Any]], bool]) -> None:
+    def build(part: _Handed) -> None:
         conversations, ends = part
         builder.add(conversations, release=True, bar=None)
         del conversations[:]
@@ -265,6 +237,44 @@ def flatten_export_batches(
     if provider and provider[0] != meta["source_provider"]:
         raise Fallback
     return str(meta["source_provider"])
+
+
+_Handed = tuple[list[dict[str, Any]], bool]  # conversations, and whether a batch of tables ends with them
+
+
+class _Handing:
+    """An export's conversations, taken one at a time as they are made, handed on to the thread building
+    their tables _HAND_ROWS messages at a time; a batch of tables ends once it holds ``rows`` messages or
+    more and ``chars`` characters of text or more (by default, only at the end)."""
+
+    def __init__(
+        self, hand: Callable[[_Handed], None], rows: float = float("inf"), chars: float = float("inf")
+    ) -> None:
+        self.hand, self.rows, self.chars = hand, rows, chars
+        self.held: list[dict[str, Any]] = []
+        self.handed = 0  # messages held
+        self.messages = self.text = self.batches = 0  # messages and characters of the batch so far; batches ended
+
+    def take(self, conversation: dict[str, Any]) -> None:
+        """The next conversation."""
+        self.held.append(conversation)
+        n = len(conversation["messages"])
+        self.handed += n
+        self.messages += n
+        self.text += sum(len(message["text"]) for message in conversation["messages"])
+        if self.messages >= self.rows and self.text >= self.chars:
+            self.hand((self.held, True))
+            self.held, self.handed, self.messages, self.text = [], 0, 0, 0
+            self.batches += 1
+        elif self.handed >= _HAND_ROWS:
+            self.hand((self.held, False))
+            self.held, self.handed = [], 0
+
+    def finish(self, meta: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Hand on the last batch once the conversion returned ``meta`` (None: it took nothing); ``meta``."""
+        if meta is not None and (self.messages or not self.batches):
+            self.hand((self.held, True))
+        return meta
 
 
 _Made = TypeVar("_Made")
