@@ -203,8 +203,8 @@ def _read_batches(source: Source, label: str, merge: Merge, progress: bool | Non
     read (an export as it is converted); its provider. Fallback (or Whole, from the merge) when it is to be
     read whole instead."""
     found = resolve_one(source, "any", label=label)
-    by_path = found.files() is not None if found.kind == "export" else found.kind == "envelope"
-    if not by_path or (found.path is None and found.kind == "envelope") or found.value is not None:
+    from_file = found.files() is not None or (found.kind == "envelope" and found.path is not None)
+    if not from_file or found.value is not None:
         raise Fallback
     return stream(found, _Merging(merge), rows=_BATCH_ROWS, progress=progress, window=_WINDOW)
 
