@@ -4,6 +4,7 @@ search then gives what an index built anew from the folder's files gives."""
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
 import shutil
@@ -453,3 +454,43 @@ def test_parts_named_by_their_digest_are_never_hashed_when_the_index_is_opened(
     assert hashed == []
     assert check_history_index(folder) == []
     assert hashed == []
+
+
+def test_an_add_and_a_search_check_each_rows_file_through_reads_never_through_its_mapping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A rows file holds the texts of a part: hashed through its mapping, every page of it would be resident in
+    # the process that checks it (at 1 GB, 470 MB of an add's peak).
+    folder = tmp_path / "h"
+    add_to_history(GPT_OLD, folder, date="2025-01-01")
+    hashed: list[type] = []
+    real = search_parts.hashlib
+
+    class Traced:
+        @staticmethod
+        def sha256(data: Any = b"") -> Any:
+            digest = real.sha256()
+            hashed.append(type(data))
+            digest.update(data)
+            return _Updates(digest, hashed)
+
+    monkeypatch.setattr(search_parts, "hashlib", Traced)
+    add_to_history(GPT_NEW, folder, date="2025-03-01")  # checks the rows file of the index it adds to
+    clear_cache()
+    assert len(search(folder, "the", limit=None)) > 0  # checks the rows files of the index it opens
+    assert hashed and bytes in hashed
+    assert not [kind for kind in hashed if issubclass(kind, mmap.mmap)]
+
+
+class _Updates:
+    """A digest that records the type of what it is given."""
+
+    def __init__(self, digest: Any, seen: list[type]) -> None:
+        self.digest, self.seen = digest, seen
+
+    def update(self, data: Any) -> None:
+        self.seen.append(type(data))
+        self.digest.update(data)
+
+    def hexdigest(self) -> str:
+        return str(self.digest.hexdigest())

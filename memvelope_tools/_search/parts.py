@@ -128,13 +128,20 @@ def _regular_file(path: Path) -> Iterator[int]:
 
 def _sha256_file(path: Path) -> str:
     """The sha256 of the regular file ``path`` (Damaged when it is not one or cannot be read)."""
-    digest = hashlib.sha256()
     with _regular_file(path) as fd:
-        try:
-            while block := os.read(fd, 1 << 20):
-                digest.update(block)
-        except OSError as exc:
-            raise Damaged(f"cannot read {path.name}: {exc.strerror or exc}") from None
+        return _sha256_read(fd, path)
+
+
+def _sha256_read(fd: int, path: Path) -> str:
+    """The sha256 of what the descriptor ``fd`` of ``path`` reads from its start, read a block at a time: none
+    of the file's pages is mapped into the process (Damaged when it cannot be read)."""
+    digest = hashlib.sha256()
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        while block := os.read(fd, 1 << 20):
+            digest.update(block)
+    except OSError as exc:
+        raise Damaged(f"cannot read {path.name}: {exc.strerror or exc}") from None
     return digest.hexdigest()
 
 
@@ -266,18 +273,19 @@ def holds(held: list[Indexed], folder: Path, parts: list[tuple[str, int]], *, ha
 
 def rows_table(path: Path, part: Indexed) -> pa.Table:
     """The rows file of ``part`` in the index in the folder ``path``, memory-mapped, once found to be
-    as written; Damaged otherwise."""
+    as written; Damaged otherwise. Its sha256 is read through the file, not the mapping: a page of the
+    mapping is resident only once a reader touches it (the texts of the results a search shows)."""
     file = path / part_rows_file(part.name)
     with _regular_file(file) as fd:
         size = os.fstat(fd).st_size
         if size != part.rows_size or size == 0:
             raise Damaged(f"{file.name} holds {size} bytes, {PARTS_FILE} says {part.rows_size}")
+        if _sha256_read(fd, file) != part.rows_sha256:
+            raise Damaged(f"{file.name} is not as written (its sha256 differs)")
         try:
             mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
         except OSError as exc:
             raise Damaged(f"cannot read {file.name}: {exc.strerror or exc}") from None
-    if hashlib.sha256(mapped).hexdigest() != part.rows_sha256:
-        raise Damaged(f"{file.name} is not as written (its sha256 differs)")
     try:
         rows = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(mapped))).read_all()
     except (pa.ArrowException, ValueError, OSError) as exc:
