@@ -18,6 +18,7 @@ not read from a file, is read whole and compared as one batch, by the same rules
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import tempfile
 import uuid
@@ -58,7 +59,7 @@ from ._history.merge import Held, HeldAlready, Merge, Merged, Whole
 from ._history.snapshots import read_snapshot
 from ._json.walker import Fallback
 from ._parquet import schema_metadata
-from ._pool import give_back_memory
+from ._pool import give_back_memory, lean_pool
 from ._read import Source
 from ._search.parts import check_index_place
 from ._sources import is_history_folder, labels_of, resolve_one
@@ -149,7 +150,7 @@ def add_export(
     made = not base.exists()
     output_folder(base)
     try:
-        with folder_lock(base):
+        with folder_lock(base), lean_pool():  # the folder's tables too: the default pool kept what they freed
             written = _add_locked(base, export, label, date, named, workers, progress)
     except BaseException:
         if made:
@@ -169,6 +170,25 @@ def _add_locked(
     progress: bool | None,
 ) -> dict[str, Any]:
     """:func:`add_export` with the folder's lock held: no other add, check or index write runs meanwhile."""
+    written = _merge_in(base, export, label, date, named, workers, progress)
+    if written["added"]:
+        gc.collect()  # a traceback of the batches' reading (an export then read whole) holds the first merge
+        give_back_memory()  # what the merge held, let go with it, before the index takes its own
+        _index(base)
+    return written
+
+
+def _merge_in(
+    base: Path,
+    export: Source,
+    label: str,
+    date: Any,
+    named: Source | None,
+    workers: int | None,
+    progress: bool | None,
+) -> dict[str, Any]:
+    """The export merged into the folder's history and the files it changed written (its search index left as
+    it is); the snapshot's row and ``added``."""
     require_real_folders(base)
     check_index_place(base / INDEX_FOLDER)
     remove_litter(base)
@@ -189,13 +209,9 @@ def _add_locked(
             merged = merge.finish(provider, when, rule)
         except HeldAlready as held:
             return {**held.row, "added": False}
-        written = _commit(base, found, merged, part)
+        return _commit(base, found, merged, part)
     finally:
         part.discard()
-    if written["added"]:
-        give_back_memory()  # what reading the export freed, before the index takes its own
-        _index(base)
-    return written
 
 
 def _read_batches(source: Source, label: str, merge: Merge, progress: bool | None) -> str:

@@ -485,3 +485,59 @@ def test_an_add_reads_its_export_through_the_one_stream_once(tmp_path: Path, mon
     assert streamed == ["export", "export"]
     monkeypatch.undo()  # history() below converts the exports as diff does
     assert_holds_history(tmp_path / "h", [CLAUDE_OLD, CLAUDE_NEW])
+
+
+def test_an_add_reads_the_folders_tables_from_the_pool_that_gives_back_what_a_batch_freed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Read from Arrow's default pool (mimalloc), the folder's conversations and state left tens of MB resident
+    # under every later step of the add.
+    import os
+
+    import pyarrow as pa
+
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        pytest.skip("the environment chose Arrow's pool")
+    try:
+        lean = pa.jemalloc_memory_pool().backend_name
+    except NotImplementedError:
+        pytest.skip("this pyarrow has no jemalloc")
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    pools: list[tuple[str, str]] = []
+    real = _history_folder.read_table
+
+    def traced(path: Path, name: str, *args: Any, **kwargs: Any) -> Any:
+        pools.append((name, pa.default_memory_pool().backend_name))
+        return real(path, name, *args, **kwargs)
+
+    monkeypatch.setattr(_history_folder, "read_table", traced)
+    add_to_history(NEW, folder, date="2025-03-01")
+    assert [name for name, _ in pools] == ["snapshots", "conversations", "state"]
+    assert {pool for _, pool in pools} == {lean}
+
+
+def test_an_add_lets_go_of_the_merged_history_before_it_updates_the_search_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The index's writer has a peak of its own: the merge's tables and arrays held meanwhile stacked under it.
+    import weakref
+
+    folder = tmp_path / "h"
+    add_to_history(OLD, folder, date="2025-01-01")
+    merges: list[weakref.ref[Merge]] = []
+    real_init, real_index = Merge.__init__, _history_folder._index
+    alive: list[int] = []
+
+    def init(self: Merge, *args: Any, **kwargs: Any) -> None:
+        merges.append(weakref.ref(self))
+        real_init(self, *args, **kwargs)
+
+    def index(base: Path) -> None:
+        alive.append(sum(ref() is not None for ref in merges))
+        real_index(base)
+
+    monkeypatch.setattr(Merge, "__init__", init)
+    monkeypatch.setattr(_history_folder, "_index", index)
+    assert add_to_history(NEW, folder, date="2025-03-01")["added"] is True
+    assert merges and alive == [0]
