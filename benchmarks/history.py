@@ -6,7 +6,9 @@ edited (a regenerated last reply that becomes the active path), some deleted, an
 in a fresh process, it measures wall time, CPU time (user + system of the process and the
 processes it waited for: a conversion's workers started through a fork server are not among them, so
 the CPU of those commands reads low) and peak memory: the resident size of the largest process, and the
-proportional set size of all its processes together, sampled every 50 ms, of:
+proportional set size of all its processes together, sampled every 50 ms, and beside it their anonymous memory
+(``RssAnon``: what the command allocated, without the pages of files it maps, such as its libraries or a file
+it reads mapped; pages of a mapped file are the page cache's, counted in the resident size only while mapped), of:
 
 * ``memvelope convert A`` + ``memvelope convert B`` (the baseline) against ``memvelope diff A B``
   (target: at most 1.3x);
@@ -130,9 +132,10 @@ def build_pair(folder: Path, size: int, seed: int) -> tuple[Path, Path]:
     return a, b
 
 
-def _tree_memory(root: int) -> float:
+def _tree_memory(root: int) -> tuple[float, float]:
     """Memory (MB) of the process ``root`` and all its descendants together, from /proc (0 elsewhere):
-    the sum of their proportional set sizes, so pages that forked processes share count once."""
+    the sum of their proportional set sizes, so pages that forked processes share count once, and the sum
+    of their anonymous resident memory."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
         if not entry.isdigit():
@@ -142,40 +145,47 @@ def _tree_memory(root: int) -> float:
                 parents[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
         except OSError:
             continue
-    total, todo = 0, [root]
+    total, anonymous, todo = 0, 0, [root]
     while todo:
         pid = todo.pop()
         try:
             with open(f"/proc/{pid}/smaps_rollup", encoding="utf-8") as fh:
                 total += next(int(line.split()[1]) for line in fh if line.startswith("Pss:")) * 1024
+            with open(f"/proc/{pid}/status", encoding="utf-8") as fh:
+                anonymous += next(int(line.split()[1]) for line in fh if line.startswith("RssAnon:")) * 1024
         except (OSError, StopIteration):
             pass
         todo += [child for child, parent in parents.items() if parent == pid]
-    return total / 1e6
+    return total / 1e6, anonymous / 1e6
 
 
 def run(args: list[str]) -> tuple[float, float, float]:
     """Wall seconds, peak RSS (MB) of the largest process and CPU seconds of ``memvelope ARGS`` in a fresh
-    process; the peak of all its processes together (see :func:`_tree_memory`), sampled, goes to :data:`TOGETHER`."""
+    process; the peaks of all its processes together (see :func:`_tree_memory`), sampled, go to :data:`TOGETHER`
+    and :data:`ANONYMOUS`."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-W", "ignore::UnicodeWarning", "-m", "memvelope_tools", *args], stdout=subprocess.DEVNULL
     )
-    together = 0.0
+    together = anonymous = 0.0
     # Sampled until it ends, without reaping it: wait4 below reaps it and reads its usage.
     while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-        together = max(together, _tree_memory(proc.pid))
+        pss, anon = _tree_memory(proc.pid)
+        together, anonymous = max(together, pss), max(anonymous, anon)
         time.sleep(0.05)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     if status != 0:
         raise SystemExit(f"memvelope {' '.join(args)} failed with status {status}")
     TOGETHER.append(together)
+    ANONYMOUS.append(anonymous)
     return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 #: The peak of each run's processes together, in order (see :func:`run`).
 TOGETHER: list[float] = []
+#: The peak of each run's anonymous memory, its processes together, in order (see :func:`run`).
+ANONYMOUS: list[float] = []
 
 
 def best(args: list[str], repeat: int) -> tuple[float, float, float]:
@@ -210,7 +220,7 @@ def main() -> int:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     conv_a, rss_a, cpu_a = best(["convert", str(a), "-o", str(out), "-q"], opts.repeat)
     conv_b, rss_b, cpu_b = best(["convert", str(b), "-o", str(out), "-q"], opts.repeat)
-    tree_b = max(TOGETHER[-opts.repeat :])
+    tree_b, anon_b = max(TOGETHER[-opts.repeat :]), max(ANONYMOUS[-opts.repeat :])
     diff_t, diff_rss, diff_cpu = best(["diff", str(a), str(b), "--json"], opts.repeat)
     both = conv_a + conv_b
     print(
@@ -232,7 +242,7 @@ def main() -> int:
         + ", ".join(f"{k} {v / 1e6:.0f} MB" for k, v in files.items())
     )
     add_t, add_rss, add_cpu = run(["history", "add", str(b), "--to", str(folder), "--date", "2025-03-01", "-q"])
-    add_tree = TOGETHER[-1]
+    add_tree, add_anon = TOGETHER[-1], ANONYMOUS[-1]
     print(
         f"history add B into it: {add_t:.1f} s (CPU {add_cpu:.1f} s), {add_rss:.0f} MB peak; ratio to converting "
         f"B {add_t / conv_b:.2f}x (target <= 1.5x), CPU {add_cpu / cpu_b:.2f}x; peak / export size "
@@ -240,7 +250,8 @@ def main() -> int:
     )
     print(
         f"  all processes together (sampled): history add {add_tree:.0f} MB ({add_tree / mb:.2f} of the export), "
-        f"convert B {tree_b:.0f} MB"
+        f"convert B {tree_b:.0f} MB; anonymous memory (sampled): history add {add_anon:.0f} MB "
+        f"({add_anon / mb:.2f} of the export), convert B {anon_b:.0f} MB"
     )
     search_t, _, _ = run(["search", str(folder), "the", "--limit", "1"])
     print(f"first search of the folder after the add: {search_t:.1f} s (the add left its index up to date)")

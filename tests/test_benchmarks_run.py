@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -109,6 +110,7 @@ def test_analysis_benchmark_runs(tmp_path: Path) -> None:
 def test_history_benchmark_runs_and_the_second_add_changes_nothing(tmp_path: Path) -> None:
     out = _run("history.py", "--size", "2MB", "--snapshots", "2", "--work", str(tmp_path / "work"), cwd=tmp_path)
     assert "every file's bytes (the search index's too) unchanged: True" in out
+    assert re.search(r"anonymous memory \(sampled\): history add [1-9]\d* MB", out)  # beside the headline peaks
 
 
 def test_many_benchmark_resumes_a_killed_run_to_the_same_dataset(tmp_path: Path) -> None:
