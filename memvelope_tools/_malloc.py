@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Final
 
-__all__ = ["one_arena", "trim"]
+__all__ = ["arrow_jemalloc", "one_arena", "trim"]
 
 _M_ARENA_MAX: Final = -8  # mallopt's parameter for the number of arenas (glibc's malloc.h)
 
@@ -23,6 +23,18 @@ def one_arena() -> None:
         return
     with contextlib.suppress(OSError, AttributeError):  # another C library than glibc
         ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1)
+
+
+def arrow_jemalloc() -> None:
+    """Make Arrow allocate from jemalloc in this process and the processes it starts, unless the environment
+    chose Arrow's pool (``ARROW_DEFAULT_MEMORY_POOL``) or Arrow is already loaded (it chooses once, as it
+    loads). Parts of Arrow allocate from the pool it chose whatever pool the caller sets (a Parquet writer's
+    pages), and mimalloc, its default, kept much of what they freed resident until the process ended (about 45
+    MB of a history add's peak at 1 GB). Linux only, where Arrow's builds have jemalloc. Process-wide and
+    lasting: for the command line's own process, not a library call."""
+    if not sys.platform.startswith("linux") or "ARROW_DEFAULT_MEMORY_POOL" in os.environ or "pyarrow" in sys.modules:
+        return
+    os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "jemalloc"
 
 
 def trim() -> None:

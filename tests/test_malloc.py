@@ -55,3 +55,54 @@ def test_threads_get_arenas_of_their_own_by_default() -> None:
 
 def test_the_command_lines_threads_share_one_arena() -> None:
     assert _arenas("cli") == 1
+
+
+# Runs the command line (``--version``: it loads no Arrow), then prints the backend of Arrow's default pool.
+_POOL = """
+import sys
+if sys.argv[1] == "cli":
+    from memvelope_tools.cli import main
+    try:
+        main(["--version"])
+    except SystemExit as done:
+        assert done.code == 0
+import pyarrow
+print(pyarrow.default_memory_pool().backend_name)
+"""
+
+
+def _pool(how: str, **env: str) -> str:
+    environ = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), environ.get("PYTHONPATH", "")])
+    run = subprocess.run(
+        [sys.executable, "-c", _POOL, how],
+        capture_output=True,
+        text=True,
+        env={**environ, **env},
+        timeout=120,
+        check=True,
+    )
+    return run.stdout.split()[-1]
+
+
+def test_the_command_lines_arrow_allocates_from_jemalloc() -> None:
+    pa = pytest.importorskip("pyarrow")
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        pytest.skip("this pyarrow has no jemalloc")
+    assert _pool("plain") != "jemalloc"  # what the command line changes
+    assert _pool("cli") == "jemalloc"
+    assert _pool("cli", ARROW_DEFAULT_MEMORY_POOL="system") == "system"  # a pool the environment chose is kept
+
+
+def test_arrow_loaded_already_keeps_its_pool_and_the_environment_is_left_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pyarrow  # noqa: F401  # loaded, as in a test run or a notebook that calls the command line
+
+    from memvelope_tools._malloc import arrow_jemalloc
+
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    arrow_jemalloc()
+    assert "ARROW_DEFAULT_MEMORY_POOL" not in os.environ  # lean_pool would take it for the pool in use

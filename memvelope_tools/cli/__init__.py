@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 from .. import __version__, _native
 from .._atomic import written_count, written_since
-from .._malloc import one_arena
+from .._malloc import arrow_jemalloc, one_arena
 from .._plural import count
 from .._printable import printable
 from .._signals import TERMINATED_STATUS, Terminated, terminate_as_interrupt
@@ -120,6 +120,7 @@ def missing_package(exc: ModuleNotFoundError, command: str | None) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` and return the exit status; never raises for bad input."""
     one_arena()
+    arrow_jemalloc()
     with warnings.catch_warnings():  # the commands' modules load the package: its note is one line too
         warnings.showwarning = _note
         if "--version" in (sys.argv[1:] if argv is None else argv):
