@@ -32,7 +32,8 @@ MS = pa.timestamp("ms", tz="UTC")
 @dataclass(frozen=True)
 class Dtype:
     """A declared column type: the Arrow type it is stored as (Parquet, DuckDB; None for a column that has
-    none) and its pandas dtype, by name (``categories`` for a category column)."""
+    none) and its pandas dtype, by name (``categories`` for a category column; ``arrow`` for the Arrow
+    type itself, as :class:`pandas.ArrowDtype`)."""
 
     name: str
     arrow: pa.DataType | None
@@ -50,7 +51,7 @@ def _pandas_dtype(dtype: Dtype) -> Any:
 
     if dtype.categories is not None:
         return pd.CategoricalDtype(list(dtype.categories))
-    if dtype.name.endswith("[pyarrow]") and dtype.arrow is not None and not pa.types.is_string(dtype.arrow):
+    if dtype.name == "arrow":
         return pd.ArrowDtype(dtype.arrow)
     return pd.api.types.pandas_dtype(dtype.name)
 
@@ -83,7 +84,7 @@ OBJECT = Dtype("object", None)
 BOOL = Dtype("bool", pa.bool_())
 NODE_ROLE = categorical(NODE_ROLES)
 KIND = categorical(KINDS)
-NAMES = Dtype("list<string>[pyarrow]", pa.list_(pa.string()))
+NAMES = Dtype("arrow", pa.list_(pa.string()))
 
 CONVERSATION_COLUMNS: dict[str, Any] = {
     "source": STRING,
