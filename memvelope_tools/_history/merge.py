@@ -76,7 +76,11 @@ class Merge:
         else:
             dictionary, codes = np.zeros(0, dtype=object), np.zeros(0, dtype=np.int64)
         conv_keys = held.convs.column("conversation_key").to_numpy(zero_copy_only=False)
-        self.keys: list[Any] = [*dictionary.tolist(), *sorted(set(conv_keys.tolist()).difference(dictionary.tolist()))]
+        held_keys = dictionary.tolist()
+        known = set(held_keys)
+        # The keys of conversations without messages in the state: sorted, or as they come when it holds none.
+        others = [key for key in dict.fromkeys(conv_keys.tolist()) if key not in known]
+        self.keys: list[Any] = [*held_keys, *(sorted(others) if held_keys else others)]
         n_keys = len(self.keys)
         self.codes = codes
         self.pos = held.state.column("position").to_numpy()
