@@ -11,9 +11,8 @@ batch a table of the same columns (:data:`HISTORY_COLUMNS`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import pandas as pd
 import pyarrow as pa
 
 from ._convert.log import ConversionLog
@@ -28,6 +27,9 @@ from ._sources import Input, resolve
 from ._stream import ROWS, stream
 from ._tags import ENVELOPE_TAG
 from .errors import FormatError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The columns of a history frame: those of a messages frame that search and topics use, and the title.
 HISTORY_COLUMNS: dict[str, Any] = {
@@ -55,6 +57,8 @@ def history_frame(source: Any, *, caller: str = "this call") -> pd.DataFrame:
 
 def history_of(inputs: list[Input]) -> pd.DataFrame:
     """:func:`history_frame` of inputs already resolved."""
+    import pandas as pd
+
     parts: list[tuple[int, pd.DataFrame]] = []
     documents: list[Any] = []
     labels: list[str] = []
@@ -87,7 +91,9 @@ def from_messages(messages: pd.DataFrame, *, history_folder: bool = False) -> pd
     a history folder's messages keeping their status and first sighting (:data:`FOLDER_COLUMNS`)."""
     require_columns(messages, _FOLDER_NEEDED if history_folder else _NEEDED, "a messages frame")
     if "title" not in messages.columns:
-        messages = messages.assign(title=pd.Series(pd.NA, index=messages.index, dtype=STRING))
+        import pandas as pd
+
+        messages = messages.assign(title=pd.Series(pd.NA, index=messages.index, dtype=STRING.pandas))
     return conform(messages, FOLDER_COLUMNS if history_folder else HISTORY_COLUMNS)
 
 

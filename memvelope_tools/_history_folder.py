@@ -31,14 +31,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ._atomic import atomic_outputs, check_output_folder, folder_lock, output_folder
-from ._frames.columns import MS, to_pandas
+from ._frames.columns import MS
 from ._frames.folders import (
     HISTORY_ID_KEY,
     INDEX_FOLDER,
     OLD_MESSAGES,
     PART_COLUMNS,
     PARTS,
-    SNAPSHOT_COLUMNS,
     STATE_SCHEMA,
     TABLE_FILES,
     empty_table,
@@ -130,7 +129,10 @@ def add_to_history(
     >>> from memvelope_tools._history_folder import add_to_history
     >>> add_to_history("data-2025-06-01-09-30-00-batch-0000.zip", "my-history/")  # doctest: +SKIP
     """
-    return add_export(export, folder, date=date, workers=workers, progress=progress)
+    import pandas as pd
+
+    row = add_export(export, folder, date=date, workers=workers, progress=progress)
+    return {**row, "date": pd.Timestamp(row["date"]).as_unit("ms")}
 
 
 def add_export(
@@ -262,8 +264,7 @@ class _Folder:
             return folder
         require_history_files(base)
         snapshots_file = read_table(base / "snapshots.parquet", "snapshots")
-        snaps = to_pandas(snapshots_file, SNAPSHOT_COLUMNS, None)
-        snapshots = [{str(k): v for k, v in row.items()} for row in snaps.to_dict("records")]
+        snapshots = snapshots_file.to_pylist()
         convs = read_table(base / "conversations.parquet", "conversations")
         if (base / "state.parquet").is_file():
             state = read_table(base / "state.parquet", "state")

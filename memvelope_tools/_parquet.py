@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -43,10 +42,12 @@ from ._progress import progress_bar
 from ._tags import ENVELOPE_TAG, IR_TAG
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ._tables import Tables
 
 #: What builds the archetype frame from Facts IR documents (:func:`memvelope_tools.archetype_frame`).
-ArchetypeFrame = Callable[..., pd.DataFrame]
+ArchetypeFrame = Callable[..., "pd.DataFrame"]
 
 _ROW_GROUP = 128 * 1024
 #: The text a row group holds, about: a group ends at the row that reaches it (the group is held in memory

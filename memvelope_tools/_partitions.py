@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from ._atomic import atomic_write
-from ._frames.columns import STRING
+from ._frames.columns import STRING, pandas_dtypes
 from ._frames.folders import KEY, PARTITIONED_TABLES, is_litter, remove_entries
 from ._sources import DATASET_MANIFEST
 from .errors import FormatError
@@ -162,4 +162,4 @@ def manifest_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
     """The records as a frame of :data:`MANIFEST_COLUMNS`."""
     listed = list(rows)
     frame = pd.DataFrame({name: [row.get(name) for row in listed] for name in MANIFEST_COLUMNS})
-    return frame.astype(MANIFEST_COLUMNS)
+    return frame.astype(pandas_dtypes(MANIFEST_COLUMNS))

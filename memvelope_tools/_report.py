@@ -283,7 +283,10 @@ def _build(
         )
         top_n = count(min(top, len(convs)), "conversation")
         parts.append(f"<h2>Top {top_n} by length</h2>" + _top_table(convs, data.openings, top, tz))
-        parts.append("<h2>Topics</h2>" + _topics_section(data.words, tz))
+        words = data.words
+        del data, msgs, convs  # the frames are shown: topics loads its model without them
+        _let_go()
+        parts.append("<h2>Topics</h2>" + _topics_section(words, tz))
     if facts is not None:
         by_label = {label: doc for label, doc in irs}
         few = charts.few_facts_note(len(facts))

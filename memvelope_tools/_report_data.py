@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._corpus import from_tables, history_batch
-from ._frames.columns import CONVERSATION_COLUMNS, INT, ROLE, TIMESTAMP, arrow_schema, to_pandas
+from ._frames.columns import CONVERSATION_COLUMNS, INT, ROLE, TIMESTAMP, arrow_schema, pandas_dtype, to_pandas
 from ._frames.documents import dedupe_mask
 from ._topic_units import Counted, Counting
 
@@ -111,10 +111,10 @@ class Gather:
             if msgs is not None:
                 msgs = msgs.filter(pa.array(np.repeat(keep, sizes)))
         if msgs is None:
-            lean = pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in LEAN_COLUMNS.items()})
+            lean = pd.DataFrame({name: pd.Series(dtype=pandas_dtype(dtype)) for name, dtype in LEAN_COLUMNS.items()})
         else:
             lean = msgs.to_pandas()
-            lean["role"] = lean["role"].astype(ROLE)
+            lean["role"] = lean["role"].astype(ROLE.pandas)
         return Gathered(
             to_pandas(convs, CONVERSATION_COLUMNS, None),
             lean,

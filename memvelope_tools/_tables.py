@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from ._atomic import output_folder
@@ -50,6 +49,7 @@ from ._tags import ENVELOPE_TAG, IR_TAG
 from .errors import FormatError, OutputError
 
 if TYPE_CHECKING:
+    import pandas as pd
     import pyarrow.dataset as pads
 
     from ._memory.scan import MemoryReading

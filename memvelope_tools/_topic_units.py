@@ -239,7 +239,7 @@ def count_words(texts: pd.Series, unit_of_text: np.ndarray, n_units: int) -> tup
 
     Texts are worked on a batch at a time (see :func:`counted_words`), so memory stays bounded whatever the size.
     """
-    array = pa.array(texts.astype(STRING).array, type=pa.string()) if len(texts) else pa.array([], pa.string())
+    array = pa.array(texts.astype(STRING.pandas).array, type=pa.string()) if len(texts) else pa.array([], pa.string())
     array = array.cast(pa.large_string()).fill_null("")
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()

@@ -456,14 +456,14 @@ def _result(
         labels.append(label)
         rows.extend((t, rank, words[i], float(components[t, i])) for rank, i in enumerate(top))
     terms = pd.DataFrame(rows, columns=["topic", "rank", "term", "weight"])
-    terms.insert(1, "label", pd.array([labels[t] for t in terms["topic"]], dtype=STRING))
-    terms["term"] = terms["term"].astype(STRING)
+    terms.insert(1, "label", pd.array([labels[t] for t in terms["topic"]], dtype=STRING.pandas))
+    terms["term"] = terms["term"].astype(STRING.pandas)
 
     assignments = units.copy()
     topic = pd.array(main, dtype=pd.Int64Dtype())
     topic[main < 0] = pd.NA
     assignments["topic"] = topic
-    assignments["label"] = pd.array([labels[t] if t >= 0 else None for t in main], dtype=STRING)
+    assignments["label"] = pd.array([labels[t] if t >= 0 else None for t in main], dtype=STRING.pandas)
     weight = pd.array(shares[np.arange(len(main)), np.maximum(main, 0)], dtype=pd.Float64Dtype())
     weight[main < 0] = pd.NA
     assignments["weight"] = weight

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memvelope_tools._frames import ARCHETYPE_COLUMNS, CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, word_counts
+from memvelope_tools._frames.columns import pandas_dtypes
 from memvelope_tools._frames.envelopes import conversations_frame, messages_frame
 from memvelope_tools._frames.facts import archetype_frame, facts_frame
 from memvelope_tools.errors import FormatError
@@ -44,13 +45,13 @@ def _hand() -> dict[str, Any]:
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
 def test_dtypes_are_exactly_the_declared_ones_on_every_fixture() -> None:
     convs, msgs = conversations_frame(ENVELOPES), messages_frame(ENVELOPES)
-    assert convs.dtypes.to_dict() == CONVERSATION_COLUMNS
-    assert msgs.dtypes.to_dict() == MESSAGE_COLUMNS
+    assert convs.dtypes.to_dict() == pandas_dtypes(CONVERSATION_COLUMNS)
+    assert msgs.dtypes.to_dict() == pandas_dtypes(MESSAGE_COLUMNS)
     assert list(msgs["role"].cat.categories) == ["user", "assistant"]
     assert str(msgs["ts"].dtype) == "datetime64[ms, UTC]"
     assert isinstance(msgs["text"].dtype, pd.StringDtype)
     facts = facts_frame(IR_VALID)
-    assert facts.dtypes.to_dict() == FACT_COLUMNS
+    assert facts.dtypes.to_dict() == pandas_dtypes(FACT_COLUMNS)
     assert list(facts["subject_type"].cat.categories) == ["self", "person", "company", "project", "other"]
     assert list(facts["category"].cat.categories) == [
         "identity",
@@ -60,7 +61,7 @@ def test_dtypes_are_exactly_the_declared_ones_on_every_fixture() -> None:
         "instructions",
         "relationship",
     ]
-    assert archetype_frame(IR_VALID).dtypes.to_dict() == ARCHETYPE_COLUMNS
+    assert archetype_frame(IR_VALID).dtypes.to_dict() == pandas_dtypes(ARCHETYPE_COLUMNS)
 
 
 @pytest.mark.filterwarnings("ignore::UnicodeWarning")
@@ -190,7 +191,7 @@ def test_empty_input_gives_empty_typed_frames() -> None:
         (conversations_frame([]), CONVERSATION_COLUMNS),
         (facts_frame([]), FACT_COLUMNS),
     ):
-        assert len(frame) == 0 and frame.dtypes.to_dict() == columns
+        assert len(frame) == 0 and frame.dtypes.to_dict() == pandas_dtypes(columns)
 
 
 def test_wrong_layer_and_bad_timestamps_are_format_errors() -> None:

@@ -69,7 +69,7 @@ def test_columns_dtypes_and_provider(tmp_path: Path) -> None:
     frame = mv.nodes_frame(write(tmp_path, tree(("u", None, msg("user", "hi", 1_700_000_001)), current="u")))
     assert list(frame.columns) == list(NODE_COLUMNS)
     for name, dtype in NODE_COLUMNS.items():
-        assert frame[name].dtype == dtype, name
+        assert frame[name].dtype == dtype.pandas, name
     assert list(frame["kind"].cat.categories) == list(KINDS)
     assert frame.attrs["provider"] == "chatgpt"
     row = frame.iloc[0]

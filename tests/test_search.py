@@ -16,6 +16,7 @@ import pytest
 
 import memvelope_tools as mv
 from memvelope_tools import _corpus as corpus
+from memvelope_tools._frames.columns import pandas_dtypes
 from memvelope_tools._search import cache as search_cache
 from memvelope_tools._search import engine as search_engine
 from memvelope_tools._search import index as search_index
@@ -368,7 +369,7 @@ def test_long_messages_get_a_shortened_snippet_with_whitespace_collapsed():
 
 def test_result_columns_dtypes_and_values():
     hits = mv.search(SYNTAX, '"python with pandas"')
-    assert dict(hits.dtypes) == RESULT_COLUMNS
+    assert dict(hits.dtypes) == pandas_dtypes(RESULT_COLUMNS)
     row = hits.iloc[0]
     assert row["source"] == "doc0" and row["conv_index"] == 0 and row["conversation_id"] == "s"
     assert row["title"] == "syntax" and row["role"] == "user" and row["position"] == 0
@@ -440,7 +441,7 @@ def test_search_on_a_converted_export():
 
 def test_empty_and_one_conversation_histories():
     empty = mv.search(envelope(), "anything")
-    assert empty.empty and dict(empty.dtypes) == RESULT_COLUMNS
+    assert empty.empty and dict(empty.dtypes) == pandas_dtypes(RESULT_COLUMNS)
     assert mv.search([], "anything").empty
     assert mv.search(mv.messages_frame(envelope()), "anything").empty
     one = envelope(conv("only", "t", msg(1, "user", None, "a single message")))

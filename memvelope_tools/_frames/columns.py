@@ -3,15 +3,18 @@
 The declarations (:data:`CONVERSATION_COLUMNS`, :data:`MESSAGE_COLUMNS`, :data:`FACT_COLUMNS`,
 :data:`ARCHETYPE_COLUMNS`, :data:`NODE_COLUMNS`) give the frames' dtypes and the Parquet schema; the
 rest turns values into those columns: timestamps, categories, and Arrow tables into conforming DataFrames.
+A declared type (:class:`Dtype`) names its pandas dtype without importing pandas, so what writes Arrow
+tables and files runs without it.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from .._providers.nodes import KINDS, NODE_ROLES
@@ -19,20 +22,69 @@ from .._spec import CATEGORIES, ROLES, SUBJECT_TYPES
 from ..errors import FormatError
 from .text import utf8_ok
 
-STRING = pd.StringDtype("pyarrow")
-TIMESTAMP = pd.DatetimeTZDtype("ms", "UTC")
-TIMESTAMP_US = pd.DatetimeTZDtype("us", "UTC")
-INT = np.dtype("int64")
-NULLABLE_INT = pd.Int64Dtype()
-FLOAT = pd.Float64Dtype()
-ROLE = pd.CategoricalDtype(list(ROLES))
-SUBJECT_TYPE = pd.CategoricalDtype(list(SUBJECT_TYPES))
-CATEGORY = pd.CategoricalDtype(list(CATEGORIES))
-OBJECT = np.dtype("O")
-BOOL = np.dtype("bool")
-NODE_ROLE = pd.CategoricalDtype(list(NODE_ROLES))
-KIND = pd.CategoricalDtype(list(KINDS))
-NAMES = pd.ArrowDtype(pa.list_(pa.string()))
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The Arrow type of :data:`TIMESTAMP` columns.
+MS = pa.timestamp("ms", tz="UTC")
+
+
+@dataclass(frozen=True)
+class Dtype:
+    """A declared column type: the Arrow type it is stored as (Parquet, DuckDB; None for a column that has
+    none) and its pandas dtype, by name (``categories`` for a category column; ``arrow`` for the Arrow
+    type itself, as :class:`pandas.ArrowDtype`)."""
+
+    name: str
+    arrow: pa.DataType | None
+    categories: tuple[str, ...] | None = None
+
+    @property
+    def pandas(self) -> Any:
+        """The pandas dtype."""
+        return _pandas_dtype(self)
+
+
+@functools.cache
+def _pandas_dtype(dtype: Dtype) -> Any:
+    import pandas as pd
+
+    if dtype.categories is not None:
+        return pd.CategoricalDtype(list(dtype.categories))
+    if dtype.name == "arrow":
+        return pd.ArrowDtype(dtype.arrow)
+    return pd.api.types.pandas_dtype(dtype.name)
+
+
+def pandas_dtype(dtype: Any) -> Any:
+    """The pandas dtype of a declared column type (a pandas or NumPy dtype is its own)."""
+    return dtype.pandas if isinstance(dtype, Dtype) else dtype
+
+
+def pandas_dtypes(columns: dict[str, Any]) -> dict[str, Any]:
+    """The pandas dtypes of a column declaration, by column."""
+    return {name: pandas_dtype(dtype) for name, dtype in columns.items()}
+
+
+def categorical(categories: Iterable[str]) -> Dtype:
+    """The declared type of a category column whose categories are ``categories``, in order."""
+    return Dtype("category", pa.dictionary(pa.int8(), pa.string()), tuple(categories))
+
+
+STRING = Dtype("string[pyarrow]", pa.string())
+TIMESTAMP = Dtype("datetime64[ms, UTC]", MS)
+TIMESTAMP_US = Dtype("datetime64[us, UTC]", pa.timestamp("us", tz="UTC"))
+INT = Dtype("int64", pa.int64())
+NULLABLE_INT = Dtype("Int64", pa.int64())
+FLOAT = Dtype("Float64", pa.float64())
+ROLE = categorical(ROLES)
+SUBJECT_TYPE = categorical(SUBJECT_TYPES)
+CATEGORY = categorical(CATEGORIES)
+OBJECT = Dtype("object", None)
+BOOL = Dtype("bool", pa.bool_())
+NODE_ROLE = categorical(NODE_ROLES)
+KIND = categorical(KINDS)
+NAMES = Dtype("arrow", pa.list_(pa.string()))
 
 CONVERSATION_COLUMNS: dict[str, Any] = {
     "source": STRING,
@@ -113,27 +165,12 @@ NODE_COLUMNS: dict[str, Any] = {
     "attachments": INT,
 }
 
-#: The Arrow type of :data:`TIMESTAMP` columns.
-MS = pa.timestamp("ms", tz="UTC")
 
-
-def arrow_type(dtype: Any) -> pa.DataType:
-    """The Arrow type a declared column dtype is stored as (Parquet, DuckDB)."""
-    if isinstance(dtype, pd.CategoricalDtype):
-        return pa.dictionary(pa.int8(), pa.string())
-    if isinstance(dtype, pd.StringDtype):
-        return pa.string()
-    if isinstance(dtype, pd.DatetimeTZDtype):
-        return pa.timestamp(dtype.unit, tz=str(dtype.tz))
-    if dtype in (INT, NULLABLE_INT):
-        return pa.int64()
-    if dtype == FLOAT:
-        return pa.float64()
-    if dtype == BOOL:
-        return pa.bool_()
-    if isinstance(dtype, pd.ArrowDtype):
-        return dtype.pyarrow_dtype
-    raise TypeError(f"no Arrow type for {dtype!r}")
+def arrow_type(dtype: Dtype) -> pa.DataType:
+    """The Arrow type a declared column type is stored as (Parquet, DuckDB)."""
+    if dtype.arrow is None:
+        raise TypeError(f"no Arrow type for {dtype.name}")
+    return dtype.arrow
 
 
 def arrow_schema(columns: dict[str, Any]) -> pa.Schema:
@@ -155,8 +192,11 @@ def require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> N
 
 def conform(frame: pd.DataFrame, columns: dict[str, Any], *, tz: str | None = None) -> pd.DataFrame:
     """Give ``frame`` exactly the declared columns and dtypes (optionally shown in ``tz``)."""
+    import pandas as pd
+
     out = frame.loc[:, list(columns)]
-    for name, dtype in columns.items():
+    for name, declared in columns.items():
+        dtype = pandas_dtype(declared)
         if out[name].dtype != dtype:
             out[name] = out[name].astype(dtype)
         if tz is not None and isinstance(dtype, pd.DatetimeTZDtype):
@@ -166,16 +206,17 @@ def conform(frame: pd.DataFrame, columns: dict[str, Any], *, tz: str | None = No
 
 def to_pandas(table: pa.Table, columns: dict[str, Any], tz: str | None) -> pd.DataFrame:
     """An Arrow table of declared ``columns`` as the conforming DataFrame (timestamps shown in ``tz``)."""
-    frame = table.to_pandas(types_mapper={pa.string(): STRING, NAMES.pyarrow_dtype: NAMES}.get)
+    frame = table.to_pandas(types_mapper={pa.string(): STRING.pandas, NAMES.arrow: NAMES.pandas}.get)
     return conform(frame, columns, tz=tz)
 
 
-def dictionary(values: list[Any], dtype: pd.CategoricalDtype) -> pa.DictionaryArray:
+def dictionary(values: list[Any], dtype: Dtype) -> pa.DictionaryArray:
     """``values`` (each a category of ``dtype`` or None) as the Arrow form of a category column."""
-    codes = pd.Categorical(values, dtype=dtype).codes.astype(np.int8)
-    return pa.DictionaryArray.from_arrays(
-        pa.array(codes, mask=codes < 0), pa.array(list(dtype.categories), pa.string())
-    )
+    assert dtype.categories is not None, dtype
+    code_of = {category: code for code, category in enumerate(dtype.categories)}
+    codes = np.fromiter((code_of.get(v, -1) for v in values), dtype=np.int8, count=len(values))
+    categories = pa.array(list(dtype.categories), pa.string())
+    return pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), categories)
 
 
 def timestamps(values: list[str | None], name: str, path_of: Callable[[int], str]) -> pa.Array:

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .._convert.pipeline import export_conversations, open_export
 from .._json.elements import parse_json, read_file, read_windows
@@ -21,7 +21,7 @@ from .._read import Source, check
 from .._sources import Input, Use, resolve
 from .._tags import ENVELOPE_TAG, IR_TAG
 from ..errors import FormatError
-from .columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, STRING, arrow_schema
+from .columns import CONVERSATION_COLUMNS, FACT_COLUMNS, MESSAGE_COLUMNS, arrow_schema
 from .flatten import fact_table, flatten, flatten_export, flatten_file
 from .folders import folder_tables
 
@@ -265,15 +265,16 @@ def dedupe_tables(conv_table: pa.Table, msg_table: pa.Table | None) -> tuple[pa.
 def dedupe_mask(convs: pa.Table) -> np.ndarray:
     """Which conversations ``dedupe=True`` keeps: of those sharing an id, the one updated last (the later
     one of a tie); every conversation without an id."""
-    frame = pd.DataFrame(
-        {
-            "id": convs.column("conversation_id").to_pandas(types_mapper={pa.string(): STRING}.get),
-            "updated": convs.column("updated_at").cast(pa.int64()).fill_null(np.iinfo(np.int64).min).to_numpy(),
-            "row": np.arange(convs.num_rows),
-        }
-    )
-    dated = frame[frame["id"].notna()].sort_values(["updated", "row"], kind="stable")
-    dropped = dated.loc[dated.duplicated("id", keep="last"), "row"].to_numpy()
+    ids = convs.column("conversation_id")
+    rows = np.flatnonzero(pc.is_valid(ids).to_numpy(zero_copy_only=False))
     keep = np.ones(convs.num_rows, dtype=bool)
-    keep[dropped] = False
+    if not len(rows):
+        return keep
+    codes = pc.dictionary_encode(ids.take(pa.array(rows)).combine_chunks()).indices.to_numpy()
+    updated = convs.column("updated_at").cast(pa.int64()).fill_null(np.iinfo(np.int64).min).to_numpy()[rows]
+    order = np.lexsort((rows, updated, codes))  # by id, then the last one updated last
+    ordered = codes[order]
+    last = np.append(ordered[1:] != ordered[:-1], True)
+    keep[rows] = False
+    keep[rows[order[last]]] = True
     return keep

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 
 from .._read import Source
@@ -23,6 +22,9 @@ from .columns import (
 from .documents import documents
 from .flatten import fact_table
 from .text import strings
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def facts_frame(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] | None = None) -> pd.DataFrame:
@@ -90,6 +92,8 @@ def archetype_frame(
     >>> int(mv.archetype_frame(mv.distill_structured(env))["n_facts"].iloc[0]) >= 0
     True
     """
+    import pandas as pd
+
     rows: dict[str, list[Any]] = {name: [] for name in ARCHETYPE_COLUMNS}
     names: list[str] = []
     for label, doc, name, _ in documents(ir_or_irs, sources, "ir", progress=False):
@@ -124,7 +128,7 @@ def archetype_frame(
                     )
     frame = pd.DataFrame(
         {
-            name: pd.Series(rows[name], dtype=dtype, index=range(len(rows[name])))
+            name: pd.Series(rows[name], dtype=dtype.pandas, index=range(len(rows[name])))
             for name, dtype in ARCHETYPE_COLUMNS.items()
         }
     )
@@ -145,6 +149,8 @@ def facts_table(ir_or_irs: Source | Sequence[Source], *, sources: Sequence[str] 
 
 
 def _instant(value: str, name: str) -> pd.Timestamp:
+    import pandas as pd
+
     try:
         ts = pd.Timestamp(value)
     except (ValueError, TypeError):

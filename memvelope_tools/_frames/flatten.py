@@ -20,7 +20,6 @@ from operator import itemgetter
 from typing import Any, TypeVar
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from .._json.elements import FIELDS
@@ -72,7 +71,7 @@ def fact_table(doc: dict[str, Any], label: str) -> pa.Table:
     for key in list(FACT_COLUMNS)[2:]:
         dtype = FACT_COLUMNS[key]
         values = list(map(itemgetter(key), facts))
-        arrays.append(dictionary(values, dtype) if isinstance(dtype, pd.CategoricalDtype) else strings(values, key))
+        arrays.append(dictionary(values, dtype) if dtype.categories is not None else strings(values, key))
     return pa.Table.from_arrays(arrays, schema=arrow_schema(FACT_COLUMNS))
 
 

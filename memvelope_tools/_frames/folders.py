@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .._lookup import positions
 from .._plural import count
 from .._sources import HISTORY_PARTS, Found, is_history_folder, is_partitioned_dataset, refuse
 from .._tags import ENVELOPE_TAG, IR_TAG
@@ -35,6 +35,7 @@ from .columns import (
     STRING,
     TIMESTAMP,
     arrow_schema,
+    categorical,
 )
 
 if TYPE_CHECKING:
@@ -320,7 +321,7 @@ _HISTORY_EXTRA: dict[str, Any] = {
     "conversation_key": STRING,
     "first_seen": TIMESTAMP,
     "last_seen": TIMESTAMP,
-    "status": pd.CategoricalDtype(list(HISTORY_STATUSES)),
+    "status": categorical(HISTORY_STATUSES),
 }
 CONVERSATION_HISTORY_COLUMNS: dict[str, Any] = {**CONVERSATION_COLUMNS, **_HISTORY_EXTRA}
 MESSAGE_HISTORY_COLUMNS: dict[str, Any] = {**MESSAGE_COLUMNS, **_HISTORY_EXTRA}
@@ -619,8 +620,7 @@ def assemble(
     :func:`memvelope_tools.history`'s order) from its conversations, its state and the rows of its
     parts (those columns of them) in the state's order."""
     keys = state.column("conversation_key").combine_chunks()
-    known = pd.Index(conversations.column("conversation_key").to_numpy(zero_copy_only=False))
-    code_rank = known.get_indexer(keys.dictionary.to_numpy(zero_copy_only=False)) if len(keys) else np.zeros(0, int)
+    code_rank = positions(keys.dictionary, conversations.column("conversation_key")) if len(keys) else np.zeros(0, int)
     rank = code_rank[keys.indices.to_numpy()].astype(np.int64) if len(keys) else np.zeros(0, np.int64)
     if (rank < 0).any():
         raise FormatError(

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -23,7 +22,7 @@ _NAME = re.compile(
 )
 
 
-def date_from_name(path: str | os.PathLike[str]) -> pd.Timestamp | None:
+def date_from_name(path: str | os.PathLike[str]) -> datetime | None:
     """The download time in an export's file name (or of the folder holding its part), as UTC; None if none.
 
     Parameters
@@ -33,8 +32,8 @@ def date_from_name(path: str | os.PathLike[str]) -> pd.Timestamp | None:
 
     Returns
     -------
-    pandas.Timestamp or None
-        The time, or None when no name on the path follows the ChatGPT or Claude pattern.
+    datetime.datetime or None
+        The time (in UTC), or None when no name on the path follows the ChatGPT or Claude pattern.
 
     Raises
     ------
@@ -43,7 +42,7 @@ def date_from_name(path: str | os.PathLike[str]) -> pd.Timestamp | None:
     Examples
     --------
     >>> date_from_name("data-2025-01-31-08-15-00-batch-0000.zip")
-    Timestamp('2025-01-31 08:15:00+0000', tz='UTC')
+    datetime.datetime(2025, 1, 31, 8, 15, tzinfo=datetime.timezone.utc)
     >>> date_from_name("export.zip") is None
     True
     """
@@ -53,17 +52,19 @@ def date_from_name(path: str | os.PathLike[str]) -> pd.Timestamp | None:
         if found:
             try:
                 year, month, day, hour, minute, second = (int(g) for g in found.groups())
-                stamp = datetime(year, month, day, hour, minute, second)
+                return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
             except ValueError:
                 return None
-            return pd.Timestamp(stamp, tz="UTC").as_unit("ms")
     return None
 
 
-def snapshot_date(source: Any, date: Any, label: str, newest: Any) -> tuple[pd.Timestamp, str]:
+def snapshot_date(source: Any, date: Any, label: str, newest: Any) -> tuple[datetime, str]:
     """An export's snapshot date and the rule that gave it (see the package's rules): ``date`` when
-    given, else the one in the file name of ``source``, else ``newest()``, its newest timestamp (None: none)."""
+    given (read as :class:`pandas.Timestamp` reads it), else the one in the file name of ``source``, else
+    ``newest()``, its newest timestamp (None: none)."""
     if date is not None:
+        import pandas as pd
+
         try:
             stamp = pd.Timestamp(date)
         except (ValueError, TypeError):
@@ -83,12 +84,25 @@ def snapshot_date(source: Any, date: Any, label: str, newest: Any) -> tuple[pd.T
             reason="bad-timestamp",
             source=label,
         )
-    return pd.Timestamp(found).tz_convert("UTC").as_unit("ms"), "newest timestamp"
+    return found.astimezone(UTC), "newest timestamp"
 
 
-def shown_date(stamp: pd.Timestamp) -> str:
+def shown_date(stamp: datetime) -> str:
     """A snapshot date as messages show it: ``2025-06-01 09:30 UTC``."""
-    return f"{stamp.tz_convert('UTC'):%Y-%m-%d %H:%M} UTC"
+    return f"{stamp.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def epoch_ms(stamp: datetime) -> int:
+    """A snapshot date as milliseconds since the epoch (a finer part cut off)."""
+    return (stamp - _EPOCH) // timedelta(milliseconds=1)
+
+
+def from_epoch_ms(ms: int) -> datetime:
+    """Milliseconds since the epoch as a snapshot date."""
+    return _EPOCH + timedelta(milliseconds=ms)
 
 
 def newest_in(convs: pa.Table, msgs: pa.Table) -> Any:

@@ -115,8 +115,8 @@ def diff_snapshots(a: Snapshot, b: Snapshot) -> pd.DataFrame:
     gone_rows = np.flatnonzero(gone)
     status_a = ["unmatched" if matching.old_open[row] else "missing" for row in gone_rows]
 
-    newer = b.convs.to_pandas(types_mapper={pa.string(): STRING}.get)
-    older = a.convs.take(pa.array(gone_rows, pa.int64())).to_pandas(types_mapper={pa.string(): STRING}.get)
+    newer = b.convs.to_pandas(types_mapper={pa.string(): STRING.pandas}.get)
+    older = a.convs.take(pa.array(gone_rows, pa.int64())).to_pandas(types_mapper={pa.string(): STRING.pandas}.get)
     before_b = np.full(len(b.keys), -1, dtype=np.int64)
     before_b[found] = a_len[a_rows]
     rows_b = pd.DataFrame(
@@ -141,9 +141,9 @@ def diff_snapshots(a: Snapshot, b: Snapshot) -> pd.DataFrame:
             "title": older["title"],
             "status": status_a,
             "messages_before": older["n_messages"],
-            "messages_after": pd.array([None] * len(older), dtype=NULLABLE_INT),
-            "first_difference": pd.array([None] * len(older), dtype=NULLABLE_INT),
-            "matched_by": pd.array([None] * len(older), dtype=STRING),
+            "messages_after": pd.array([None] * len(older), dtype=NULLABLE_INT.pandas),
+            "first_difference": pd.array([None] * len(older), dtype=NULLABLE_INT.pandas),
+            "matched_by": pd.array([None] * len(older), dtype=STRING.pandas),
             "created_at": older["created_at"],
             "updated_at": older["updated_at"],
             "last_ts": older["last_ts"],

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 
-from .._frames.columns import conform, to_pandas
+from .._frames.columns import to_pandas
 from .._frames.folders import (
     CONVERSATION_HISTORY_COLUMNS,
     MESSAGE_HISTORY_COLUMNS,
@@ -19,11 +18,14 @@ from .._frames.folders import (
 )
 from ..errors import FormatError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 def snapshots_table(snapshots: list[dict[str, Any]]) -> pa.Table:
     """The snapshots' rows as a table (:data:`SNAPSHOT_COLUMNS`)."""
-    frame = conform(pd.DataFrame(snapshots, columns=list(SNAPSHOT_COLUMNS)), SNAPSHOT_COLUMNS)
-    return pa.Table.from_pandas(frame, preserve_index=False).cast(empty_table("snapshots").schema)
+    rows = [{name: snapshot.get(name) for name in SNAPSHOT_COLUMNS} for snapshot in snapshots]
+    return pa.Table.from_pylist(rows, schema=empty_table("snapshots").schema)
 
 
 def frames_of(tables: dict[str, pa.Table], tz: str | None = None) -> dict[str, pd.DataFrame]:

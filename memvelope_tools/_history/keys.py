@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._lookup import positions
 from .._spec import ROLES
 from .._workers.threads import text_pool
 
@@ -65,7 +65,7 @@ def message_hashes(messages: pa.Table) -> np.ndarray:
         chunks = [chunks[0].slice(0, half), chunks[0].slice(half)]
     parts = list(text_pool().map(_text_hashes, chunks))  # the frames' worker threads
     text_hash = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
-    roles = pd.Categorical(messages.column("role").to_pandas(), categories=list(ROLES)).codes.astype(np.uint64)
+    roles = positions(messages.column("role"), ROLES).astype(np.uint64)
     ts = messages.column("ts").cast(pa.int64()).fill_null(np.iinfo(np.int64).min).to_numpy().view(np.uint64)
     hashes: np.ndarray = text_hash ^ _mix(ts ^ (roles * np.uint64(0xC2B2AE3D27D4EB4F)))
     return hashes
@@ -130,8 +130,7 @@ class Matching:
 def match_conversations(old: Side, new: Side) -> Matching:
     """Match the conversations of ``new`` to those of ``old`` by the package's matching rules: by key,
     then, among those left that are not simply new or missing, by their first message."""
-    found = pd.Index(old.keys).get_indexer(new.keys) if len(new.keys) else np.zeros(0, dtype=np.int64)
-    found = found.astype(np.int64)
+    found = positions(new.keys, old.keys)
     rule = np.array([new.rules[i] if m >= 0 else None for i, m in enumerate(found)], dtype=object)
     old_taken = np.zeros(len(old.keys), dtype=bool)
     old_taken[found[found >= 0]] = True

@@ -5,16 +5,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from .._frames.columns import CONVERSATION_COLUMNS, MS
 from .._frames.folders import PART_COLUMNS, STATE_SCHEMA, empty_table
+from .._lookup import positions
 from ..errors import FormatError
-from .dates import newest_in, shown_date
+from .dates import epoch_ms, from_epoch_ms, newest_in, shown_date
 from .keys import Side, conversation_keys, id_key, key_rule, match_conversations, message_hashes
 from .paths import NO_TS, pairs, path_status
 
@@ -75,16 +76,18 @@ class Merge:
         else:
             dictionary, codes = np.zeros(0, dtype=object), np.zeros(0, dtype=np.int64)
         conv_keys = held.convs.column("conversation_key").to_numpy(zero_copy_only=False)
-        known = pd.Index(dictionary)
-        self.keys: list[Any] = [*dictionary.tolist(), *pd.Index(conv_keys).difference(known).tolist()]
-        self.key_index = pd.Index(self.keys)
+        held_keys = dictionary.tolist()
+        known = set(held_keys)
+        # The keys of conversations without messages in the state: sorted, or as they come when it holds none.
+        others = [key for key in dict.fromkeys(conv_keys.tolist()) if key not in known]
+        self.keys: list[Any] = [*held_keys, *(sorted(others) if held_keys else others)]
         n_keys = len(self.keys)
         self.codes = codes
         self.pos = held.state.column("position").to_numpy()
         self.hash = held.state.column("hash").to_numpy()
         self.first = held.state.column("first_seen").cast(pa.int64()).to_numpy()
         self.last = held.state.column("last_seen").cast(pa.int64()).fill_null(NO_TS).to_numpy().copy()
-        self.conv_code = self.key_index.get_indexer(conv_keys)
+        self.conv_code = positions(conv_keys, self.keys)
         self.conv_last = np.full(n_keys, NO_TS, dtype=np.int64)
         self.conv_last[self.conv_code] = held.convs.column("last_seen").cast(pa.int64()).to_numpy()
         on_path = np.flatnonzero(self.last == NO_TS)
@@ -117,7 +120,7 @@ class Merge:
         hashes = message_hashes(msgs)
         s_len = convs.column("n_messages").to_numpy().astype(np.int64)
         s_start = np.cumsum(s_len) - s_len
-        codes = self.key_index.get_indexer(keys) if len(keys) else np.zeros(0, dtype=np.int64)
+        codes = positions(keys, self.keys)
         self._match_open(convs, keys, codes, hashes, s_start, s_len)
         found = np.flatnonzero(codes >= 0)
         fc = codes[found]
@@ -238,20 +241,25 @@ class Merge:
             return
         free = h_rows[~np.isin(h_rows, source_of[source_of >= 0])]
         on = ["code", "position", "hash"]
-        left = pd.DataFrame(
-            {"code": codes[open_s], "position": msgs.column("position").to_numpy()[open_s], "hash": hashes[open_s]}
-        ).assign(row=open_s)
-        right = pd.DataFrame({"code": self.codes[free], "position": self.pos[free], "hash": self.hash[free]})
-        right = right.assign(row_h=free).sort_values("row_h").drop_duplicates(on, keep="last")
-        joined = left.merge(right, on=on)
-        source_of[joined["row"].to_numpy()] = joined["row_h"].to_numpy()
+        left = pa.table(
+            {
+                "code": codes[open_s],
+                "position": msgs.column("position").to_numpy()[open_s],
+                "hash": hashes[open_s],
+                "row": open_s,
+            }
+        )
+        right = pa.table({"code": self.codes[free], "position": self.pos[free], "hash": self.hash[free], "row_h": free})
+        right = right.group_by(on).aggregate([("row_h", "max")])  # the last of a repeat
+        joined = left.join(right, keys=on, join_type="inner")
+        source_of[joined.column("row").to_numpy()] = joined.column("row_h_max").to_numpy()
 
-    def finish(self, provider: str, when: pd.Timestamp, rule: str) -> Merged:
+    def finish(self, provider: str, when: datetime, rule: str) -> Merged:
         """The history with the export merged in, as its snapshot ``when`` (given by ``rule``).
 
         Raises FormatError when ``when`` is before the history's newest snapshot of ``provider``."""
         held = self.held
-        date = int(when.value // 1_000_000)
+        date = epoch_ms(when)
         newest = latest(held.snapshots).get(provider)
         if newest is not None and date < newest:
             for held_row in held.snapshots:
@@ -263,7 +271,7 @@ class Merge:
         in_snap[snap_codes] = True
         previous = [s for s in held.snapshots if s["provider"] == provider]
         if previous:
-            last = int(previous[-1]["date"].value // 1_000_000)
+            last = epoch_ms(previous[-1]["date"])
             was_there = (self.conv_last[self.conv_code] == last) & (
                 held.convs.column("provider").to_numpy(zero_copy_only=False) == provider
             )
@@ -300,7 +308,7 @@ class Merge:
         ).cast(STATE_SCHEMA)
         return Merged(row, Held(snapshots, convs, state), n_new)
 
-    def _holds_it(self, row: dict[str, Any], provider: str, when: pd.Timestamp) -> bool:
+    def _holds_it(self, row: dict[str, Any], provider: str, when: datetime) -> bool:
         """Whether the snapshot ``row`` is this export: its provider, date, numbers of conversations and
         messages, and no message the history does not hold."""
         return (row["provider"], row["date"], row["conversations"], row["messages"]) == (
@@ -310,10 +318,10 @@ class Merge:
             self.n_msgs,
         ) and not self.new
 
-    def _out_of_order(self, provider: str, when: pd.Timestamp, rule: str) -> str:
+    def _out_of_order(self, provider: str, when: datetime, rule: str) -> str:
         """What to do with an export older than the history's newest of its provider: every export again,
         in date order, into a new folder."""
-        newest = pd.Timestamp(latest(self.held.snapshots)[provider], unit="ms", tz="UTC")
+        newest = from_epoch_ms(latest(self.held.snapshots)[provider])
         exports = [(s["date"], s["source"], s["date_source"]) for s in self.held.snapshots]
         exports.append((when, self.label, rule))
         steps = "; ".join(
@@ -356,7 +364,7 @@ def latest(snapshots: list[dict[str, Any]]) -> dict[str, int]:
     """Each provider's newest snapshot date (as epoch milliseconds)."""
     out: dict[str, int] = {}
     for snap in snapshots:
-        value = int(snap["date"].value // 1_000_000)
+        value = epoch_ms(snap["date"])
         out[snap["provider"]] = max(out.get(snap["provider"], value), value)
     return out
 

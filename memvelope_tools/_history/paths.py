@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._lookup import positions
 from .._spec import ROLES
 
 NO_TS = np.iinfo(np.int64).min
@@ -21,8 +21,7 @@ class Comparable:
     whole: :meth:`texts` takes a few at a time)."""
 
     def __init__(self, msgs: pa.Table) -> None:
-        roles = msgs.column("role").to_pandas()
-        self.role = pd.Categorical(roles, categories=list(ROLES)).codes
+        self.role = positions(msgs.column("role"), ROLES).astype(np.int8)
         self.ts = msgs.column("ts").cast(pa.int64()).fill_null(NO_TS).to_numpy()
         text = msgs.column("text")
         self.chunks: list[pa.Array] = [chunk for chunk in text.chunks if len(chunk)]

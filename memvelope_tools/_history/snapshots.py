@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from .._frames.documents import read_documents
@@ -55,7 +54,7 @@ def read_snapshot(
     progress: bool | None = None,
 ) -> Snapshot:
     """One export or envelope as a :class:`Snapshot` (read through the frames' door, never changed);
-    ``dated=False`` leaves its date unread (NaT). ``named`` is the path whose file name may give the
+    ``dated=False`` leaves its date unread (None). ``named`` is the path whose file name may give the
     date and the label (default: ``source``; for an envelope converted from a download, the download).
     ``workers`` are the worker processes that convert an export given as a path (see
     :func:`memvelope_tools._convert.convert_stream`)."""
@@ -84,7 +83,7 @@ def read_snapshots(
     for (convs, msgs, provider), source, label, date in zip(tables, named, labels, dates, strict=True):
         keys, matched_by = conversation_keys(convs, msgs)
         when, rule = (
-            snapshot_date(source, date, label, functools.partial(newest_in, convs, msgs)) if dated else (pd.NaT, "")
+            snapshot_date(source, date, label, functools.partial(newest_in, convs, msgs)) if dated else (None, "")
         )
         snaps.append(Snapshot(label, provider, convs, msgs, keys, matched_by, when, rule))
     return snaps

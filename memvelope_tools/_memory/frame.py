@@ -129,14 +129,13 @@ def items_table(read: MemoryRead) -> pa.Table:
     >>> items_table(read_memory("export.zip")).num_rows  # doctest: +SKIP
     15
     """
-    import pandas as pd
     import pyarrow as pa
 
-    from .._frames.columns import dictionary, timestamps
+    from .._frames.columns import categorical, dictionary, timestamps
     from .._frames.text import strings
     from .._gc import gc_paused
 
-    kinds = pd.CategoricalDtype(list(KINDS))
+    kinds = categorical(KINDS)
     items = read.items
     arrays: dict[str, pa.Array] = {}
     with gc_paused():  # many small objects, no cycles
@@ -195,7 +194,7 @@ def items_frame(read: MemoryRead) -> pd.DataFrame:
     columns = {name: dtypes[kind] for name, kind in MEMORY_COLUMNS.items()}
     table = items_table(read)
     with gc_paused():  # many small objects, no cycles
-        frame = table.to_pandas(types_mapper={pa.string(): STRING, pa.bool_(): pd.BooleanDtype()}.get)
+        frame = table.to_pandas(types_mapper={pa.string(): STRING.pandas, pa.bool_(): pd.BooleanDtype()}.get)
         for name in (name for name, kind in MEMORY_COLUMNS.items() if kind == "list"):
             frame[name] = table.column(name).to_pylist()  # lists, not arrays
         frame = conform(frame, columns)

@@ -11,9 +11,8 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 
 from .. import _corpus as corpus
@@ -27,6 +26,9 @@ from .engine import FORMAT
 from .history import open_history_index, update_history_index
 from .index import SearchIndex, folder_fingerprint
 from .parts import Damaged, Stale, Unusable, check_index_place
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _CACHED = 4  # in-memory indexes kept
 _HASHED = 1 << 24  # Arrow buffers up to this size are hashed into a frame's key, larger ones named
@@ -61,6 +63,8 @@ def clear_cache() -> None:
 
 def _arrow_columns(history: pd.DataFrame) -> Iterator[tuple[str, pa.ChunkedArray, bool]]:
     """Each column of a history frame as Arrow, and whether pandas holds it as Arrow (immutable) data."""
+    import pandas as pd
+
     table = pa.Table.from_pandas(history.loc[:, list(corpus.HISTORY_COLUMNS)], preserve_index=False)
     for name in table.column_names:
         dtype = history[name].dtype

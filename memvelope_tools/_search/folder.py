@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -22,6 +21,8 @@ from .index import SearchIndex, add_documents, folder_fingerprint, new_folder, r
 def _doc_keys(rows: pa.Table, texts: np.ndarray) -> pa.Table:
     """What the engine holds of each row: role, time and text (``texts``: a number per distinct text),
     with the row's occurrence number among equal ones, so that equal documents pair up one to one."""
+    import pandas as pd
+
     keys = pd.DataFrame(
         {
             "role": rows.column("role").cast(pa.int8()).fill_null(-1).to_numpy(),

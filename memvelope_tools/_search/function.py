@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .._convert.log import ConversionLog
 from .._sources import Input, resolve
 from ..errors import SearchIndexError
 from .cache import folder_index, index_for
 from .query import parse_query
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def search(

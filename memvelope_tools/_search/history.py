@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .._atomic import folder_lock
 from .._frames.folders import INDEX_FOLDER, PARTS, message_statuses, parts_of_file, unreadable
+from .._lookup import positions
 from .._pool import lean_pool
 from ..errors import FormatError, SearchIndexError
 from .engine import (
@@ -171,9 +171,7 @@ def open_history_index(folder: Path) -> SearchIndex:
             reason="bad-parquet",
             source=str(folder / "state.parquet"),
         )
-    rank = pd.Index(convs.column("conversation_key").to_numpy(zero_copy_only=False)).get_indexer(
-        rows.column("conversation_key").to_numpy(zero_copy_only=False)
-    )
+    rank = positions(rows.column("conversation_key"), convs.column("conversation_key"))
     if (rank < 0).any():
         raise FormatError(
             "a message's conversation is not in conversations.parquet (damaged?)",

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from .._frames import INT, ROLE, STRING, TIMESTAMP, conform
@@ -41,6 +40,7 @@ from .engine import (
 from .query import parse_query
 
 if TYPE_CHECKING:
+    import pandas as pd
     import tantivy
 
 
@@ -197,6 +197,8 @@ class SearchIndex:
         if self._names is not None:
             columns.update(self._names([i for i, _ in hits]))
         leaves = marked(tree)
+        import pandas as pd  # the results are a frame
+
         frame = pd.DataFrame(
             {
                 "source": columns["source"],
@@ -204,7 +206,7 @@ class SearchIndex:
                 "conversation_id": columns["conversation_id"],
                 "title": columns["title"],
                 "ts": pd.to_datetime(pd.array(columns["ts"], dtype="Int64"), unit="ms", utc=True),
-                "role": pd.Categorical.from_codes([-1 if r is None else r for r in columns["role"]], dtype=ROLE),
+                "role": pd.Categorical.from_codes([-1 if r is None else r for r in columns["role"]], dtype=ROLE.pandas),
                 "position": np.array(columns["position"], dtype=np.int64),
                 "snippet": [snippet(text, leaves, marks) for text in columns["text"]],
                 "score": np.array([score for _, score in hits], dtype=np.float64),
@@ -213,7 +215,7 @@ class SearchIndex:
         )
         out = conform(frame, RESULT_COLUMNS)
         if "status" in columns:  # a history folder's message's own, where it stands in the folder's newest export
-            out["status"] = pd.Series(columns["status"], dtype=STRING)
+            out["status"] = pd.Series(columns["status"], dtype=STRING.pandas)
         return out
 
     def count(self, query: str, *, role: str | None = None, since: Any = None, until: Any = None) -> int:
@@ -337,6 +339,8 @@ def _conversations_of(rows: pa.Table) -> tuple[np.ndarray, pa.ChunkedArray]:
     """Each row's conversation (numbered in the order first met) and each conversation's title."""
     if not rows.num_rows:  # pandas 2.2.0 cannot factorize an empty MultiIndex
         return np.zeros(0, dtype=np.int64), rows.column("title").slice(0, 0)
+    import pandas as pd
+
     keys = pd.MultiIndex.from_arrays([rows.column("source").to_pandas(), rows.column("conv_index").to_numpy()])
     codes, _ = pd.factorize(keys)
     codes = codes.astype(np.int64)
@@ -448,12 +452,12 @@ def write_rows(made: Path, rows: pa.Table) -> None:
 def _column(values: pd.Series, order: np.ndarray) -> pa.Array:
     """A text column in ``order``."""
     # pandas before 3.0 holds its Arrow strings as large_string whatever type is asked for.
-    return pa.array(values.astype(STRING).array, type=pa.string()).take(pa.array(order)).cast(pa.string())
+    return pa.array(values.astype(STRING.pandas).array, type=pa.string()).take(pa.array(order)).cast(pa.string())
 
 
 def _index_batches(text: pd.Series, order: np.ndarray) -> Iterator[pa.StringArray]:
     """The texts as indexed, in ``order`` (see :func:`as_indexed`)."""
-    array = pa.chunked_array([pa.array(text.astype(STRING).array, type=pa.string())])
+    array = pa.chunked_array([pa.array(text.astype(STRING.pandas).array, type=pa.string())])
     for start in range(0, len(order), BATCH):
         # pandas before 3.0 holds its Arrow strings as large_string whatever type is asked for.
         yield as_indexed(array.take(order[start : start + BATCH]).combine_chunks())

@@ -6,8 +6,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import pandas as pd
-
 from ..errors import QueryError
 
 _OPERATORS = frozenset(("AND", "OR", "NOT"))
@@ -157,6 +155,8 @@ class _Parser:
 def timestamp_ms(value: Any, name: str) -> int | None:
     if value is None:
         return None
+    import pandas as pd
+
     try:
         ts = pd.Timestamp(value)
     except (ValueError, TypeError):

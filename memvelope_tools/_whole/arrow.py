@@ -8,11 +8,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._frames.columns import KIND, NODE_COLUMNS, NODE_ROLE, arrow_schema, timestamps
+from .._frames.columns import KIND, NODE_COLUMNS, NODE_ROLE, Dtype, arrow_schema, timestamps
 from .._frames.text import char_counts, strings
 from .pack import Packed, Strings
 
@@ -49,10 +48,10 @@ def _ints(data: bytes, nulls: bytes | None = None) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), len(data) // 8, [bitmap, pa.py_buffer(data)], count)
 
 
-def _codes(data: bytes, dtype: pd.CategoricalDtype) -> pa.DictionaryArray:
+def _codes(data: bytes, dtype: Dtype) -> pa.DictionaryArray:
     """Category codes (one byte each) as the Arrow form of a category column of ``dtype``."""
     indices = pa.Array.from_buffers(pa.int8(), len(data), [None, pa.py_buffer(data)])
-    return pa.DictionaryArray.from_arrays(indices, pa.array(list(dtype.categories), pa.string()))
+    return pa.DictionaryArray.from_arrays(indices, pa.array(list(dtype.categories or ()), pa.string()))
 
 
 def unpack(packed: Packed, *, with_text: bool = False) -> pa.RecordBatch:

@@ -44,10 +44,9 @@ def arrow_table(rows: Sequence[Any], columns: Mapping[str, str], kinds: Mapping[
     """``rows`` (objects with an attribute per column) as an Arrow table of ``columns``; ``kinds`` gives
     each category column's words. Text with unpaired surrogates becomes U+FFFD, with a warning, as in
     the other frames."""
-    import pandas as pd
     import pyarrow as pa
 
-    from .._frames.columns import dictionary, timestamps
+    from .._frames.columns import categorical, dictionary, timestamps
     from .._frames.text import strings
 
     schema = schema_of(columns)
@@ -59,7 +58,7 @@ def arrow_table(rows: Sequence[Any], columns: Mapping[str, str], kinds: Mapping[
         elif kind == "timestamp":
             arrays.append(timestamps(values, name, lambda i: f"rows[{i}]"))
         elif kind == "category":
-            arrays.append(dictionary(values, pd.CategoricalDtype(list(kinds[name]))))
+            arrays.append(dictionary(values, categorical(kinds[name])))
         elif kind == "docs":
             arrays.append(pa.array([_docs(v) for v in values], schema.field(name).type))
         else:
@@ -88,12 +87,12 @@ def frame_of(table: pa.Table, columns: Mapping[str, str], kinds: Mapping[str, Se
 
     from .._frames.columns import STRING, TIMESTAMP, conform
 
-    dtypes = {"string": STRING, "timestamp": TIMESTAMP, "int": pd.Int64Dtype(), "bool": pd.BooleanDtype()}
+    dtypes = {"string": STRING.pandas, "timestamp": TIMESTAMP.pandas, "int": pd.Int64Dtype(), "bool": pd.BooleanDtype()}
     declared = {
         name: pd.CategoricalDtype(list(kinds[name])) if kind == "category" else dtypes.get(kind, object)
         for name, kind in columns.items()
     }
-    mapper = {pa.string(): STRING, pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}.get
+    mapper = {pa.string(): STRING.pandas, pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}.get
     frame = table.to_pandas(types_mapper=mapper)
     for name, kind in columns.items():
         if kind == "docs":

@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 from .. import __version__, _native
 from .._atomic import written_count, written_since
 from .._malloc import arrow_jemalloc, one_arena
+from .._no_pandas import without_pandas
 from .._plural import count
 from .._printable import printable
 from .._signals import TERMINATED_STATUS, Terminated, terminate_as_interrupt
@@ -118,7 +119,9 @@ def missing_package(exc: ModuleNotFoundError, command: str | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI with ``argv`` and return the exit status; never raises for bad input."""
+    """Run the CLI with ``argv`` (None: this process's own arguments, and then the commands that make no
+    frame run without pandas, see :mod:`memvelope_tools._no_pandas`) and return the exit status; never
+    raises for bad input."""
     one_arena()
     arrow_jemalloc()
     with warnings.catch_warnings():  # the commands' modules load the package: its note is one line too
@@ -136,7 +139,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Said by the command's own note, from its conversion log.
             warnings.simplefilter("ignore", MixedProvidersWarning)
             warnings.showwarning = _note
-            status = int(args.func(args))
+            # A command whose parser says it uses no pandas runs, as this process's command, without it.
+            lean = argv is None and not getattr(args, "uses_pandas", True)
+            with without_pandas() if lean else contextlib.nullcontext():
+                status = int(args.func(args))
             sys.stdout.flush()  # a full disk behind stdout shows here, not at exit
             return status
     except MemvelopeError as exc:

@@ -39,9 +39,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     add.add_argument("export", metavar="EXPORT", help="the export or envelope to add")
     add.add_argument("--to", required=True, metavar="FOLDER", help="the history folder")
-    add.add_argument("--date", metavar="DATE", help="the export's date, e.g. 2025-06-01 or 2025-06-01T09:30:00Z")
+    add.add_argument(
+        "--date",
+        action=_DateGiven,
+        metavar="DATE",
+        help="the export's date, e.g. 2025-06-01 or 2025-06-01T09:30:00Z",
+    )
     add.add_argument("-q", "--quiet", action="store_true", help="no progress bars and no summary")
-    add.set_defaults(func=run_add)
+    add.set_defaults(func=run_add, uses_pandas=False)
     show = actions.add_parser("show", help="print a history folder's snapshots and counts")
     show.add_argument("folder", metavar="FOLDER", help="the history folder")
     show.set_defaults(func=run_show)
@@ -57,6 +62,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     check.add_argument("folder", metavar="FOLDER", help="the history folder")
     check.set_defaults(func=run_check)
+
+
+class _DateGiven(argparse.Action):
+    """``--date``, which pandas reads: the add then uses pandas."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None
+    ) -> None:
+        namespace.date = values
+        namespace.uses_pandas = True
 
 
 def run_add(args: argparse.Namespace) -> int:

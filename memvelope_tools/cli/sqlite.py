@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="keep one copy of a conversation whose id repeats (the latest updated_at), as the frames' dedupe=True",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, uses_pandas=False)
 
 
 def run(args: argparse.Namespace) -> int:
