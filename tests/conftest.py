@@ -110,6 +110,7 @@ _SLOW_ELSEWHERE = (
     "tests/test_cli_load.py::test_dedupe_on_parquet_and_report",
     "tests/test_cli_load.py::test_report_and_distill_on_an_unzipped_part",
     "tests/test_cli_load.py::test_a_missing_dependency_is_one_line",
+    "tests/test_cli_load.py::test_parquet_needs_no_pandas",
     "tests/test_cli_load.py::test_provider_column_read_by_duckdb",
     "tests/test_hostile.py::test_single_500_mb_string_converts",
     "tests/test_hostile.py::test_ctrl_c_during_a_large_conversion",

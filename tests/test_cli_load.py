@@ -279,13 +279,29 @@ def test_other_providers_conversations_get_one_note(
 # ---- a missing dependency is one line ------------------------------------------------------------
 
 
+#: Run in a fresh interpreter: the package ``sys.argv[1]`` cannot be found, as when it is not installed (an
+#: import of it raises ModuleNotFoundError; a library that probes for it, as pyarrow probes for pandas, goes on
+#: without it), then the command line with the arguments ``sys.argv[2:]``.
+_WITHOUT = """
+import importlib.abc, sys
+blocked = sys.argv[1]
+class Uninstalled(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == blocked or name.startswith(blocked + "."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Uninstalled())
+from memvelope_tools.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
 @pytest.mark.parametrize(
     ("blocked", "args", "line"),
     [
         (
             "pandas",
-            ["parquet", str(SAMPLE), "-o", "{tmp}/pq"],
-            "memvelope: error: `memvelope parquet` needs pandas, which is not installed: reinstall "
+            ["topics", str(SAMPLE)],
+            "memvelope: error: `memvelope topics` needs pandas, which is not installed: reinstall "
             "memvelope_tools (pip install memvelope_tools)",
         ),
         (
@@ -297,12 +313,20 @@ def test_other_providers_conversations_get_one_note(
     ids=["base-dependency", "dask-extra"],
 )
 def test_a_missing_dependency_is_one_line(tmp_path: Path, blocked: str, args: list[str], line: str) -> None:
-    code = (
-        f"import sys; sys.modules[{blocked!r}] = None\n"
-        "from memvelope_tools.cli import main\n"
-        f"sys.exit(main({[a.format(tmp=tmp_path) for a in args]!r}))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    argv = [a.format(tmp=tmp_path) for a in args]
+    done = subprocess.run([sys.executable, "-c", _WITHOUT, blocked, *argv], capture_output=True, text=True)
     assert done.returncode == 1
     assert done.stderr == line + "\n"
     assert done.stdout == ""
+
+
+def test_parquet_needs_no_pandas(tmp_path: Path) -> None:
+    """pandas is a dependency of the frames, not of writing Parquet: without it, pyarrow writes the dataset."""
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT, "pandas", "parquet", str(SAMPLE), "-o", str(tmp_path / "pq"), "-q"],
+        capture_output=True,
+        text=True,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    table = pq.read_table(tmp_path / "pq" / "messages.parquet")
+    assert table.num_rows == len(mv.messages_frame(SAMPLE)) > 0
