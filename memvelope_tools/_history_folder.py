@@ -152,31 +152,19 @@ def add_export(
     made = not base.exists()
     output_folder(base)
     try:
-        with folder_lock(base), lean_pool():  # the folder's tables too: the default pool kept what they freed
-            written = _add_locked(base, export, label, date, named, workers, progress)
+        # The lock: no other add, check or index write runs meanwhile. The pool: the folder's tables too, as
+        # the default pool kept what they freed.
+        with folder_lock(base), lean_pool():
+            written = _merge_in(base, export, label, date, named, workers, progress)
+            if written["added"]:
+                gc.collect()  # a traceback of the batches' reading (an export then read whole) holds the merge
+                give_back_memory()  # what the merge held, let go with it, before the index takes its own
+                _index(base)
     except BaseException:
         if made:
             with contextlib.suppress(OSError):
                 base.rmdir()  # only when the failed add left it empty
         raise
-    return written
-
-
-def _add_locked(
-    base: Path,
-    export: Source,
-    label: str,
-    date: Any,
-    named: Source | None,
-    workers: int | None,
-    progress: bool | None,
-) -> dict[str, Any]:
-    """:func:`add_export` with the folder's lock held: no other add, check or index write runs meanwhile."""
-    written = _merge_in(base, export, label, date, named, workers, progress)
-    if written["added"]:
-        gc.collect()  # a traceback of the batches' reading (an export then read whole) holds the first merge
-        give_back_memory()  # what the merge held, let go with it, before the index takes its own
-        _index(base)
     return written
 
 
